@@ -1,0 +1,265 @@
+"""The public transforms: grad, value_and_grad, vjp, source.
+
+A transform returns a ``Transformed`` callable at once; the source is
+generated lazily at the first call (or when ``source`` asks for it), as JAX
+traces at first call, so a decorated function may use helpers defined later
+in its module.  The generated code is rebuilt whenever a global, closure
+value or attribute it was built from has been rebound.
+"""
+import functools
+import numbers
+
+import gast
+import numpy as np
+
+from . import canonical, emit, ir, modules, primitives as P
+from .errors import TransformError
+from .reverse import forward_blocks, vjp_blocks
+from .simplify import eliminate_dead_code
+from . import tree_util
+
+
+class Generated:
+    """One generated module: its text, its function, and where it came from."""
+
+    def __init__(self, function, text, path, canonical_fn, description):
+        self.function = function
+        self.text = text
+        self.path = path
+        self.canonical = canonical_fn
+        self.deps = canonical_fn.deps
+        self.description = description
+
+
+def _names_used(blocks, result):
+    used = ir.names_in(result)
+    for block in blocks:
+        for stmt in block.stmts:
+            used |= {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name)}
+    return used
+
+
+def _tuple(items):
+    return items[0] if len(items) == 1 else gast.Tuple(elts=list(items), ctx=gast.Load())
+
+
+def build(fun, kind, argnums=(), has_aux=False):
+    """Generate, write and load the source for ``kind`` applied to ``fun``."""
+    fn, namer = canonical.canonicalize(_unwrap(fun))
+    params = list(fn.params)
+    for i in argnums:
+        if not -len(params) <= i < len(params):
+            raise TransformError(
+                f"argnums={i} is out of range for {fn.name}() with "
+                f"{len(params)} parameter(s)", fn.origin, "pick a valid argument index")
+    wrt = [params[i] for i in argnums]
+    if kind == "python":
+        blocks, result = forward_blocks(fn), fn.result
+        name, extra = fn.name if fn.name != "lambda" else "fn", []
+    else:
+        seed = namer.fresh("out_bar") if kind == "vjp" else None
+        blocks, value, aux, grads = vjp_blocks(fn, namer, wrt, has_aux, seed)
+        zeros = []
+        for i, (w, g) in enumerate(zip(wrt, grads)):
+            if g is None:
+                bar = namer.fresh(f"{w}_bar")
+                zeros.append(gast.Assign(targets=[ir.name(bar, gast.Store())],
+                                         value=gast.Call(func=ir.name("zeros_like"),
+                                                         args=[ir.name(w)], keywords=[]),
+                                         type_comment=None))
+                grads[i] = ir.name(bar)
+        if zeros:
+            blocks.append(emit.Block(zeros, None, "no gradient flows to these arguments"))
+        grads_atom = _tuple(grads) if len(grads) == 1 else \
+            gast.Tuple(elts=grads, ctx=gast.Load())
+        if kind == "grad":
+            result = gast.Tuple(elts=[grads_atom, aux], ctx=gast.Load()) if has_aux \
+                else grads_atom
+        else:
+            out = gast.Tuple(elts=[value, aux], ctx=gast.Load()) if has_aux else value
+            result = gast.Tuple(elts=[out, grads_atom], ctx=gast.Load())
+        base = fn.name if fn.name != "lambda" else "fn"
+        name, extra = f"{kind}_{base}", ([seed] if seed else [])
+    eliminate_dead_code(blocks, ir.names_in(result))
+    lines, origins = emit.render_function(name, params + extra, fn.defaults, blocks, result)
+    used = _names_used(blocks, result)
+    imports = used & P.RUNTIME_NAMES
+    env = {k: v for k, v in fn.env.items() if k in used}
+    description = f"{kind} of {fn.name}" + (f", argnums={tuple(argnums)}" if argnums else "") \
+        + (", has_aux" if has_aux else "")
+    text, linemap = emit.render_module(description, fn.origin, imports, env, [(lines, origins)])
+    linemap = {k: v for k, v in linemap.items()}
+    module, path = modules.load(f"{fn.name}_{kind}".replace("<", "").replace(">", ""),
+                                text, env, linemap)
+    return Generated(getattr(module, name), text, path, fn, description)
+
+
+def _unwrap(fun):
+    inner = getattr(fun, "__tangent_x__", None)
+    return inner.function if inner is not None else fun
+
+
+class Transformed:
+    """A transformed function: callable, with its generated source inspectable."""
+
+    def __init__(self, fun, kind, argnums, has_aux, finish):
+        functools.update_wrapper(self, fun, updated=())
+        self._fun = fun
+        self._kind = kind
+        self._argnums = argnums
+        self._has_aux = has_aux
+        self._finish = finish
+        self._generated = None
+
+    @property
+    def __tangent_x__(self):
+        return self
+
+    @property
+    def generated(self):
+        gen = self._generated
+        if gen is None or not canonical.deps_current(gen.deps):
+            gen = self._generated = build(self._fun, self._kind, self._argnums, self._has_aux)
+        return gen
+
+    @property
+    def function(self):
+        return self.generated.function
+
+    def __call__(self, *args, **kwargs):
+        function = self.generated.function
+        _check_inputs(self._kind, self._fun, args, self._argnums)
+        try:
+            out = function(*args, **kwargs)
+        except Exception as exc:
+            modules.annotate(exc)
+            raise
+        return self._finish(out, args)
+
+    def __repr__(self):
+        return f"<tangent_x {self._kind} of {getattr(self._fun, '__qualname__', self._fun)}>"
+
+
+def _argnums_tuple(argnums):
+    if isinstance(argnums, numbers.Integral):
+        return (int(argnums),), True
+    argnums = tuple(int(a) for a in argnums)
+    return argnums, False
+
+
+def _check_inputs(kind, fun, args, argnums):
+    if kind == "python":
+        return
+    for i in argnums:
+        if i >= len(args) or i < -len(args):
+            raise TypeError(f"{kind}({getattr(fun, '__name__', 'f')}) was called with "
+                            f"{len(args)} positional argument(s) but argnums={i}")
+        for leaf in tree_util.tree_leaves(args[i]):
+            dtype = np.result_type(leaf) if not isinstance(leaf, bool) else np.dtype(bool)
+            if not np.issubdtype(dtype, np.inexact):
+                raise TypeError(
+                    f"{kind} requires real- or complex-valued inputs (a float "
+                    f"dtype), but argument {i} of {getattr(fun, '__name__', 'f')} "
+                    f"has dtype {dtype}; pass floats (e.g. 1.0 instead of 1) or "
+                    "exclude it with argnums")
+
+
+def _cast_like(g, x):
+    """Gradients take the dtype and shape of their primal, as in JAX."""
+    if isinstance(x, np.ndarray):
+        return np.asarray(np.broadcast_to(g, x.shape) if np.shape(g) != x.shape else g,
+                          dtype=x.dtype)
+    if isinstance(x, np.generic):
+        return x.dtype.type(g)
+    if isinstance(x, float):
+        return float(g)
+    return g
+
+
+def _cast_grads(grads, args, argnums, single):
+    if single:
+        grads = (grads,)
+    out = tuple(tree_util.tree_map(_cast_like, g, args[i]) if g is not None else g
+                for g, i in zip(grads, argnums))
+    return out[0] if single else out
+
+
+def grad(fun, argnums=0, has_aux=False):
+    """Reverse-mode gradient of a scalar-output function (JAX semantics)."""
+    nums, single = _argnums_tuple(argnums)
+
+    def finish(out, args):
+        if has_aux:
+            grads, aux = out
+            return _cast_grads(grads, args, nums, single), aux
+        return _cast_grads(out, args, nums, single)
+
+    return Transformed(fun, "grad", nums, has_aux, finish)
+
+
+def value_and_grad(fun, argnums=0, has_aux=False):
+    """``(value, grad)``; with ``has_aux``: ``((value, aux), grad)``."""
+    nums, single = _argnums_tuple(argnums)
+
+    def finish(out, args):
+        value, grads = out
+        if has_aux:
+            primal = value[0]
+        else:
+            primal = value
+        if np.shape(primal) != ():
+            raise TypeError("Gradient only defined for scalar-output functions. "
+                            f"Output had shape: {np.shape(primal)}.")
+        return value, _cast_grads(grads, args, nums, single)
+
+    return Transformed(fun, "value_and_grad", nums, has_aux, finish)
+
+
+def vjp(fun, *primals, has_aux=False):
+    """``(out, vjp_fun)``; ``vjp_fun(cotangent)`` returns one cotangent per primal.
+
+    The forward pass runs again inside each ``vjp_fun`` call for now.
+    """
+    nums = tuple(range(len(primals)))
+    pullback = Transformed(fun, "vjp", nums, has_aux, lambda out, args: out)
+    out = fun(*primals)
+    if has_aux:
+        out, aux = out
+
+    def vjp_fun(cotangent):
+        (_, grads) = pullback(*primals, cotangent)
+        grads = grads if isinstance(grads, tuple) and len(primals) > 1 else (grads,)
+        return tuple(tree_util.tree_map(_cast_like, g, p) for g, p in zip(grads, primals))
+
+    vjp_fun.__tangent_x__ = pullback
+    return (out, vjp_fun, aux) if has_aux else (out, vjp_fun)
+
+
+def jvp(fun, primals, tangents):
+    raise NotImplementedError("forward mode (jvp) is not implemented yet; use grad or vjp")
+
+
+STAGES = ("parse", "canonical", "python")
+
+
+def source(fun, stage="python"):
+    """The generated source of a transformed (or plain) function, as a string."""
+    if stage not in STAGES:
+        raise ValueError(f"unknown stage {stage!r}; choose one of {', '.join(STAGES)}")
+    target = fun.generated.function if isinstance(fun, Transformed) else fun
+    if stage == "parse":
+        from . import parser
+        parsed = parser.parse(target)
+        node = parsed.node
+        start = node.decorator_list[0].lineno if getattr(node, "decorator_list", None) \
+            else node.lineno
+        return "".join(parsed.lines[start - 1:node.end_lineno])
+    if stage == "python":
+        if isinstance(fun, Transformed):
+            return fun.generated.text
+        return build(fun, "python").text
+    fn, _ = canonical.canonicalize(target)
+    body = [emit.Block(ir.spell(e), e.origin) for e in fn.eqns]
+    lines, _ = emit.render_function(fn.name if fn.name != "lambda" else "fn", fn.params,
+                                    fn.defaults, body, fn.result)
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,47 @@
+"""Errors raised for code tangent_x cannot transform.
+
+Every message names the user's file and line, the construct, and what to do
+instead: a user should never have to read a traceback into the library to
+learn what went wrong in *their* code.
+"""
+
+
+class TransformError(TypeError):
+    """Code that cannot be transformed.
+
+    A subclass of TypeError, as the API promises, so code that already
+    guards JAX transforms with ``except TypeError`` keeps working.
+    """
+
+    def __init__(self, message, origin=None, hint=None):
+        self.origin = origin
+        self.hint = hint
+        self.bare_message = message
+        text = message
+        if origin is not None:
+            text = f"{origin.where()}: {message}"
+        if hint:
+            text = f"{text}; {hint}"
+        super().__init__(text)
+
+
+class Origin:
+    """Where a piece of generated code comes from: the user's file:line."""
+
+    __slots__ = ("filename", "lineno", "text", "func")
+
+    def __init__(self, filename, lineno, text="", func=""):
+        self.filename = filename
+        self.lineno = lineno
+        self.text = text
+        self.func = func
+
+    def where(self):
+        return f"{self.filename}:{self.lineno}"
+
+    def short(self):
+        import os
+        return f"{os.path.basename(self.filename)}:{self.lineno}"
+
+    def __repr__(self):
+        return f"Origin({self.filename!r}, {self.lineno})"

@@ -1,0 +1,163 @@
+"""The canonical form: a flat list of equations, one primitive each.
+
+Canonical code is ANF with unique names, like a jaxpr that is still Python:
+every equation binds at most one fresh name to one primitive applied to
+*atoms* (names, constants, ``np.<constant>``, and static index structures
+such as ``i, :, 0``).  Transforms read and write this form; ``spell`` turns
+an equation back into Python statements, so every stage is printable and
+runnable.
+"""
+import gast
+
+from . import primitives as P
+
+
+def name(id_, ctx=None):
+    return gast.Name(id=id_, ctx=ctx or gast.Load(), annotation=None, type_comment=None)
+
+
+def const(value):
+    return gast.Constant(value=value, kind=None)
+
+
+def is_name(node, id_=None):
+    return isinstance(node, gast.Name) and (id_ is None or node.id == id_)
+
+
+def names_in(node):
+    """Names an atom (or any expression) reads."""
+    if node is None:
+        return set()
+    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)
+            and not isinstance(n.ctx, gast.Store)}
+
+
+class Eqn:
+    """``outs = prim(*args, **kwargs)`` with static ``params``."""
+
+    __slots__ = ("outs", "prim", "args", "kwargs", "params", "origin")
+
+    def __init__(self, outs, prim, args, kwargs=None, params=None, origin=None):
+        self.outs = list(outs)
+        self.prim = prim
+        self.args = list(args)
+        self.kwargs = dict(kwargs or {})
+        self.params = dict(params or {})
+        self.origin = origin
+
+    @property
+    def out(self):
+        return self.outs[0] if self.outs else None
+
+    def reads(self):
+        found = set()
+        for a in list(self.args) + list(self.kwargs.values()):
+            found |= names_in(a)
+        return found
+
+    def __repr__(self):
+        return f"Eqn({self.outs} = {self.prim.name} {[gast.dump(a) for a in self.args]})"
+
+
+class Function:
+    """A canonical function: parameters, equations, result atom, environment.
+
+    ``env`` maps the free names of the generated code (user globals and
+    closure values, user classes) to their objects; it is bound into the
+    generated module's globals when the module is loaded.
+    """
+
+    def __init__(self, name, params, defaults, eqns, result, env, origin, filename):
+        self.name = name
+        self.params = params          # list of parameter names
+        self.defaults = defaults      # list of atoms for the trailing params
+        self.eqns = eqns
+        self.result = result          # atom
+        self.env = env
+        self.origin = origin
+        self.filename = filename
+
+
+# --- spelling: equations back to Python -------------------------------------
+
+def _index_for_subscript(idx):
+    """Index atoms store slices as ``slice(a, b)`` calls; subscripts want ``a:b``."""
+    def fix(node):
+        if (isinstance(node, gast.Call) and is_name(node.func, "slice")
+                and len(node.args) <= 3):
+            parts = list(node.args) + [None] * (3 - len(node.args))
+            if len(node.args) == 1:
+                parts = [None, node.args[0], None]
+            parts = [None if (p is not None and isinstance(p, gast.Constant) and p.value is None) else p
+                     for p in parts]
+            return gast.Slice(lower=parts[0], upper=parts[1], step=parts[2])
+        if isinstance(node, gast.Tuple):
+            return gast.Tuple(elts=[fix(e) for e in node.elts], ctx=gast.Load())
+        return node
+    return fix(idx)
+
+
+def slice_call(lower, upper, step):
+    """A static slice as an atom: ``slice(lower, upper, step)``."""
+    args = [lower or const(None), upper or const(None)]
+    if step is not None:
+        args.append(step)
+    return gast.Call(func=name("slice"), args=args, keywords=[])
+
+
+def expr_of(eqn):
+    """The right-hand side of an equation as one Python expression."""
+    prim, args = eqn.prim, eqn.args
+    kind = prim.kind
+    if kind == "binop":
+        return gast.BinOp(left=args[0], op=prim.op(), right=args[1])
+    if kind == "unaryop":
+        return gast.UnaryOp(op=prim.op(), operand=args[0])
+    if kind == "compare":
+        return gast.Compare(left=args[0], ops=[prim.op()], comparators=[args[1]])
+    if kind == "boolop":
+        return gast.BoolOp(op=prim.op(), values=list(args))
+    if kind == "getitem":
+        return gast.Subscript(value=args[0], slice=_index_for_subscript(args[1]),
+                              ctx=gast.Load())
+    if kind == "getattr":
+        return gast.Attribute(value=args[0], attr=eqn.params["attr"], ctx=gast.Load())
+    if kind == "tuple":
+        return gast.Tuple(elts=list(args), ctx=gast.Load())
+    if kind == "list":
+        return gast.List(elts=list(args), ctx=gast.Load())
+    if kind == "dict":
+        return gast.Dict(keys=[const(k) for k in eqn.params["keys"]], values=list(args))
+    if kind == "assign":
+        return args[0]
+    if kind in ("call", "namedtuple", "opaque", "effect"):
+        func = (P.dotted(prim.spelling) if kind == "call"
+                else name(eqn.params["callee"]))
+        return gast.Call(func=func, args=list(args),
+                         keywords=[gast.keyword(arg=k, value=v)
+                                   for k, v in eqn.kwargs.items()])
+    raise NotImplementedError(kind)
+
+
+def spell(eqn):
+    """Python statements for one equation."""
+    if eqn.prim.kind == "index_set":
+        x, idx, v = eqn.args
+        out = eqn.out
+        return [
+            gast.Assign(targets=[name(out, gast.Store())],
+                        value=gast.Call(func=P.dotted("np.copy"), args=[x], keywords=[]),
+                        type_comment=None),
+            gast.Assign(targets=[gast.Subscript(value=name(out),
+                                                slice=_index_for_subscript(idx),
+                                                ctx=gast.Store())],
+                        value=v, type_comment=None),
+        ]
+    value = expr_of(eqn)
+    if not eqn.outs:
+        return [gast.Expr(value=value)]
+    if len(eqn.outs) == 1:
+        target = name(eqn.out, gast.Store())
+    else:
+        target = gast.Tuple(elts=[name(o, gast.Store()) for o in eqn.outs], ctx=gast.Store())
+    return [gast.Assign(targets=[target], value=value, type_comment=None)]

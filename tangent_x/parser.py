@@ -1,0 +1,136 @@
+"""Find and parse the source of a Python function.
+
+Source comes from ``linecache`` so functions typed into an interactive
+session or built with ``exec`` work once their source is registered there.
+Whole files are parsed (and cached) rather than ``inspect.getsource``'s
+line-slicing, because a lambda is only identifiable by its position in the
+file: two lambdas may share a line, and only the code object's positions
+(``co_positions``, Python >= 3.11) tell them apart.
+"""
+import functools
+import inspect
+import linecache
+import textwrap
+import types
+
+import gast
+
+from .errors import Origin, TransformError
+
+
+class ParsedFunction:
+    """A function's AST plus everything needed to resolve its names."""
+
+    def __init__(self, fn, node, filename, lines, globals_, closure, self_obj=None):
+        self.fn = fn
+        self.node = node            # gast.FunctionDef or gast.Lambda
+        self.filename = filename
+        self.lines = lines
+        self.globals = globals_
+        self.closure = closure      # name -> value, for free variables
+        self.self_obj = self_obj    # bound method's instance, if any
+        self.name = fn.__name__ if node.__class__ is not gast.Lambda else "lambda"
+        if self.name == "<lambda>":
+            self.name = "lambda"
+
+    def origin(self, node):
+        lineno = getattr(node, "lineno", None) or self.node.lineno
+        text = self.lines[lineno - 1].strip() if 0 < lineno <= len(self.lines) else ""
+        return Origin(self.filename, lineno, text, self.name)
+
+
+@functools.lru_cache(maxsize=256)
+def _parse_file(filename, source):
+    return gast.parse(source, filename=filename)
+
+
+def _function_nodes(tree):
+    for node in gast.walk(tree):
+        if isinstance(node, (gast.FunctionDef, gast.Lambda)):
+            yield node
+
+
+def _first_line(node):
+    if isinstance(node, gast.FunctionDef) and node.decorator_list:
+        return min(d.lineno for d in node.decorator_list)
+    return node.lineno
+
+
+def _lambda_candidates(nodes, code):
+    """Pick the lambda whose body contains the code object's positions."""
+    positions = [p for p in getattr(code, "co_positions", lambda: [])()
+                 if p[0] is not None and p[2] is not None]
+    if positions:
+        line, col = min((p[0], p[2]) for p in positions)
+        inside = [n for n in nodes
+                  if (n.body.lineno, n.body.col_offset) <= (line, col)
+                  <= (n.body.end_lineno, n.body.end_col_offset)]
+        if inside:
+            return inside
+    argnames = [a.id for a in nodes[0].args.args] if nodes else []
+    del argnames
+    wanted = list(code.co_varnames[:code.co_argcount])
+    return [n for n in nodes if [a.id for a in n.args.args] == wanted]
+
+
+def source_lines(fn):
+    code = fn.__code__
+    return code.co_filename, linecache.getlines(code.co_filename, fn.__globals__)
+
+
+def parse(fn):
+    """Return a ParsedFunction for a plain function, lambda or bound method."""
+    self_obj = None
+    if isinstance(fn, types.MethodType):
+        self_obj = fn.__self__
+        fn = fn.__func__
+    if isinstance(fn, functools.partial):
+        raise TransformError(
+            "functools.partial objects cannot be transformed directly",
+            hint="transform the underlying function and pass the bound "
+                 "arguments as static values or closures")
+    if not isinstance(fn, types.FunctionType):
+        raise TransformError(
+            f"{fn!r} has no Python source (it is a {type(fn).__name__})",
+            hint="only functions written in Python can be transformed; wrap "
+                 "the call in a Python function, e.g. lambda x: f(x)")
+    code = fn.__code__
+    filename, lines = source_lines(fn)
+    if not lines:
+        raise TransformError(
+            f"cannot find the source of {fn.__qualname__} (file {filename!r})",
+            hint="define it in a file, or register exec'd source with "
+                 "linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)")
+    source = "".join(lines)
+    try:
+        tree = _parse_file(filename, source)
+    except SyntaxError:
+        # A function defined in an indented block of a snippet: fall back
+        # to inspect's slicing, shifted back to file line numbers.
+        snippet = textwrap.dedent("".join(inspect.getsourcelines(fn)[0]))
+        tree = gast.parse(snippet)
+        gast.increment_lineno(tree, code.co_firstlineno - 1)
+    is_lambda = fn.__name__ == "<lambda>"
+    nodes = [n for n in _function_nodes(tree)
+             if _first_line(n) == code.co_firstlineno
+             and (isinstance(n, gast.Lambda) if is_lambda
+                  else isinstance(n, gast.FunctionDef) and n.name == fn.__name__)]
+    if is_lambda and len(nodes) > 1:
+        nodes = _lambda_candidates(nodes, code)
+    if not nodes:
+        raise TransformError(
+            f"cannot locate the source of {fn.__qualname__} at "
+            f"{filename}:{code.co_firstlineno} (the file changed since it was loaded?)",
+            hint="reload the module that defines it")
+    if len(nodes) > 1:
+        raise TransformError(
+            f"{filename}:{code.co_firstlineno}: several lambdas with the same "
+            "arguments share this line and this Python cannot tell them apart",
+            hint="put each lambda on its own line")
+    closure = {}
+    for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
+        try:
+            closure[name] = cell.cell_contents
+        except ValueError:
+            pass  # not yet assigned; reported if used
+    return ParsedFunction(fn, nodes[0], filename, lines, fn.__globals__, closure, self_obj)

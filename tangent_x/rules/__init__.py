@@ -1,0 +1,57 @@
+"""Rule registries: one table per rule kind, keyed by primitive name.
+
+The transforms look rules up here and know nothing about individual ops
+(JAX's design).  A rule is either a ``Template`` (the usual case: a few
+lines of NumPy that read like the math) or, for structural primitives whose
+arity varies (tuple/list/dict packing), a *maker*: a function returning the
+outputs directly.
+"""
+from .. import primitives as P
+from ..templates import Template
+
+ADJOINT = {}
+TANGENT = {}
+BATCHING = {}
+
+
+def _name(key):
+    if isinstance(key, str):
+        return key
+    prim = P.lookup(key)
+    if prim is None:
+        raise KeyError(f"{key!r} is not a registered primitive")
+    return prim.name
+
+
+def adjoint(*keys):
+    """Register a reverse-mode template: ``def _(g, ans, *args): x_bar = ...``."""
+    def register(fn):
+        template = Template(fn, "_bar")
+        for key in keys:
+            ADJOINT[_name(key)] = template
+        return fn
+    return register
+
+
+def adjoint_maker(*keys):
+    """Register a reverse rule written as code: ``maker(g, eqn) -> {position: expr}``."""
+    def register(fn):
+        for key in keys:
+            ADJOINT[_name(key)] = fn
+        return fn
+    return register
+
+
+def tangent(*keys):
+    """Register a forward-mode template: ``def _(g, ans, *args): ans_dot = ...``."""
+    def register(fn):
+        template = Template(fn, "_dot")
+        for key in keys:
+            TANGENT[_name(key)] = template
+        return fn
+    return register
+
+
+def load_all():
+    """Import every rule module (they register themselves)."""
+    from . import structural, arithmetic, numpy_math, reductions, shapes, linalg  # noqa: F401

@@ -1,0 +1,49 @@
+"""Rules for indexing, attribute access and building containers."""
+import gast
+
+from .. import ir
+from ..runtime import index_zero, unattr, unbroadcast, unindex, stop_gradient  # noqa: F401
+from . import adjoint, adjoint_maker
+
+
+@adjoint("getitem")
+def _(g, ans, x, index):
+    x_bar = unindex(x, index, g)
+
+
+@adjoint("getattr")
+def _(g, ans, x, *, attr):
+    x_bar = unattr(x, attr, g)
+
+
+@adjoint("index_set")
+def _(g, ans, x, index, v):
+    x_bar = index_zero(g, index)
+    v_bar = unbroadcast(g[index], v)
+
+
+@adjoint("assign")
+def _(g, ans, x):
+    x_bar = g
+
+
+@adjoint_maker("tuple", "list", "namedtuple")
+def _(g, eqn):
+    """Item i of a packed sequence receives item i of its cotangent."""
+    out = {i: _item(g, ir.const(i)) for i in range(len(eqn.args))}
+    if eqn.prim.name == "namedtuple":
+        fields = eqn.params["cls"]._fields
+        out.update({("kw", k): gast.Attribute(value=g, attr=k, ctx=gast.Load())
+                    for k in eqn.kwargs})
+        out.update({i: gast.Attribute(value=g, attr=fields[i], ctx=gast.Load())
+                    for i in range(len(eqn.args))})
+    return out
+
+
+@adjoint_maker("dict")
+def _(g, eqn):
+    return {i: _item(g, ir.const(k)) for i, k in enumerate(eqn.params["keys"])}
+
+
+def _item(g, key):
+    return gast.Subscript(value=g, slice=key, ctx=gast.Load())

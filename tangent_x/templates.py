@@ -1,0 +1,152 @@
+"""Rule templates: tiny Python functions whose body is spliced into generated code.
+
+A template reads like the math::
+
+    @adjoint(np.tanh)
+    def _(g, ans, x):
+        x_bar = g * (1.0 - ans * ans)
+
+``g`` is the incoming cotangent (or tangent), ``ans`` the primitive's
+result, the remaining parameters the primitive's arguments by position or
+keyword; keyword-only parameters receive the equation's static parameters.
+Assignments to ``<param>_bar`` (``<param>_dot`` for tangents) are the
+rule's outputs; any other assigned name is a local and gets a fresh name.
+A keyword argument in the template that passes a parameter the user left at
+its default is dropped, so defaults never clutter generated code.
+"""
+import copy
+import inspect
+import textwrap
+
+import gast
+
+from . import ir
+
+
+class Template:
+    def __init__(self, fn, suffix="_bar"):
+        source = textwrap.dedent(inspect.getsource(fn))
+        node = gast.parse(source).body[0]
+        a = node.args
+        self.fn = fn
+        self.suffix = suffix
+        self.params = [p.id for p in a.posonlyargs + a.args]
+        self.star = a.vararg.id if a.vararg else None
+        self.kwonly = [p.id for p in a.kwonlyargs]
+        sig = inspect.signature(fn)
+        self.defaults = {k: p.default for k, p in sig.parameters.items()
+                         if p.default is not inspect.Parameter.empty}
+        self.body = node.body
+        if self.body and isinstance(self.body[0], gast.Expr) and \
+                isinstance(self.body[0].value, gast.Constant):
+            self.body = self.body[1:]   # docstring
+
+    def bind(self, g, ans, eqn):
+        """Map template parameter names to atoms; the set of defaulted ones."""
+        mapping = {self.params[0]: g, self.params[1]: ans}
+        defaulted = set()
+        arg_params = self.params[2:]
+        args = list(eqn.args)
+        positions = {}
+        for i, p in enumerate(arg_params):
+            if i < len(args):
+                mapping[p] = args[i]
+                positions[p] = i
+            elif p in eqn.kwargs:
+                mapping[p] = eqn.kwargs[p]
+                positions[p] = ("kw", p)
+            elif p in self.defaults:
+                mapping[p] = ir.const(self.defaults[p])
+                defaulted.add(p)
+            else:
+                raise TypeError(f"template {self.fn.__qualname__}: missing argument {p}")
+        if self.star:
+            rest = args[len(arg_params):]
+            mapping[self.star] = gast.Tuple(elts=rest, ctx=gast.Load())
+            positions[self.star] = ("star", len(arg_params), len(rest))
+        for p in self.kwonly:
+            if p in eqn.kwargs:
+                mapping[p] = eqn.kwargs[p]
+            elif p in eqn.params:
+                mapping[p] = _as_atom(eqn.params[p])
+            elif p in self.defaults:
+                mapping[p] = ir.const(self.defaults[p])
+                defaulted.add(p)
+        return mapping, defaulted, positions
+
+    def instantiate(self, g, ans, eqn, namer, wanted):
+        """Splice the template for ``eqn``.
+
+        ``wanted(position)`` says whether an argument needs a result.
+        Returns (statements, outputs) where outputs maps an argument position
+        (an int, ("kw", name) or ("star", i)) to an expression.
+        """
+        mapping, defaulted, positions = self.bind(g, ans, eqn)
+        outputs_of = {p + self.suffix: p for p in positions}
+        renames = {}
+        stmts, outputs = [], {}
+        for stmt in self.body:
+            stmt = _Substituter(mapping, defaulted, renames).visit(copy.deepcopy(stmt))
+            target = stmt.targets[0] if isinstance(stmt, gast.Assign) else None
+            tid = target.id if isinstance(target, gast.Name) else None
+            if tid in outputs_of:
+                p = outputs_of[tid]
+                pos = positions[p]
+                if isinstance(pos, tuple) and pos[0] == "star":
+                    _, first, count = pos
+                    holder = stmt.value
+                    if not all(ir.is_name(e) or isinstance(e, gast.Constant)
+                               for e in getattr(holder, "elts", [None])):
+                        if any(wanted(first + k) for k in range(count)):
+                            tmp = namer.fresh(tid)
+                            stmts.append(_assign(tmp, holder))
+                            holder = ir.name(tmp)
+                    for k in range(count):
+                        if wanted(first + k):
+                            item = (holder.elts[k] if isinstance(holder, (gast.Tuple, gast.List))
+                                    else gast.Subscript(value=holder, slice=ir.const(k),
+                                                        ctx=gast.Load()))
+                            outputs[first + k] = item
+                elif wanted(pos):
+                    outputs[pos] = stmt.value
+                continue
+            if isinstance(stmt, gast.Assign) and tid is not None:
+                new = namer.fresh(tid)
+                renames[tid] = new
+                stmt.targets[0] = ir.name(new, gast.Store())
+            stmts.append(stmt)
+        return stmts, outputs
+
+
+def _assign(name_, value):
+    return gast.Assign(targets=[ir.name(name_, gast.Store())], value=value, type_comment=None)
+
+
+def _as_atom(value):
+    if isinstance(value, gast.AST):
+        return value
+    if isinstance(value, tuple):
+        return gast.Tuple(elts=[_as_atom(v) for v in value], ctx=gast.Load())
+    return ir.const(value)
+
+
+class _Substituter(gast.NodeTransformer):
+    def __init__(self, mapping, defaulted, renames):
+        self.mapping = mapping
+        self.defaulted = defaulted
+        self.renames = renames
+
+    def visit_Call(self, node):
+        node.keywords = [k for k in node.keywords
+                         if not (isinstance(k.value, gast.Name)
+                                 and k.value.id in self.defaulted)]
+        self.generic_visit(node)
+        return node
+
+    def visit_Name(self, node):
+        if isinstance(node.ctx, gast.Load):
+            if node.id in self.mapping:
+                return copy.deepcopy(self.mapping[node.id])
+            if node.id in self.renames:
+                return ir.name(self.renames[node.id])
+        return node
