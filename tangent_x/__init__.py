@@ -1,2 +1,25 @@
-"""tangent_x: JAX's function transformations for plain NumPy code."""
+"""tangent_x: JAX's function transformations for plain NumPy code.
+
+Transforms read a function's Python source and emit new, readable Python
+source for its derivative; ``tx.source(f)`` shows it.  See README.md,
+section "How it works", for the pipeline.
+"""
 __version__ = "0.1.0"
+
+from .errors import TransformError  # noqa: E402
+from .api import grad, value_and_grad, vjp, jvp, source  # noqa: E402
+from .runtime import stop_gradient  # noqa: E402
+from . import tree_util, tree, test_util, lax, nn  # noqa: E402
+from . import random, config as _config_module  # noqa: E402
+from .config import config  # noqa: E402
+from . import numpy  # noqa: E402
+
+
+def block_until_ready(x):
+    """NumPy is synchronous: returns ``x`` (API parity with JAX)."""
+    return x
+
+
+__all__ = ["grad", "value_and_grad", "vjp", "jvp", "source", "stop_gradient",
+           "TransformError", "tree_util", "tree", "test_util", "lax", "nn",
+           "random", "config", "numpy", "block_until_ready"]

@@ -85,7 +85,8 @@ def build(fun, kind, argnums=(), has_aux=False):
     used = _names_used(blocks, result)
     imports = used & P.RUNTIME_NAMES
     env = {k: v for k, v in fn.env.items() if k in used}
-    description = f"{kind} of {fn.name}" + (f", argnums={tuple(argnums)}" if argnums else "") \
+    description = f"{kind} of {fn.name}" + \
+        (f", argnums={tuple(argnums)}" if tuple(argnums) not in ((), (0,)) else "") \
         + (", has_aux" if has_aux else "")
     text, linemap = emit.render_module(description, fn.origin, imports, env, [(lines, origins)])
     linemap = {k: v for k, v in linemap.items()}
@@ -110,6 +111,7 @@ class Transformed:
         self._has_aux = has_aux
         self._finish = finish
         self._generated = None
+        self._call_site = _call_site()
 
     @property
     def __tangent_x__(self):
@@ -119,7 +121,14 @@ class Transformed:
     def generated(self):
         gen = self._generated
         if gen is None or not canonical.deps_current(gen.deps):
-            gen = self._generated = build(self._fun, self._kind, self._argnums, self._has_aux)
+            try:
+                gen = build(self._fun, self._kind, self._argnums, self._has_aux)
+            except TransformError as exc:
+                if exc.origin is None and self._call_site is not None:
+                    exc = TransformError(exc.bare_message, self._call_site, exc.hint)
+                    raise exc from None
+                raise
+            self._generated = gen
         return gen
 
     @property
@@ -127,8 +136,8 @@ class Transformed:
         return self.generated.function
 
     def __call__(self, *args, **kwargs):
-        function = self.generated.function
         _check_inputs(self._kind, self._fun, args, self._argnums)
+        function = self.generated.function
         try:
             out = function(*args, **kwargs)
         except Exception as exc:
@@ -138,6 +147,22 @@ class Transformed:
 
     def __repr__(self):
         return f"<tangent_x {self._kind} of {getattr(self._fun, '__qualname__', self._fun)}>"
+
+
+def _call_site():
+    """Where the user applied the transform (for errors with no better place)."""
+    import sys
+    from .errors import Origin
+    frame = sys._getframe(2)
+    package = __name__.rpartition(".")[0]
+    while frame is not None and frame.f_globals.get("__name__", "").startswith(package):
+        frame = frame.f_back
+    if frame is None:
+        return None
+    import linecache
+    code = frame.f_code
+    text = linecache.getline(code.co_filename, frame.f_lineno).strip()
+    return Origin(code.co_filename, frame.f_lineno, text)
 
 
 def _argnums_tuple(argnums):

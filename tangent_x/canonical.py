@@ -142,6 +142,7 @@ class Converter:
         self.origin = None
         self.temps = set()
         self._inlining = []
+        self._cse = {}   # pure equations already emitted: reuse, don't recompute
         self.deps = []   # (kind, holder, name, value): what the code was built from
 
     # --- bookkeeping ----------------------------------------------------
@@ -162,12 +163,17 @@ class Converter:
         return name_
 
     def emit(self, prim, args, kwargs=None, params=None, target=None, base="t"):
+        key = _cse_key(prim, args, kwargs, params)
+        if key is not None and key in self._cse:
+            return ir.name(self._cse[key])
         if target is None:
             out = self.namer.fresh(base)
             self.temps.add(out)
         else:
             out = self.namer.fresh(target)
         self.eqns.append(ir.Eqn([out], prim, args, kwargs, params, self.origin))
+        if key is not None:
+            self._cse[key] = out
         return ir.name(out)
 
     # --- values -----------------------------------------------------------
@@ -278,7 +284,7 @@ class Converter:
         base = self.atom(scope, node.value)
         idx = self.index_atom(scope, node.slice)
         return self.emit(P.get("getitem"), [base, idx], target=target,
-                         base=_base_name("", base) or "item")
+                         base=_item_name(base, idx))
 
     def expr_BinOp(self, scope, node, target):
         left, right = self.atom(scope, node.left), self.atom(scope, node.right)
@@ -667,6 +673,33 @@ def ast_text(node):
         return type(node).__name__
 
 
+_NOT_CSE = {"opaque", "effect", "index_set", "copy", "array", "print", "zeros",
+            "ones", "empty", "full"}
+
+
+def _cse_key(prim, args, kwargs, params):
+    """Equations with equal primitive and atoms compute equal values (SSA)."""
+    if prim.name in _NOT_CSE or prim.kind in ("opaque", "effect"):
+        return None
+    try:
+        return (prim.name, tuple(gast.dump(a) for a in args),
+                tuple((k, gast.dump(v)) for k, v in sorted((kwargs or {}).items())),
+                tuple(sorted((k, repr(v)) for k, v in (params or {}).items())))
+    except Exception:
+        return None
+
+
+def _item_name(base, idx):
+    """``params[0]['W']`` -> ``params_0_W``: the path reads in the name."""
+    stem = base.id if ir.is_name(base) else "item"
+    if isinstance(idx, gast.Constant) and isinstance(idx.value, (int, str)) \
+            and len(str(idx.value)) <= 8:
+        return f"{stem}_{idx.value}"
+    if ir.is_name(idx) and len(idx.id) <= 8:
+        return f"{stem}_{idx.id}"
+    return stem
+
+
 def _base_name(prefix, *atoms):
     """A readable temp name from an operation and its first operand."""
     for a in atoms:
@@ -684,7 +717,8 @@ def _binop_name(op, left, right):
     parts = [a.id if ir.is_name(a) else None for a in (left, right)]
     if all(parts) and len(parts[0]) + len(parts[1]) <= 14:
         return f"{parts[0]}_{word}_{parts[1]}"
-    return f"{word}_{parts[0]}" if parts[0] else word
+    named = parts[0] or parts[1]
+    return f"{word}_{named}" if named else word
 
 
 def canonicalize(fn):

@@ -21,7 +21,7 @@ class Namer:
         if base not in self.taken:
             self.taken.add(base)
             return base
-        stem = re.sub(r"_\d+$", "", base) or base
+        stem = base
         i = 1
         while f"{stem}_{i}" in self.taken:
             i += 1

@@ -59,7 +59,8 @@ def _first_line(node):
 def _lambda_candidates(nodes, code):
     """Pick the lambda whose body contains the code object's positions."""
     positions = [p for p in getattr(code, "co_positions", lambda: [])()
-                 if p[0] is not None and p[2] is not None]
+                 if p[0] is not None and p[2] is not None and p[3] is not None
+                 and (p[1], p[3]) > (p[0], p[2])]     # skip zero-width bookkeeping
     if positions:
         line, col = min((p[0], p[2]) for p in positions)
         inside = [n for n in nodes
@@ -67,8 +68,6 @@ def _lambda_candidates(nodes, code):
                   <= (n.body.end_lineno, n.body.end_col_offset)]
         if inside:
             return inside
-    argnames = [a.id for a in nodes[0].args.args] if nodes else []
-    del argnames
     wanted = list(code.co_varnames[:code.co_argcount])
     return [n for n in nodes if [a.id for a in n.args.args] == wanted]
 
@@ -90,6 +89,9 @@ def parse(fn):
             hint="transform the underlying function and pass the bound "
                  "arguments as static values or closures")
     if not isinstance(fn, types.FunctionType):
+        wrapper = _primitive_wrapper(fn)
+        if wrapper is not None:
+            return parse(wrapper)
         raise TransformError(
             f"{fn!r} has no Python source (it is a {type(fn).__name__})",
             hint="only functions written in Python can be transformed; wrap "
@@ -134,3 +136,37 @@ def parse(fn):
         except ValueError:
             pass  # not yet assigned; reported if used
     return ParsedFunction(fn, nodes[0], filename, lines, fn.__globals__, closure, self_obj)
+
+
+_WRAPPERS = {}
+
+
+def _primitive_wrapper(fn):
+    """``grad(np.sin)`` works as in JAX: a NumPy primitive is wrapped in a
+    one-line Python function whose source is registered with linecache."""
+    from . import primitives
+    prim = primitives.lookup(fn)
+    if prim is None or prim.kind not in ("call", "binop", "unaryop") or prim.fn is None:
+        return None
+    if prim.name in _WRAPPERS:
+        return _WRAPPERS[prim.name]
+    nin = getattr(fn, "nin", None)
+    if nin is None:
+        try:
+            nin = len([p for p in inspect.signature(fn).parameters.values()
+                       if p.default is inspect.Parameter.empty
+                       and p.kind == p.POSITIONAL_OR_KEYWORD])
+        except (TypeError, ValueError):
+            return None
+    args = ", ".join("xyzw"[i] if i < 4 else f"a{i}" for i in range(nin))
+    spelled = "np." + prim.name if prim.spelling is None else prim.spelling
+    if prim.kind == "binop":
+        spelled = f"np.{getattr(fn, '__name__', prim.name)}"
+    name = getattr(fn, "__name__", prim.name)
+    source = f"def {name}({args}):\n    return {spelled}({args})\n"
+    filename = f"<tangent_x primitive {name}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    namespace = {"np": __import__("numpy")}
+    exec(compile(source, filename, "exec"), namespace)
+    _WRAPPERS[prim.name] = namespace[name]
+    return namespace[name]

@@ -20,9 +20,21 @@ def _as_float(node):
     return node
 
 
+_FOLD = {gast.Add: lambda a, b: a + b, gast.Sub: lambda a, b: a - b,
+         gast.Mult: lambda a, b: a * b}
+
+
+def _number(node):
+    return isinstance(node, gast.Constant) and type(node.value) in (int, float)
+
+
 class _FoldOnes(gast.NodeTransformer):
     def visit_BinOp(self, node):
         self.generic_visit(node)
+        if _number(node.left) and _number(node.right) and type(node.op) in _FOLD:
+            return ir.const(_FOLD[type(node.op)](node.left.value, node.right.value))
+        if isinstance(node.op, gast.Pow) and _number(node.right) and node.right.value == 1:
+            return node.left
         if isinstance(node.op, gast.Mult):
             if _is_one(node.left):
                 return _as_float(node.right)

@@ -1,0 +1,46 @@
+"""Small functions and their derivatives: run ``python examples/basics.py``,
+or print one derivative's source with ``tangent-x grad examples/basics.py:tanh``."""
+import numpy as np
+
+import tangent_x as tx
+
+
+def tanh(x):
+    """The hello-world of autodiff: d/dx tanh(x) = 1 - tanh(x)^2."""
+    y = np.tanh(x)
+    return y
+
+
+def product(x, y):
+    """Product rule: d/dx (x*y) = y, d/dy = x."""
+    return x * y * np.sin(x)
+
+
+def cubic(x):
+    """2x^3: first derivative 6x^2."""
+    return 2.0 * x ** 3
+
+
+def polynomial(x):
+    """A polynomial in a vector: sum_i (3 x_i^2 - 2 x_i + 1)."""
+    return np.sum(3.0 * x ** 2 - 2.0 * x + 1.0)
+
+
+def softplus_loss(w, x):
+    """A smooth loss: log(1 + exp(w . x))."""
+    z = np.dot(w, x)
+    return np.logaddexp(0.0, z)
+
+
+def with_stop_gradient(x):
+    """stop_gradient: the second factor is treated as a constant."""
+    return x * tx.stop_gradient(x)
+
+
+if __name__ == "__main__":
+    print("d/dx tanh(x) at 0.5:", tx.grad(tanh)(0.5))
+    print("d/dx 2x^3 at 1:", tx.grad(cubic)(1.0))
+    print("grad of product at (2, 3):", tx.grad(product, argnums=(0, 1))(2.0, 3.0))
+    print("grad of x * stop_gradient(x) at 3:", tx.grad(with_stop_gradient)(3.0))
+    print()
+    print(tx.source(tx.grad(tanh)))

@@ -1,0 +1,122 @@
+"""``tangent-x``: print the source tangent_x generates for a function.
+
+    tangent-x grad examples/basics.py:tanh
+    tangent-x grad model.py:loss --argnums 0,1 --has-aux
+    tangent-x show examples/basics.py:tanh --stage canonical
+
+Highlighted on a terminal, plain when piped.  Anything that cannot be
+transformed exits with status 2 and one line naming FILE:LINE.
+"""
+import argparse
+import importlib.util
+import os
+import sys
+
+from . import api
+from .errors import TransformError
+
+_TRANSFORMS = {"grad": api.grad, "value_and_grad": api.value_and_grad, "vjp": "vjp"}
+_LATER = ("jvp", "hessian", "vmap", "jit")
+
+
+class CLIError(Exception):
+    pass
+
+
+def load_target(target):
+    """'path/to/file.py:func' -> the function object."""
+    path, sep, name = target.rpartition(":")
+    if not sep or not path or not name:
+        raise CLIError(f"{target}: expected FILE:FUNCTION, e.g. examples/basics.py:tanh")
+    if not os.path.isfile(path):
+        raise CLIError(f"{path}: no such file")
+    directory = os.path.dirname(os.path.abspath(path))
+    sys.path.insert(0, directory)
+    modname = "tangent_x_cli_" + os.path.splitext(os.path.basename(path))[0]
+    spec = importlib.util.spec_from_file_location(modname, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[modname] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:
+        raise CLIError(f"{path}: importing it failed: {type(exc).__name__}: {exc}") from exc
+    obj = module
+    for part in name.split("."):
+        if not hasattr(obj, part):
+            raise CLIError(f"{path}: no function named {name!r}")
+        obj = getattr(obj, part)
+    if not callable(obj):
+        raise CLIError(f"{path}:{name} is not a function")
+    return obj
+
+
+def _argnums(text):
+    try:
+        nums = tuple(int(t) for t in text.split(",") if t.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--argnums wants integers like 0,1, got {text!r}")
+    return nums[0] if len(nums) == 1 else nums
+
+
+def highlight(text, stream):
+    if not stream.isatty() or os.environ.get("NO_COLOR"):
+        return text
+    try:
+        from pygments import highlight as pyg
+        from pygments.formatters import TerminalFormatter
+        from pygments.lexers import PythonLexer
+    except ImportError:   # pragma: no cover - pygments is a dependency
+        return text
+    return pyg(text, PythonLexer(), TerminalFormatter())
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(
+        prog="tangent-x", description="Print the source tangent_x generates for FILE:FUNC.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name in list(_TRANSFORMS) + list(_LATER):
+        p = sub.add_parser(name, help=f"source of {name}(FUNC)")
+        p.add_argument("target", metavar="FILE:FUNC")
+        p.add_argument("--argnums", type=_argnums, default=0)
+        p.add_argument("--has-aux", action="store_true")
+        p.add_argument("--in-axes", default="0")
+        p.add_argument("--transform", default=None)
+    show = sub.add_parser("show", help="any pipeline stage of FUNC itself")
+    show.add_argument("target", metavar="FILE:FUNC")
+    show.add_argument("--stage", choices=api.STAGES, default="python")
+    return parser
+
+
+def run(args):
+    fn = load_target(args.target)
+    if args.command == "show":
+        return api.source(fn, stage=args.stage)
+    if args.command in _LATER:
+        raise CLIError(f"{args.command} is not implemented yet in tangent_x "
+                       f"{__import__('tangent_x').__version__}")
+    if args.command == "vjp":
+        transformed = api.Transformed(fn, "vjp", _as_tuple(args.argnums), args.has_aux,
+                                      lambda out, a: out)
+    else:
+        transformed = _TRANSFORMS[args.command](fn, argnums=args.argnums,
+                                                has_aux=args.has_aux)
+    return api.source(transformed)
+
+
+def _as_tuple(n):
+    return n if isinstance(n, tuple) else (n,)
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    try:
+        text = run(args)
+    except (CLIError, TransformError) as exc:
+        print(f"tangent-x: error: {exc}", file=sys.stderr)
+        return 2
+    sys.stdout.write(highlight(text, sys.stdout))
+    return 0
+
+
+if __name__ == "__main__":   # pragma: no cover
+    sys.exit(main())
