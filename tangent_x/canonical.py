@@ -568,6 +568,8 @@ class Converter:
     def stmt_Expr(self, scope, stmt):
         if isinstance(stmt.value, gast.Constant):
             return   # docstring
+        if type(stmt.value) in _UNSUPPORTED_EXPR:
+            self.expr(scope, stmt.value)    # raises the construct's own message
         if not isinstance(stmt.value, gast.Call):
             raise self.error("an expression statement has no effect here", stmt,
                              "assign its value or remove it", scope)

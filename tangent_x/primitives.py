@@ -146,10 +146,10 @@ _OTHER_DIFF = """sum mean prod max min amax amin var std reshape transpose
     broadcast_to tile repeat flip ravel dot outer inner tensordot trace
     einsum cumsum diagonal copy asarray array where clip""".split()
 _NONDIFF = """sign floor ceil round rint trunc shape ndim size zeros_like
-    ones_like zeros ones full full_like empty empty_like eye identity arange
+    ones_like zeros ones empty empty_like eye identity arange
     linspace argmax argmin argsort isnan isinf isfinite logical_and
     logical_or logical_not logical_xor all any float32 float64 int32 int64
-    sort nonzero count_nonzero""".split()
+    nonzero count_nonzero""".split()
 _VIEWS = set("""reshape transpose swapaxes moveaxis expand_dims squeeze
     broadcast_to ravel diagonal asarray real conj""".split())
 

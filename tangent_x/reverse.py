@@ -21,11 +21,13 @@ from .templates import Template
 def _activity(fn, wrt, value):
     active = set(wrt)
     for eqn in fn.eqns:
-        if eqn.prim.differentiable and eqn.reads() & active:
+        # An opaque call (no rule known) counts as differentiable, so that a
+        # gradient needing it fails loudly instead of silently being zero.
+        if (eqn.prim.differentiable or eqn.prim.kind == "opaque") and eqn.reads() & active:
             active.update(eqn.outs)
     needed = {value}
     for eqn in reversed(fn.eqns):
-        if set(eqn.outs) & needed and eqn.prim.differentiable:
+        if set(eqn.outs) & needed and (eqn.prim.differentiable or eqn.prim.kind == "opaque"):
             needed |= eqn.reads() & active
     return active & needed
 

@@ -1,0 +1,309 @@
+"""Threefry-2x32 and the raw-bit streams JAX builds from it.
+
+Threefry-2x32 (Salmon et al., "Parallel random numbers: as easy as 1, 2, 3",
+SC 2011) is a keyed bijection on pairs of 32-bit words: 20 rounds of
+add / rotate / xor, with the key (plus a parity word ``k0 ^ k1 ^ 0x1BD11BDA``)
+injected every 4 rounds.  Being a pure function of (key, counter), it needs
+no state, vectorises trivially, and any element of a stream can be computed
+without the others -- which is what makes JAX's keys splittable.
+
+Two implementations of the same function live here:
+
+* :func:`threefry2x32` -- eager, vectorised NumPy uint32 arithmetic.  It works
+  chunk by chunk with in-place ufuncs so the working set stays in cache; a
+  naive whole-array version is several times slower at 10**7 elements.
+* :func:`threefry2x32_core` -- explicit scalar loops compiled by
+  ``numba.njit``, for the jit path (see ``_numba.py``).  The tests check both
+  give the same bits.
+
+On top of the hash, :func:`random_bits`, :func:`split_key` and
+:func:`fold_in_key` reproduce JAX's two stream layouts
+(``config.threefry_partitionable`` True / False).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..config import config
+
+__all__ = ["threefry2x32", "threefry2x32_core", "threefry_2x32", "random_bits",
+           "split_key", "fold_in_key", "seed_key"]
+
+U32 = np.uint32
+_M32 = 0xFFFFFFFF
+_PARITY = 0x1BD11BDA
+ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
+
+# Elements processed per chunk by the NumPy kernel: three uint32 buffers of
+# this size (~200 KiB) stay in L2, which matters more than ufunc overhead.
+_CHUNK = 1 << 14
+
+
+def _key_schedule(k0: int, k1: int):
+    """Per-block additions: after block i, x0 += a[i] and x1 += b[i] (mod 2**32)."""
+    ks = (k0, k1, k0 ^ k1 ^ _PARITY)
+    adds0 = [U32(ks[(i + 1) % 3]) for i in range(5)]
+    adds1 = [U32((ks[(i + 2) % 3] + i + 1) & _M32) for i in range(5)]
+    return U32(ks[0]), U32(ks[1]), adds0, adds1
+
+
+def _rounds_inplace(a, b, t, adds0, adds1):
+    """The 20 Threefry rounds on uint32 buffers ``a``, ``b`` (``t`` is scratch).
+
+    The key words have already been added; everything is done in place so
+    no temporaries are allocated inside the loop.
+    """
+    for i in range(5):
+        for r in ROTATIONS[i % 2]:
+            a += b
+            np.left_shift(b, U32(r), out=t)     # rotate b left by r ...
+            b >>= U32(32 - r)
+            b |= t                              # ... done
+            b ^= a
+        a += adds0[i]
+        b += adds1[i]
+
+
+def threefry2x32(k0, k1, x0, x1):
+    """Threefry-2x32 of counter pairs ``(x0, x1)`` under key ``(k0, k1)``.
+
+    ``k0`` and ``k1`` are uint32 scalars; ``x0`` and ``x1`` are uint32 arrays
+    of equal shape.  Returns two new uint32 arrays of that shape.
+    """
+    x0 = np.asarray(x0, dtype=U32)
+    x1 = np.asarray(x1, dtype=U32)
+    if x0.shape != x1.shape:
+        raise ValueError(f"threefry2x32: counter shapes differ: {x0.shape} vs {x1.shape}")
+    ks0, ks1, adds0, adds1 = _key_schedule(int(k0), int(k1))
+    y0 = np.empty(x0.shape, U32)
+    y1 = np.empty(x0.shape, U32)
+    f0, f1, g0, g1 = x0.reshape(-1), x1.reshape(-1), y0.reshape(-1), y1.reshape(-1)
+    n = f0.size
+    t = np.empty(min(n, _CHUNK), U32)
+    for s in range(0, n, _CHUNK):
+        e = min(s + _CHUNK, n)
+        a, b = g0[s:e], g1[s:e]
+        np.add(f0[s:e], ks0, out=a)
+        np.add(f1[s:e], ks1, out=b)
+        _rounds_inplace(a, b, t[: e - s], adds0, adds1)
+    return y0, y1
+
+
+def _iota_bits_xor(k0, k1, start, n):
+    """``hi ^ lo`` of Threefry applied to the 64-bit counters start..start+n-1.
+
+    This is the partitionable stream's 32-bit output, generated chunk-wise
+    without materialising counter arrays.
+    """
+    ks0, ks1, adds0, adds1 = _key_schedule(int(k0), int(k1))
+    out = np.empty(n, U32)
+    size = min(n, _CHUNK)
+    b = np.empty(size, U32)
+    t = np.empty(size, U32)
+    base = np.arange(size, dtype=U32)
+    for s in range(0, n, _CHUNK):
+        e = min(s + _CHUNK, n)
+        m = e - s
+        a = out[s:e]
+        lo0 = start + s
+        if (lo0 + m - 1) >> 32 == lo0 >> 32:        # counters share a high word
+            a.fill(U32(((lo0 >> 32) + int(ks0)) & _M32))
+            np.add(base[:m], U32((lo0 + int(ks1)) & _M32), out=b[:m])
+        else:                                        # crosses a 2**32 boundary
+            idx = np.arange(lo0, lo0 + m, dtype=np.uint64)
+            np.add((idx >> np.uint64(32)).astype(U32), ks0, out=a)
+            np.add(idx.astype(U32), ks1, out=b[:m])
+        _rounds_inplace(a, b[:m], t[:m], adds0, adds1)
+        a ^= b[:m]
+    return out
+
+
+# --------------------------------------------------------------------------
+# The Numba core.  Numba promotes uint32 arithmetic to 64 bits, so the words
+# are carried as int64 values in [0, 2**32) and masked after each addition.
+# --------------------------------------------------------------------------
+
+def _make_numba_core():
+    try:
+        import numba
+    except ImportError:  # pragma: no cover - numba is a hard dependency
+        return None, None
+
+    R0, R1 = ROTATIONS
+
+    @numba.njit(inline="always")
+    def _rotl(v, r):
+        return ((v << r) | (v >> (32 - r))) & 0xFFFFFFFF
+
+    @numba.njit(inline="always")
+    def block(k0, k1, x0, x1):
+        """One Threefry-2x32 evaluation on int64-held uint32 words."""
+        k2 = k0 ^ k1 ^ 0x1BD11BDA
+        a = (x0 + k0) & 0xFFFFFFFF
+        b = (x1 + k1) & 0xFFFFFFFF
+        a = (a + b) & 0xFFFFFFFF; b = _rotl(b, R0[0]) ^ a
+        a = (a + b) & 0xFFFFFFFF; b = _rotl(b, R0[1]) ^ a
+        a = (a + b) & 0xFFFFFFFF; b = _rotl(b, R0[2]) ^ a
+        a = (a + b) & 0xFFFFFFFF; b = _rotl(b, R0[3]) ^ a
+        a = (a + k1) & 0xFFFFFFFF
+        b = (b + k2 + 1) & 0xFFFFFFFF
+        a = (a + b) & 0xFFFFFFFF; b = _rotl(b, R1[0]) ^ a
+        a = (a + b) & 0xFFFFFFFF; b = _rotl(b, R1[1]) ^ a
+        a = (a + b) & 0xFFFFFFFF; b = _rotl(b, R1[2]) ^ a
+        a = (a + b) & 0xFFFFFFFF; b = _rotl(b, R1[3]) ^ a
+        a = (a + k2) & 0xFFFFFFFF
+        b = (b + k0 + 2) & 0xFFFFFFFF
+        a = (a + b) & 0xFFFFFFFF; b = _rotl(b, R0[0]) ^ a
+        a = (a + b) & 0xFFFFFFFF; b = _rotl(b, R0[1]) ^ a
+        a = (a + b) & 0xFFFFFFFF; b = _rotl(b, R0[2]) ^ a
+        a = (a + b) & 0xFFFFFFFF; b = _rotl(b, R0[3]) ^ a
+        a = (a + k0) & 0xFFFFFFFF
+        b = (b + k1 + 3) & 0xFFFFFFFF
+        a = (a + b) & 0xFFFFFFFF; b = _rotl(b, R1[0]) ^ a
+        a = (a + b) & 0xFFFFFFFF; b = _rotl(b, R1[1]) ^ a
+        a = (a + b) & 0xFFFFFFFF; b = _rotl(b, R1[2]) ^ a
+        a = (a + b) & 0xFFFFFFFF; b = _rotl(b, R1[3]) ^ a
+        a = (a + k1) & 0xFFFFFFFF
+        b = (b + k2 + 4) & 0xFFFFFFFF
+        a = (a + b) & 0xFFFFFFFF; b = _rotl(b, R0[0]) ^ a
+        a = (a + b) & 0xFFFFFFFF; b = _rotl(b, R0[1]) ^ a
+        a = (a + b) & 0xFFFFFFFF; b = _rotl(b, R0[2]) ^ a
+        a = (a + b) & 0xFFFFFFFF; b = _rotl(b, R0[3]) ^ a
+        a = (a + k2) & 0xFFFFFFFF
+        b = (b + k0 + 5) & 0xFFFFFFFF
+        return a, b
+
+    @numba.njit(cache=True, nogil=True)
+    def threefry2x32_core(k0, k1, x0, x1):
+        """Threefry-2x32 with explicit loops (``numba.njit``).
+
+        ``k0``, ``k1``: uint32 key words; ``x0``, ``x1``: 1-D uint32 arrays.
+        Returns ``(y0, y1)``, new uint32 arrays -- the same bits as the NumPy
+        :func:`threefry2x32`.
+        """
+        n = x0.shape[0]
+        y0 = np.empty(n, np.uint32)
+        y1 = np.empty(n, np.uint32)
+        q0 = np.int64(k0)
+        q1 = np.int64(k1)
+        for i in range(n):
+            a, b = block(q0, q1, np.int64(x0[i]), np.int64(x1[i]))
+            y0[i] = a
+            y1[i] = b
+        return y0, y1
+
+    return block, threefry2x32_core
+
+
+threefry_block, threefry2x32_core = _make_numba_core()
+
+
+# --------------------------------------------------------------------------
+# JAX's stream layouts
+# --------------------------------------------------------------------------
+
+def threefry_2x32(key, count):
+    """JAX's ``threefry_2x32(key, count)``: hash a flat counter array.
+
+    The counters are split into a first and second half (padded with one
+    zero if odd), hashed as pairs, and the two output halves concatenated
+    back -- the layout of JAX's original (non-partitionable) stream.
+    """
+    count = np.asarray(count, dtype=U32)
+    flat = count.reshape(-1)
+    odd = flat.size % 2
+    if odd:
+        flat = np.concatenate([flat, np.zeros(1, U32)])
+    half = flat.size // 2
+    y0, y1 = threefry2x32(key[0], key[1], flat[:half], flat[half:])
+    out = np.concatenate([y0, y1])
+    if odd:
+        out = out[:-1]
+    return out.reshape(count.shape)
+
+
+_UINT = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
+
+
+def random_bits(key, bit_width: int, shape) -> np.ndarray:
+    """Uniform random unsigned integers of ``bit_width`` bits and ``shape``.
+
+    Matches ``jax.random.bits`` / JAX's internal ``_random_bits`` for a raw
+    threefry key, in the stream selected by ``config.threefry_partitionable``.
+    """
+    if bit_width not in _UINT:
+        raise TypeError(f"random_bits: bit_width must be 8, 16, 32 or 64, got {bit_width}")
+    shape = tuple(int(d) for d in shape)
+    size = math.prod(shape)
+    if config.threefry_partitionable:
+        return _bits_partitionable(key, bit_width, shape, size)
+    return _bits_original(key, bit_width, shape, size)
+
+
+def _bits_partitionable(key, bit_width, shape, size):
+    # Element i (flat, C order) is Threefry(key, (i >> 32, i & 0xffffffff));
+    # narrow widths keep the low bits of hi ^ lo, 64 bits concatenate hi:lo.
+    if bit_width == 64:
+        idx = np.arange(size, dtype=np.uint64)
+        hi, lo = threefry2x32(key[0], key[1], (idx >> np.uint64(32)).astype(U32),
+                              idx.astype(U32))
+        out = (hi.astype(np.uint64) << np.uint64(32)) | lo.astype(np.uint64)
+        return out.reshape(shape)
+    bits = _iota_bits_xor(key[0], key[1], 0, size)
+    if bit_width != 32:
+        bits = bits.astype(_UINT[bit_width])
+    return bits.reshape(shape)
+
+
+def _bits_original(key, bit_width, shape, size):
+    # The old stream hashes the counters 0..ceil(width*size/32)-1 in JAX's
+    # half/half layout and reinterprets the words.
+    max_count = -(-bit_width * size // 32)
+    if max_count >= _M32:
+        raise NotImplementedError(
+            "random_bits: more than 2**32-1 words in threefry_partitionable=False mode")
+    words = threefry_2x32(key, np.arange(max_count, dtype=U32))
+    if bit_width == 64:
+        half = words.size // 2
+        out = (words[:half].astype(np.uint64) << np.uint64(32)) | words[half:].astype(np.uint64)
+    elif bit_width == 32:
+        out = words
+    else:
+        # Little-endian unpacking of each word into 32/width narrow values.
+        out = words.astype("<u4").view(_UINT[bit_width])[:size]
+    return np.ascontiguousarray(out).reshape(shape)
+
+
+def split_key(key, shape) -> np.ndarray:
+    """``num`` new raw keys, shape ``(*shape, 2)``."""
+    shape = tuple(int(d) for d in shape)
+    n = math.prod(shape)
+    if config.threefry_partitionable:
+        idx = np.arange(n, dtype=np.uint64)
+        y0, y1 = threefry2x32(key[0], key[1], (idx >> np.uint64(32)).astype(U32),
+                              idx.astype(U32))
+        out = np.stack([y0, y1], axis=-1)
+    else:
+        out = threefry_2x32(key, np.arange(2 * n, dtype=U32))
+    return out.reshape(shape + (2,))
+
+
+def fold_in_key(key, data: int) -> np.ndarray:
+    """Hash 32-bit ``data`` into ``key`` (the same in both stream modes)."""
+    y0, y1 = threefry2x32(key[0], key[1], np.zeros(1, U32),
+                          np.array([data & _M32], U32))
+    return np.array([y0[0], y1[0]], U32)
+
+
+def seed_key(seed: int, x64: bool) -> np.ndarray:
+    """Raw key of an integer seed: ``[high 32 bits, low 32 bits]``.
+
+    Without x64 (JAX's default) the seed is first reduced to a 32-bit
+    integer, so the high word is always 0 -- exactly what
+    ``jax.random.PRNGKey`` returns in that mode.
+    """
+    if not x64:
+        return np.array([0, seed & _M32], U32)
+    return np.array([(seed >> 32) & _M32, seed & _M32], U32)

@@ -1,0 +1,83 @@
+"""Write the codegen/ gallery: the source tangent_x emits for every example.
+
+    python tools/regen_codegen.py          # rewrite codegen/
+    python tools/regen_codegen.py --check  # exit 1 if codegen/ is stale
+
+Run from the repository root.  The gallery is where readability is
+reviewed: when emitted code changes, ``git diff codegen/`` shows how.
+tests/test_gallery.py fails when the checked-in files differ from what the
+library emits now.
+"""
+import argparse
+import importlib.util
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+GALLERY = os.path.join(ROOT, "codegen")
+
+# (example file, function, transform, options). Every example function that
+# a transform applies to is listed; "python" is the function's own lowered
+# (canonical, cleaned) source.
+ENTRIES = [
+    ("basics.py", "tanh", "python", {}),
+    ("basics.py", "tanh", "grad", {}),
+    ("basics.py", "product", "grad", {"argnums": (0, 1)}),
+    ("basics.py", "cubic", "grad", {}),
+    ("basics.py", "polynomial", "grad", {}),
+    ("basics.py", "softplus_loss", "grad", {"argnums": (0, 1)}),
+    ("basics.py", "with_stop_gradient", "grad", {}),
+    ("mlp.py", "predict", "python", {}),
+    ("mlp.py", "loss", "python", {}),
+    ("mlp.py", "loss", "grad", {}),
+    ("mlp.py", "loss", "value_and_grad", {}),
+    ("mlp.py", "loss_and_predictions", "grad", {"has_aux": True}),
+    ("linear_regression.py", "loss", "grad", {}),
+]
+
+
+def _load(example):
+    path = os.path.join(ROOT, "examples", example)
+    name = "gallery_" + example[:-3]
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def render(example, function, transform, options):
+    import tangent_x as tx
+    fn = getattr(_load(example), function)
+    if transform == "python":
+        return tx.source(fn)
+    return tx.source(getattr(tx, transform)(fn, **options))
+
+
+def path_of(example, function, transform):
+    return os.path.join(GALLERY, example[:-3], f"{function}.{transform}.py")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="only report stale files")
+    args = parser.parse_args(argv)
+    os.chdir(ROOT)
+    stale = []
+    for entry in ENTRIES:
+        text = render(*entry)
+        path = path_of(*entry[:3])
+        old = open(path).read() if os.path.exists(path) else None
+        if old != text:
+            stale.append(os.path.relpath(path, ROOT))
+            if not args.check:
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                with open(path, "w") as f:
+                    f.write(text)
+    for path in stale:
+        print(("stale: " if args.check else "wrote: ") + path)
+    return 1 if (args.check and stale) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
