@@ -13,6 +13,9 @@ from . import tree_util, tree, test_util, lax, nn  # noqa: E402
 from . import random, config as _config_module  # noqa: E402
 from .config import config  # noqa: E402
 from . import numpy  # noqa: E402
+from .primitives import alias as _alias  # noqa: E402
+
+_alias(lax.stop_gradient, "stop_gradient")
 
 
 def block_until_ready(x):

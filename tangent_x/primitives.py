@@ -224,3 +224,8 @@ for _name in _runtime.__all__:
                        differentiable=_name not in _RUNTIME_NONDIFF),
              getattr(_runtime, _name))
 RUNTIME_NAMES = frozenset(_runtime.__all__)
+
+
+def alias(obj, name):
+    """Make ``obj`` another spelling of primitive ``name``."""
+    _BY_OBJECT[_key(obj)] = BY_NAME[name]
