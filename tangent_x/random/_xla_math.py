@@ -291,3 +291,24 @@ log1p = _mapper(_map_log1p_f32, _map_log1p_f64)
 erfinv.__doc__ = "Elementwise XLA-exact erf_inv of a float32/float64 array."
 log.__doc__ = "Elementwise XLA-exact log of a float32/float64 array."
 log1p.__doc__ = "Elementwise XLA-exact log1p of a float32/float64 array."
+
+
+@numba.njit(cache=True, nogil=True)
+def _map_fma(a, b, c, out):
+    for i in range(a.size):
+        out[i] = fma(a[i], b[i], c[i])
+
+
+def fma_array(a, b, c):
+    """Elementwise ``a * b + c`` with one rounding (XLA contracts these).
+
+    float16 is computed in float32 and rounded once more, as XLA's CPU
+    backend does for half precision.
+    """
+    a, b, c = np.broadcast_arrays(np.asarray(a), np.asarray(b), np.asarray(c))
+    dt, shape = a.dtype, a.shape
+    work = F32 if dt == np.float16 else dt
+    a, b, c = (np.ascontiguousarray(v, work).reshape(-1) for v in (a, b, c))
+    out = np.empty(a.shape, work)
+    _map_fma(a, b, c, out)
+    return out.astype(dt, copy=False).reshape(shape)
