@@ -1,0 +1,131 @@
+"""A corpus of small functions for checking reverse mode against finite differences.
+
+Each corpus module defines plain NumPy functions and registers them with the
+``case`` decorator (or ``register`` for callables that are not ``def``s:
+lambdas, bound methods).  A case lists *variants*: each variant is a tuple
+of argument specs, one per parameter, and every variant is checked.  Specs
+draw inputs from a ``np.random.default_rng`` seeded by the case name and
+the variant number, so every run sees the same inputs:
+
+    N(shape)  standard normal                     any argument
+    P(shape)  uniform in [0.5, 2.0]               log, sqrt, reciprocal, ...
+    U(shape)  uniform in [-0.8, 0.8]              arcsin, arccos, arctanh
+    G(shape)  uniform in [1.2, 3.0]               arccosh
+    C(value)  this value (deep-copied)            indices, flags, pytrees
+    F(fn)     fn(rng)                             any structure (pytrees)
+
+Shape ``()`` gives a Python float, shape ``0`` a 0-d float64 array, any
+other shape a float64 array.
+
+A case may give ``reference``: a plain-NumPy function with the same meaning,
+used for finite differences and for the primal value when the corpus
+function itself cannot run as plain NumPy (``x.at[i].set(v)``).  A case may
+give ``expected``: a function of the arguments returning the gradient, used
+instead of finite differences where those cannot see the intended
+derivative (``stop_gradient``).
+"""
+import copy
+import zlib
+
+import numpy as np
+
+CASES = []
+
+
+class Spec:
+    def __init__(self, kind, shape=(), value=None):
+        self.kind, self.shape, self.value = kind, shape, value
+
+    def make(self, rng):
+        if self.kind == "C":
+            return copy.deepcopy(self.value)
+        if self.kind == "F":
+            return self.value(rng)
+        low_high = {"N": None, "P": (0.5, 2.0), "U": (-0.8, 0.8), "G": (1.2, 3.0)}
+        bounds = low_high[self.kind]
+        shape = () if self.shape == 0 else self.shape
+        x = rng.standard_normal(shape) if bounds is None else \
+            rng.uniform(bounds[0], bounds[1], shape)
+        if self.shape == 0:
+            return np.array(x, dtype=np.float64)
+        return float(x) if self.shape == () else np.asarray(x, dtype=np.float64)
+
+    def __repr__(self):
+        if self.kind == "C":
+            return f"C({self.value!r})"
+        if self.kind == "F":
+            return f"F({getattr(self.value, '__name__', 'fn')})"
+        return f"{self.kind}{'(0-d)' if self.shape == 0 else self.shape}"
+
+
+def N(shape=()):
+    return Spec("N", shape)
+
+
+def P(shape=()):
+    return Spec("P", shape)
+
+
+def U(shape=()):
+    return Spec("U", shape)
+
+
+def G(shape=()):
+    return Spec("G", shape)
+
+
+def C(value):
+    return Spec("C", value=value)
+
+
+def F(fn):
+    return Spec("F", value=fn)
+
+
+def each(spec, *shapes):
+    """Variants for a one-argument function: ``spec`` at each shape."""
+    return [(spec(s),) for s in shapes]
+
+
+class Case:
+    def __init__(self, fn, variants, name, argnums=0, has_aux=False, reference=None,
+                 expected=None):
+        self.fn, self.name = fn, name
+        self.variants = [v if isinstance(v, tuple) else (v,) for v in variants]
+        self.argnums, self.has_aux = argnums, has_aux
+        self.reference = reference if reference is not None else fn
+        self.expected = expected
+        assert len(self.variants) >= 2, f"{name}: give at least two variants"
+
+    def args(self, i):
+        rng = np.random.default_rng(zlib.crc32(f"{self.name}/{i}".encode()))
+        return tuple(spec.make(rng) for spec in self.variants[i])
+
+    def describe(self, i):
+        return f"{self.name} variant {i}: {self.variants[i]}"
+
+    def __repr__(self):
+        return self.name
+
+
+def register(fn, *variants, name=None, argnums=0, has_aux=False, reference=None,
+             expected=None):
+    """Add ``fn`` to the corpus, checked at each variant (see module doc)."""
+    name = name or fn.__name__
+    assert name not in {c.name for c in CASES}, f"duplicate case name {name}"
+    CASES.append(Case(fn, list(variants), name, argnums, has_aux, reference, expected))
+    return fn
+
+
+def case(*variants, **options):
+    """Decorator form of ``register``; returns the function unchanged."""
+    def deco(fn):
+        return register(fn, *variants, **options)
+    return deco
+
+
+def all_cases():
+    """Import every corpus module (which registers its cases) and return them."""
+    from . import (arith, elementwise, imports, helpers, methods,  # noqa: F401
+                   pytrees, indexing, assign, reductions, edge)
+    return list(CASES)
