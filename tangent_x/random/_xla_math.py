@@ -278,10 +278,10 @@ def _mapper(f32, f64):
         x = np.asarray(x)
         if x.dtype not in (F32, F64):
             raise TypeError(f"expected float32 or float64, got {x.dtype}")
-        x = np.ascontiguousarray(x)
-        out = np.empty_like(x)
-        (f32 if x.dtype == F32 else f64)(x.reshape(-1), out.reshape(-1))
-        return out
+        flat = np.ascontiguousarray(x).reshape(-1)    # (ascontiguousarray makes 0-d 1-d)
+        out = np.empty_like(flat)
+        (f32 if x.dtype == F32 else f64)(flat, out)
+        return out.reshape(x.shape)
     return apply
 
 
@@ -300,15 +300,15 @@ def _map_fma(a, b, c, out):
 
 
 def fma_array(a, b, c):
-    """Elementwise ``a * b + c`` with one rounding (XLA contracts these).
-
-    float16 is computed in float32 and rounded once more, as XLA's CPU
-    backend does for half precision.
+    """Elementwise ``a * b + c`` as XLA computes it: one rounding (XLA's CPU
+    backend contracts these into FMAs) for float32/float64, but two for
+    float16, whose operations XLA rounds back to half precision one by one.
     """
     a, b, c = np.broadcast_arrays(np.asarray(a), np.asarray(b), np.asarray(c))
+    if a.dtype == np.float16:
+        return a * b + c
     dt, shape = a.dtype, a.shape
-    work = F32 if dt == np.float16 else dt
-    a, b, c = (np.ascontiguousarray(v, work).reshape(-1) for v in (a, b, c))
-    out = np.empty(a.shape, work)
+    a, b, c = (np.ascontiguousarray(v, dt).reshape(-1) for v in (a, b, c))
+    out = np.empty(a.shape, dt)
     _map_fma(a, b, c, out)
-    return out.astype(dt, copy=False).reshape(shape)
+    return out.reshape(shape)
