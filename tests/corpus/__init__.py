@@ -127,5 +127,5 @@ def case(*variants, **options):
 def all_cases():
     """Import every corpus module (which registers its cases) and return them."""
     from . import (arith, elementwise, imports, helpers, methods,  # noqa: F401
-                   pytrees, indexing, assign, reductions, edge)
+                   pytrees, indexing, assign, reductions, edge, hazards)
     return list(CASES)
