@@ -182,7 +182,7 @@ _ALIASES = {
     "log2": [math.log2], "log1p": [math.log1p], "expm1": [math.expm1],
     "sin": [math.sin], "cos": [math.cos], "tan": [math.tan],
     "arcsin": [math.asin], "arccos": [math.acos], "arctan": [math.atan],
-    "arctan2": [math.atan2], "sinh": [math.sinh], "cosh": [math.cosh],
+    "arctan2": [math.atan2], "hypot": [math.hypot], "sinh": [math.sinh], "cosh": [math.cosh],
     "tanh": [math.tanh], "arcsinh": [math.asinh], "arccosh": [math.acosh],
     "arctanh": [math.atanh], "pow": [builtins.pow, math.pow],
     "max": [np.amax], "min": [np.amin], "floor": [math.floor],

@@ -8,12 +8,22 @@ every rule stay a one-line template.  Each is also registered as a
 primitive, so generated code can itself be transformed again.
 """
 import numbers
+import string
 
 import numpy as np
 
 __all__ = ["unbroadcast", "unreduce", "unindex", "unattr", "zeros_like",
            "tree_add", "check_grad_output", "stop_gradient", "index_zero",
-           "matmul_adjoint_lhs", "matmul_adjoint_rhs"]
+           "matmul_adjoint_lhs", "matmul_adjoint_rhs",
+           # reductions
+           "prod_others",
+           # shape ops
+           "unconcatenate", "unhstack", "unstack", "untile", "unrepeat", "undiagonal",
+           # contractions
+           "dot_adjoint_lhs", "dot_adjoint_rhs", "inner_adjoint_lhs", "inner_adjoint_rhs",
+           "tensordot_adjoint_lhs", "tensordot_adjoint_rhs", "einsum_adjoint",
+           # linear algebra
+           "solve_transposed", "solve_adjoint_lhs", "norm_adjoint"]
 
 _BASIC_INDEX = (int, np.integer, slice, type(None), type(Ellipsis))
 
@@ -29,7 +39,7 @@ def unbroadcast(g, x):
     if g_shape == shape:
         return g
     if len(g_shape) < len(shape) or any(
-            a != b and a != 1 for a, b in zip(g_shape[len(g_shape) - len(shape):], shape)):
+            a != b and b != 1 for a, b in zip(g_shape[len(g_shape) - len(shape):], shape)):
         return np.broadcast_to(g, shape)      # a scalar cotangent of a folded seed
     lead = len(g_shape) - len(shape)
     axes = tuple(range(lead)) + tuple(
@@ -143,3 +153,310 @@ def matmul_adjoint_rhs(g, a, b):
     else:
         out = np.matmul(np.swapaxes(a, -1, -2), g)
     return unbroadcast(out, b)
+
+
+# --- reductions ----------------------------------------------------------------
+
+def _axes(axis, ndim):
+    """``axis`` (None, int or tuple, negatives allowed) as a sorted tuple."""
+    if axis is None:
+        return tuple(range(ndim))
+    axes = (axis,) if np.ndim(axis) == 0 else tuple(axis)
+    return tuple(sorted(int(a) % ndim for a in axes))
+
+
+def prod_others(a, axis=None):
+    """For each entry of ``a``, the product of the other entries that
+    ``np.prod(a, axis)`` multiplies it with.
+
+    This is the derivative of the product; computed from prefix and suffix
+    products (not ``prod / a``), so zeros in ``a`` are exact.
+    """
+    a = np.asarray(a)
+    axes = _axes(axis, a.ndim)
+    last = tuple(range(a.ndim - len(axes), a.ndim))
+    moved = np.moveaxis(a, axes, last)
+    rows = np.reshape(moved, moved.shape[:a.ndim - len(axes)] + (-1,))
+    if rows.shape[-1] == 0:
+        return np.zeros_like(a)
+    ones = np.ones_like(rows[..., :1])
+    before = np.cumprod(np.concatenate([ones, rows[..., :-1]], axis=-1), axis=-1)
+    after = np.cumprod(np.concatenate([ones, rows[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]
+    return np.moveaxis(np.reshape(before * after, moved.shape), last, axes)
+
+
+# --- shape ops -----------------------------------------------------------------
+
+def unconcatenate(g, arrays, axis=0):
+    """Split the cotangent of ``np.concatenate(arrays, axis)`` into one piece
+    per array, each shaped like its array (a list, as ``arrays`` was a sequence).
+
+    The pieces' extents along ``axis`` are read off the arrays' sizes, so the
+    same helper undoes ``vstack``/``hstack``, which first promote 0-d and 1-d
+    arrays (``axis=None``: the arrays were raveled first).
+    """
+    g = np.asarray(g)
+    if axis is None:
+        g, axis = np.ravel(g), 0
+    axis %= g.ndim
+    across = g.size // g.shape[axis] if g.shape[axis] else 1
+    ends = np.cumsum([np.size(x) // across for x in arrays])[:-1]
+    pieces = [np.reshape(p, np.shape(x)) for p, x in zip(np.split(g, ends, axis=axis), arrays)]
+    return np.stack(pieces) if isinstance(arrays, np.ndarray) else pieces
+
+
+def unhstack(g, tup):
+    """Cotangents of the arrays of ``np.hstack(tup)``: it joins 1-d results
+    along axis 0 and everything else along axis 1."""
+    return unconcatenate(g, tup, axis=0 if np.ndim(g) == 1 else 1)
+
+
+def unstack(g, axis=0):
+    """Cotangents of the arrays of ``np.stack(arrays, axis)``: the slices of ``g``."""
+    return list(np.moveaxis(np.asarray(g), axis, 0))
+
+
+def untile(g, A, reps):
+    """Cotangent of ``A`` in ``np.tile(A, reps)``: the sum over the copies."""
+    shape = np.shape(A)
+    reps = (int(reps),) if np.ndim(reps) == 0 else tuple(reps)
+    d = max(len(shape), len(reps))
+    shape_d = (1,) * (d - len(shape)) + shape
+    reps_d = (1,) * (d - len(reps)) + reps
+    copies = np.reshape(g, [n for pair in zip(reps_d, shape_d) for n in pair])
+    return np.reshape(np.sum(copies, axis=tuple(range(0, 2 * d, 2))), shape)
+
+
+def unrepeat(g, a, repeats, axis=None):
+    """Cotangent of ``a`` in ``np.repeat(a, repeats, axis)``: each entry
+    receives the sum of the cotangents of its copies."""
+    shape = np.shape(a)
+    g = np.asarray(g)
+    if axis is None:
+        flat = unrepeat(g, np.ravel(a), repeats, axis=0)
+        return np.reshape(flat, shape)
+    axis %= len(shape)
+    n = shape[axis]
+    moved = np.moveaxis(g, axis, 0)
+    if np.size(repeats) == 1:
+        r = int(np.ravel(repeats)[0])
+        total = np.sum(np.reshape(moved, (n, r) + moved.shape[1:]), axis=1)
+    else:
+        total = np.zeros((n,) + moved.shape[1:], dtype=g.dtype)
+        np.add.at(total, np.repeat(np.arange(n), repeats), moved)
+    return np.moveaxis(total, 0, axis)
+
+
+def undiagonal(g, a, offset=0, axis1=0, axis2=1):
+    """Zeros shaped like ``a`` with ``g`` written on the diagonal that
+    ``np.diagonal(a, offset, axis1, axis2)`` reads."""
+    g = np.asarray(g)
+    dtype = np.result_type(np.asarray(a).dtype, g.dtype)
+    out = np.zeros(np.shape(a), dtype=dtype)
+    plane = np.moveaxis(out, (axis1, axis2), (-2, -1))     # a writable view
+    i = np.arange(g.shape[-1])
+    plane[..., i + max(-offset, 0), i + max(offset, 0)] = g
+    return out
+
+
+# --- contractions --------------------------------------------------------------
+
+def _contracted(na, nb, axes):
+    """``np.tensordot``'s ``axes`` argument as two lists of non-negative axes."""
+    if isinstance(axes, (int, np.integer)):
+        return list(range(na - axes, na)), list(range(axes))
+    a_axes, b_axes = axes
+    a_axes = [a_axes] if np.ndim(a_axes) == 0 else list(a_axes)
+    b_axes = [b_axes] if np.ndim(b_axes) == 0 else list(b_axes)
+    return [int(i) % na for i in a_axes], [int(i) % nb for i in b_axes]
+
+
+def _tensordot_lhs(g, a, b, a_axes, b_axes):
+    a_free = [i for i in range(np.ndim(a)) if i not in a_axes]
+    b_free = [i for i in range(np.ndim(b)) if i not in b_axes]
+    g = np.asarray(g)
+    out = np.tensordot(g, b, axes=(list(range(len(a_free), g.ndim)), b_free))
+    order = a_free + [a_axes[b_axes.index(j)] for j in sorted(b_axes)]
+    return np.transpose(out, np.argsort(order))
+
+
+def _tensordot_rhs(g, a, b, a_axes, b_axes):
+    a_free = [i for i in range(np.ndim(a)) if i not in a_axes]
+    b_free = [i for i in range(np.ndim(b)) if i not in b_axes]
+    out = np.tensordot(a, np.asarray(g), axes=(a_free, list(range(len(a_free)))))
+    order = [b_axes[a_axes.index(i)] for i in sorted(a_axes)] + b_free
+    return np.transpose(out, np.argsort(order))
+
+
+def tensordot_adjoint_lhs(g, a, b, axes=2):
+    """Cotangent of ``a`` in ``np.tensordot(a, b, axes)``: ``g`` contracted
+    with ``b`` over ``b``'s free axes, axes put back in ``a``'s order."""
+    a_axes, b_axes = _contracted(np.ndim(a), np.ndim(b), axes)
+    return _tensordot_lhs(g, a, b, a_axes, b_axes)
+
+
+def tensordot_adjoint_rhs(g, a, b, axes=2):
+    """Cotangent of ``b`` in ``np.tensordot(a, b, axes)``."""
+    a_axes, b_axes = _contracted(np.ndim(a), np.ndim(b), axes)
+    return _tensordot_rhs(g, a, b, a_axes, b_axes)
+
+
+def dot_adjoint_lhs(g, a, b):
+    """Cotangent of ``a`` in ``np.dot(a, b)`` (a product when either is 0-d;
+    else a contraction of ``a``'s last axis with ``b``'s second-to-last)."""
+    na, nb = np.ndim(a), np.ndim(b)
+    if na == 0 or nb == 0:
+        return unbroadcast(np.multiply(g, b), a)
+    return _tensordot_lhs(g, a, b, [na - 1], [max(nb - 2, 0)])
+
+
+def dot_adjoint_rhs(g, a, b):
+    """Cotangent of ``b`` in ``np.dot(a, b)``."""
+    na, nb = np.ndim(a), np.ndim(b)
+    if na == 0 or nb == 0:
+        return unbroadcast(np.multiply(g, a), b)
+    return _tensordot_rhs(g, a, b, [na - 1], [max(nb - 2, 0)])
+
+
+def inner_adjoint_lhs(g, a, b):
+    """Cotangent of ``a`` in ``np.inner(a, b)`` (last axes contracted)."""
+    na, nb = np.ndim(a), np.ndim(b)
+    if na == 0 or nb == 0:
+        return unbroadcast(np.multiply(g, b), a)
+    return _tensordot_lhs(g, a, b, [na - 1], [nb - 1])
+
+
+def inner_adjoint_rhs(g, a, b):
+    """Cotangent of ``b`` in ``np.inner(a, b)``."""
+    na, nb = np.ndim(a), np.ndim(b)
+    if na == 0 or nb == 0:
+        return unbroadcast(np.multiply(g, a), b)
+    return _tensordot_rhs(g, a, b, [na - 1], [nb - 1])
+
+
+def einsum_specs(subscripts, ndims):
+    """Explicit input and output subscripts of an einsum, ellipses spelled
+    out as letters (``ndims``: the operands' ranks).  Implicit output is
+    NumPy's: the broadcast axes, then the letters used once, sorted."""
+    if not isinstance(subscripts, str):
+        raise NotImplementedError("einsum's interleaved (operand, sublist) form has no "
+                                  "derivative rule; pass a subscripts string")
+    subscripts = subscripts.replace(" ", "")
+    ins, arrow, out = subscripts.partition("->")
+    ins = ins.split(",")
+    spare = [c for c in string.ascii_letters if c not in subscripts]
+    ranks = [n - (len(s) - 3) for s, n in zip(ins, ndims) if "..." in s]
+    ellipsis = "".join(spare[:max(ranks, default=0)])
+    specs = [s.replace("...", ellipsis[len(ellipsis) - (n - len(s) + 3):]) if "..." in s else s
+             for s, n in zip(ins, ndims)]
+    if arrow:
+        out = out.replace("...", ellipsis)
+    else:
+        letters = "".join(ins).replace(".", "")
+        out = ellipsis + "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    return specs, out
+
+
+def einsum_adjoint(g, subscripts, k, *operands):
+    """Cotangent of operand ``k`` of ``np.einsum(subscripts, *operands)``.
+
+    It is itself an einsum of ``g`` with the other operands, then broadcast
+    over axes that only operand ``k`` summed, summed over axes it broadcast,
+    and written onto the diagonal when a letter repeats (``'ii->i'``).
+    """
+    specs, out = einsum_specs(subscripts, [np.ndim(x) for x in operands])
+    target, shape = specs[k], np.shape(operands[k])
+    sizes = dict(zip(target, shape))
+    others = [s for j, s in enumerate(specs) if j != k]
+    unique = "".join(dict.fromkeys(target))
+    available = set(out).union(*others)
+    kept = "".join(c for c in unique if c in available)
+    result = np.einsum(",".join([out] + others) + "->" + kept, g,
+                       *[x for j, x in enumerate(operands) if j != k])
+    broadcast = tuple(i for i, c in enumerate(kept) if sizes[c] == 1 and result.shape[i] != 1)
+    if broadcast:
+        result = np.sum(result, axis=broadcast, keepdims=True)
+    missing = [i for i, c in enumerate(unique) if c not in available]
+    result = np.broadcast_to(np.expand_dims(result, missing), [sizes[c] for c in unique])
+    if len(unique) == len(target):
+        return result
+    full = np.zeros(shape, dtype=result.dtype)
+    grids = np.ix_(*[np.arange(sizes[c]) for c in unique])
+    full[tuple(grids[unique.index(c)] for c in target)] = result
+    return full
+
+
+# --- linear algebra ------------------------------------------------------------
+
+def _solves_vectors(a, b):
+    """Whether ``np.linalg.solve(a, b)`` reads ``b`` as (a stack of) vectors:
+    NumPy 2 when ``b`` is 1-d, NumPy 1 when ``b`` has one axis less than ``a``."""
+    if int(np.__version__.split(".")[0]) >= 2:
+        return np.ndim(b) == 1
+    return np.ndim(b) == np.ndim(a) - 1
+
+
+def solve_transposed(a, g, b):
+    """Solve ``a.T @ y = g`` for ``g`` shaped like ``np.linalg.solve(a, b)``:
+    the cotangent of ``b`` (before summing axes that ``b`` broadcast over)."""
+    at = np.swapaxes(a, -1, -2)
+    if _solves_vectors(a, b):
+        return np.linalg.solve(at, np.asarray(g)[..., None])[..., 0]
+    return np.linalg.solve(at, g)
+
+
+def solve_adjoint_lhs(y, a, b, x):
+    """Cotangent of ``a`` in ``x = np.linalg.solve(a, b)`` given ``y``, the
+    one of ``b``: ``-y @ x.T`` (an outer product for vectors)."""
+    if _solves_vectors(a, b):
+        out = -y[..., :, None] * x[..., None, :]
+    else:
+        out = -np.matmul(y, np.swapaxes(x, -1, -2))
+    return unbroadcast(out, a)
+
+
+def _ties(x, best, axes):
+    """1 where ``x`` attains the extreme ``best`` (keepdims), shared among ties."""
+    hit = (x == best).astype(float)
+    return hit / np.sum(hit, axis=axes, keepdims=True)
+
+
+def norm_adjoint(g, ans, x, ord=None, axis=None, keepdims=False):
+    """Cotangent of ``x`` in ``np.linalg.norm(x, ord, axis, keepdims)``.
+
+    Vector norms: any ``ord`` (inf/-inf share the cotangent among ties).
+    Matrix norms: ``'fro'``, ``'nuc'``, 2/-2 (largest/smallest singular
+    value), 1/-1 (column sums), inf/-inf (row sums).
+    """
+    x = np.asarray(x)
+    if axis is None:
+        axis = tuple(range(x.ndim)) if ord is None or x.ndim > 2 else \
+            (0 if x.ndim == 1 else (0, 1))
+    axes = _axes(axis, x.ndim)
+    g, ans = np.asarray(g), np.asarray(ans)
+    if not keepdims:
+        g, ans = np.expand_dims(g, axes), np.expand_dims(ans, axes)
+    if len(axes) != 2 or ord is None or ord == "fro":
+        if ord is None or ord == "fro" or ord == 2:
+            return g * x / ans
+        if ord == np.inf or ord == -np.inf:
+            return g * np.sign(x) * _ties(np.abs(x), ans, axes)
+        if ord == 0:
+            return np.zeros_like(x)
+        return g * np.sign(x) * (np.abs(x) / ans) ** (ord - 1)
+    rows, cols = axes
+    if ord in (1, -1, np.inf, -np.inf):
+        summed = cols if ord in (np.inf, -np.inf) else rows
+        sums = np.sum(np.abs(x), axis=summed, keepdims=True)
+        other = rows if summed == cols else cols
+        return g * np.sign(x) * _ties(sums, ans, (other,))
+    m = np.moveaxis(x, (rows, cols), (-2, -1))
+    u, s, vt = np.linalg.svd(m, full_matrices=False)
+    if ord == "nuc":
+        d = np.matmul(u, vt)
+    elif ord in (2, -2):
+        i = 0 if ord == 2 else -1
+        d = u[..., :, i, None] * vt[..., i, None, :]
+    else:
+        raise NotImplementedError(f"no derivative for np.linalg.norm with ord={ord!r}")
+    return g * np.moveaxis(d, (-2, -1), (rows, cols))

@@ -3,12 +3,86 @@
 Broadcasting is not handled here: the reverse transform sums each
 contribution back to its operand's shape for every primitive marked
 ``broadcasting`` (see primitives.py).
+
+This module also holds ``adjoint_case``: a primitive whose best derivative
+depends on the *form* of the call (``x ** 2`` versus ``x ** y``,
+``np.transpose(x)`` versus ``np.transpose(x, axes)``) registers one
+template per form, so generated code stays as plain as the call it came
+from.
 """
+import gast
 import numpy as np
 
-from ..runtime import unbroadcast  # noqa: F401
-from . import adjoint
+from ..runtime import matmul_adjoint_lhs, matmul_adjoint_rhs, zeros_like  # noqa: F401
+from ..templates import Template
+from . import ADJOINT, _name, adjoint
 
+
+# --- templates chosen by the form of the call --------------------------------
+
+class Cases(Template):
+    """A reverse rule made of templates, each guarded by a test on the equation.
+
+    The first case whose ``when(eqn)`` holds is instantiated; a case
+    registered without ``when`` always matches (register it last).
+    """
+
+    def __init__(self):            # no template of its own: see ``cases``
+        self.cases = []
+
+    def pick(self, eqn):
+        for when, template in self.cases:
+            if when is None or when(eqn):
+                return template
+        raise TypeError(f"no derivative template matches {eqn!r}")
+
+    def instantiate(self, g, ans, eqn, namer, wanted):
+        return self.pick(eqn).instantiate(g, ans, eqn, namer, wanted)
+
+    def __getattr__(self, attr):   # look like the fallback template
+        if attr == "cases":
+            raise AttributeError(attr)
+        return getattr(self.cases[-1][1], attr)
+
+
+def adjoint_case(key, when=None):
+    """Register one reverse template of ``key``, used when ``when(eqn)`` holds."""
+    def register(fn):
+        name = _name(key)
+        rule = ADJOINT.get(name)
+        if not isinstance(rule, Cases):
+            rule = ADJOINT[name] = Cases()
+        rule.cases.append((when, Template(fn, "_bar")))
+        return fn
+    return register
+
+
+def argument(eqn, position, keyword):
+    """The atom passed for a parameter (by position or keyword), or None."""
+    if position is not None and len(eqn.args) > position:
+        return eqn.args[position]
+    return eqn.kwargs.get(keyword)
+
+
+def passed(position, keyword):
+    """``when`` test: the call passes this parameter (and not as a literal None)."""
+    def when(eqn):
+        atom = argument(eqn, position, keyword)
+        return atom is not None and not (isinstance(atom, gast.Constant)
+                                         and atom.value is None)
+    return when
+
+
+def constant(position, keyword, test=lambda value: True):
+    """``when`` test: the parameter is a literal number for which ``test`` holds."""
+    def when(eqn):
+        atom = argument(eqn, position, keyword)
+        return (isinstance(atom, gast.Constant) and type(atom.value) in (int, float)
+                and test(atom.value))
+    return when
+
+
+# --- operators -----------------------------------------------------------------
 
 @adjoint("add")
 def _(g, ans, x, y):
@@ -39,9 +113,28 @@ def _(g, ans, x):
     x_bar = -g
 
 
-@adjoint("pow")
+@adjoint("pos")
+def _(g, ans, x):
+    x_bar = g
+
+
+@adjoint_case("pow", when=constant(1, "x2", lambda y: y == 0))
 def _(g, ans, x, y):
+    """x ** 0 is constant."""
+    x_bar = zeros_like(x)
+
+
+@adjoint_case("pow", when=constant(1, "x2"))
+def _(g, ans, x, y):
+    """A literal exponent: x ** 2 -> g * 2 * x."""
     x_bar = g * y * x ** (y - 1)
+
+
+@adjoint_case("pow")
+def _(g, ans, x, y):
+    """Any exponent: y == 0 contributes nothing even at x == 0, and d/dy is
+    taken as 0 where x <= 0 (only integer powers are real there)."""
+    x_bar = g * np.where(y == 0, 0.0, y * x ** (y - 1))
     y_bar = g * ans * np.log(np.where(x > 0, x, 1.0))
 
 
@@ -55,6 +148,3 @@ def _(g, ans, x, y):
 def _(g, ans, x, y):
     x_bar = matmul_adjoint_lhs(g, x, y)
     y_bar = matmul_adjoint_rhs(g, x, y)
-
-
-from ..runtime import matmul_adjoint_lhs, matmul_adjoint_rhs  # noqa: E402,F401

@@ -1,1 +1,197 @@
-"""(rules to come)"""
+"""Rules for products and linear algebra: dot, outer, inner, tensordot,
+einsum, trace and ``np.linalg`` (solve, inv, det, slogdet, norm).
+
+The adjoint of a contraction is another contraction of the cotangent with
+the other operand.  When the einsum subscripts are a literal without
+``...``, that contraction is written out at transform time
+(``np.einsum('ik,jk->ij', g, w)``); otherwise helpers in ``runtime`` work it
+out from the ranks at run time.
+"""
+import copy
+
+import gast
+import numpy as np
+
+from .. import ir
+from ..runtime import (dot_adjoint_lhs, dot_adjoint_rhs, einsum_adjoint,  # noqa: F401
+                       einsum_specs, inner_adjoint_lhs, inner_adjoint_rhs,
+                       matmul_adjoint_lhs, matmul_adjoint_rhs, norm_adjoint, solve_adjoint_lhs, solve_transposed,
+                       tensordot_adjoint_lhs,
+                       tensordot_adjoint_rhs, undiagonal, unbroadcast, unreduce)
+from . import adjoint, adjoint_maker
+from .arithmetic import adjoint_case, argument
+
+
+@adjoint(np.dot)
+def _(g, ans, a, b, out=None):
+    a_bar = dot_adjoint_lhs(g, a, b)
+    b_bar = dot_adjoint_rhs(g, a, b)
+
+
+@adjoint(np.inner)
+def _(g, ans, a, b):
+    a_bar = inner_adjoint_lhs(g, a, b)
+    b_bar = inner_adjoint_rhs(g, a, b)
+
+
+@adjoint(np.outer)
+def _(g, ans, a, b, out=None):
+    """np.outer ravels its operands first."""
+    a_bar = np.reshape(np.dot(g, np.ravel(b)), np.shape(a))
+    b_bar = np.reshape(np.dot(np.ravel(a), g), np.shape(b))
+
+
+@adjoint(np.tensordot)
+def _(g, ans, a, b, axes=2):
+    a_bar = tensordot_adjoint_lhs(g, a, b, axes=axes)
+    b_bar = tensordot_adjoint_rhs(g, a, b, axes=axes)
+
+
+@adjoint(np.trace)
+def _(g, ans, a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    diagonal = np.diagonal(a, offset=offset, axis1=axis1, axis2=axis2)
+    diagonal_bar = unreduce(g, diagonal, axis=-1)
+    a_bar = undiagonal(diagonal_bar, a, offset=offset, axis1=axis1, axis2=axis2)
+
+
+# --- einsum ----------------------------------------------------------------------
+
+def _static_adjoint_spec(subscripts, k):
+    """The einsum that gives operand k's cotangent, if it is a plain einsum.
+
+    It is ``'<out>,<other inputs>-><input k>'`` when input k's letters are
+    distinct and each occurs in the output or another input; otherwise
+    (``'ii->i'``, ``'ij->i'``, ``...``) None, and a runtime helper does it.
+    """
+    if "." in subscripts:
+        return None
+    specs, out = einsum_specs(subscripts, [None] * (subscripts.count(",") + 1))
+    target = specs[k]
+    others = specs[:k] + specs[k + 1:]
+    available = set(out).union(*others)
+    if len(set(target)) != len(target) or not set(target) <= available:
+        return None
+    return ",".join([out] + others) + "->" + target
+
+
+@adjoint_maker(np.einsum)
+def _(g, eqn):
+    """Operand k's cotangent: the einsum of ``g`` with the other operands."""
+    subscripts, operands = eqn.args[0], eqn.args[1:]
+    literal = isinstance(subscripts, gast.Constant) and isinstance(subscripts.value, str)
+    outputs = {}
+    for k in range(len(operands)):
+        others = operands[:k] + operands[k + 1:]
+        spec = _static_adjoint_spec(subscripts.value.replace(" ", ""), k) if literal else None
+        if spec is not None:
+            outputs[k + 1] = _call("np.einsum", [ir.const(spec), copy.deepcopy(g)] + others)
+        else:
+            outputs[k + 1] = _call("einsum_adjoint",
+                                   [copy.deepcopy(g), subscripts, ir.const(k)] + operands)
+    return outputs
+
+
+def _call(spelling, args):
+    parts = spelling.split(".")
+    func = ir.name(parts[0])
+    for part in parts[1:]:
+        func = gast.Attribute(value=func, attr=part, ctx=gast.Load())
+    return gast.Call(func=func, args=list(args), keywords=[])
+
+
+# --- np.linalg -----------------------------------------------------------------
+
+@adjoint(np.linalg.solve)
+def _(g, ans, a, b):
+    """x = solve(a, b) means a @ x = b: b's cotangent y solves with a's
+    transpose, and a's is -y @ x.T."""
+    y = solve_transposed(a, g, b)
+    b_bar = unbroadcast(y, b)
+    a_bar = solve_adjoint_lhs(y, a, b, ans)
+
+
+@adjoint(np.linalg.inv)
+def _(g, ans, a):
+    ans_t = np.swapaxes(ans, -1, -2)
+    a_bar = -(ans_t @ g @ ans_t)
+
+
+@adjoint(np.linalg.det)
+def _(g, ans, a):
+    """d det(a) = det(a) * inv(a).T"""
+    a_bar = np.expand_dims(g * ans, (-2, -1)) * np.swapaxes(np.linalg.inv(a), -1, -2)
+
+
+@adjoint(np.linalg.slogdet)
+def _(g, ans, a):
+    """Only log|det| has a derivative (the sign is piecewise constant)."""
+    a_bar = np.expand_dims(g[1], (-2, -1)) * np.swapaxes(np.linalg.inv(a), -1, -2)
+
+
+def _euclidean(eqn):
+    """norm(x) or norm(x, None / 'fro', ...): the root of the sum of squares."""
+    ord_ = argument(eqn, 1, "ord")
+    return ord_ is None or (isinstance(ord_, gast.Constant) and ord_.value in (None, "fro"))
+
+
+@adjoint_case(np.linalg.norm, when=_euclidean)
+def _(g, ans, x, ord=None, axis=None, keepdims=False):
+    x_bar = unreduce(g / ans, x, axis=axis, keepdims=keepdims) * x
+
+
+@adjoint_case(np.linalg.norm)
+def _(g, ans, x, ord=None, axis=None, keepdims=False):
+    x_bar = norm_adjoint(g, ans, x, ord=ord, axis=axis, keepdims=keepdims)
+
+
+# --- the helpers product rules emit, so derivative code can be differentiated ---
+# Each is bilinear: the cotangent of a contraction's operand is linear in the
+# cotangent g_in and in the other operand.  With <c, lhs(g, b)> = <g, dot(c, b)>,
+# its own adjoints are the forward product and the other helper.
+
+@adjoint(dot_adjoint_lhs)
+def _(g, ans, g_in, a, b):
+    g_in_bar = np.dot(g, b)
+    b_bar = dot_adjoint_rhs(g_in, g, b)
+
+
+@adjoint(dot_adjoint_rhs)
+def _(g, ans, g_in, a, b):
+    g_in_bar = np.dot(a, g)
+    a_bar = dot_adjoint_lhs(g_in, a, g)
+
+
+@adjoint(inner_adjoint_lhs)
+def _(g, ans, g_in, a, b):
+    g_in_bar = np.inner(g, b)
+    b_bar = inner_adjoint_rhs(g_in, g, b)
+
+
+@adjoint(inner_adjoint_rhs)
+def _(g, ans, g_in, a, b):
+    g_in_bar = np.inner(a, g)
+    a_bar = inner_adjoint_lhs(g_in, a, g)
+
+
+@adjoint(tensordot_adjoint_lhs)
+def _(g, ans, g_in, a, b, axes=2):
+    g_in_bar = np.tensordot(g, b, axes=axes)
+    b_bar = tensordot_adjoint_rhs(g_in, g, b, axes=axes)
+
+
+@adjoint(tensordot_adjoint_rhs)
+def _(g, ans, g_in, a, b, axes=2):
+    g_in_bar = np.tensordot(a, g, axes=axes)
+    a_bar = tensordot_adjoint_lhs(g_in, a, g, axes=axes)
+
+
+@adjoint(matmul_adjoint_lhs)
+def _(g, ans, g_in, a, b):
+    g_in_bar = g @ b
+    b_bar = matmul_adjoint_rhs(g_in, g, b)
+
+
+@adjoint(matmul_adjoint_rhs)
+def _(g, ans, g_in, a, b):
+    g_in_bar = a @ g
+    a_bar = matmul_adjoint_lhs(g_in, a, g)

@@ -162,10 +162,16 @@ def _(g, ans, condition, x, y):
 
 
 @adjoint(np.clip)
-def _(g, ans, a, a_min=None, a_max=None):
-    a_bar = g * ((a >= a_min) & (a <= a_max))
+def _(g, ans, a, a_min=None, a_max=None, out=None, min=None, max=None):
+    """Where ``a`` was inside the bounds it passes through (``ans == a``), so
+    a missing (None) bound needs no special case; a bound receives the
+    cotangent where it was the one taken.  ``min``/``max`` are NumPy 2's
+    keyword spellings of the bounds."""
+    a_bar = g * (ans == a)
     a_min_bar = g * (a < a_min)
     a_max_bar = g * (a > a_max)
+    min_bar = g * (a < min)
+    max_bar = g * (a > max)
 
 
 @adjoint(np.real, np.conj)
