@@ -167,3 +167,17 @@ def test_generated_code_reads_like_backprop():
     assert "unreduce(" in src and "axis=1" in src
     src = tx.source(tx.grad(lambda x: np.sum(x)))
     assert "keepdims" not in src and "axis" not in src
+
+
+# --- forms without a rule are refused, not silently wrong ---------------------------
+
+def test_masked_and_seeded_reductions_are_refused():
+    x = rand(3, 4)
+    mask = x > 0
+    with pytest.raises(tx.TransformError, match="where="):
+        tx.grad(lambda x: np.sum(x, where=mask))(x)
+    with pytest.raises(tx.TransformError, match="initial="):
+        tx.grad(lambda x: np.max(x, initial=0.0))(x)
+    with pytest.raises(tx.TransformError, match="correction="):
+        tx.grad(lambda x: np.var(x, correction=1))(x)
+    check(lambda x: np.sum(x ** 2, initial=1.0), x)       # a constant offset is fine

@@ -14,6 +14,7 @@ import gast
 import numpy as np
 
 from ..runtime import matmul_adjoint_lhs, matmul_adjoint_rhs, zeros_like  # noqa: F401
+from ..errors import TransformError
 from ..templates import Template
 from . import ADJOINT, _name, adjoint
 
@@ -37,7 +38,10 @@ class Cases(Template):
         raise TypeError(f"no derivative template matches {eqn!r}")
 
     def instantiate(self, g, ans, eqn, namer, wanted):
-        return self.pick(eqn).instantiate(g, ans, eqn, namer, wanted)
+        rule = self.pick(eqn)
+        if isinstance(rule, Refusal):
+            raise TransformError(rule.message, eqn.origin, rule.hint)
+        return rule.instantiate(g, ans, eqn, namer, wanted)
 
     def __getattr__(self, attr):   # look like the fallback template
         if attr == "cases":
@@ -45,16 +49,35 @@ class Cases(Template):
         return getattr(self.cases[-1][1], attr)
 
 
-def adjoint_case(key, when=None):
-    """Register one reverse template of ``key``, used when ``when(eqn)`` holds."""
+def _register_case(key, entry):
+    name = _name(key)
+    rule = ADJOINT.get(name)
+    if not isinstance(rule, Cases):
+        rule = ADJOINT[name] = Cases()
+    rule.cases.append(entry)
+
+
+def adjoint_case(*keys, when=None):
+    """Register one reverse template of ``keys``, used when ``when(eqn)`` holds."""
     def register(fn):
-        name = _name(key)
-        rule = ADJOINT.get(name)
-        if not isinstance(rule, Cases):
-            rule = ADJOINT[name] = Cases()
-        rule.cases.append((when, Template(fn, "_bar")))
+        template = Template(fn, "_bar")
+        for key in keys:
+            _register_case(key, (when, template))
         return fn
     return register
+
+
+class Refusal:
+    """A form of a call that has no derivative rule: say so, never guess."""
+
+    def __init__(self, message, hint):
+        self.message = message
+        self.hint = hint
+
+
+def adjoint_refusal(key, when, message, hint):
+    """Refuse to differentiate ``key`` when ``when(eqn)`` holds (register first)."""
+    _register_case(key, (when, Refusal(message, hint)))
 
 
 def argument(eqn, position, keyword):

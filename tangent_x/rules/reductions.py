@@ -10,26 +10,55 @@ import numpy as np
 
 from ..runtime import prod_others, unreduce  # noqa: F401
 from . import adjoint
-from .arithmetic import adjoint_case, constant
+from .arithmetic import adjoint_case, adjoint_refusal, constant, passed
 
 
-@adjoint(np.sum)
+def _refuse(keys, label, *params):
+    """Forms with no rule here (masked or seeded reductions, ``out=``): a clear
+    error at transform time rather than a silently wrong gradient."""
+    hints = {
+        "where": "mask the input instead, e.g. np.sum(np.where(mask, x, 0.0))",
+        "initial": "combine the initial value separately, e.g. np.maximum(np.max(x), v)",
+        "out": "assign the result instead of writing into out=",
+        "mean": "let NumPy compute the mean",
+        "correction": "pass ddof= instead",
+    }
+    for position, keyword in params:
+        for key in keys:
+            adjoint_refusal(key, passed(position, keyword),
+                            f"{label}(..., {keyword}=...) has no derivative rule",
+                            hints[keyword])
+
+
+_refuse([np.sum], "np.sum", (3, "out"), (6, "where"))
+_refuse([np.mean], "np.mean", (3, "out"), (None, "where"))
+_refuse([np.prod], "np.prod", (3, "out"), (5, "initial"), (6, "where"))
+_refuse([np.max, "amax"], "np.max", (2, "out"), (4, "initial"), (5, "where"))
+_refuse([np.min, "amin"], "np.min", (2, "out"), (4, "initial"), (5, "where"))
+_refuse([np.var], "np.var", (3, "out"), (None, "where"), (None, "mean"),
+        (None, "correction"))
+_refuse([np.std], "np.std", (3, "out"), (None, "where"), (None, "mean"),
+        (None, "correction"))
+_refuse([np.cumsum], "np.cumsum", (3, "out"))
+
+
+@adjoint_case(np.sum)
 def _(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
     a_bar = unreduce(g, a, axis=axis, keepdims=keepdims)
 
 
-@adjoint(np.mean)
+@adjoint_case(np.mean)
 def _(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
     count = np.size(a) / np.size(ans)
     a_bar = unreduce(g / count, a, axis=axis, keepdims=keepdims)
 
 
-@adjoint(np.prod)
+@adjoint_case(np.prod)
 def _(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
     a_bar = unreduce(g, a, axis=axis, keepdims=keepdims) * prod_others(a, axis=axis)
 
 
-@adjoint(np.max, np.min, "amax", "amin")
+@adjoint_case(np.max, np.min, "amax", "amin")
 def _(g, ans, a, axis=None, out=None, keepdims=False):
     """The extreme entries share the cotangent equally (as JAX does)."""
     winners = a == unreduce(ans, a, axis=axis, keepdims=keepdims)
@@ -37,14 +66,14 @@ def _(g, ans, a, axis=None, out=None, keepdims=False):
     a_bar = unreduce(g, a, axis=axis, keepdims=keepdims) * winners / count
 
 
-@adjoint(np.var)
+@adjoint_case(np.var)
 def _(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
     count = np.size(a) / np.size(ans)
     centered = a - np.mean(a, axis=axis, keepdims=True)
     a_bar = unreduce(g, a, axis=axis, keepdims=keepdims) * centered * (2.0 / (count - ddof))
 
 
-@adjoint(np.std)
+@adjoint_case(np.std)
 def _(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
     count = np.size(a) / np.size(ans)
     centered = a - np.mean(a, axis=axis, keepdims=True)
