@@ -35,8 +35,8 @@ from ._threefry import threefry_block
 
 __all__ = ["uniform", "normal", "uniform_kernel", "normal_kernel"]
 
-_jit = numba.njit(cache=True, nogil=True)
-_inline = numba.njit(cache=True, nogil=True, inline="always")
+_jit = numba.njit(cache=True, nogil=True, error_model="numpy")
+_inline = numba.njit(cache=True, nogil=True, inline="always", error_model="numpy")
 
 _SCALE32 = np.float32(2.0 ** -23)
 _SCALE64 = 2.0 ** -52

@@ -23,6 +23,7 @@ On top of the hash, :func:`random_bits`, :func:`split_key` and
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
 
@@ -37,8 +38,29 @@ _PARITY = 0x1BD11BDA
 ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
 
 # Elements processed per chunk by the NumPy kernel: three uint32 buffers of
-# this size (~200 KiB) stay in L2, which matters more than ufunc overhead.
-_CHUNK = 1 << 14
+# this size (~400 KiB) stay in L2, which matters more than ufunc overhead.
+_CHUNK = 1 << 15
+# Arrays at least this large are hashed by several threads (NumPy's ufuncs
+# release the GIL, so chunks on different cores run in parallel).
+_PARALLEL_MIN = 1 << 20
+_pool = None
+
+
+def _parallel(fn, n):
+    """Run ``fn(start, stop)`` over [0, n), split across worker threads."""
+    global _pool
+    workers = min(4, os.cpu_count() or 1)
+    if n < _PARALLEL_MIN or workers == 1:
+        fn(0, n)
+        return
+    if _pool is None:
+        from concurrent.futures import ThreadPoolExecutor
+        _pool = ThreadPoolExecutor(workers, thread_name_prefix="tangent_x-threefry")
+    step = -(-n // workers)
+    step = -(-step // _CHUNK) * _CHUNK            # whole chunks per worker
+    futures = [_pool.submit(fn, s, min(s + step, n)) for s in range(0, n, step)]
+    for f in futures:
+        f.result()
 
 
 def _key_schedule(k0: int, k1: int):
@@ -80,14 +102,17 @@ def threefry2x32(k0, k1, x0, x1):
     y0 = np.empty(x0.shape, U32)
     y1 = np.empty(x0.shape, U32)
     f0, f1, g0, g1 = x0.reshape(-1), x1.reshape(-1), y0.reshape(-1), y1.reshape(-1)
-    n = f0.size
-    t = np.empty(min(n, _CHUNK), U32)
-    for s in range(0, n, _CHUNK):
-        e = min(s + _CHUNK, n)
-        a, b = g0[s:e], g1[s:e]
-        np.add(f0[s:e], ks0, out=a)
-        np.add(f1[s:e], ks1, out=b)
-        _rounds_inplace(a, b, t[: e - s], adds0, adds1)
+
+    def work(start, stop):
+        t = np.empty(min(stop - start, _CHUNK), U32)
+        for s in range(start, stop, _CHUNK):
+            e = min(s + _CHUNK, stop)
+            a, b = g0[s:e], g1[s:e]
+            np.add(f0[s:e], ks0, out=a)
+            np.add(f1[s:e], ks1, out=b)
+            _rounds_inplace(a, b, t[: e - s], adds0, adds1)
+
+    _parallel(work, f0.size)
     return y0, y1
 
 
@@ -99,24 +124,28 @@ def _iota_bits_xor(k0, k1, start, n):
     """
     ks0, ks1, adds0, adds1 = _key_schedule(int(k0), int(k1))
     out = np.empty(n, U32)
-    size = min(n, _CHUNK)
-    b = np.empty(size, U32)
-    t = np.empty(size, U32)
-    base = np.arange(size, dtype=U32)
-    for s in range(0, n, _CHUNK):
-        e = min(s + _CHUNK, n)
-        m = e - s
-        a = out[s:e]
-        lo0 = start + s
-        if (lo0 + m - 1) >> 32 == lo0 >> 32:        # counters share a high word
-            a.fill(U32(((lo0 >> 32) + int(ks0)) & _M32))
-            np.add(base[:m], U32((lo0 + int(ks1)) & _M32), out=b[:m])
-        else:                                        # crosses a 2**32 boundary
-            idx = np.arange(lo0, lo0 + m, dtype=np.uint64)
-            np.add((idx >> np.uint64(32)).astype(U32), ks0, out=a)
-            np.add(idx.astype(U32), ks1, out=b[:m])
-        _rounds_inplace(a, b[:m], t[:m], adds0, adds1)
-        a ^= b[:m]
+    base = np.arange(min(n, _CHUNK), dtype=U32)
+
+    def work(first, stop):
+        size = min(stop - first, _CHUNK)
+        b = np.empty(size, U32)
+        t = np.empty(size, U32)
+        for s in range(first, stop, _CHUNK):
+            e = min(s + _CHUNK, stop)
+            m = e - s
+            a = out[s:e]
+            lo0 = start + s
+            if (lo0 + m - 1) >> 32 == lo0 >> 32:    # counters share a high word
+                a.fill(U32(((lo0 >> 32) + int(ks0)) & _M32))
+                np.add(base[:m], U32((lo0 + int(ks1)) & _M32), out=b[:m])
+            else:                                    # crosses a 2**32 boundary
+                idx = np.arange(lo0, lo0 + m, dtype=np.uint64)
+                np.add((idx >> np.uint64(32)).astype(U32), ks0, out=a)
+                np.add(idx.astype(U32), ks1, out=b[:m])
+            _rounds_inplace(a, b[:m], t[:m], adds0, adds1)
+            a ^= b[:m]
+
+    _parallel(work, n)
     return out
 
 

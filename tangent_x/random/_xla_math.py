@@ -60,7 +60,7 @@ def _f32(bits: int) -> np.float32:
     return np.array(bits, np.uint32).view(F32)[()]
 
 
-_jit = numba.njit(cache=True, nogil=True, inline="always")
+_jit = numba.njit(cache=True, nogil=True, inline="always", error_model="numpy")
 
 # ----------------------------------------------------------------- float32 log
 _P = np.array([_f32(b) for b in (0x3D9021BB, 0xBDEBD1B8, 0x3DEF251A, 0xBDFE5D4F,
@@ -73,25 +73,48 @@ _MIN_NORMAL = _f32(0x00800000)
 _ONE32 = F32(1.0)
 _ZERO32 = F32(0.0)
 _HALF32 = F32(0.5)
+_INF32 = F32(np.inf)
+_NAN32 = F32(np.nan)
+
+
+@intrinsic
+def _f32_bits(typingctx, x):
+    """The IEEE bits of a float32 as uint32 (a bit cast; Numba has none for scalars)."""
+    if x != types.float32:
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.bitcast(args[0], llvm_ir.IntType(32))
+
+    return types.uint32(x), codegen
+
+
+@intrinsic
+def _bits_f32(typingctx, x):
+    """The float32 whose IEEE bits are the uint32 ``x``."""
+    if x != types.uint32:
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.bitcast(args[0], llvm_ir.FloatType())
+
+    return types.float32(x), codegen
 
 
 @_jit
 def log_f32(z):
-    """Natural log of a float32, bit-identical to XLA CPU's inlined ``log``."""
-    if not z > _ZERO32:                       # negative or NaN -> NaN; 0 -> -inf
-        return F32(-np.inf) if z == _ZERO32 else F32(np.nan)
-    if z == F32(np.inf):
-        return z
-    if z < _MIN_NORMAL:                       # denormals are flushed
-        z = _MIN_NORMAL
-    mant, ex = math.frexp(z)                  # z = mant * 2**ex, mant in [0.5, 1)
-    m = F32(mant)
-    e = F32(ex)
-    if m < _SQRT_HALF:                        # use 2m - 1 and one less in e
-        x = (m - _ONE32) + m
-        e = e - _ONE32
-    else:
-        x = m - _ONE32
+    """Natural log of a float32, bit-identical to XLA CPU's inlined ``log``.
+
+    Written without branches (selects only) so that loops over it vectorise.
+    """
+    zc = z if z > _MIN_NORMAL else _MIN_NORMAL      # denormals are flushed
+    bits = np.int64(_f32_bits(zc))
+    # z = m * 2**e with the mantissa m in [0.5, 1).
+    e = np.float32((bits >> 23) - 126)
+    m = _bits_f32(np.uint32((bits & 0x807FFFFF) | 0x3F000000))
+    small = m < _SQRT_HALF                           # use 2m - 1 and e - 1
+    x = (m - _ONE32) + (m if small else _ZERO32)
+    e = e - (_ONE32 if small else _ZERO32)
     x2 = x * x
     x3 = x2 * x
     y = fma(x, _P[0], _P[1])
@@ -103,8 +126,10 @@ def log_f32(z):
     y = fma(y, x3, y1)
     y = fma(y, x3, y2)
     y = fma(y, x3, e * _Q1)                   # e*q1 is rounded on its own
-    r = (x - x2 * _HALF32) + y                # x2/2 is exact
-    return fma(e, _Q2, r)
+    r = fma(e, _Q2, (x - x2 * _HALF32) + y)   # x2/2 is exact
+    r = _INF32 if z == _INF32 else r
+    r = -_INF32 if z == _ZERO32 else r
+    return r if z >= _ZERO32 else _NAN32      # negative or NaN
 
 
 @_jit
@@ -142,9 +167,10 @@ def _log1p_small(x, num, den, neg_half):
 
 @_jit
 def log1p_f32(x):
-    if abs(x) < _T32:
-        return _log1p_small(x, _NUM32, _DEN32, F32(-0.5))
-    return log_f32(x + _ONE32)
+    # Both branches are evaluated (as XLA does) so loops stay branch-free.
+    small = _log1p_small(x, _NUM32, _DEN32, F32(-0.5))
+    large = log_f32(x + _ONE32)
+    return small if abs(x) < _T32 else large
 
 
 @_jit
@@ -200,19 +226,13 @@ _E64_GE16 = np.array((
 
 @_jit
 def erfinv_f32(x):
-    if abs(x) == _ONE32:
-        return x * F32(np.inf)
     w = -log1p_f32(x * -x)
-    if w < F32(5.0):
-        c = _E32_LT5
-        w = w - F32(2.5)
-    else:
-        c = _E32_GE5
-        w = F32(math.sqrt(w)) - F32(3.0)
-    p = c[0]
+    lt = w < F32(5.0)
+    s = (w - F32(2.5)) if lt else (F32(math.sqrt(w)) - F32(3.0))
+    p = _E32_LT5[0] if lt else _E32_GE5[0]
     for i in range(1, 9):
-        p = fma(p, w, c[i])
-    return p * x
+        p = fma(p, s, _E32_LT5[i] if lt else _E32_GE5[i])
+    return x * _INF32 if abs(x) == _ONE32 else p * x
 
 
 @_jit
@@ -237,37 +257,37 @@ def erfinv_f64(x):
 
 
 # ------------------------------------------------------------ array wrappers
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, error_model="numpy")
 def _map_erfinv_f32(a, out):
     for i in range(a.size):
         out[i] = erfinv_f32(a[i])
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, error_model="numpy")
 def _map_erfinv_f64(a, out):
     for i in range(a.size):
         out[i] = erfinv_f64(a[i])
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, error_model="numpy")
 def _map_log_f32(a, out):
     for i in range(a.size):
         out[i] = log_f32(a[i])
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, error_model="numpy")
 def _map_log_f64(a, out):
     for i in range(a.size):
         out[i] = log_f64(a[i])
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, error_model="numpy")
 def _map_log1p_f32(a, out):
     for i in range(a.size):
         out[i] = log1p_f32(a[i])
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, error_model="numpy")
 def _map_log1p_f64(a, out):
     for i in range(a.size):
         out[i] = log1p_f64(a[i])
@@ -293,7 +313,7 @@ log.__doc__ = "Elementwise XLA-exact log of a float32/float64 array."
 log1p.__doc__ = "Elementwise XLA-exact log1p of a float32/float64 array."
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, error_model="numpy")
 def _map_fma(a, b, c, out):
     for i in range(a.size):
         out[i] = fma(a[i], b[i], c[i])
