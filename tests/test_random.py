@@ -300,3 +300,38 @@ def test_permutation_and_choice_without_replacement():
     first = [int(np.argmax(random.permutation(random.fold_in(k, i), 4) == 0))
              for i in range(4000)]
     assert np.all(np.abs(np.bincount(first, minlength=4) / 4000 - 0.25) < 0.04)
+
+
+# ------------------------------------------------------ inside njit code
+def _jit_program(seed):
+    k = random.PRNGKey(seed)
+    keys = random.split(k, 3)
+    k1, k2 = keys[0], keys[1]
+    k3 = random.fold_in(k2, 7)
+    return (random.uniform(k1, (3, 4), np.float32, -2.0, 5.0),
+            random.normal(k3, (7,)),
+            random.normal(k3, (5,), np.float64),
+            random.bernoulli(k1, 0.3, (6,)),
+            random.split(k, 5),
+            random.uniform(k1, ()),
+            random.key_data(keys))
+
+
+@pytest.mark.parametrize("partitionable", [True, False])
+def test_functions_compile_under_numba(partitionable):
+    import numba
+    compiled = numba.njit(_jit_program)
+    with config.override("threefry_partitionable", partitionable):
+        got = compiled(42)
+        want = _jit_program(42)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and g.shape == w.shape
+        np.testing.assert_array_equal(g, w)
+
+
+def test_tangent_x_random_does_not_import_jax():
+    import subprocess
+    import sys
+    code = ("import sys, tangent_x.random as r; r.normal(r.PRNGKey(0), (3,)); "
+            "assert 'jax' not in sys.modules, 'jax imported'")
+    subprocess.run([sys.executable, "-c", code], check=True)

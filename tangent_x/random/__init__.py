@@ -48,3 +48,6 @@ def bits(key, shape=(), dtype=None):
 __all__ = ["PRNGKey", "key", "split", "fold_in", "key_data", "bits", "uniform",
            "normal", "bernoulli", "randint", "permutation", "choice",
            "threefry2x32", "threefry2x32_core", "random_bits"]
+
+# Teach Numba to compile calls to the functions above (for tangent_x.jit).
+from . import _overloads  # noqa: E402,F401
