@@ -206,7 +206,24 @@ def _cast_grads(grads, args, argnums, single):
         grads = (grads,)
     out = tuple(tree_util.tree_map(_cast_like, g, args[i]) if g is not None else g
                 for g, i in zip(grads, argnums))
+    out = _owned(out, args)
     return out[0] if single else out
+
+
+def _owned(grads, args):
+    """Every gradient leaf a fresh writable array: never a read-only
+    broadcast view, never the caller's own input, never shared with another
+    leaf (generated code may legitimately return ``x_bar = y``)."""
+    seen = {id(leaf) for leaf in tree_util.tree_leaves(args) if isinstance(leaf, np.ndarray)}
+
+    def own(leaf):
+        if isinstance(leaf, np.ndarray):
+            if id(leaf) in seen or not leaf.flags.writeable or not leaf.flags.owndata:
+                leaf = leaf.copy()
+            seen.add(id(leaf))
+        return leaf
+
+    return tree_util.tree_map(own, grads)
 
 
 def grad(fun, argnums=0, has_aux=False):
@@ -271,6 +288,7 @@ def source(fun, stage="python"):
     """The generated source of a transformed (or plain) function, as a string."""
     if stage not in STAGES:
         raise ValueError(f"unknown stage {stage!r}; choose one of {', '.join(STAGES)}")
+    fun = getattr(fun, "__tangent_x__", fun)     # e.g. the vjp_fun of tx.vjp
     target = fun.generated.function if isinstance(fun, Transformed) else fun
     if stage == "parse":
         from . import parser

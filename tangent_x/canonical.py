@@ -73,7 +73,7 @@ _METHOD_RENAME = {"flatten": "ravel", "conjugate": "conj"}
 _SHAPE_METHODS = {"reshape", "transpose"}    # accept varargs: x.reshape(2, 3)
 _ATTRIBUTES = {"T": "transpose", "shape": "shape", "ndim": "ndim",
                "size": "size", "real": "real"}
-_AT_UPDATES = {"set": None, "add": "add", "multiply": "mul",
+_AT_UPDATES = {"set": None, "add": "index_add", "multiply": "mul",
                "min": "minimum", "max": "maximum"}
 
 
@@ -142,6 +142,10 @@ class Converter:
         self.origin = None
         self.temps = set()
         self._inlining = []
+        self._bindings = {}   # atom name -> [(scope, user name)] bound to it
+        self._containers = {}  # atom name -> "dict" | "list" for packed containers
+        self._view_children = {}  # base atom name -> names of views taken from it
+        self._views = {}      # atom name -> (base atom, index): x = base[index]
         self._cse = {}   # pure equations already emitted: reuse, don't recompute
         self.deps = []   # (kind, holder, name, value): what the code was built from
 
@@ -164,7 +168,11 @@ class Converter:
 
     def emit(self, prim, args, kwargs=None, params=None, target=None, base="t"):
         key = _cse_key(prim, args, kwargs, params)
-        if key is not None and key in self._cse:
+        # Reuse an equal earlier value only for anonymous temporaries, and
+        # only if no user name holds it: two names must stay two objects,
+        # or a later x[i] = v would be seen through both.
+        if key is not None and target is None and key in self._cse \
+                and not self._bindings.get(self._cse[key]):
             return ir.name(self._cse[key])
         if target is None:
             out = self.namer.fresh(base)
@@ -188,11 +196,13 @@ class Converter:
         return ir.name(self.env_name(obj, base))
 
     def classify(self, obj, base):
-        if isinstance(obj, (types.ModuleType, types.FunctionType, types.MethodType,
-                            types.BuiltinFunctionType, np.ufunc, type, LocalFunction)) \
-                or (callable(obj) and not isinstance(obj, np.ndarray)):
-            return Static(obj)
-        return self.value_atom(obj, base)
+        """Data (numbers, arrays, containers) becomes an atom; everything else
+        (modules, functions, classes, user objects) is resolved statically, so
+        ``model.loss(x)`` and ``self.W`` are looked up when transforming."""
+        if _is_plain_constant(obj) or isinstance(obj, (np.ndarray, np.generic, list,
+                                                       tuple, dict)):
+            return self.value_atom(obj, base)
+        return Static(obj)
 
     def lookup(self, scope, node):
         name_ = node.id
@@ -283,8 +293,11 @@ class Converter:
     def expr_Subscript(self, scope, node, target):
         base = self.atom(scope, node.value)
         idx = self.index_atom(scope, node.slice)
-        return self.emit(P.get("getitem"), [base, idx], target=target,
-                         base=_item_name(base, idx))
+        out = self.emit(P.get("getitem"), [base, idx], target=target,
+                        base=_item_name(base, idx))
+        if ir.is_name(base) and _looks_basic(idx):
+            self._add_view(out, base, idx)
+        return out
 
     def expr_BinOp(self, scope, node, target):
         left, right = self.atom(scope, node.left), self.atom(scope, node.right)
@@ -321,7 +334,9 @@ class Converter:
 
     def expr_List(self, scope, node, target):
         elts = [self.atom(scope, e) for e in node.elts]
-        return self.emit(P.get("list"), elts, target=target, base="items")
+        out = self.emit(P.get("list"), elts, target=target, base="items")
+        self._containers[out.id] = "list"
+        return out
 
     def expr_Dict(self, scope, node, target):
         keys = []
@@ -331,26 +346,36 @@ class Converter:
                                  "use string or number keys", scope)
             keys.append(k.value)
         values = [self.atom(scope, v) for v in node.values]
-        return self.emit(P.get("dict"), values, params={"keys": tuple(keys)},
-                         target=target, base="d")
+        out = self.emit(P.get("dict"), values, params={"keys": tuple(keys)},
+                        target=target, base="d")
+        self._containers[out.id] = "dict"
+        return out
 
     def expr_Lambda(self, scope, node, target):
         return Static(LocalFunction(node, scope))
 
     # --- calls ------------------------------------------------------------
 
-    def call_args(self, scope, node):
+    def call_args(self, scope, node, allow_static=False):
+        """Atoms for a call's arguments; functions may be passed only to
+        functions that are inlined (they are bound, not evaluated)."""
+        def arg(value_node):
+            value = self.expr(scope, value_node)
+            if isinstance(value, Static) and allow_static:
+                return value
+            return self.as_atom(scope, value, value_node)
+
         args, kwargs = [], {}
         for a in node.args:
             if isinstance(a, gast.Starred):
                 raise self.error("*args in a call is not supported", a,
                                  "pass the arguments one by one", scope)
-            args.append(self.atom(scope, a))
+            args.append(arg(a))
         for k in node.keywords:
             if k.arg is None:
                 raise self.error("**kwargs in a call is not supported", k.value,
                                  "pass keyword arguments one by one", scope)
-            kwargs[k.arg] = self.atom(scope, k.value)
+            kwargs[k.arg] = arg(k.value)
         return args, kwargs
 
     def expr_Call(self, scope, node, target):
@@ -377,7 +402,7 @@ class Converter:
 
     def call_object(self, scope, obj, node, target):
         if isinstance(obj, LocalFunction):
-            args, kwargs = self.call_args(scope, node)
+            args, kwargs = self.call_args(scope, node, allow_static=True)
             return self.inline(obj.node, obj.scope.parsed, obj.scope, args, kwargs,
                                target, scope, node)
         prim = P.lookup(obj)
@@ -398,9 +423,13 @@ class Converter:
         wrapped = _transformed_source(obj)
         if wrapped is not None:
             obj = wrapped
+        if not isinstance(obj, (type, types.FunctionType, types.MethodType,
+                                types.BuiltinFunctionType, np.ufunc)) \
+                and isinstance(getattr(obj, "__call__", None), types.MethodType):
+            obj = obj.__call__          # a callable instance: inline its __call__
         if isinstance(obj, (types.FunctionType, types.MethodType)) and \
                 isinstance(getattr(obj, "__func__", obj), types.FunctionType):
-            args, kwargs = self.call_args(scope, node)
+            args, kwargs = self.call_args(scope, node, allow_static=True)
             parsed = parser.parse(obj)
             return self.inline(parsed.node, parsed, None, args, kwargs, target, scope, node)
         # Anything else is called as it is: fine while no gradient flows
@@ -441,11 +470,20 @@ class Converter:
         return self.index_update(base, idx, value, _AT_UPDATES[op], target)
 
     def index_update(self, base, idx, value, binop, target):
+        params = {}
+        if ir.is_name(base) and base.id in self._containers:
+            params["container"] = self._containers[base.id]
+        if binop == "index_add":     # x.at[idx].add(v): repeated indices accumulate
+            return self.emit(P.get("index_add"), [base, idx, value], params=params,
+                             target=target, base=_base_name("", base) or "updated")
         if binop is not None:
             old = self.emit(P.get("getitem"), [base, idx], base=_base_name("", base) or "item")
             value = self.emit(P.get(binop), [old, value], base=_base_name("", old))
-        return self.emit(P.get("index_set"), [base, idx, value], target=target,
-                         base=_base_name("", base) or "updated")
+        out = self.emit(P.get("index_set"), [base, idx, value], params=params,
+                        target=target, base=_base_name("", base) or "updated")
+        if params:
+            self._containers[out.id] = params["container"]
+        return out
 
     def inline(self, node, parsed, parent, args, kwargs, target, call_scope, call_node):
         key = id(node)
@@ -598,41 +636,107 @@ class Converter:
 
     def assign(self, scope, target, value):
         if isinstance(target, gast.Name):
-            result = self.expr(scope, value, target=target.id)
-            scope.locals[target.id] = result
+            self.bind(scope, target.id, self.expr(scope, value, target=target.id))
         elif isinstance(target, (gast.Tuple, gast.List)) and \
                 isinstance(value, (gast.Tuple, gast.List)) and \
                 len(target.elts) == len(value.elts) and \
                 not any(isinstance(e, gast.Starred) for e in target.elts):
-            atoms = [self.atom(scope, v) for v in value.elts]   # all right sides first
-            for t, a in zip(target.elts, atoms):
-                self.bind_atom(scope, t, a)
+            values = [self.expr(scope, v) for v in value.elts]   # all right sides first
+            for t, v in zip(target.elts, values):
+                self.bind_atom(scope, t, v)
         else:
             self.bind_atom(scope, target, self.atom(scope, value))
 
+    def bind(self, scope, name_, value):
+        """Bind a user name; names bound to the same atom are aliases."""
+        scope.locals[name_] = value
+        if ir.is_name(value):
+            self._bindings.setdefault(value.id, []).append((scope, name_))
+
     def bind_atom(self, scope, target, value):
         if isinstance(target, gast.Name):
-            scope.locals[target.id] = value
+            self.bind(scope, target.id, value)
         elif isinstance(target, (gast.Tuple, gast.List)):
-            if any(isinstance(e, gast.Starred) for e in target.elts):
-                raise self.error("starred assignment is not supported", target,
-                                 "unpack the items one by one", scope)
+            starred = [i for i, e in enumerate(target.elts) if isinstance(e, gast.Starred)]
+            after = len(target.elts) - 1 - (starred[0] if starred else 0)
             for i, t in enumerate(target.elts):
+                if isinstance(t, gast.Starred):
+                    stop = ir.const(-after) if after else ir.const(None)
+                    item = self.emit(P.get("getitem"),
+                                     [value, ir.slice_call(ir.const(i), stop, None)],
+                                     target=t.value.id if isinstance(t.value, gast.Name)
+                                     else "rest")
+                    self.bind_atom(scope, t.value, item)
+                    continue
+                k = i if not starred or i < starred[0] else i - len(target.elts)
                 base = t.id if isinstance(t, gast.Name) else "item"
-                item = self.emit(P.get("getitem"), [value, ir.const(i)], target=base)
+                item = self.emit(P.get("getitem"), [value, ir.const(k)], target=base)
                 self.bind_atom(scope, t, item)
         elif isinstance(target, gast.Subscript):
-            base_node = target.value
-            if not isinstance(base_node, gast.Name):
-                raise self.error("assignment into a nested subscript is not supported",
-                                 target, "write x[i, j] = v instead of x[i][j] = v", scope)
-            base = self.atom(scope, base_node)
-            idx = self.index_atom(scope, target.slice)
-            scope.locals[base_node.id] = self.index_update(base, idx, value, None,
-                                                           base_node.id)
+            self.assign_subscript(scope, target, value)
         else:
             raise self.error(f"assignment to {type(target).__name__.lower()} is not supported",
                              target, "assign to local names only", scope)
+
+    def assign_subscript(self, scope, target, value, binop=None):
+        """``base[idx] = value`` (or ``op=``): a functional update, then every
+        alias of ``base`` -- and the array ``base`` is a view of -- sees it.
+        ``x[i][j] = v`` updates ``x[i]`` and writes it back into ``x``."""
+        base_node = target.value
+        if not isinstance(base_node, (gast.Name, gast.Subscript)):
+            raise self.error("assignment into this kind of target is not supported",
+                             target, "assign into a local variable: x[i] = v", scope)
+        base = self.atom(scope, base_node)
+        idx = self.index_atom(scope, target.slice)
+        name_ = base_node.id if isinstance(base_node, gast.Name) else None
+        new = self.index_update(base, idx, value, binop, name_ or "updated")
+        if isinstance(base_node, gast.Subscript):
+            self.assign_subscript(scope, base_node, new)
+            return
+        self.propagate(base, new)
+        self.bind(scope, name_, new)
+
+    def propagate(self, old, new):
+        """Python semantics of mutation: after ``old`` became ``new``, its
+        aliases, the views taken from it (``row = y[0]``), and the array it
+        is itself a view of all see the change."""
+        if not ir.is_name(old):
+            return
+        self._rebind(old, new)
+        self._refresh_views(old, new, skip=None)
+        view = self._views.get(old.id)
+        while view is not None:
+            base, idx = view
+            updated = self.index_update(base, idx, new, None, base.id)
+            self._add_view(new, updated, idx)
+            self._rebind(base, updated)
+            self._refresh_views(base, updated, skip=old.id)
+            old, new, view = base, updated, self._views.get(base.id)
+
+    def _add_view(self, view, base, idx):
+        self._views[view.id] = (base, idx)
+        self._view_children.setdefault(base.id, []).append(view.id)
+
+    def _rebind(self, old, new):
+        for s, n in list(self._bindings.get(old.id, [])):
+            current = s.locals.get(n)
+            if ir.is_name(current) and current.id == old.id:
+                self.bind(s, n, new)
+
+    def _is_bound(self, atom_id):
+        return any(ir.is_name(s.locals.get(n)) and s.locals[n].id == atom_id
+                   for s, n in self._bindings.get(atom_id, []))
+
+    def _refresh_views(self, old_base, new_base, skip):
+        for view_id in list(self._view_children.get(old_base.id, [])):
+            if view_id == skip or not self._is_bound(view_id):
+                continue
+            _, idx = self._views[view_id]
+            fresh = self.emit(P.get("getitem"), [new_base, idx],
+                              base=_item_name(new_base, idx))
+            self._add_view(fresh, new_base, idx)
+            self._rebind(ir.name(view_id), fresh)
+            self._refresh_views(ir.name(view_id), fresh, skip=None)
 
     def stmt_AugAssign(self, scope, stmt):
         prim = P.BINOP_BY_AST.get(type(stmt.op))
@@ -640,13 +744,9 @@ class Converter:
         if isinstance(target, gast.Name):
             old = self.atom(scope, target)
             value = self.atom(scope, stmt.value)
-            scope.locals[target.id] = self.emit(prim, [old, value], target=target.id)
-        elif isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name):
-            base = self.atom(scope, target.value)
-            idx = self.index_atom(scope, target.slice)
-            value = self.atom(scope, stmt.value)
-            scope.locals[target.value.id] = self.index_update(
-                base, idx, value, prim.name, target.value.id)
+            self.bind(scope, target.id, self.emit(prim, [old, value], target=target.id))
+        elif isinstance(target, gast.Subscript):
+            self.assign_subscript(scope, target, self.atom(scope, stmt.value), prim.name)
         else:
             raise self.error("augmented assignment to this target is not supported",
                              stmt, "assign to a local name or x[index]", scope)
@@ -689,6 +789,26 @@ def _cse_key(prim, args, kwargs, params):
                 tuple(sorted((k, repr(v)) for k, v in (params or {}).items())))
     except Exception:
         return None
+
+
+def _looks_basic(idx):
+    """Basic indexing (ints, slices) returns a view that shares memory.
+
+    Names are assumed to hold integers here: ``row = X[i]`` is the common
+    case; an integer-array index makes a copy in NumPy, and assigning into
+    that copy would (wrongly) be written back.
+    """
+    parts = idx.elts if isinstance(idx, gast.Tuple) else [idx]
+    for p in parts:
+        if isinstance(p, gast.Constant) and (p.value is None or p.value is Ellipsis
+                                             or type(p.value) is int):
+            continue
+        if isinstance(p, gast.Call) and ir.is_name(p.func, "slice"):
+            continue
+        if ir.is_name(p):
+            continue
+        return False
+    return True
 
 
 def _item_name(base, idx):

@@ -144,15 +144,19 @@ def spell(eqn):
     if eqn.prim.kind == "index_set":
         x, idx, v = eqn.args
         out = eqn.out
-        return [
-            gast.Assign(targets=[name(out, gast.Store())],
-                        value=gast.Call(func=P.dotted("np.copy"), args=[x], keywords=[]),
-                        type_comment=None),
-            gast.Assign(targets=[gast.Subscript(value=name(out),
-                                                slice=_index_for_subscript(idx),
-                                                ctx=gast.Store())],
-                        value=v, type_comment=None),
-        ]
+        copier = {"dict": "dict", "list": "list"}.get(eqn.params.get("container"), "np.copy")
+        copy_stmt = gast.Assign(targets=[name(out, gast.Store())],
+                                value=gast.Call(func=P.dotted(copier), args=[x], keywords=[]),
+                                type_comment=None)
+        if eqn.prim.name == "index_add":     # repeated indices accumulate
+            update = gast.Expr(value=gast.Call(func=P.dotted("np.add.at"),
+                                               args=[name(out), idx, v], keywords=[]))
+        else:
+            update = gast.Assign(targets=[gast.Subscript(value=name(out),
+                                                         slice=_index_for_subscript(idx),
+                                                         ctx=gast.Store())],
+                                 value=v, type_comment=None)
+        return [copy_stmt, update]
     value = expr_of(eqn)
     if not eqn.outs:
         return [gast.Expr(value=value)]

@@ -80,6 +80,9 @@ def source_lines(fn):
 def parse(fn):
     """Return a ParsedFunction for a plain function, lambda or bound method."""
     self_obj = None
+    if not isinstance(fn, (type, types.FunctionType, types.MethodType)) and \
+            isinstance(getattr(fn, "__call__", None), types.MethodType):
+        fn = fn.__call__              # a callable instance
     if isinstance(fn, types.MethodType):
         self_obj = fn.__self__
         fn = fn.__func__

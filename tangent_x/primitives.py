@@ -132,6 +132,7 @@ register(Primitive("dict", "dict", view=True))
 register(Primitive("namedtuple", "namedtuple", view=True))
 register(Primitive("assign", "assign", view=True))
 register(Primitive("index_set", "index_set"))
+register(Primitive("index_add", "index_set"))
 register(Primitive("opaque", "opaque", differentiable=False, view=True))
 register(Primitive("effect", "effect", differentiable=False))
 
@@ -144,7 +145,7 @@ _ELEMENTWISE_BINARY = "maximum minimum arctan2 logaddexp hypot fmax fmin".split(
 _OTHER_DIFF = """sum mean prod max min amax amin var std reshape transpose
     swapaxes moveaxis expand_dims squeeze concatenate stack hstack vstack
     broadcast_to tile repeat flip ravel dot outer inner tensordot trace
-    einsum cumsum diagonal copy asarray array where clip""".split()
+    einsum cumsum diagonal copy asarray array where clip full full_like""".split()
 _NONDIFF = """sign floor ceil round rint trunc shape ndim size zeros_like
     ones_like zeros ones empty empty_like eye identity arange
     linspace argmax argmin argsort isnan isinf isfinite logical_and

@@ -116,14 +116,18 @@ def _array_kinds(fn):
     """
     structural = {"getitem", "getattr", "tuple", "list", "dict", "namedtuple",
                   "assign", "opaque"}
-    kinds = set()
+    packs = {"tuple", "list", "dict", "namedtuple"}
+    kinds, containers = set(), set()
     for eqn in fn.eqns:
+        if eqn.prim.name in packs or eqn.params.get("container"):
+            containers.update(eqn.outs)
+            continue
         if eqn.prim.name not in structural:
             kinds.update(eqn.outs)
             kinds.update(a.id for a in eqn.args if ir.is_name(a))
         elif eqn.prim.name == "getitem":
             kinds.update(a.id for a in eqn.args[1:] if ir.is_name(a))
-    return kinds
+    return kinds - containers
 
 
 def _assign(name_, value):

@@ -34,6 +34,8 @@ def _is_array_like(x):
 
 def unbroadcast(g, x):
     """Sum ``g`` down to the shape of ``x`` (undo NumPy broadcasting)."""
+    if isinstance(x, (list, tuple, dict)):
+        return g          # a container stored into a container: nothing broadcast
     shape = np.shape(x)
     g_shape = np.shape(g)
     if g_shape == shape:
@@ -95,6 +97,12 @@ def unattr(x, attr, g):
 def index_zero(g, index):
     """A copy of ``g`` with ``g[index]`` zeroed: the cotangent that flows
     past ``x[index] = v`` to the old ``x``."""
+    if isinstance(g, (list, dict)):
+        out = type(g)(g)
+        if isinstance(g, dict) and index not in g:
+            return out
+        out[index] = zeros_like(out[index])
+        return out
     out = np.array(g, copy=True)
     out[index] = 0
     return out

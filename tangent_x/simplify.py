@@ -68,6 +68,11 @@ def _defs_and_uses(stmt):
         if isinstance(target, gast.Tuple):
             return {e.id for e in target.elts}, uses, False
         return {target.id}, uses, False
+    call = getattr(stmt, "value", None)
+    if isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute) \
+            and call.func.attr == "at" and call.args and ir.is_name(call.args[0]):
+        base = call.args[0].id                        # np.add.at(x, i, v) updates x
+        return {base}, ir.names_in(stmt), False
     return set(), ir.names_in(stmt), True
 
 
@@ -79,10 +84,18 @@ def eliminate_dead_code(blocks, live):
         for stmt in reversed(block.stmts):
             defs, uses, effect = _defs_and_uses(stmt)
             if effect or defs & live:
-                if not (isinstance(stmt, gast.Assign)
-                        and isinstance(stmt.targets[0], gast.Subscript)):
+                if not _is_update(stmt):
                     live -= defs
                 live |= uses
                 kept.append(stmt)
         block.stmts = kept[::-1]
     return blocks
+
+
+def _is_update(stmt):
+    """``x[i] = v`` and ``np.add.at(x, i, v)`` modify x rather than define it."""
+    if isinstance(stmt, gast.Assign):
+        return isinstance(stmt.targets[0], gast.Subscript)
+    call = getattr(stmt, "value", None)
+    return isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute) \
+        and call.func.attr == "at"

@@ -1,7 +1,7 @@
 """Rules for elementwise NumPy math.  Each line is the textbook derivative."""
 import numpy as np
 
-from ..runtime import stop_gradient  # noqa: F401
+from ..runtime import stop_gradient, unbroadcast  # noqa: F401
 from . import adjoint
 
 
@@ -187,3 +187,13 @@ def _(g, ans, a, dtype=None):
 @adjoint("float")
 def _(g, ans, x):
     x_bar = g
+
+
+@adjoint(np.full_like)
+def _(g, ans, a, fill_value, dtype=None):
+    fill_value_bar = unbroadcast(g, fill_value)
+
+
+@adjoint(np.full)
+def _(g, ans, shape, fill_value, dtype=None):
+    fill_value_bar = unbroadcast(g, fill_value)

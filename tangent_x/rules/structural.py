@@ -47,3 +47,9 @@ def _(g, eqn):
 
 def _item(g, key):
     return gast.Subscript(value=g, slice=key, ctx=gast.Load())
+
+
+@adjoint("index_add")
+def _(g, ans, x, index, v):
+    x_bar = g
+    v_bar = unbroadcast(g[index], v)
