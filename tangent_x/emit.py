@@ -33,8 +33,10 @@ def display_path(path):
 
 def unparse(node):
     tree = gast.gast_to_ast(node)
-    for n in ast.walk(tree):   # unparse reads positions it never prints
-        if "lineno" in n._attributes:
+    # unparse reads statements' line numbers (for type comments) but never
+    # prints them; simple statements need only their own.
+    for n in (ast.walk(tree) if hasattr(tree, "body") else (tree,)):
+        if isinstance(n, ast.stmt):
             n.lineno = n.end_lineno = 1
             n.col_offset = n.end_col_offset = 0
     return ast.unparse(tree)

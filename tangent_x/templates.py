@@ -14,7 +14,6 @@ rule's outputs; any other assigned name is a local and gets a fresh name.
 A keyword argument in the template that passes a parameter the user left at
 its default is dropped, so defaults never clutter generated code.
 """
-import copy
 import inspect
 import textwrap
 
@@ -86,7 +85,7 @@ class Template:
         renames = {}
         stmts, outputs = [], {}
         for stmt in self.body:
-            stmt = _Substituter(mapping, defaulted, renames).visit(copy.deepcopy(stmt))
+            stmt = _Substituter(mapping, defaulted, renames).visit(ir.clone(stmt))
             target = stmt.targets[0] if isinstance(stmt, gast.Assign) else None
             tid = target.id if isinstance(target, gast.Name) else None
             if tid in outputs_of:
@@ -146,7 +145,7 @@ class _Substituter(gast.NodeTransformer):
     def visit_Name(self, node):
         if isinstance(node.ctx, gast.Load):
             if node.id in self.mapping:
-                return copy.deepcopy(self.mapping[node.id])
+                return ir.clone(self.mapping[node.id])
             if node.id in self.renames:
                 return ir.name(self.renames[node.id])
         return node
