@@ -12,7 +12,7 @@ import numbers
 import gast
 import numpy as np
 
-from . import canonical, emit, ir, modules, primitives as P
+from . import canonical, emit, ir, lower, modules, primitives as P
 from .errors import TransformError
 from .reverse import forward_blocks, vjp_blocks
 from .simplify import eliminate_dead_code
@@ -302,7 +302,7 @@ def source(fun, stage="python"):
             return fun.generated.text
         return build(fun, "python").text
     fn, _ = canonical.canonicalize(target)
-    body = [emit.Block(ir.spell(e), e.origin) for e in fn.eqns]
+    body = [emit.Block(lower.lower([e]), e.origin) for e in fn.eqns]
     lines, _ = emit.render_function(fn.name if fn.name != "lambda" else "fn", fn.params,
                                     fn.defaults, body, fn.result)
     return "\n".join(lines) + "\n"

@@ -20,7 +20,8 @@ import types
 import gast
 import numpy as np
 
-from . import ir, parser, primitives as P
+from . import exits, ir, parser, primitives as P
+from .controlflow import ControlFlow, loaded_names
 from .errors import TransformError
 from .naming import Namer
 
@@ -29,11 +30,6 @@ RESERVED = {"np", "slice", "float", "len", "int", "range", "bool", "print",
             "isinstance", "str", "tuple", "list", "dict", "None", "True", "False"}
 
 _UNSUPPORTED_STMT = {
-    gast.If: ("`if` statement", "Python control flow is not rewritten yet: use "
-              "np.where(cond, a, b) for value-dependent choices"),
-    gast.For: ("`for` loop", "loops are not rewritten yet: write the loop as "
-               "vectorised NumPy (sum over an axis, matmul)"),
-    gast.While: ("`while` loop", "loops are not rewritten yet"),
     gast.Try: ("`try` statement", "move the try/except outside the transformed function"),
     gast.With: ("`with` statement", "move the with-block outside the transformed function"),
     gast.Raise: ("`raise` statement", "validate inputs before calling the transformed function"),
@@ -52,8 +48,6 @@ _UNSUPPORTED_EXPR = {
     gast.Yield: ("`yield` (a generator)", "return a value instead; generators cannot be transformed"),
     gast.YieldFrom: ("`yield from` (a generator)", "return a value instead"),
     gast.Await: ("`await`", "transform synchronous code"),
-    gast.IfExp: ("conditional expression `a if c else b`",
-                 "use np.where(c, a, b); control flow is not rewritten yet"),
     gast.ListComp: ("list comprehension", "build the list explicitly or use NumPy"),
     gast.SetComp: ("set comprehension", "use NumPy"),
     gast.DictComp: ("dict comprehension", "build the dict explicitly"),
@@ -133,7 +127,9 @@ def _numpy_spelling(obj):
     return None
 
 
-class Converter:
+class Converter(ControlFlow):
+    Static = Static
+
     def __init__(self, namer=None):
         self.namer = namer or Namer(RESERVED)
         self.env = {}
@@ -323,11 +319,6 @@ class Converter:
         prim = P.COMPARE_BY_AST[type(node.ops[0])]
         return self.emit(prim, [left, right], target=target, base=prim.name.strip("_"))
 
-    def expr_BoolOp(self, scope, node, target):
-        values = [self.atom(scope, v) for v in node.values]
-        prim = P.get("and_" if isinstance(node.op, gast.And) else "or_")
-        return self.emit(prim, values, target=target, base=prim.name.strip("_"))
-
     def expr_Tuple(self, scope, node, target):
         elts = [self.atom(scope, e) for e in node.elts]
         return self.emit(P.get("tuple"), elts, target=target, base="tup")
@@ -405,6 +396,10 @@ class Converter:
             args, kwargs = self.call_args(scope, node, allow_static=True)
             return self.inline(obj.node, obj.scope.parsed, obj.scope, args, kwargs,
                                target, scope, node)
+        if obj in (builtins.max, builtins.min) and len(node.args) == 2 and not node.keywords:
+            return self.builtin_extreme(scope, obj, node, target)
+        if obj in (builtins.max, builtins.min) and len(node.args) == 1 and not node.keywords:
+            obj = np.max if obj is builtins.max else np.min
         prim = P.lookup(obj)
         if prim is not None:
             args, kwargs = self.call_args(scope, node)
@@ -439,6 +434,16 @@ class Converter:
         return self.emit(P.get("opaque"), args, kwargs,
                          params={"callee": self.env_name(obj, label), "label": label},
                          target=target, base=label)
+
+    def builtin_extreme(self, scope, obj, node, target):
+        """``max(a, b)`` is Python's choice of one operand (ties pick ``a``),
+        so it becomes a conditional and the gradient follows the choice."""
+        a, b = (self.atom(scope, x) for x in node.args)
+        op = P.get("gt") if obj is builtins.max else P.get("lt")
+        pick_b = self.emit(op, [b, a], base="pick")
+        out = self.namer.fresh(target or ("larger" if obj is builtins.max else "smaller"))
+        self.emit_cond(pick_b, [out], [[b], [a]], [[], []], self.origin)
+        return ir.name(out)
 
     def method_call(self, scope, base, method, node, target):
         method = _METHOD_RENAME.get(method, method)
@@ -501,7 +506,7 @@ class Converter:
                 self.origin = parsed.origin(node)
                 result = self.expr(scope, node.body)
             else:
-                result = self.block(scope, node.body)
+                result = self.block(scope, self.rewrite_exits(node, parsed).body)
         finally:
             self._inlining.pop()
             self.origin = saved_origin
@@ -577,9 +582,24 @@ class Converter:
 
     # --- statements -------------------------------------------------------
 
-    def block(self, scope, body):
-        """Convert a function body; returns the atom it returns."""
+    def rewrite_exits(self, node, parsed):
+        """break/continue/early return -> structured flow, on a copy of the AST."""
+        try:
+            return exits.rewrite(ir.clone(node))
+        except exits.InfiniteLoop as exc:
+            raise TransformError(str(exc), parsed.origin(exc.node),
+                                 "add a `break`, or give the loop a condition") from None
+
+    def block(self, scope, body, live_after=frozenset()):
+        """Convert statements; returns the atom they return (or None).
+
+        ``live_after``: user names read after these statements (a
+        conservative liveness set: control flow keeps only those)."""
         result = ir.const(None)
+        later = [set(live_after)]
+        for stmt in reversed(body[1:]):
+            later.append(later[-1] | loaded_names([stmt]))
+        later.reverse()
         for i, stmt in enumerate(body):
             self.origin = scope.parsed.origin(stmt)
             if isinstance(stmt, gast.Return):
@@ -589,6 +609,12 @@ class Converter:
                 if stmt.value is not None:
                     result = self.as_atom(scope, self.expr(scope, stmt.value), stmt.value)
                 break
+            if isinstance(stmt, (gast.If, gast.For, gast.While)):
+                returned = getattr(self, "stmt_" + type(stmt).__name__)(scope, stmt, later[i])
+                if returned is not None:
+                    result = returned
+                    break
+                continue
             self.stmt(scope, stmt)
         return result
 
@@ -866,7 +892,7 @@ def canonicalize(fn):
     if isinstance(node, gast.Lambda):
         result = conv.as_atom(scope, conv.expr(scope, node.body), node.body)
     else:
-        result = conv.block(scope, node.body)
+        result = conv.block(scope, conv.rewrite_exits(node, parsed).body)
     fn_ir = ir.Function(parsed.name, params, defaults, conv.eqns, result, conv.env,
                         parsed.origin(node), parsed.filename)
     fn_ir.deps = conv.deps

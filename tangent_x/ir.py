@@ -65,13 +65,64 @@ class Eqn:
         return self.outs[0] if self.outs else None
 
     def reads(self):
+        """Names this equation reads, including the free names of its bodies."""
         found = set()
         for a in list(self.args) + list(self.kwargs.values()):
             found |= names_in(a)
+        bound = set(self.params.get("carry", ())) | {self.params.get("index")}
+        for body in self.bodies():
+            found |= body.free_reads() - bound
         return found
+
+    def bodies(self):
+        params = self.params
+        out = list(params.get("branches", ()))
+        for key in ("cond", "body"):
+            if key in params:
+                out.append(params[key])
+        return out
 
     def __repr__(self):
         return f"Eqn({self.outs} = {self.prim.name} {[gast.dump(a) for a in self.args]})"
+
+
+class Body:
+    """A nested block of a compound equation: equations plus result atoms."""
+
+    __slots__ = ("eqns", "results")
+
+    def __init__(self, eqns, results):
+        self.eqns = list(eqns)
+        self.results = list(results)
+
+    def defined(self):
+        found = set()
+        for eqn in self.eqns:
+            found.update(eqn.outs)
+            for body in eqn.bodies():
+                found |= body.defined()
+            if "index" in eqn.params:
+                found.add(eqn.params["index"])
+        return found
+
+    def free_reads(self):
+        found = set()
+        for eqn in self.eqns:
+            found |= eqn.reads()
+        for r in self.results:
+            found |= names_in(r)
+        return found - self.defined()
+
+    def __repr__(self):
+        return f"Body({len(self.eqns)} eqns -> {len(self.results)} results)"
+
+
+def all_eqns(eqns):
+    """Every equation, nested bodies included (pre-order)."""
+    for eqn in eqns:
+        yield eqn
+        for body in eqn.bodies():
+            yield from all_eqns(body.eqns)
 
 
 class Function:

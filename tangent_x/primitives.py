@@ -134,6 +134,10 @@ register(Primitive("assign", "assign", view=True))
 register(Primitive("index_set", "index_set"))
 register(Primitive("index_add", "index_set"))
 register(Primitive("opaque", "opaque", differentiable=False, view=True))
+register(Primitive("cond", "cond"))
+register(Primitive("while", "while"))
+register(Primitive("for_range", "for_range"))
+register(Primitive("int_min", "call", fn=min, spelling="min", differentiable=False))
 register(Primitive("effect", "effect", differentiable=False))
 
 # --- NumPy functions -------------------------------------------------------

@@ -10,7 +10,7 @@ ever built.
 """
 import gast
 
-from . import ir, primitives as P
+from . import ir, lower, primitives as P
 from .emit import Block
 from .errors import TransformError
 from .rules import ADJOINT, load_all
@@ -18,16 +18,25 @@ from .simplify import fold_ones
 from .templates import Template
 
 
-def _activity(fn, wrt, value):
+def _differentiable(eqn):
+    # An opaque call (no rule known) counts as differentiable, so that a
+    # gradient needing it fails loudly instead of silently being zero.
+    return eqn.prim.differentiable or eqn.prim.kind == "opaque"
+
+
+def _activity(eqns, wrt, roots):
+    """Variables that depend on ``wrt`` *and* influence one of ``roots``.
+
+    Compound equations count as a whole here (any active input makes all
+    their outputs active); their bodies get their own analysis when their
+    adjoint is built."""
     active = set(wrt)
-    for eqn in fn.eqns:
-        # An opaque call (no rule known) counts as differentiable, so that a
-        # gradient needing it fails loudly instead of silently being zero.
-        if (eqn.prim.differentiable or eqn.prim.kind == "opaque") and eqn.reads() & active:
+    for eqn in eqns:
+        if _differentiable(eqn) and eqn.reads() & active:
             active.update(eqn.outs)
-    needed = {value}
-    for eqn in reversed(fn.eqns):
-        if set(eqn.outs) & needed and (eqn.prim.differentiable or eqn.prim.kind == "opaque"):
+    needed = set(roots)
+    for eqn in reversed(eqns):
+        if set(eqn.outs) & needed and _differentiable(eqn):
             needed |= eqn.reads() & active
     return active & needed
 
@@ -37,23 +46,53 @@ def _is_scalar_const(atom):
         isinstance(atom, gast.Attribute) and ir.is_name(atom.value, "np"))
 
 
+def _zeros_like(var):
+    return gast.Call(func=ir.name("zeros_like"), args=[ir.name(var)], keywords=[])
+
+
 class Reverse:
-    def __init__(self, fn, namer, wrt, value, seed):
+    """The backward pass of one list of equations (a function or a body)."""
+
+    def __init__(self, eqns, namer, differentiated, bars, kinds, tapes):
         load_all()
-        self.fn = fn
+        self.eqns = eqns
         self.namer = namer
-        self.bars = {}
-        self.kinds = _array_kinds(fn)
-        self.differentiated = _activity(fn, wrt, value)
-        self.bars[value] = seed
+        self.differentiated = differentiated
+        self.bars = bars
+        self.kinds = kinds
+        self.tapes = tapes            # id(loop eqn) -> {carry: tape name}
+        self._level = {id(e) for e in eqns}
+
+    @classmethod
+    def of_function(cls, fn, namer, wrt, value, seed):
+        differentiated = _activity(fn.eqns, wrt, {value})
+        rev = cls(fn.eqns, namer, differentiated, {value: seed}, _array_kinds(fn.eqns), {})
+        return rev
+
+    def tape_names(self, eqn):
+        """Tapes for loops of this level whose outputs get a gradient."""
+        if eqn.prim.kind not in ("while", "for_range") or id(eqn) not in self._level \
+                or not set(eqn.outs) & self.differentiated:
+            return None
+        if id(eqn) not in self.tapes:
+            self.tapes[id(eqn)] = {c: self.namer.fresh(f"{c}_tape")
+                                   for c in eqn.params["carry"]}
+        return self.tapes[id(eqn)]
+
+    # --- accumulation -----------------------------------------------------
 
     def accumulate(self, var, expr, stmts):
-        if var not in self.bars or not ir.is_name(self.bars[var]):
-            bar = self.namer.fresh(f"{var}_bar")
-            self.bars[var] = ir.name(bar)
-            stmts.append(_assign(bar, expr))
+        bar = self.bars.get(var)
+        if bar is None:
+            name_ = self.namer.fresh(f"{var}_bar")
+            self.bars[var] = ir.name(name_)
+            stmts.append(_assign(name_, expr))
             return
-        bar = self.bars[var]
+        if not ir.is_name(bar):       # the seed constant
+            name_ = self.namer.fresh(f"{var}_bar")
+            self.bars[var] = ir.name(name_)
+            stmts.append(_assign(name_, gast.BinOp(left=bar, op=gast.Add(), right=expr)))
+            return
         if var in self.kinds:
             total = gast.BinOp(left=ir.name(bar.id), op=gast.Add(), right=expr)
         else:
@@ -61,13 +100,50 @@ class Reverse:
                               keywords=[])
         stmts.append(_assign(bar.id, total))
 
+    def materialize(self, names, stmts):
+        """Give each of ``names`` a bar variable (zeros if none yet), so that
+        code inside a branch or a loop can accumulate into it."""
+        for v in sorted(names):
+            bar = self.bars.get(v)
+            if bar is None:
+                name_ = self.namer.fresh(f"{v}_bar")
+                stmts.append(_assign(name_, _zeros_like(v)))
+                self.bars[v] = ir.name(name_)
+            elif not ir.is_name(bar):
+                name_ = self.namer.fresh(f"{v}_bar")
+                stmts.append(_assign(name_, bar))
+                self.bars[v] = ir.name(name_)
+
+    # --- the backward pass --------------------------------------------------
+
     def backward(self):
+        """Top level: one Block per equation, with a comment for its user line."""
         blocks = []
-        for eqn in reversed(self.fn.eqns):
-            if eqn.out not in self.bars or eqn.out not in self.differentiated:
+        for eqn in reversed(self.eqns):
+            stmts = self.adjoint_stmts(eqn)
+            if stmts is None:
                 continue
-            blocks.append(self.adjoint_of(eqn))
+            origin = eqn.origin
+            comment = f"adjoint of {origin.short()}: {origin.text}" if origin else None
+            blocks.append(Block(stmts, origin, comment))
         return blocks
+
+    def backward_stmts(self, eqns):
+        stmts = []
+        for eqn in reversed(eqns):
+            stmts += self.adjoint_stmts(eqn) or []
+        return stmts
+
+    def adjoint_stmts(self, eqn):
+        outs = set(eqn.outs)
+        if not outs & set(self.bars) or not outs & self.differentiated:
+            return None
+        kind = eqn.prim.kind
+        if kind == "cond":
+            return self.adjoint_cond(eqn)
+        if kind in ("while", "for_range"):
+            return self.adjoint_loop(eqn)
+        return self.adjoint_of(eqn)
 
     def adjoint_of(self, eqn):
         rule = ADJOINT.get(eqn.prim.name)
@@ -91,14 +167,107 @@ class Reverse:
         for pos, expr in outputs.items():
             var = positions[pos].id
             expr = fold_ones(expr)
-            if eqn.prim.broadcasting and not all(
+            if eqn.prim.broadcasting and ir.is_name(g) and not all(
                     _is_scalar_const(a) for p, a in positions.items() if p != pos):
                 expr = gast.Call(func=ir.name("unbroadcast"), args=[expr, ir.name(var)],
                                  keywords=[])
             self.accumulate(var, expr, stmts)
-        origin = eqn.origin
-        comment = f"adjoint of {origin.short()}: {origin.text}" if origin else None
-        return Block(stmts, origin, comment)
+        return stmts
+
+    # --- control flow -------------------------------------------------------
+
+    def sub(self, body, seeds, extra_wrt=()):
+        """The adjoint of a nested body: seeds [(result atom, bar atom)]."""
+        roots = {r.id for r, _ in seeds if ir.is_name(r)}
+        wrt = set(extra_wrt) | self.differentiated
+        differentiated = _activity(body.eqns, wrt, roots)
+        bars = {v: b for v, b in self.bars.items()
+                if ir.is_name(b) and v not in extra_wrt}   # carry names mean carry-ins here
+        inner = Reverse(body.eqns, self.namer, differentiated, bars,
+                        self.kinds | _array_kinds(body.eqns), self.tapes)
+        stmts = []
+        for r, bar in seeds:
+            if ir.is_name(r) and r.id in differentiated:
+                inner.accumulate(r.id, bar, stmts)
+        stmts += inner.backward_stmts(body.eqns)
+        return stmts, inner
+
+    def _outer_targets(self, eqn, bodies):
+        """Outer variables a body's adjoint may add to."""
+        names = set()
+        for body in bodies:
+            names |= body.free_reads()
+            for r in body.results:
+                names |= ir.names_in(r)
+        names -= set(eqn.params.get("carry", ()))
+        return names & self.differentiated
+
+    def adjoint_cond(self, eqn):
+        """``if pred`` again, each branch running its own adjoint."""
+        branches = eqn.params["branches"]
+        stmts = []
+        self.materialize(self._outer_targets(eqn, branches), stmts)
+        bodies = []
+        for body in branches:
+            seeds = [(r, self.bars[o]) for o, r in zip(eqn.outs, body.results)
+                     if o in self.bars]
+            inner_stmts, _ = self.sub(body, seeds)
+            bodies.append(inner_stmts)
+        if not any(bodies):
+            return stmts
+        test = eqn.args[0]
+        if not bodies[0]:
+            test = gast.UnaryOp(op=gast.Not(), operand=test)
+            bodies = [bodies[1], []]
+        stmts.append(gast.If(test=test, body=bodies[0], orelse=bodies[1]))
+        return stmts
+
+    def adjoint_loop(self, eqn):
+        """Replay the loop backwards: restore each iteration's carry from the
+        tape, recompute the body, run its adjoint (checkpointing per step:
+        the tape holds only the carried state)."""
+        carry = list(eqn.params["carry"])
+        body = eqn.params["body"]
+        tapes = self.tape_names(eqn)
+        stmts = []
+        self.materialize(self._outer_targets(eqn, [body]), stmts)
+        carry_bars = []
+        for c in carry:           # the final carries' cotangents start the replay
+            bar = self.bars.get(c)
+            if ir.is_name(bar):
+                carry_bars.append(bar.id)
+                continue
+            name_ = self.namer.fresh(f"{c}_bar")
+            stmts.append(_assign(name_, bar if bar is not None else _zeros_like(c)))
+            carry_bars.append(name_)
+        restore = [_assign(c, gast.Call(func=gast.Attribute(value=ir.name(tapes[c]),
+                                                             attr="pop", ctx=gast.Load()),
+                                        args=[], keywords=[])) for c in carry]
+        seeds = [(r, ir.name(b)) for r, b in zip(body.results, carry_bars)]
+        inner_stmts, inner = self.sub(body, seeds, extra_wrt=carry)
+        recompute = lower.lower(body.eqns, inner.tape_names)
+        new_bars = [inner.bars.get(c) if ir.is_name(inner.bars.get(c)) else _zeros_like(c)
+                    for c in carry]
+        update = lower.assign_many(carry_bars, new_bars)
+        loop_body = restore + recompute + inner_stmts + update
+        if eqn.prim.kind == "for_range":
+            start, stop, step = eqn.args[:3]
+            iterator = gast.Call(func=ir.name("reversed"),
+                                 args=[lower.range_call(start, stop, step)], keywords=[])
+            target = eqn.params["index"]
+        else:
+            first = tapes[carry[0]]
+            iterator = gast.Call(func=ir.name("range"), args=[gast.Call(
+                func=ir.name("len"), args=[ir.name(first)], keywords=[])], keywords=[])
+            target = self.namer.fresh("step")
+        stmts.append(gast.For(target=ir.name(target, gast.Store()), iter=iterator,
+                              body=loop_body, orelse=[], type_comment=None))
+        for init, bar in zip(eqn.args[len(eqn.args) - len(carry):], carry_bars):
+            if ir.is_name(init) and init.id in self.differentiated:
+                self.accumulate(init.id, ir.name(bar), stmts)
+        for c in carry:
+            self.bars.pop(c, None)
+        return stmts
 
 
 def _arg_positions(eqn):
@@ -107,7 +276,7 @@ def _arg_positions(eqn):
     return positions
 
 
-def _array_kinds(fn):
+def _array_kinds(eqns):
     """Variables known to hold arrays (their cotangents add with ``+``).
 
     A variable is an array if an array primitive produced or consumed it;
@@ -118,7 +287,9 @@ def _array_kinds(fn):
                   "assign", "opaque"}
     packs = {"tuple", "list", "dict", "namedtuple"}
     kinds, containers = set(), set()
-    for eqn in fn.eqns:
+    for eqn in ir.all_eqns(eqns):
+        if eqn.prim.kind in ("cond", "while", "for_range"):
+            continue
         if eqn.prim.name in packs or eqn.params.get("container"):
             containers.update(eqn.outs)
             continue
@@ -134,11 +305,11 @@ def _assign(name_, value):
     return gast.Assign(targets=[ir.name(name_, gast.Store())], value=value, type_comment=None)
 
 
-def forward_blocks(fn):
+def forward_blocks(fn, tapes=None):
     """The canonical equations as Python, one block per user line."""
     blocks = []
     for eqn in fn.eqns:
-        stmts = ir.spell(eqn)
+        stmts = lower.lower([eqn], tapes)
         if blocks and blocks[-1].origin is eqn.origin:
             blocks[-1].stmts.extend(stmts)
         else:
@@ -174,17 +345,15 @@ def vjp_blocks(fn, namer, wrt, has_aux, seed_name=None):
     (grad); otherwise it is the parameter called ``seed_name`` (vjp).
     """
     value, aux = split_output(fn, namer, has_aux)
-    blocks = forward_blocks(fn)
     if not ir.is_name(value):
-        return blocks, value, aux, [None for _ in wrt]
+        return forward_blocks(fn), value, aux, [None for _ in wrt]
+    seed = ir.const(1.0) if seed_name is None else ir.name(seed_name)
+    rev = Reverse.of_function(fn, namer, wrt, value.id, seed)
+    blocks = forward_blocks(fn, rev.tape_names)
     if seed_name is None:
         blocks.append(Block([gast.Expr(value=gast.Call(
             func=ir.name("check_grad_output"), args=[ir.name(value.id)], keywords=[]))],
             fn.origin, "grad is defined for scalar outputs only"))
-        seed = ir.const(1.0)
-    else:
-        seed = ir.name(seed_name)
-    rev = Reverse(fn, namer, wrt, value.id, seed)
     blocks += rev.backward()
     grads = []
     for w in wrt:

@@ -59,6 +59,8 @@ def fold_ones(node):
 
 def _defs_and_uses(stmt):
     """(names a statement defines, names it reads, whether it must stay)."""
+    if isinstance(stmt, (gast.If, gast.For, gast.While)):
+        return set(), {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name)}, True
     if isinstance(stmt, gast.Assign):
         target = stmt.targets[0]
         uses = ir.names_in(stmt.value)

@@ -1,0 +1,290 @@
+"""Canonical form of Python control flow: ``if``, ``for``, ``while``,
+conditional expressions and short-circuit ``and``/``or``.
+
+Each becomes one compound equation with explicit state, found by a simple
+liveness analysis:
+
+- ``cond``: ``outs = branch0 if pred else branch1``; each branch is an
+  ``ir.Body`` whose results are the values of the variables the ``if``
+  assigns that are read later;
+- ``for_range``: ``for index in range(start, stop, step)`` over carried
+  variables (assigned in the body and either read in it or read after it);
+- ``while``: a condition body and a loop body over carried variables.
+
+Loops over arrays, ``zip`` and ``enumerate`` become index loops whose body
+starts by fetching the items; ``break``/``continue``/early ``return`` were
+already removed by ``exits``.  The loop's outputs are its carry names: in a
+loop body they mean the value at the start of the iteration, after the
+loop the final value (a phi, as in SSA).
+"""
+import builtins
+
+import gast
+
+from . import ir, primitives as P
+
+
+def loaded_names(nodes):
+    found = set()
+    for node in nodes:
+        for n in gast.walk(node):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
+                found.add(n.id)
+    return found
+
+
+def stored_names(stmts):
+    found = set()
+
+    def visit(n):
+        if isinstance(n, (gast.FunctionDef, gast.Lambda, gast.ClassDef)):
+            if isinstance(n, gast.FunctionDef):
+                found.add(n.name)
+            return
+        if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store,)):
+            found.add(n.id)
+        if isinstance(n, gast.Subscript) and isinstance(n.ctx, gast.Store):
+            root = n.value                 # x[i] = v and x[i][j] += v change x
+            while isinstance(root, gast.Subscript):
+                root = root.value
+            if isinstance(root, gast.Name):
+                found.add(root.id)
+        for child in gast.iter_child_nodes(n):
+            visit(child)
+
+    for s in stmts:
+        visit(s)
+    return found
+
+
+def always_returns(stmts):
+    """After ``exits`` ran, an ``if`` holding a return returns on every path."""
+    if not stmts:
+        return False
+    last = stmts[-1]
+    if isinstance(last, gast.Return):
+        return True
+    if isinstance(last, gast.If):
+        return always_returns(last.body) and always_returns(last.orelse)
+    return False
+
+
+class ControlFlow:
+    """Mixed into ``canonical.Converter``."""
+
+    # --- nested equation lists ----------------------------------------------
+
+    def nested(self, fn, *args):
+        """Run ``fn`` collecting its equations in a fresh list; CSE entries
+        made inside do not leak out (the body may not run)."""
+        saved_eqns, saved_cse = self.eqns, dict(self._cse)
+        self.eqns = []
+        try:
+            result = fn(*args)
+            return self.eqns, result
+        finally:
+            self.eqns, self._cse = saved_eqns, saved_cse
+
+    # --- if -----------------------------------------------------------------
+
+    def stmt_If(self, scope, stmt, live_after=frozenset()):
+        pred = self.atom(scope, stmt.test)
+        returns = always_returns([stmt])
+        before = dict(scope.locals)
+        branches = []
+        for body in (stmt.body, stmt.orelse):
+            scope.locals = dict(before)
+            eqns, result = self.nested(self.block, scope, body, live_after)
+            branches.append((eqns, dict(scope.locals), result))
+        scope.locals = dict(before)
+        origin = scope.parsed.origin(stmt)
+        self.origin = origin
+        if returns:
+            out = self.namer.fresh("result")
+            self.emit_cond(pred, [out], [[b[2]] for b in branches],
+                           [b[0] for b in branches], origin)
+            return ir.name(out)
+        names = sorted(n for n in set(branches[0][1]) | set(branches[1][1])
+                       if n in live_after and any(_differs(b[1].get(n), before.get(n))
+                                                  for b in branches))
+        values, outs = [[], []], []
+        for n in names:
+            per_branch = [b[1].get(n, before.get(n)) for b in branches]
+            if any(isinstance(v, self.Static) for v in per_branch):
+                if _differs(*per_branch):
+                    raise self.error(f"'{n}' is bound to different functions in the two "
+                                     "branches of this `if`", stmt,
+                                     "choose the function before the `if`", scope)
+                scope.locals[n] = per_branch[0]
+                continue
+            for k, v in enumerate(per_branch):
+                values[k].append(v if v is not None else ir.const(None))
+            outs.append(n)
+        out_names = [self.namer.fresh(n) for n in outs]
+        if out_names:
+            self.emit_cond(pred, out_names, values, [b[0] for b in branches], origin)
+        for n, o in zip(outs, out_names):
+            self.bind(scope, n, ir.name(o))
+        return None
+
+    def emit_cond(self, pred, outs, results, bodies, origin):
+        self.eqns.append(ir.Eqn(outs, P.get("cond"), [pred], params={
+            "branches": tuple(ir.Body(e, r) for e, r in zip(bodies, results))},
+            origin=origin))
+
+    def expr_IfExp(self, scope, node, target):
+        pred = self.atom(scope, node.test)
+        bodies, results = [], []
+        for branch in (node.body, node.orelse):
+            eqns, atom = self.nested(self.atom, scope, branch)
+            bodies.append(eqns)
+            results.append([atom])
+        out = self.namer.fresh(target or "choice")
+        self.emit_cond(pred, [out], results, bodies, self.origin)
+        return ir.name(out)
+
+    def expr_BoolOp(self, scope, node, target):
+        """``a and b`` evaluates ``b`` only when ``a`` is true (short circuit)."""
+        value = self.atom(scope, node.values[0])
+        for operand in node.values[1:]:
+            eqns, other = self.nested(self.atom, scope, operand)
+            keep = ([[other], [value]] if isinstance(node.op, gast.And)
+                    else [[value], [other]])
+            bodies = [eqns, []] if isinstance(node.op, gast.And) else [[], eqns]
+            out = self.namer.fresh(target or ("both" if isinstance(node.op, gast.And)
+                                              else "either"))
+            self.emit_cond(value, [out], keep, bodies, self.origin)
+            value = ir.name(out)
+        return value
+
+    # --- loops ----------------------------------------------------------------
+
+    def carried(self, scope, stmts, extra_reads, live_after):
+        """Variables a loop carries: assigned in it, and read in it or after it."""
+        assigned = stored_names(stmts)
+        atoms = {gast.dump(v) for n, v in scope.locals.items()
+                 if n in assigned and ir.is_name(v)}
+        assigned |= {n for n, v in scope.locals.items()      # aliases change too
+                     if ir.is_name(v) and gast.dump(v) in atoms}
+        reads = loaded_names(stmts) | extra_reads
+        names = []
+        for n in sorted(assigned):
+            bound = n in scope.locals and not isinstance(scope.locals[n], self.Static)
+            if (bound and (n in reads or n in live_after)) or (not bound and n in live_after):
+                names.append(n)
+        return names
+
+    def loop_body(self, scope, carry, body_fn):
+        """Bind carry-in names, run ``body_fn`` nested; return the pieces."""
+        before = dict(scope.locals)
+        carry_names = [self.namer.fresh(n) for n in carry]
+        inits = [before.get(n, ir.const(None)) for n in carry]
+        for n, c in zip(carry, carry_names):
+            scope.locals[n] = ir.name(c)
+        eqns, extra = self.nested(body_fn)
+        results = []
+        for n in carry:
+            v = scope.locals.get(n)
+            if isinstance(v, self.Static):
+                raise self.error(f"'{n}' is bound to a function inside a loop",
+                                 None, "bind functions outside loops")
+            results.append(v)
+        scope.locals = before
+        return carry_names, inits, eqns, results, extra
+
+    def stmt_While(self, scope, stmt, live_after=frozenset()):
+        origin = scope.parsed.origin(stmt)
+        self.origin = origin
+        body_live = loaded_names(stmt.body) | loaded_names([stmt.test]) | set(live_after)
+        carry = self.carried(scope, stmt.body, loaded_names([stmt.test]), live_after)
+
+        def body():
+            cond_eqns, pred = self.nested(self.atom, scope, stmt.test)
+            self.block(scope, stmt.body, body_live)
+            return cond_eqns, pred
+
+        carry_names, inits, eqns, results, (cond_eqns, pred) = \
+            self.loop_body(scope, carry, body)
+        self.origin = origin
+        self.eqns.append(ir.Eqn(carry_names, P.get("while"), inits, params={
+            "carry": tuple(carry_names), "cond": ir.Body(cond_eqns, [pred]),
+            "body": ir.Body(eqns, results)}, origin=origin))
+        for n, c in zip(carry, carry_names):
+            self.bind(scope, n, ir.name(c))
+
+    def stmt_For(self, scope, stmt, live_after=frozenset()):
+        origin = scope.parsed.origin(stmt)
+        self.origin = origin
+        if stmt.orelse:
+            stmt.body, orelse = stmt.body, stmt.orelse   # no break here: else always runs
+        else:
+            orelse = []
+        start, stop, step, fetch = self.loop_bounds(scope, stmt)
+        body_live = loaded_names(stmt.body) | set(live_after)
+        carry = self.carried(scope, stmt.body, set(), live_after)
+        index = self.namer.fresh(stmt.target.id if fetch is None else "k")
+
+        def body():
+            if fetch is None:
+                scope.locals[stmt.target.id] = ir.name(index)
+            else:
+                self.bind_atom(scope, stmt.target, fetch(ir.name(index)))
+            self.block(scope, stmt.body, body_live)
+
+        carry_names, inits, eqns, results, _ = self.loop_body(scope, carry, body)
+        self.origin = origin
+        self.eqns.append(ir.Eqn(carry_names, P.get("for_range"), [start, stop, step] + inits,
+                                params={"carry": tuple(carry_names), "index": index,
+                                        "body": ir.Body(eqns, results)}, origin=origin))
+        for n, c in zip(carry, carry_names):
+            self.bind(scope, n, ir.name(c))
+        if orelse:
+            self.block(scope, orelse, live_after)
+
+    def loop_bounds(self, scope, stmt):
+        """(start, stop, step, fetch): ``fetch(k)`` binds the loop target."""
+        it = stmt.iter
+        if isinstance(it, gast.Call) and not it.keywords:
+            func = self.expr(scope, it.func)
+            obj = func.obj if isinstance(func, self.Static) else None
+            if obj is builtins.range and isinstance(stmt.target, gast.Name):
+                args = [self.atom(scope, a) for a in it.args]
+                if len(args) == 1:
+                    return ir.const(0), args[0], ir.const(1), None
+                if len(args) == 2:
+                    return args[0], args[1], ir.const(1), None
+                return args[0], args[1], args[2], None
+            if obj is builtins.zip:
+                seqs = [self.atom(scope, a) for a in it.args]
+                stop = self.shortest(seqs)
+                return ir.const(0), stop, ir.const(1), lambda k: self.emit(
+                    P.get("tuple"), [self.emit(P.get("getitem"), [s, k], base="item")
+                                     for s in seqs], base="items")
+            if obj is builtins.enumerate:
+                seq = self.atom(scope, it.args[0])
+                stop = self.shortest([seq])
+                return ir.const(0), stop, ir.const(1), lambda k: self.emit(
+                    P.get("tuple"), [k, self.emit(P.get("getitem"), [seq, k], base="item")],
+                    base="pair")
+        seq = self.atom(scope, it)
+        stop = self.shortest([seq])
+        return ir.const(0), stop, ir.const(1), lambda k: self.emit(
+            P.get("getitem"), [seq, k],
+            base=stmt.target.id if isinstance(stmt.target, gast.Name) else "item")
+
+    def shortest(self, seqs):
+        lengths = [self.emit(P.get("builtins.len"), [s], base="n") for s in seqs]
+        if len(lengths) == 1:
+            return lengths[0]
+        return self.emit(P.get("builtins.min"), lengths, base="n")
+
+
+def _differs(a, b):
+    if a is b:
+        return False
+    if a is None or b is None:
+        return True
+    try:
+        return gast.dump(a) != gast.dump(b)
+    except Exception:
+        return True
