@@ -21,7 +21,7 @@ import gast
 import numpy as np
 
 from . import exits, ir, parser, primitives as P
-from .controlflow import ControlFlow, loaded_names
+from .controlflow import ControlFlow, LaxCalls, loaded_names
 from .errors import TransformError
 from .naming import Namer
 
@@ -71,7 +71,7 @@ _AT_UPDATES = {"set": None, "add": "index_add", "multiply": "mul",
                "min": "minimum", "max": "maximum"}
 
 
-class Static:
+class Static:  # noqa: E302
     """A value fixed when the code is transformed: module, function, class."""
 
     def __init__(self, obj):
@@ -127,8 +127,9 @@ def _numpy_spelling(obj):
     return None
 
 
-class Converter(ControlFlow):
+class Converter(ControlFlow, LaxCalls):
     Static = Static
+    LocalFunction = None     # set below (defined after this class's helpers)
 
     def __init__(self, namer=None):
         self.namer = namer or Namer(RESERVED)
@@ -396,6 +397,9 @@ class Converter(ControlFlow):
             args, kwargs = self.call_args(scope, node, allow_static=True)
             return self.inline(obj.node, obj.scope.parsed, obj.scope, args, kwargs,
                                target, scope, node)
+        handler = self.lax_handler(obj)
+        if handler is not None:
+            return handler(scope, node, target)
         if obj in (builtins.max, builtins.min) and len(node.args) == 2 and not node.keywords:
             return self.builtin_extreme(scope, obj, node, target)
         if obj in (builtins.max, builtins.min) and len(node.args) == 1 and not node.keywords:
@@ -920,3 +924,6 @@ def deps_current(deps):
                 continue   # bound methods are new objects on every access
             return False
     return True
+
+
+Converter.LocalFunction = LocalFunction

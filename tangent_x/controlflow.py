@@ -288,3 +288,127 @@ def _differs(a, b):
         return gast.dump(a) != gast.dump(b)
     except Exception:
         return True
+
+
+class LaxCalls:
+    """``tx.lax.fori_loop(...)`` and friends inside a transformed function
+    become the same compound equations as Python loops and ifs; their
+    function arguments are inlined into the bodies."""
+
+    def lax_handler(self, obj):
+        from . import lax
+        table = {lax.fori_loop: self.lax_fori_loop, lax.while_loop: self.lax_while_loop,
+                 lax.cond: self.lax_cond, lax.switch: self.lax_switch}
+        try:
+            return table.get(obj)
+        except TypeError:
+            return None
+
+    def apply(self, scope, fn, args, node, target=None):
+        """Call a transform-time function value with atom arguments."""
+        obj = fn.obj if isinstance(fn, self.Static) else None
+        if obj is None:
+            raise self.error("expected a function here", node, "pass a def or a lambda",
+                             scope)
+        from . import parser
+        if isinstance(obj, self.LocalFunction):
+            return self.inline(obj.node, obj.scope.parsed, obj.scope, args, {}, target,
+                               scope, node)
+        prim = P.lookup(obj)
+        if prim is not None:
+            return self.emit(prim, args, target=target, base=prim.name.split(".")[-1])
+        parsed = parser.parse(obj)
+        return self.inline(parsed.node, parsed, None, args, {}, target, scope, node)
+
+    def _lax_args(self, scope, node, names):
+        """Bind a lax call's arguments by JAX's parameter names."""
+        values = {}
+        for name_, a in zip(names, node.args):
+            values[name_] = a
+        for k in node.keywords:
+            values[k.arg] = k.value
+        return values
+
+    def lax_fori_loop(self, scope, node, target):
+        a = self._lax_args(scope, node, ["lower", "upper", "body_fun", "init_val"])
+        lower, upper = self.atom(scope, a["lower"]), self.atom(scope, a["upper"])
+        body_fun = self.expr(scope, a["body_fun"])
+        init = self.atom(scope, a["init_val"])
+        carry = self.namer.fresh(target or "carry")
+        index = self.namer.fresh("i")
+        eqns, result = self.nested(self.apply, scope, body_fun,
+                                   [ir.name(index), ir.name(carry)], node)
+        self.eqns.append(ir.Eqn([carry], P.get("for_range"),
+                                [lower, upper, ir.const(1), init],
+                                params={"carry": (carry,), "index": index,
+                                        "body": ir.Body(eqns, [result])},
+                                origin=self.origin))
+        return ir.name(carry)
+
+    def lax_while_loop(self, scope, node, target):
+        a = self._lax_args(scope, node, ["cond_fun", "body_fun", "init_val"])
+        cond_fun, body_fun = self.expr(scope, a["cond_fun"]), self.expr(scope, a["body_fun"])
+        init = self.atom(scope, a["init_val"])
+        carry = self.namer.fresh(target or "carry")
+        cond_eqns, pred = self.nested(self.apply, scope, cond_fun, [ir.name(carry)], node)
+        eqns, result = self.nested(self.apply, scope, body_fun, [ir.name(carry)], node)
+        self.eqns.append(ir.Eqn([carry], P.get("while"), [init], params={
+            "carry": (carry,), "cond": ir.Body(cond_eqns, [pred]),
+            "body": ir.Body(eqns, [result])}, origin=self.origin))
+        return ir.name(carry)
+
+    def _operands(self, scope, node, first):
+        ops = [self.atom(scope, x) for x in node.args[first:]]
+        for k in node.keywords:
+            if k.arg == "operand":
+                ops.append(self.atom(scope, k.value))
+        return ops
+
+    def lax_cond(self, scope, node, target):
+        pred = self.atom(scope, node.args[0])
+        funs = [self.expr(scope, x) for x in node.args[1:3]]
+        ops = self._operands(scope, node, 3)
+        return self._branches(scope, node, pred, funs, ops, target)
+
+    def _branches(self, scope, node, pred, funs, ops, target):
+        bodies, results = [], []
+        for fn in funs:
+            eqns, r = self.nested(self.apply, scope, fn, list(ops), node)
+            bodies.append(eqns)
+            results.append([r])
+        out = self.namer.fresh(target or "branch_value")
+        self.emit_cond(pred, [out], results, bodies, self.origin)
+        return ir.name(out)
+
+    def lax_switch(self, scope, node, target):
+        """``switch`` clamps the index (as JAX) and picks among the branches."""
+        index = self.atom(scope, node.args[0])
+        branch_node = node.args[1]
+        if isinstance(branch_node, (gast.List, gast.Tuple)):
+            funs = [self.expr(scope, e) for e in branch_node.elts]
+        else:
+            value = self.expr(scope, branch_node)
+            obj = value.obj if isinstance(value, self.Static) else None
+            env = getattr(self, "env", {})
+            if obj is None and ir.is_name(value) and value.id in env:
+                obj = env[value.id]
+            if not isinstance(obj, (list, tuple)):
+                raise self.error("lax.switch needs its branches as a list of functions "
+                                 "known when transforming", node,
+                                 "write the list literally: switch(i, [f, g], x)", scope)
+            funs = [self.Static(f) for f in obj]
+        ops = self._operands(scope, node, 2)
+        last = len(funs) - 1
+        clamped = self.emit(P.get("clip"), [index, ir.const(0), ir.const(last)],
+                            base="branch_index")
+        return self._switch(scope, node, clamped, funs, ops, 0, target)
+
+    def _switch(self, scope, node, index, funs, ops, k, target):
+        if k == len(funs) - 1:
+            return self.apply(scope, funs[k], list(ops), node)
+        pred = self.emit(P.get("eq"), [index, ir.const(k)], base=f"is_branch_{k}")
+        eqns_a, ra = self.nested(self.apply, scope, funs[k], list(ops), node)
+        eqns_b, rb = self.nested(self._switch, scope, node, index, funs, ops, k + 1, None)
+        out = self.namer.fresh(target or "branch_value")
+        self.emit_cond(pred, [out], [[ra], [rb]], [eqns_a, eqns_b], self.origin)
+        return ir.name(out)

@@ -16,7 +16,8 @@ bit-identical rather than merely equal in distribution.  The recipes:
 * ``permutation``: repeated stable sorts by fresh 32-bit random keys; the
   number of rounds makes key collisions negligible.
 * ``choice``: ``randint`` / ``permutation`` without ``p``; inverse-CDF search
-  on ``cumsum(p)`` with replacement, Gumbel top-k without.
+  on ``cumsum(p)`` (summed in XLA's order) with replacement, Gumbel top-k
+  without.
 """
 from __future__ import annotations
 
@@ -303,6 +304,30 @@ def permutation(key, x, axis=0, independent=False) -> np.ndarray:
 
 
 # ------------------------------------------------------------------- choice
+_SCAN_BLOCK = 16
+
+
+def _xla_cumsum(x: np.ndarray) -> np.ndarray:
+    """``jnp.cumsum`` of a 1-D float array with XLA's order of additions.
+
+    XLA rewrites long prefix sums into blocks of 16: sequential sums within
+    each block, plus the (recursively computed) exclusive prefix sum of the
+    block totals.  Rounding depends on that order, and ``choice(p=...)``
+    compares against these sums, so a plain sequential ``np.cumsum`` would
+    pick different indices now and then.
+    """
+    n = x.shape[0]
+    if n <= _SCAN_BLOCK:
+        return np.cumsum(x, dtype=x.dtype)
+    nb = -(-n // _SCAN_BLOCK)
+    padded = np.zeros(nb * _SCAN_BLOCK, x.dtype)
+    padded[:n] = x
+    partial = np.cumsum(padded.reshape(nb, _SCAN_BLOCK), axis=1, dtype=x.dtype)
+    offsets = np.zeros(nb, x.dtype)
+    offsets[1:] = _xla_cumsum(partial[:, -1])[:-1]
+    return (partial + offsets[:, None]).reshape(-1)[:n]
+
+
 def _gumbel(key, shape: tuple, dt: np.dtype) -> np.ndarray:
     tiny = np.array(np.finfo(dt).tiny, dt)
     u = _uniform(key, shape, dt, tiny, np.array(1, dt))
@@ -353,7 +378,7 @@ def choice(key, a, shape=(), replace=True, p=None, axis=0) -> np.ndarray:
                 f"p has shape {p_arr.shape} and a.shape[axis] is {n_inputs}.")
         dt = p_arr.dtype
         if replace:
-            p_cuml = np.cumsum(p_arr, dtype=dt)
+            p_cuml = _xla_cumsum(p_arr)
             u = _unit_floats(k, shape, dt)
             r = p_cuml[-1] * (dt.type(1) - u)
             ind = np.searchsorted(p_cuml, r, side="left").astype(default_int())
