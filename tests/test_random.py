@@ -20,8 +20,19 @@ DATA = os.path.join(os.path.dirname(__file__), "data", "random_vectors.npz")
 
 
 # ------------------------------------------------------------ JAX vectors
+def _weights(n, dtype):
+    # The same as tools/gen_random_vectors.py:weights (an integer hash).
+    x = np.arange(n, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    x ^= x >> np.uint64(31)
+    x *= np.uint64(0xBF58476D1CE4E5B9)
+    x ^= x >> np.uint64(27)
+    return (((x >> np.uint64(40)) + np.uint64(1)).astype(np.float64) / 2.0**24).astype(dtype)
+
+
 def _dec(v):
     if isinstance(v, dict):
+        if "weights" in v:
+            return _weights(v["weights"], v["dtype"])
         if "array" in v:
             return np.array(v["array"], dtype=v["dtype"])
         if "scalar" in v:

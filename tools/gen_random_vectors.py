@@ -46,8 +46,23 @@ def enc(v):
     return v
 
 
+def weights(n, dtype):
+    """Irregular positive weights in (0, 1], the same bits on any machine.
+
+    (A SplitMix-style integer hash, not NumPy's RNG, whose float methods are
+    not guaranteed stable across versions.)
+    """
+    x = np.arange(n, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    x ^= x >> np.uint64(31)
+    x *= np.uint64(0xBF58476D1CE4E5B9)
+    x ^= x >> np.uint64(27)
+    return (((x >> np.uint64(40)) + np.uint64(1)).astype(np.float64) / 2.0**24).astype(dtype)
+
+
 def dec(v):
     if isinstance(v, dict):
+        if "weights" in v:
+            return weights(v["weights"], v["dtype"])
         if "array" in v:
             return np.array(v["array"], dtype=v["dtype"])
         if "scalar" in v:
@@ -160,6 +175,11 @@ def cases_for(x64: bool):
         yield "choice", k, {"a": 300, "shape": (40,), "p": np.linspace(0, 1, 300).astype(np.float32)}
         yield "choice", k, {"a": 300, "shape": (40,), "p": np.linspace(0, 1, 300).astype(np.float32),
                             "replace": False}
+        if k is K[0] or k is K[1]:
+            # Long p: XLA sums it in blocks of 16 (see _xla_cumsum).
+            big = {"weights": 30000, "dtype": "float32"}
+            yield "choice", k, {"a": 30000, "shape": (1000,), "p": big}
+            yield "choice", k, {"a": 30000, "shape": (100,), "p": big, "replace": False}
         if x64:
             p64 = p5.astype(np.float64)
             yield "choice", k, {"a": 5, "shape": (7,), "p": p64}
