@@ -3,6 +3,7 @@
 
     pip install jax jaxlib
     python tools/gen_random_vectors.py [--out tests/data/random_vectors.npz]
+    python tools/gen_random_vectors.py --check-exhaustive
 
 Every case is recorded as (function name, key recipe, arguments, config) plus
 JAX's result, and tests/test_random.py replays the same call through
@@ -198,12 +199,47 @@ def run_jax(fn, spec, kwargs):
     return np.asarray(getattr(jr, fn)(key, **kw))
 
 
+def check_exhaustive():
+    """Compare tangent_x's XLA math with JAX on every float32 input normal() sees.
+
+    float32 normal() feeds erfinv one of 2**23 values (one per mantissa
+    pattern), so all of them can be checked; Gumbel's log(-log(u)) too.
+    Too slow and JAX-dependent for the test suite; run after changing
+    tangent_x/random/_xla_math.py or upgrading JAX.
+    """
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+    import jax.numpy as jnp
+
+    from tangent_x.random import _xla_math as xm
+
+    jax.config.update("jax_enable_x64", False)
+    m = np.arange(2**23, dtype=np.uint32)
+    unit = (m | np.uint32(0x3F800000)).view(np.float32) - np.float32(1)
+    lo = np.nextafter(np.float32(-1), np.float32(0))
+    u = np.maximum(lo, unit * np.float32(2) + lo)
+    want = np.asarray(jax.jit(lambda u: np.float32(np.sqrt(2)) * jax.lax.erf_inv(u))(u))
+    got = xm.erfinv(u) * np.float32(np.sqrt(2))
+    bad = int((want.view(np.uint32) != got.view(np.uint32)).sum())
+    print(f"normal float32: {bad} of {u.size} inputs differ from JAX")
+    g = np.maximum(np.float32(np.finfo(np.float32).tiny), unit + np.finfo(np.float32).tiny)
+    want = np.asarray(jax.jit(lambda x: -jnp.log(-jnp.log(x)))(g))
+    got = -xm.log(-xm.log(g))
+    bad2 = int((want.view(np.uint32) != got.view(np.uint32)).sum())
+    print(f"gumbel float32: {bad2} of {g.size} inputs differ from JAX")
+    return bad + bad2
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     here = os.path.dirname(os.path.abspath(__file__))
     ap.add_argument("--out", default=os.path.join(here, "..", "tests", "data",
                                                   "random_vectors.npz"))
+    ap.add_argument("--check-exhaustive", action="store_true",
+                    help="instead of writing vectors, compare float32 normal/gumbel "
+                         "math with JAX on every possible input")
     args = ap.parse_args(argv)
+    if args.check_exhaustive:
+        sys.exit(1 if check_exhaustive() else 0)
 
     manifest, arrays = [], {}
     for partitionable in (True, False):
