@@ -9,6 +9,10 @@ __version__ = "0.1.0"
 from .errors import TransformError  # noqa: E402
 from .api import grad, value_and_grad, vjp, jvp, source  # noqa: E402
 from .runtime import stop_gradient  # noqa: E402
+from .custom import _decorator as _custom_decorator, custom_jvp as _cj, custom_vjp as _cv  # noqa: E402
+
+custom_jvp = _custom_decorator(_cj)
+custom_vjp = _custom_decorator(_cv)
 from . import tree_util, tree, test_util, lax, nn  # noqa: E402
 from . import random, config as _config_module  # noqa: E402
 from .config import config  # noqa: E402
@@ -24,5 +28,6 @@ def block_until_ready(x):
 
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "source", "stop_gradient",
+           "custom_jvp", "custom_vjp",
            "TransformError", "tree_util", "tree", "test_util", "lax", "nn",
            "random", "config", "numpy", "block_until_ready"]

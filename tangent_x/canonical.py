@@ -20,7 +20,7 @@ import types
 import gast
 import numpy as np
 
-from . import exits, ir, parser, primitives as P
+from . import custom, exits, ir, parser, primitives as P
 from .controlflow import ControlFlow, LaxCalls, loaded_names
 from .errors import TransformError
 from .naming import Namer
@@ -310,6 +310,9 @@ class Converter(ControlFlow, LaxCalls):
         prim = P.UNARYOP_BY_AST[type(node.op)]
         if prim.name == "pos":
             return operand
+        if prim.name == "neg" and isinstance(operand, gast.Constant) and \
+                type(operand.value) in (int, float, complex):
+            return ir.const(-operand.value)        # a literal: -1.0
         return self.emit(prim, [operand], target=target, base=_base_name(prim.name, operand))
 
     def expr_Compare(self, scope, node, target):
@@ -400,6 +403,8 @@ class Converter(ControlFlow, LaxCalls):
         handler = self.lax_handler(obj)
         if handler is not None:
             return handler(scope, node, target)
+        if isinstance(obj, (custom.custom_jvp, custom.custom_vjp)):
+            return self.custom_call(scope, obj, node, target)
         if obj in (builtins.max, builtins.min) and len(node.args) == 2 and not node.keywords:
             return self.builtin_extreme(scope, obj, node, target)
         if obj in (builtins.max, builtins.min) and len(node.args) == 1 and not node.keywords:
@@ -438,6 +443,27 @@ class Converter(ControlFlow, LaxCalls):
         return self.emit(P.get("opaque"), args, kwargs,
                          params={"callee": self.env_name(obj, label), "label": label},
                          target=target, base=label)
+
+    def custom_call(self, scope, obj, node, target):
+        """A custom_jvp/custom_vjp function: one equation; its rule decides."""
+        args, kwargs = self.call_args(scope, node)
+        if kwargs:
+            raise self.error(f"keyword arguments to the custom-derivative function "
+                             f"{obj.__name__} are not supported", node,
+                             "pass them positionally", scope)
+        is_vjp = isinstance(obj, custom.custom_vjp)
+        rule = obj.fwd if is_vjp else obj.jvp
+        if rule is None:
+            raise self.error(f"{obj.__name__} has no rule: call "
+                             f"{'defvjp(fwd, bwd)' if is_vjp else 'defjvp(rule)'} first",
+                             node, None, scope)
+        params = {"callee": self.env_name(obj, obj.__name__), "obj": obj,
+                  "label": obj.__name__}
+        if is_vjp:
+            params["fwd"] = self.env_name(obj.fwd, obj.fwd.__name__)
+            params["bwd"] = self.env_name(obj.bwd, obj.bwd.__name__)
+        return self.emit(P.get("custom_vjp_call" if is_vjp else "custom_jvp_call"), args,
+                         params=params, target=target, base=obj.__name__)
 
     def builtin_extreme(self, scope, obj, node, target):
         """``max(a, b)`` is Python's choice of one operand (ties pick ``a``),
@@ -805,7 +831,7 @@ def ast_text(node):
         return type(node).__name__
 
 
-_NOT_CSE = {"opaque", "effect", "index_set", "copy", "array", "print", "zeros",
+_NOT_CSE = {"opaque", "effect", "index_set", "custom_vjp_call", "custom_jvp_call", "copy", "array", "print", "zeros",
             "ones", "empty", "full"}
 
 

@@ -196,7 +196,7 @@ def expr_of(eqn):
         return gast.Dict(keys=[const(k) for k in eqn.params["keys"]], values=list(args))
     if kind == "assign":
         return args[0]
-    if kind in ("call", "namedtuple", "opaque", "effect"):
+    if kind in ("call", "namedtuple", "opaque", "effect", "custom"):
         func = (P.dotted(prim.spelling) if kind == "call"
                 else name(eqn.params["callee"]))
         return gast.Call(func=func, args=list(args),

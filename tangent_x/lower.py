@@ -53,6 +53,8 @@ def lower(eqns, tapes=None):
             out += lower_while(eqn, tapes)
         elif kind == "for_range":
             out += lower_for(eqn, tapes)
+        elif kind == "custom" and tapes and tapes(eqn):
+            out += lower_custom_fwd(eqn, tapes(eqn))
         else:
             out += ir.spell(eqn)
     return out
@@ -109,3 +111,11 @@ def lower_for(eqn, tapes):
                     iter=range_call(start, stop, step), body=inner or [gast.Pass()],
                     orelse=[], type_comment=None)
     return assign_many(carry, eqn.args[3:]) + setup + [loop]
+
+
+def lower_custom_fwd(eqn, residuals):
+    """``out, out_residuals = f_fwd(*args)``: a custom_vjp's forward rule."""
+    target = gast.Tuple(elts=[ir.name(eqn.out, gast.Store()), ir.name(residuals, gast.Store())],
+                        ctx=gast.Store())
+    return [gast.Assign(targets=[target], value=_call(ir.name(eqn.params["fwd"]), eqn.args),
+                        type_comment=None)]

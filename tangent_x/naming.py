@@ -36,8 +36,8 @@ def sanitize(text):
         text = "v" + text
     if keyword.iskeyword(text):
         text += "_"
-    if len(text) > 24:
-        text = text[:24].rstrip("_")
+    if len(text) > 32:
+        text = text[:32].rstrip("_")
     return text
 
 

@@ -80,6 +80,9 @@ def source_lines(fn):
 def parse(fn):
     """Return a ParsedFunction for a plain function, lambda or bound method."""
     self_obj = None
+    from .custom import _Custom
+    if isinstance(fn, _Custom):
+        fn = _custom_wrapper(fn)      # transform a call to it, so its rule is used
     if not isinstance(fn, (type, types.FunctionType, types.MethodType)) and \
             isinstance(getattr(fn, "__call__", None), types.MethodType):
         fn = fn.__call__              # a callable instance
@@ -173,3 +176,21 @@ def _primitive_wrapper(fn):
     exec(compile(source, filename, "exec"), namespace)
     _WRAPPERS[prim.name] = namespace[name]
     return namespace[name]
+
+
+def _custom_wrapper(obj):
+    """``grad(f)`` for a custom_jvp/custom_vjp ``f``: a one-line function
+    calling it, with the same parameters, whose source linecache knows."""
+    cached = getattr(obj, "_tx_wrapper", None)
+    if cached is not None:
+        return cached
+    params = list(inspect.signature(obj.fun).parameters)
+    args = ", ".join(params)
+    name = obj.__name__
+    source = f"def {name}({args}):\n    return custom_function({args})\n"
+    filename = f"<tangent_x call of {name} {id(obj)}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    namespace = {"custom_function": obj}
+    exec(compile(source, filename, "exec"), namespace)
+    obj._tx_wrapper = namespace[name]
+    return obj._tx_wrapper

@@ -70,9 +70,15 @@ class Reverse:
         return rev
 
     def tape_names(self, eqn):
-        """Tapes for loops of this level whose outputs get a gradient."""
-        if eqn.prim.kind not in ("while", "for_range") or id(eqn) not in self._level \
-                or not set(eqn.outs) & self.differentiated:
+        """Tapes for loops of this level whose outputs get a gradient (and
+        the residuals of custom_vjp calls)."""
+        if id(eqn) not in self._level or not set(eqn.outs) & self.differentiated:
+            return None
+        if eqn.prim.name == "custom_vjp_call":
+            if id(eqn) not in self.tapes:
+                self.tapes[id(eqn)] = self.namer.fresh(f"{eqn.out}_residuals")
+            return self.tapes[id(eqn)]
+        if eqn.prim.kind not in ("while", "for_range"):
             return None
         if id(eqn) not in self.tapes:
             self.tapes[id(eqn)] = {c: self.namer.fresh(f"{c}_tape")
@@ -162,7 +168,9 @@ class Reverse:
         if isinstance(rule, Template):
             stmts, outputs = rule.instantiate(g, ir.name(eqn.out), eqn, self.namer, wanted)
         else:
-            stmts, outputs = [], {p: e for p, e in rule(g, eqn).items() if wanted(p)}
+            made = rule(g, eqn, self)
+            stmts, outputs = made if isinstance(made, tuple) else ([], made)
+            outputs = {p: e for p, e in outputs.items() if wanted(p)}
         stmts = [fold_ones(s) for s in stmts]
         for pos, expr in outputs.items():
             var = positions[pos].id

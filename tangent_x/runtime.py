@@ -14,7 +14,7 @@ import numpy as np
 
 __all__ = ["unbroadcast", "unreduce", "unindex", "unattr", "zeros_like",
            "tree_add", "check_grad_output", "stop_gradient", "index_zero",
-           "matmul_adjoint_lhs", "matmul_adjoint_rhs",
+           "matmul_adjoint_lhs", "matmul_adjoint_rhs", "custom_jvp_cotangents",
            # reductions
            "prod_others",
            # shape ops
@@ -468,3 +468,22 @@ def norm_adjoint(g, ans, x, ord=None, axis=None, keepdims=False):
     else:
         raise NotImplementedError(f"no derivative for np.linalg.norm with ord={ord!r}")
     return g * np.moveaxis(d, (-2, -1), (rows, cols))
+
+
+def custom_jvp_cotangents(fun, args, g):
+    """Cotangents of a custom_jvp function's differentiable arguments: the
+    transpose of its (linear) tangent map, built by transforming the rule."""
+    from .api import Transformed
+    nondiff, primals = fun.split(args)
+    n = len(args)
+    key = ("pullback", n)
+    pullback = fun._pullbacks.get(key)
+    if pullback is None:
+        first = len(nondiff) + len(primals)
+        tangent_argnums = tuple(range(first, first + len(primals)))
+        pullback = Transformed(fun.tangent_map(n), "vjp", tangent_argnums, False,
+                               lambda out, a: out)
+        fun._pullbacks[key] = pullback
+    zeros = [zeros_like(p) for p in primals]
+    _, bars = pullback(*nondiff, *primals, *zeros, g)
+    return bars if isinstance(bars, tuple) else (bars,)

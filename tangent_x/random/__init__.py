@@ -22,29 +22,9 @@ XLA's exact ``erfinv``/``log`` and the fused multiply-adds they need are
 compiled with Numba.  ``threefry2x32_core`` is the Numba-compiled hash used
 by jit-compiled code.
 """
-from ._distributions import bernoulli, choice, normal, permutation, randint, uniform
+from ._distributions import bernoulli, bits, choice, normal, permutation, randint, uniform
 from ._keys import PRNGKey, fold_in, key, key_data, split
 from ._threefry import random_bits, threefry2x32, threefry2x32_core
-
-
-def bits(key, shape=(), dtype=None):
-    """Uniform random bits as unsigned integers (``jax.random.bits``).
-
-    ``dtype`` is uint8/16/32/64 (default uint32, uint64 with ``enable_x64``).
-    """
-    import numpy as np
-
-    from ..config import config
-    from ._distributions import _shape
-    from ._keys import check_key
-
-    k = check_key("bits", key)
-    dt = np.dtype(dtype if dtype is not None else (np.uint64 if config.enable_x64 else np.uint32))
-    if not np.issubdtype(dt, np.unsignedinteger):
-        raise ValueError(f"dtype argument to `bits` must be an unsigned int dtype, got {dt}")
-    return random_bits(k, dt.itemsize * 8, _shape("bits", shape))
-
-
 __all__ = ["PRNGKey", "key", "split", "fold_in", "key_data", "bits", "uniform",
            "normal", "bernoulli", "randint", "permutation", "choice",
            "threefry2x32", "threefry2x32_core", "random_bits"]

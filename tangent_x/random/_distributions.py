@@ -31,7 +31,7 @@ from . import _xla_math
 from ._keys import check_key
 from ._threefry import random_bits, split_key
 
-__all__ = ["uniform", "normal", "bernoulli", "randint", "permutation", "choice"]
+__all__ = ["bits", "uniform", "normal", "bernoulli", "randint", "permutation", "choice"]
 
 _UINT = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
 _FLOATS = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
@@ -97,6 +97,22 @@ def _normalize_axis(axis: int, ndim: int) -> int:
 def _is_python_value(x) -> bool:
     """Python scalars and lists take the default dtype; NumPy values keep theirs."""
     return not isinstance(x, (np.ndarray, np.generic))
+
+
+# --------------------------------------------------------------------- bits
+def bits(key, shape=(), dtype=None) -> np.ndarray:
+    """Uniform random bits as unsigned integers (``jax.random.bits``).
+
+    ``dtype`` is uint8/16/32/64 (default uint32, uint64 with ``enable_x64``).
+    """
+    k = check_key("bits", key)
+    if dtype is None:
+        dt = np.dtype(np.uint64 if config.enable_x64 else np.uint32)
+    else:
+        dt = np.dtype(dtype)
+    if not np.issubdtype(dt, np.unsignedinteger):
+        raise ValueError(f"dtype argument to `bits` must be an unsigned int dtype, got {dt}")
+    return random_bits(k, dt.itemsize * 8, _shape("bits", shape))
 
 
 # ------------------------------------------------------------------ uniform

@@ -28,7 +28,7 @@ def _(g, ans, x):
 
 
 @adjoint_maker("tuple", "list", "namedtuple")
-def _(g, eqn):
+def _(g, eqn, rev=None):
     """Item i of a packed sequence receives item i of its cotangent."""
     out = {i: _item(g, ir.const(i)) for i in range(len(eqn.args))}
     if eqn.prim.name == "namedtuple":
@@ -41,7 +41,7 @@ def _(g, eqn):
 
 
 @adjoint_maker("dict")
-def _(g, eqn):
+def _(g, eqn, rev=None):
     return {i: _item(g, ir.const(k)) for i, k in enumerate(eqn.params["keys"])}
 
 
@@ -53,3 +53,33 @@ def _item(g, key):
 def _(g, ans, x, index, v):
     x_bar = g
     v_bar = unbroadcast(g[index], v)
+
+
+@adjoint_maker("custom_vjp_call")
+def _(g, eqn, rev):
+    """Call the user's bwd with the residuals fwd saved."""
+    obj = eqn.params["obj"]
+    nondiff, _ = obj.split(eqn.args)
+    cotangents = rev.namer.fresh(f"{eqn.out}_cotangents")
+    call = gast.Call(func=ir.name(eqn.params["bwd"]),
+                     args=list(nondiff) + [ir.name(rev.tape_names(eqn)), g], keywords=[])
+    return _distribute(cotangents, call, obj, eqn)
+
+
+@adjoint_maker("custom_jvp_call")
+def _(g, eqn, rev):
+    """Transpose the custom_jvp rule's tangent map (see custom.py)."""
+    obj = eqn.params["obj"]
+    cotangents = rev.namer.fresh(f"{eqn.out}_cotangents")
+    call = gast.Call(func=ir.name("custom_jvp_cotangents"),
+                     args=[ir.name(eqn.params["callee"]),
+                           gast.Tuple(elts=list(eqn.args), ctx=gast.Load()), g],
+                     keywords=[])
+    return _distribute(cotangents, call, obj, eqn)
+
+
+def _distribute(name_, call, obj, eqn):
+    stmt = gast.Assign(targets=[ir.name(name_, gast.Store())], value=call, type_comment=None)
+    diff_positions = [i for i in range(len(eqn.args)) if i not in obj.nondiff_argnums]
+    return [stmt], {i: _item(ir.name(name_), ir.const(k))
+                    for k, i in enumerate(diff_positions)}
