@@ -21,6 +21,7 @@ bit-identical rather than merely equal in distribution.  The recipes:
 """
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Sequence
 
@@ -29,7 +30,7 @@ import numpy as np
 from ..config import config
 from . import _xla_math
 from ._keys import check_key
-from ._threefry import random_bits, split_key
+from ._threefry import _iota_bits_xor, random_bits, split_key
 
 __all__ = ["bits", "uniform", "normal", "bernoulli", "randint", "permutation", "choice"]
 
@@ -121,6 +122,17 @@ def _unit_floats(key, shape: tuple, dt: np.dtype) -> np.ndarray:
     finfo = np.finfo(dt)
     nbits, nmant = finfo.bits, finfo.nmant
     ut = _UINT[nbits]
+    if nbits == 32 and config.threefry_partitionable:
+        # Convert each chunk as soon as it is hashed, while it is in cache.
+        one = np.array(1, dt).view(ut)
+
+        def finish(chunk):
+            chunk >>= ut(nbits - nmant)
+            chunk |= one
+            chunk.view(dt)[...] -= dt.type(1)
+
+        words = _iota_bits_xor(key[0], key[1], 0, math.prod(shape), finish)
+        return words.view(dt).reshape(shape)
     bits = random_bits(key, nbits, shape)
     bits >>= ut(nbits - nmant)
     bits |= np.array(1, dt).view(ut)

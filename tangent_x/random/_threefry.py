@@ -71,14 +71,17 @@ def _key_schedule(k0: int, k1: int):
     return U32(ks[0]), U32(ks[1]), adds0, adds1
 
 
-def _rounds_inplace(a, b, t, adds0, adds1):
+def _rounds_inplace(a, b, t, adds0, adds1, skip_first=False):
     """The 20 Threefry rounds on uint32 buffers ``a``, ``b`` (``t`` is scratch).
 
-    The key words have already been added; everything is done in place so
-    no temporaries are allocated inside the loop.
+    The key words have already been added (and, with ``skip_first``, the
+    first round done too); everything is done in place so no temporaries
+    are allocated inside the loop.
     """
     for i in range(5):
-        for r in ROTATIONS[i % 2]:
+        for j, r in enumerate(ROTATIONS[i % 2]):
+            if skip_first and i == 0 and j == 0:
+                continue
             a += b
             np.left_shift(b, U32(r), out=t)     # rotate b left by r ...
             b >>= U32(32 - r)
@@ -116,11 +119,14 @@ def threefry2x32(k0, k1, x0, x1):
     return y0, y1
 
 
-def _iota_bits_xor(k0, k1, start, n):
+def _iota_bits_xor(k0, k1, start, n, finish=None):
     """``hi ^ lo`` of Threefry applied to the 64-bit counters start..start+n-1.
 
     This is the partitionable stream's 32-bit output, generated chunk-wise
-    without materialising counter arrays.
+    without materialising counter arrays.  ``finish(chunk)``, if given, is
+    applied in place to each finished uint32 chunk while it is still in
+    cache (the samplers use it to turn bits into floats without another
+    pass over memory).
     """
     ks0, ks1, adds0, adds1 = _key_schedule(int(k0), int(k1))
     out = np.empty(n, U32)
@@ -136,14 +142,22 @@ def _iota_bits_xor(k0, k1, start, n):
             a = out[s:e]
             lo0 = start + s
             if (lo0 + m - 1) >> 32 == lo0 >> 32:    # counters share a high word
-                a.fill(U32(((lo0 >> 32) + int(ks0)) & _M32))
                 np.add(base[:m], U32((lo0 + int(ks1)) & _M32), out=b[:m])
+                # First round's a += b with a = hi + ks0 constant: one pass.
+                np.add(b[:m], U32(((lo0 >> 32) + int(ks0)) & _M32), out=a)
+                np.left_shift(b[:m], U32(ROTATIONS[0][0]), out=t[:m])
+                b[:m] >>= U32(32 - ROTATIONS[0][0])
+                b[:m] |= t[:m]
+                b[:m] ^= a
+                _rounds_inplace(a, b[:m], t[:m], adds0, adds1, skip_first=True)
             else:                                    # crosses a 2**32 boundary
                 idx = np.arange(lo0, lo0 + m, dtype=np.uint64)
                 np.add((idx >> np.uint64(32)).astype(U32), ks0, out=a)
                 np.add(idx.astype(U32), ks1, out=b[:m])
-            _rounds_inplace(a, b[:m], t[:m], adds0, adds1)
+                _rounds_inplace(a, b[:m], t[:m], adds0, adds1)
             a ^= b[:m]
+            if finish is not None:
+                finish(a)
 
     _parallel(work, n)
     return out
