@@ -34,7 +34,11 @@ def adjoint(*keys):
 
 
 def adjoint_maker(*keys):
-    """Register a reverse rule written as code: ``maker(g, eqn) -> {position: expr}``."""
+    """Register a reverse rule written as code.
+
+    ``maker(g, eqn, rev)`` returns ``{argument position: cotangent expr}``, or
+    ``(statements, {position: expr})`` when it must compute something first;
+    ``rev`` is the running reverse pass (for fresh names and residuals)."""
     def register(fn):
         for key in keys:
             ADJOINT[_name(key)] = fn

@@ -75,7 +75,7 @@ def _static_adjoint_spec(subscripts, k):
 
 
 @adjoint_maker(np.einsum)
-def _(g, eqn):
+def _(g, eqn, rev=None):
     """Operand k's cotangent: the einsum of ``g`` with the other operands."""
     subscripts, operands = eqn.args[0], eqn.args[1:]
     literal = isinstance(subscripts, gast.Constant) and isinstance(subscripts.value, str)
