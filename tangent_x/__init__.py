@@ -20,6 +20,7 @@ from . import numpy  # noqa: E402
 from .primitives import alias as _alias  # noqa: E402
 
 _alias(lax.stop_gradient, "stop_gradient")
+_alias(lax.select, "where")
 
 
 def block_until_ready(x):

@@ -27,7 +27,8 @@ from .naming import Namer
 
 # Names the generated module defines itself; user names are renamed around them.
 RESERVED = {"np", "slice", "float", "len", "int", "range", "bool", "print",
-            "isinstance", "str", "tuple", "list", "dict", "None", "True", "False"}
+            "isinstance", "str", "tuple", "list", "dict", "None", "True", "False",
+            "min", "reversed"} | set(P.RUNTIME_NAMES)
 
 _UNSUPPORTED_STMT = {
     gast.Try: ("`try` statement", "move the try/except outside the transformed function"),
@@ -140,6 +141,7 @@ class Converter(ControlFlow, LaxCalls):
         self.temps = set()
         self._inlining = []
         self._bindings = {}   # atom name -> [(scope, user name)] bound to it
+        self._lengths = set()  # atoms known to be lengths (len(...) results)
         self._containers = {}  # atom name -> "dict" | "list" for packed containers
         self._view_children = {}  # base atom name -> names of views taken from it
         self._views = {}      # atom name -> (base atom, index): x = base[index]
@@ -316,19 +318,36 @@ class Converter(ControlFlow, LaxCalls):
         return self.emit(prim, [operand], target=target, base=_base_name(prim.name, operand))
 
     def expr_Compare(self, scope, node, target):
-        if len(node.ops) != 1:
-            raise self.error("chained comparisons are not supported", node,
-                             "write (a < b) & (b < c)", scope)
+        if len(node.ops) != 1:     # a < b < c  is  a < b and b < c
+            parts = [gast.Compare(left=l, ops=[op], comparators=[r])
+                     for l, op, r in zip([node.left] + node.comparators[:-1], node.ops,
+                                         node.comparators)]
+            return self.expr(scope, gast.BoolOp(op=gast.And(), values=parts), target)
         left, right = self.atom(scope, node.left), self.atom(scope, node.comparators[0])
         prim = P.COMPARE_BY_AST[type(node.ops[0])]
         return self.emit(prim, [left, right], target=target, base=prim.name.strip("_"))
 
+    def _static_sequence(self, scope, node):
+        """A list/tuple literal of functions stays a transform-time value."""
+        values = [self.expr(scope, e) for e in node.elts]
+        if values and all(isinstance(v, Static) for v in values):
+            return Static(type(node.elts)([v.obj for v in values]) if False else
+                          [v.obj for v in values])
+        if any(isinstance(v, Static) for v in values):
+            raise self.error("a list mixing functions and values is not supported",
+                             node, "keep functions and data in separate lists", scope)
+        return values
+
     def expr_Tuple(self, scope, node, target):
-        elts = [self.atom(scope, e) for e in node.elts]
+        elts = self._static_sequence(scope, node)
+        if isinstance(elts, Static):
+            return elts
         return self.emit(P.get("tuple"), elts, target=target, base="tup")
 
     def expr_List(self, scope, node, target):
-        elts = [self.atom(scope, e) for e in node.elts]
+        elts = self._static_sequence(scope, node)
+        if isinstance(elts, Static):
+            return elts
         out = self.emit(P.get("list"), elts, target=target, base="items")
         self._containers[out.id] = "list"
         return out

@@ -118,7 +118,9 @@ class ControlFlow:
                 scope.locals[n] = per_branch[0]
                 continue
             for k, v in enumerate(per_branch):
-                values[k].append(v if v is not None else ir.const(None))
+                if v is None:    # not assigned on this path: using it must fail
+                    v = self.unbound_eqn(n, branches[k][0])
+                values[k].append(v)
             outs.append(n)
         out_names = [self.namer.fresh(n) for n in outs]
         if out_names:
@@ -126,6 +128,11 @@ class ControlFlow:
         for n, o in zip(outs, out_names):
             self.bind(scope, n, ir.name(o))
         return None
+
+    def unbound_eqn(self, name_, eqns):
+        out = self.namer.fresh(f"{name_}_unbound")
+        eqns.append(ir.Eqn([out], P.get("unbound"), [ir.const(name_)], origin=self.origin))
+        return ir.name(out)
 
     def emit_cond(self, pred, outs, results, bodies, origin):
         self.eqns.append(ir.Eqn(outs, P.get("cond"), [pred], params={
@@ -178,7 +185,8 @@ class ControlFlow:
         """Bind carry-in names, run ``body_fn`` nested; return the pieces."""
         before = dict(scope.locals)
         carry_names = [self.namer.fresh(n) for n in carry]
-        inits = [before.get(n, ir.const(None)) for n in carry]
+        inits = [before[n] if n in before else self.unbound_eqn(n, self.eqns)
+                 for n in carry]
         for n, c in zip(carry, carry_names):
             scope.locals[n] = ir.name(c)
         eqns, extra = self.nested(body_fn)
@@ -242,42 +250,90 @@ class ControlFlow:
             self.block(scope, orelse, live_after)
 
     def loop_bounds(self, scope, stmt):
-        """(start, stop, step, fetch): ``fetch(k)`` binds the loop target."""
+        """(start, stop, step, fetch): ``fetch(k)`` gives the item of step ``k``
+        (``fetch`` None: a plain ``range`` loop whose index is the target)."""
         it = stmt.iter
+        if isinstance(stmt.target, gast.Name):
+            rng = self.range_args(scope, it)
+            if rng is not None:
+                return rng + (None,)
+        length, fetch = self.iteration(scope, it)
+        return ir.const(0), length, ir.const(1), fetch
+
+    def range_args(self, scope, node):
+        if isinstance(node, gast.Call) and not node.keywords:
+            func = self.expr(scope, node.func)
+            if isinstance(func, self.Static) and func.obj is builtins.range:
+                args = [self.atom(scope, a) for a in node.args]
+                if len(args) == 1:
+                    return ir.const(0), args[0], ir.const(1)
+                if len(args) == 2:
+                    return args[0], args[1], ir.const(1)
+                return tuple(args)
+        return None
+
+    def iteration(self, scope, it):
+        """(length atom, fetch(k) -> atom of item k) for any iterable:
+        ``range``, ``zip``, ``enumerate``, ``reversed``, ``d.items()`` and
+        friends, nested; anything else is indexed item by item."""
+        rng = self.range_args(scope, it)
+        if rng is not None:
+            start, stop, step = rng
+            length = self.emit(P.get("builtins.len"), [
+                self.emit(P.get("builtins.range"), [start, stop, step], base="steps")],
+                base="n")
+            return length, lambda k: self.emit(P.get("add"), [start, self.emit(
+                P.get("mul"), [k, step], base="offset")], base="index")
         if isinstance(it, gast.Call) and not it.keywords:
             func = self.expr(scope, it.func)
             obj = func.obj if isinstance(func, self.Static) else None
-            if obj is builtins.range and isinstance(stmt.target, gast.Name):
-                args = [self.atom(scope, a) for a in it.args]
-                if len(args) == 1:
-                    return ir.const(0), args[0], ir.const(1), None
-                if len(args) == 2:
-                    return args[0], args[1], ir.const(1), None
-                return args[0], args[1], args[2], None
             if obj is builtins.zip:
-                seqs = [self.atom(scope, a) for a in it.args]
-                stop = self.shortest(seqs)
-                return ir.const(0), stop, ir.const(1), lambda k: self.emit(
-                    P.get("tuple"), [self.emit(P.get("getitem"), [s, k], base="item")
-                                     for s in seqs], base="items")
+                parts = [self.iteration(scope, a) for a in it.args]
+                length = self.shortest_of([p[0] for p in parts])
+                return length, lambda k: self.emit(
+                    P.get("tuple"), [fetch(k) for _, fetch in parts], base="items")
             if obj is builtins.enumerate:
-                seq = self.atom(scope, it.args[0])
-                stop = self.shortest([seq])
-                return ir.const(0), stop, ir.const(1), lambda k: self.emit(
-                    P.get("tuple"), [k, self.emit(P.get("getitem"), [seq, k], base="item")],
-                    base="pair")
+                length, fetch = self.iteration(scope, it.args[0])
+                return length, lambda k: self.emit(P.get("tuple"), [k, fetch(k)],
+                                                   base="pair")
+            if obj is builtins.reversed:
+                length, fetch = self.iteration(scope, it.args[0])
+                last = self.emit(P.get("sub"), [length, ir.const(1)], base="last")
+                return length, lambda k: fetch(self.emit(P.get("sub"), [last, k],
+                                                         base="back"))
+            if isinstance(it.func, gast.Attribute) and it.func.attr in ("items", "keys",
+                                                                         "values") \
+                    and not it.args and not isinstance(func, self.Static):
+                return self.dict_iteration(scope, it)
         seq = self.atom(scope, it)
-        stop = self.shortest([seq])
-        return ir.const(0), stop, ir.const(1), lambda k: self.emit(
-            P.get("getitem"), [seq, k],
-            base=stmt.target.id if isinstance(stmt.target, gast.Name) else "item")
+        length = self.shortest_of([seq])
+        return length, lambda k: self.emit(P.get("iteration_item"), [seq, k], base="item")
 
-    def shortest(self, seqs):
-        lengths = [self.emit(P.get("builtins.len"), [s], base="n") for s in seqs]
+    def dict_iteration(self, scope, it):
+        mapping = self.atom(scope, it.func.value)
+        keys = self.emit(P.get("builtins.list"), [mapping], base="keys")
+        length = self.emit(P.get("builtins.len"), [keys], base="n")
+        kind = it.func.attr
+
+        def fetch(k):
+            key = self.emit(P.get("getitem"), [keys, k], base="key")
+            if kind == "keys":
+                return key
+            value = self.emit(P.get("getitem"), [mapping, key], base="value")
+            if kind == "values":
+                return value
+            return self.emit(P.get("tuple"), [key, value], base="entry")
+        return length, fetch
+
+    def shortest_of(self, lengths_or_seqs):
+        lengths = [a if (ir.is_name(a) and a.id in self._lengths) else
+                   self.emit(P.get("builtins.len"), [a], base="n")
+                   for a in lengths_or_seqs]
+        for a in lengths:
+            self._lengths.add(a.id)
         if len(lengths) == 1:
             return lengths[0]
-        return self.emit(P.get("builtins.min"), lengths, base="n")
-
+        return self.emit(P.get("int_min"), lengths, base="n")
 
 def _differs(a, b):
     if a is b:

@@ -106,6 +106,11 @@ class ExitRewriter:
         """Rewrite one loop; returns (statements, node) where node is not None
         if the loop contains a ``return`` (then ``self.returned`` says if it ran)."""
         body = node.body
+        if isinstance(node, gast.While) and isinstance(node.test, gast.Constant) \
+                and node.test.value is True and not _has(body, (gast.Break, gast.Return),
+                                                         loops=False) \
+                and not _has(body, gast.Return, loops=True):
+            raise _infinite(node)
         has_break = _has(body, gast.Break, loops=False)
         has_continue = _has(body, gast.Continue, loops=False)
         has_return = _has(body, gast.Return, loops=True)
@@ -249,5 +254,10 @@ def rewrite(func_node):
                                  gast.While, gast.If)):
         return func_node
     rewriter = ExitRewriter(func_node)
-    func_node.body = rewriter.function_body(func_node.body)
+    body = list(func_node.body)
+    if not body or not isinstance(body[-1], gast.Return):
+        # Falling off the end returns None: say so, so that every path ends
+        # in a return once the continuation moves into the branches.
+        body.append(_copy_loc(gast.Return(value=None), body[-1] if body else func_node))
+    func_node.body = rewriter.function_body(body)
     return func_node

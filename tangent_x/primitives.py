@@ -201,7 +201,7 @@ for _name, _objs in _ALIASES.items():
         _BY_OBJECT[_key(_obj)] = BY_NAME[_name]
 
 # Builtins with no gradient that generated code may still call.
-for _name in ("len", "int", "bool", "range", "isinstance", "print", "str"):
+for _name in ("len", "int", "bool", "range", "isinstance", "print", "str", "list"):
     register(Primitive(f"builtins.{_name}", "call", fn=getattr(builtins, _name),
                        spelling=_name, differentiable=False),
              getattr(builtins, _name))
@@ -224,7 +224,7 @@ register(Primitive("or_", "boolop", op=gast.Or, differentiable=False))
 # Runtime helpers are primitives too, so generated code can be transformed again.
 from . import runtime as _runtime  # noqa: E402
 
-_RUNTIME_NONDIFF = {"zeros_like", "check_grad_output", "stop_gradient"}
+_RUNTIME_NONDIFF = {"zeros_like", "check_grad_output", "stop_gradient", "unbound"}
 for _name in _runtime.__all__:
     register(Primitive(_name, "effect" if _name == "check_grad_output" else "call",
                        fn=getattr(_runtime, _name), spelling=_name,

@@ -24,16 +24,50 @@ def _differentiable(eqn):
     return eqn.prim.differentiable or eqn.prim.kind == "opaque"
 
 
+def forward_active(eqns, active):
+    """``active`` plus every variable of ``eqns`` that depends on it.
+
+    Precise through control flow: an ``if`` output is active only if a
+    branch's value for it is, a loop's carry only if its start value or the
+    body makes it so (a fixed point).  Flags, counters and indices stay
+    inactive and never get cotangents."""
+    active = set(active)
+    for eqn in eqns:
+        if not _differentiable(eqn) or not eqn.reads() & active:
+            continue
+        kind = eqn.prim.kind
+        if kind == "cond":
+            for body in eqn.params["branches"]:
+                inner = forward_active(body.eqns, active)
+                active.update(o for o, r in zip(eqn.outs, body.results)
+                              if ir.names_in(r) & inner)
+        elif kind in ("while", "for_range"):
+            active.update(loop_active_carries(eqn, active))
+        else:
+            active.update(eqn.outs)
+    return active
+
+
+def loop_active_carries(eqn, active):
+    carry = list(eqn.params["carry"])
+    body = eqn.params["body"]
+    inits = eqn.args[len(eqn.args) - len(carry):]
+    result = {c for c, a in zip(carry, inits) if ir.names_in(a) & active}
+    while True:
+        inner = forward_active(body.eqns, active | result)
+        grown = result | {c for c, r in zip(carry, body.results) if ir.names_in(r) & inner}
+        if grown == result:
+            return result
+        result = grown
+
+
 def _activity(eqns, wrt, roots):
     """Variables that depend on ``wrt`` *and* influence one of ``roots``.
 
-    Compound equations count as a whole here (any active input makes all
-    their outputs active); their bodies get their own analysis when their
-    adjoint is built."""
-    active = set(wrt)
-    for eqn in eqns:
-        if _differentiable(eqn) and eqn.reads() & active:
-            active.update(eqn.outs)
+    Compound equations are a whole for the second half (what influences
+    the roots); their bodies get their own analysis when their adjoint is
+    built."""
+    active = forward_active(eqns, wrt)
     needed = set(roots)
     for eqn in reversed(eqns):
         if set(eqn.outs) & needed and _differentiable(eqn):
@@ -44,6 +78,15 @@ def _activity(eqns, wrt, roots):
 def _is_scalar_const(atom):
     return isinstance(atom, gast.Constant) or (
         isinstance(atom, gast.Attribute) and ir.is_name(atom.value, "np"))
+
+
+def _through_conds(eqn):
+    """Equations inside a cond's branches, recursively through nested conds."""
+    for body in eqn.params["branches"]:
+        for e in body.eqns:
+            yield e
+            if e.prim.kind == "cond":
+                yield from _through_conds(e)
 
 
 def _zeros_like(var):
@@ -61,7 +104,15 @@ class Reverse:
         self.bars = bars
         self.kinds = kinds
         self.tapes = tapes            # id(loop eqn) -> {carry: tape name}
-        self._level = {id(e) for e in eqns}
+        # Loops (and custom_vjp calls) at this level, or inside its ifs, are
+        # taped by this level's forward pass; loops inside loops are taped
+        # when their enclosing loop's body is replayed.
+        self._level = {}
+        for eqn in eqns:
+            self._level[id(eqn)] = None
+            if eqn.prim.kind == "cond":
+                for e in _through_conds(eqn):
+                    self._level[id(e)] = eqn
 
     @classmethod
     def of_function(cls, fn, namer, wrt, value, seed):
@@ -72,7 +123,272 @@ class Reverse:
     def tape_names(self, eqn):
         """Tapes for loops of this level whose outputs get a gradient (and
         the residuals of custom_vjp calls)."""
-        if id(eqn) not in self._level or not set(eqn.outs) & self.differentiated:
+        if id(eqn) not in self._level:
+            return None
+        top = self._level[id(eqn)] or eqn
+        if not set(top.outs) & self.differentiated:
+            return None
+        if eqn.prim.name == "custom_vjp_call":
+            if id(eqn) not in self.tapes:
+                self.tapes[id(eqn)] = self.namer.fresh(f"{eqn.out}_residuals")
+            return self.tapes[id(eqn)]
+        if eqn.prim.kind not in ("while", "for_range"):
+            return None
+        if id(eqn) not in self.tapes:
+            self.tapes[id(eqn)] = {c: self.namer.fresh(f"{c}_tape")
+                                   for c in eqn.params["carry"]}
+        return self.tapes[id(eqn)]
+
+    # --- accumulation -----------------------------------------------------
+
+    def accumulate(self, var, expr, stmts):
+        bar = self.bars.get(var)
+        if bar is None:
+            name_ = self.namer.fresh(f"{var}_bar")
+            self.bars[var] = ir.name(name_)
+            stmts.append(_assign(name_, expr))
+            return
+        if not ir.is_name(bar):       # the seed constant
+            name_ = self.namer.fresh(f"{var}_bar")
+            self.bars[var] = ir.name(name_)
+            stmts.append(_assign(name_, gast.BinOp(left=bar, op=gast.Add(), right=expr)))
+            return
+        if var in self.kinds:
+            total = gast.BinOp(left=ir.name(bar.id), op=gast.Add(), right=expr)
+        else:
+            total = gast.Call(func=ir.name("tree_add"), args=[ir.name(bar.id), expr],
+                              keywords=[])
+        stmts.append(_assign(bar.id, total))
+
+    def materialize(self, names, stmts):
+        """Give each of ``names`` a bar variable (zeros if none yet), so that
+        code inside a branch or a loop can accumulate into it."""
+        for v in sorted(names):
+            bar = self.bars.get(v)
+            if bar is None:
+                name_ = self.namer.fresh(f"{v}_bar")
+                stmts.append(_assign(name_, _zeros_like(v)))
+                self.bars[v] = ir.name(name_)
+            elif not ir.is_name(bar):
+                name_ = self.namer.fresh(f"{v}_bar")
+                stmts.append(_assign(name_, bar))
+                self.bars[v] = ir.name(name_)
+
+    # --- the backward pass --------------------------------------------------
+
+    def backward(self):
+        """Top level: one Block per equation, with a comment for its user line."""
+        blocks = []
+        for eqn in reversed(self.eqns):
+            stmts = self.adjoint_stmts(eqn)
+            if stmts is None:
+                continue
+            origin = eqn.origin
+            comment = f"adjoint of {origin.short()}: {origin.text}" if origin else None
+            blocks.append(Block(stmts, origin, comment))
+        return blocks
+
+    def backward_stmts(self, eqns):
+        stmts = []
+        for eqn in reversed(eqns):
+            stmts += self.adjoint_stmts(eqn) or []
+        return stmts
+
+    def adjoint_stmts(self, eqn):
+        outs = set(eqn.outs)
+        if not outs & set(self.bars) or not outs & self.differentiated:
+            return None
+        kind = eqn.prim.kind
+        if kind == "cond":
+            return self.adjoint_cond(eqn)
+        if kind in ("while", "for_range"):
+            return self.adjoint_loop(eqn)
+        return self.adjoint_of(eqn)
+
+    def adjoint_of(self, eqn):
+        rule = ADJOINT.get(eqn.prim.name)
+        if rule is None:
+            label = eqn.params.get("label", eqn.prim.name)
+            raise TransformError(f"no derivative rule for {label}", eqn.origin,
+                                 "use NumPy functions tangent_x knows, wrap the value in "
+                                 "stop_gradient, or give the function a custom_vjp")
+        g = self.bars[eqn.out]
+        positions = _arg_positions(eqn)
+
+        def wanted(pos):
+            atom = positions.get(pos)
+            return ir.is_name(atom) and atom.id in self.differentiated
+
+        if isinstance(rule, Template):
+            stmts, outputs = rule.instantiate(g, ir.name(eqn.out), eqn, self.namer, wanted)
+        else:
+            made = rule(g, eqn, self)
+            stmts, outputs = made if isinstance(made, tuple) else ([], made)
+            outputs = {p: e for p, e in outputs.items() if wanted(p)}
+        stmts = [fold_ones(s) for s in stmts]
+        for pos, expr in outputs.items():
+            var = positions[pos].id
+            expr = fold_ones(expr)
+            if eqn.prim.broadcasting and ir.is_name(g) and not all(
+                    _is_scalar_const(a) for p, a in positions.items() if p != pos):
+                expr = gast.Call(func=ir.name("unbroadcast"), args=[expr, ir.name(var)],
+                                 keywords=[])
+            self.accumulate(var, expr, stmts)
+        return stmts
+
+    # --- control flow -------------------------------------------------------
+
+    def sub(self, body, seeds, extra_wrt=()):
+        """The adjoint of a nested body: seeds [(result atom, bar atom)]."""
+        roots = {r.id for r, _ in seeds if ir.is_name(r)}
+        wrt = set(extra_wrt) | self.differentiated
+        differentiated = _activity(body.eqns, wrt, roots)
+        bars = {v: b for v, b in self.bars.items()
+                if ir.is_name(b) and v not in extra_wrt}   # carry names mean carry-ins here
+        inner = Reverse(body.eqns, self.namer, differentiated, bars,
+                        self.kinds | _array_kinds(body.eqns), self.tapes)
+        stmts = []
+        for r, bar in seeds:
+            if ir.is_name(r) and r.id in differentiated:
+                inner.accumulate(r.id, bar, stmts)
+        stmts += inner.backward_stmts(body.eqns)
+        return stmts, inner
+
+    def _outer_targets(self, eqn, bodies):
+        """Outer variables a body's adjoint may add to."""
+        names = set()
+        for body in bodies:
+            names |= body.free_reads()
+            for r in body.results:
+                names |= ir.names_in(r)
+        names -= set(eqn.params.get("carry", ()))
+        return names & self.differentiated
+
+    def adjoint_cond(self, eqn):
+        """``if pred`` again, each branch running its own adjoint."""
+        branches = eqn.params["branches"]
+        stmts = []
+        self.materialize(self._outer_targets(eqn, branches), stmts)
+        bodies = []
+        for body in branches:
+            seeds = [(r, self.bars[o]) for o, r in zip(eqn.outs, body.results)
+                     if o in self.bars]
+            inner_stmts, _ = self.sub(body, seeds)
+            bodies.append(inner_stmts)
+        if not any(bodies):
+            return stmts
+        test = eqn.args[0]
+        if not bodies[0]:
+            test = gast.UnaryOp(op=gast.Not(), operand=test)
+            bodies = [bodies[1], []]
+        stmts.append(gast.If(test=test, body=bodies[0], orelse=bodies[1]))
+        return stmts
+
+    def active_carries(self, eqn):
+        """Carried variables that can hold a gradient (see loop_active_carries)."""
+        active = loop_active_carries(eqn, self.differentiated)
+        return [c for c in eqn.params["carry"] if c in active]
+
+    def adjoint_loop(self, eqn):
+        """Replay the loop backwards: restore each iteration's carry from the
+        tape, recompute the body, run its adjoint (checkpointing per step:
+        the tape holds only the carried state)."""
+        carry = list(eqn.params["carry"])
+        body = eqn.params["body"]
+        tapes = self.tape_names(eqn)
+        active = self.active_carries(eqn)
+        if not active:
+            return []
+        stmts = []
+        self.materialize(self._outer_targets(eqn, [body]), stmts)
+        carry_bars = {}
+        for c in active:          # the final carries' cotangents start the replay
+            bar = self.bars.get(c)
+            if ir.is_name(bar):
+                carry_bars[c] = bar.id
+                continue
+            name_ = self.namer.fresh(f"{c}_bar")
+            stmts.append(_assign(name_, bar if bar is not None else _zeros_like(c)))
+            carry_bars[c] = name_
+        restore = [_assign(c, gast.Call(func=gast.Attribute(value=ir.name(tapes[c]),
+                                                             attr="pop", ctx=gast.Load()),
+                                        args=[], keywords=[])) for c in carry]
+        seeds = [(r, ir.name(carry_bars[c])) for c, r in zip(carry, body.results)
+                 if c in carry_bars]
+        inner_stmts, inner = self.sub(body, seeds, extra_wrt=active)
+        recompute = lower.lower(body.eqns, inner.tape_names)
+        new_bars = [inner.bars.get(c) if ir.is_name(inner.bars.get(c)) else _zeros_like(c)
+                    for c in active]
+        update = lower.assign_many([carry_bars[c] for c in active], new_bars)
+        loop_body = restore + recompute + inner_stmts + update
+        if eqn.prim.kind == "for_range":
+            start, stop, step = eqn.args[:3]
+            iterator = gast.Call(func=ir.name("reversed"),
+                                 args=[lower.range_call(start, stop, step)], keywords=[])
+            target = eqn.params["index"]
+        else:
+            first = tapes[carry[0]]
+            iterator = gast.Call(func=ir.name("range"), args=[gast.Call(
+                func=ir.name("len"), args=[ir.name(first)], keywords=[])], keywords=[])
+            target = self.namer.fresh("step")
+        stmts.append(gast.For(target=ir.name(target, gast.Store()), iter=iterator,
+                              body=loop_body, orelse=[], type_comment=None))
+        inits = eqn.args[len(eqn.args) - len(carry):]
+        for c, init in zip(carry, inits):
+            if c in carry_bars and ir.is_name(init) and init.id in self.differentiated:
+                self.accumulate(init.id, ir.name(carry_bars[c]), stmts)
+        for c in carry:
+            self.bars.pop(c, None)
+        return stmts
+
+
+def _through_conds(eqn):
+    """Equations inside a cond's branches, recursively through nested conds."""
+    for body in eqn.params["branches"]:
+        for e in body.eqns:
+            yield e
+            if e.prim.kind == "cond":
+                yield from _through_conds(e)
+
+
+def _zeros_like(var):
+    return gast.Call(func=ir.name("zeros_like"), args=[ir.name(var)], keywords=[])
+
+
+class Reverse:
+    """The backward pass of one list of equations (a function or a body)."""
+
+    def __init__(self, eqns, namer, differentiated, bars, kinds, tapes):
+        load_all()
+        self.eqns = eqns
+        self.namer = namer
+        self.differentiated = differentiated
+        self.bars = bars
+        self.kinds = kinds
+        self.tapes = tapes            # id(loop eqn) -> {carry: tape name}
+        # Loops (and custom_vjp calls) at this level, or inside its ifs, are
+        # taped by this level's forward pass; loops inside loops are taped
+        # when their enclosing loop's body is replayed.
+        self._level = {}
+        for eqn in eqns:
+            self._level[id(eqn)] = None
+            if eqn.prim.kind == "cond":
+                for e in _through_conds(eqn):
+                    self._level[id(e)] = eqn
+
+    @classmethod
+    def of_function(cls, fn, namer, wrt, value, seed):
+        differentiated = _activity(fn.eqns, wrt, {value})
+        rev = cls(fn.eqns, namer, differentiated, {value: seed}, _array_kinds(fn.eqns), {})
+        return rev
+
+    def tape_names(self, eqn):
+        """Tapes for loops of this level whose outputs get a gradient (and
+        the residuals of custom_vjp calls)."""
+        if id(eqn) not in self._level:
+            return None
+        top = self._level[id(eqn)] or eqn
+        if not set(top.outs) & self.differentiated:
             return None
         if eqn.prim.name == "custom_vjp_call":
             if id(eqn) not in self.tapes:
@@ -292,7 +608,7 @@ def _array_kinds(eqns):
     with ``tree_add``.
     """
     structural = {"getitem", "getattr", "tuple", "list", "dict", "namedtuple",
-                  "assign", "opaque"}
+                  "assign", "opaque", "iteration_item"}
     packs = {"tuple", "list", "dict", "namedtuple"}
     kinds, containers = set(), set()
     for eqn in ir.all_eqns(eqns):
@@ -301,7 +617,7 @@ def _array_kinds(eqns):
         if eqn.prim.name in packs or eqn.params.get("container"):
             containers.update(eqn.outs)
             continue
-        if eqn.prim.name not in structural:
+        if eqn.prim.name not in structural and eqn.prim.differentiable:
             kinds.update(eqn.outs)
             kinds.update(a.id for a in eqn.args if ir.is_name(a))
         elif eqn.prim.name == "getitem":
@@ -362,7 +678,24 @@ def vjp_blocks(fn, namer, wrt, has_aux, seed_name=None):
         blocks.append(Block([gast.Expr(value=gast.Call(
             func=ir.name("check_grad_output"), args=[ir.name(value.id)], keywords=[]))],
             fn.origin, "grad is defined for scalar outputs only"))
-    blocks += rev.backward()
+    backward = rev.backward()
+    # The backward pass replays loops, rebinding their variables: keep the
+    # values the function returns in names of their own.
+    rebound = {n.id for b in backward for s in b.stmts for n in gast.walk(s)
+               if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+    kept = []
+    for atom in (value, aux):
+        if ir.is_name(atom) and atom.id in rebound:
+            copy = namer.fresh(f"{atom.id}_value")
+            kept.append(_assign(copy, ir.name(atom.id)))
+            if atom is value:
+                value = ir.name(copy)
+            else:
+                aux = ir.name(copy)
+    if kept:
+        blocks.append(Block(kept, fn.origin, "the results, before the backward pass "
+                                              "replays the loops"))
+    blocks += backward
     grads = []
     for w in wrt:
         bar = rev.bars.get(w)

@@ -15,6 +15,7 @@ import numpy as np
 __all__ = ["unbroadcast", "unreduce", "unindex", "unattr", "zeros_like",
            "tree_add", "check_grad_output", "stop_gradient", "index_zero",
            "matmul_adjoint_lhs", "matmul_adjoint_rhs", "custom_jvp_cotangents",
+           "unbound", "iteration_item",
            # reductions
            "prod_others",
            # shape ops
@@ -109,11 +110,19 @@ def index_zero(g, index):
 
 
 def zeros_like(x):
-    """Zeros with the structure of ``x`` (a pytree of arrays and floats)."""
+    """Zeros with the structure of ``x`` (a pytree of arrays and numbers)."""
     from . import tree_util
-    if _is_array_like(x):
-        return np.zeros_like(x) if isinstance(x, (np.ndarray, np.generic)) else 0.0 * x
-    return tree_util.tree_map(zeros_like, x)
+    if x is None or tree_util._node_kind(x) is not None:
+        return tree_util.tree_map(_leaf_zeros, x)
+    return _leaf_zeros(x)
+
+
+def _leaf_zeros(x):
+    if isinstance(x, (np.ndarray, np.generic)):
+        return np.zeros_like(x)
+    if isinstance(x, numbers.Number):
+        return 0.0 * x
+    return 0.0          # e.g. an Unbound placeholder: its cotangent is never read
 
 
 def tree_add(a, b):
@@ -487,3 +496,45 @@ def custom_jvp_cotangents(fun, args, g):
     zeros = [zeros_like(p) for p in primals]
     _, bars = pullback(*nondiff, *primals, *zeros, g)
     return bars if isinstance(bars, tuple) else (bars,)
+
+
+class Unbound:
+    """The value of a variable that the path taken never assigned.
+
+    Python would raise UnboundLocalError where the variable is used; any use
+    of this placeholder raises that error, naming the variable."""
+
+    __array_priority__ = 1e6
+
+    def __init__(self, name):
+        object.__setattr__(self, "_name", name)
+
+    def _fail(self, *args, **kwargs):
+        raise UnboundLocalError(f"local variable '{self._name}' is used but was not "
+                                "assigned on the path the code took")
+
+    __array_ufunc__ = __array_function__ = _fail
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _fail
+    __truediv__ = __rtruediv__ = __pow__ = __rpow__ = __matmul__ = __rmatmul__ = _fail
+    __neg__ = __getitem__ = __bool__ = __float__ = __array__ = __len__ = __iter__ = _fail
+    __lt__ = __le__ = __gt__ = __ge__ = _fail
+
+    def __getattr__(self, attr):
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        self._fail()
+
+    def __repr__(self):
+        return f"<unbound {self._name}>"
+
+
+def unbound(name):
+    """Placeholder for a variable not assigned on the path taken."""
+    return Unbound(name)
+
+
+def iteration_item(items, k):
+    """Item ``k`` of what ``for`` iterates over (a dict yields its keys)."""
+    if isinstance(items, dict):
+        return list(items)[k]
+    return items[k]

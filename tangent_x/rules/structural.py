@@ -11,6 +11,11 @@ def _(g, ans, x, index):
     x_bar = unindex(x, index, g)
 
 
+@adjoint("iteration_item")
+def _(g, ans, items, k):
+    items_bar = unindex(items, k, g)
+
+
 @adjoint("getattr")
 def _(g, ans, x, *, attr):
     x_bar = unattr(x, attr, g)
