@@ -223,6 +223,10 @@ class ControlFlow:
     def stmt_For(self, scope, stmt, live_after=frozenset()):
         origin = scope.parsed.origin(stmt)
         self.origin = origin
+        if isinstance(stmt.iter, (gast.Name, gast.List, gast.Tuple, gast.Attribute)):
+            seq = self.expr(scope, stmt.iter)
+            if isinstance(seq, self.Static) and isinstance(seq.obj, (list, tuple)):
+                return self.unroll(scope, stmt, seq.obj, live_after)
         if stmt.orelse:
             stmt.body, orelse = stmt.body, stmt.orelse   # no break here: else always runs
         else:
@@ -248,6 +252,16 @@ class ControlFlow:
             self.bind(scope, n, ir.name(c))
         if orelse:
             self.block(scope, orelse, live_after)
+
+    def unroll(self, scope, stmt, items, live_after):
+        """A loop over functions known when transforming runs once per item,
+        written out (``for f in [np.sin, np.cos]``)."""
+        live = loaded_names(stmt.body) | set(live_after)
+        for item in items:
+            self.bind_atom(scope, stmt.target, self.classify(item, "item"))
+            self.block(scope, stmt.body, live)
+        if stmt.orelse:
+            self.block(scope, stmt.orelse, live_after)
 
     def loop_bounds(self, scope, stmt):
         """(start, stop, step, fetch): ``fetch(k)`` gives the item of step ``k``
@@ -354,7 +368,8 @@ class LaxCalls:
     def lax_handler(self, obj):
         from . import lax
         table = {lax.fori_loop: self.lax_fori_loop, lax.while_loop: self.lax_while_loop,
-                 lax.cond: self.lax_cond, lax.switch: self.lax_switch}
+                 lax.cond: self.lax_cond, lax.switch: self.lax_switch,
+                 lax.scan: self.lax_scan}
         try:
             return table.get(obj)
         except TypeError:
@@ -468,3 +483,43 @@ class LaxCalls:
         out = self.namer.fresh(target or "branch_value")
         self.emit_cond(pred, [out], [[ra], [rb]], [eqns_a, eqns_b], self.origin)
         return ir.name(out)
+
+    def lax_scan(self, scope, node, target):
+        """``scan(f, init, xs)``: a loop whose carry is ``(carry, ys so far)``;
+        the per-step outputs are stacked after it."""
+        a = self._lax_args(scope, node, ["f", "init", "xs", "length", "reverse", "unroll"])
+        f = self.expr(scope, a["f"])
+        init = self.atom(scope, a["init"])
+        xs = self.atom(scope, a["xs"]) if "xs" in a else ir.const(None)
+        length = self.atom(scope, a["length"]) if "length" in a else ir.const(None)
+        reverse = self.atom(scope, a["reverse"]) if "reverse" in a else ir.const(False)
+        if not isinstance(reverse, gast.Constant):
+            raise self.error("scan's reverse= must be a constant True/False", node,
+                             None, scope)
+        steps = self.emit(P.get("scan_length"), [xs, length], base="steps")
+        empty = self.emit(P.get("list"), [], base="ys")
+        carry = self.namer.fresh("carry")
+        outputs = self.namer.fresh("ys")
+        index = self.namer.fresh("k")
+
+        def body():
+            k = ir.name(index)
+            if reverse.value:
+                last = self.emit(P.get("sub"), [steps, ir.const(1)], base="last")
+                k = self.emit(P.get("sub"), [last, k], base="step")
+            x = self.emit(P.get("scan_slice"), [xs, k], base="x")
+            out = self.apply(scope, f, [ir.name(carry), x], node)
+            new_carry = self.emit(P.get("getitem"), [out, ir.const(0)], base="carry")
+            y = self.emit(P.get("getitem"), [out, ir.const(1)], base="y")
+            ys = self.emit(P.get("appended"), [ir.name(outputs), y], base="ys")
+            return [new_carry, ys]
+
+        eqns, results = self.nested(body)
+        self.eqns.append(ir.Eqn([carry, outputs], P.get("for_range"),
+                                [ir.const(0), steps, ir.const(1), init, empty],
+                                params={"carry": (carry, outputs), "index": index,
+                                        "body": ir.Body(eqns, results)},
+                                origin=self.origin))
+        stacked = self.emit(P.get("stack_steps"), [ir.name(outputs), reverse], base="ys")
+        return self.emit(P.get("tuple"), [ir.name(carry), stacked], target=target,
+                         base="scanned")

@@ -608,7 +608,8 @@ def _array_kinds(eqns):
     with ``tree_add``.
     """
     structural = {"getitem", "getattr", "tuple", "list", "dict", "namedtuple",
-                  "assign", "opaque", "iteration_item"}
+                  "assign", "opaque", "iteration_item", "scan_slice", "appended",
+                  "unstack_steps", "scan_unslice"}
     packs = {"tuple", "list", "dict", "namedtuple"}
     kinds, containers = set(), set()
     for eqn in ir.all_eqns(eqns):

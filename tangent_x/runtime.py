@@ -16,6 +16,9 @@ __all__ = ["unbroadcast", "unreduce", "unindex", "unattr", "zeros_like",
            "tree_add", "check_grad_output", "stop_gradient", "index_zero",
            "matmul_adjoint_lhs", "matmul_adjoint_rhs", "custom_jvp_cotangents",
            "unbound", "iteration_item",
+           # lax.scan inside transformed functions
+           "scan_length", "scan_slice", "scan_unslice", "appended", "stack_steps",
+           "unstack_steps",
            # reductions
            "prod_others",
            # shape ops
@@ -538,3 +541,47 @@ def iteration_item(items, k):
     if isinstance(items, dict):
         return list(items)[k]
     return items[k]
+
+
+def scan_length(xs, length=None):
+    """Number of scan steps: ``length``, else the leading size of ``xs``."""
+    from . import tree_util
+    if length is not None:
+        return int(length)
+    return len(tree_util.tree_leaves(xs)[0])
+
+
+def scan_slice(xs, k):
+    """Step ``k`` of a scan's inputs: ``x[k]`` for every leaf of ``xs``."""
+    from . import tree_util
+    if xs is None:
+        return None
+    return tree_util.tree_map(lambda a: a[k], xs)
+
+
+def scan_unslice(xs, k, g):
+    """Cotangent of ``scan_slice``: zeros like ``xs`` with ``g`` at step ``k``."""
+    from . import tree_util
+    return tree_util.tree_map(lambda a, b: unindex(a, k, b), xs, g)
+
+
+def appended(items, item):
+    """``items + [item]`` without touching ``items`` (a scan's outputs so far)."""
+    return list(items) + [item]
+
+
+def stack_steps(items, reverse=False):
+    """Stack per-step outputs along a new leading axis (leafwise)."""
+    from . import tree_util
+    if reverse:
+        items = items[::-1]
+    if not items or all(i is None for i in items):
+        return None
+    return tree_util.tree_map(lambda *leaves: np.stack(leaves), *items)
+
+
+def unstack_steps(g, items, reverse=False):
+    """Cotangent of ``stack_steps``: the per-step slices of ``g``."""
+    from . import tree_util
+    parts = [tree_util.tree_map(lambda a: a[k], g) for k in range(len(items))]
+    return parts[::-1] if reverse else parts

@@ -2,7 +2,8 @@
 import gast
 
 from .. import ir
-from ..runtime import index_zero, unattr, unbroadcast, unindex, stop_gradient  # noqa: F401
+from ..runtime import (index_zero, unattr, unbroadcast, unindex, stop_gradient,  # noqa: F401
+                       scan_unslice, unstack_steps)
 from . import adjoint, adjoint_maker
 
 
@@ -88,3 +89,19 @@ def _distribute(name_, call, obj, eqn):
     diff_positions = [i for i in range(len(eqn.args)) if i not in obj.nondiff_argnums]
     return [stmt], {i: _item(ir.name(name_), ir.const(k))
                     for k, i in enumerate(diff_positions)}
+
+
+@adjoint("scan_slice")
+def _(g, ans, xs, k):
+    xs_bar = scan_unslice(xs, k, g)
+
+
+@adjoint("appended")
+def _(g, ans, items, item):
+    items_bar = g[:-1]
+    item_bar = g[-1]
+
+
+@adjoint("stack_steps")
+def _(g, ans, items, reverse=False):
+    items_bar = unstack_steps(g, items, reverse)
