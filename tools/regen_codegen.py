@@ -33,6 +33,15 @@ ENTRIES = [
     ("mlp.py", "loss", "value_and_grad", {}),
     ("mlp.py", "loss_and_predictions", "grad", {"has_aux": True}),
     ("linear_regression.py", "loss", "grad", {}),
+    ("control_flow.py", "newton_sqrt", "python", {}),
+    ("control_flow.py", "newton_sqrt", "grad", {}),
+    ("control_flow.py", "recurrence", "grad", {}),
+    ("control_flow.py", "rnn", "grad", {"argnums": (0, 1)}),
+    ("control_flow.py", "piecewise", "grad", {}),
+    ("control_flow.py", "first_above", "python", {}),
+    ("control_flow.py", "first_above", "grad", {}),
+    ("control_flow.py", "logsumexp_loop", "grad", {}),
+    ("control_flow.py", "squares_of_positives", "grad", {}),
 ]
 
 
