@@ -21,6 +21,9 @@ from .primitives import alias as _alias  # noqa: E402
 
 _alias(lax.stop_gradient, "stop_gradient")
 _alias(lax.select, "where")
+from .primitives import register_random as _register_random  # noqa: E402
+
+_register_random(random)
 
 
 def block_until_ready(x):

@@ -88,7 +88,9 @@ def build(fun, kind, argnums=(), has_aux=False):
     description = f"{kind} of {fn.name}" + \
         (f", argnums={tuple(argnums)}" if tuple(argnums) not in ((), (0,)) else "") \
         + (", has_aux" if has_aux else "")
-    text, linemap = emit.render_module(description, fn.origin, imports, env, [(lines, origins)])
+    modules_used = [(P.MODULE_ALIASES[a], a) for a in used if a in P.MODULE_ALIASES]
+    text, linemap = emit.render_module(description, fn.origin, imports, env, [(lines, origins)],
+                                       modules_used)
     linemap = {k: v for k, v in linemap.items()}
     module, path = modules.load(f"{fn.name}_{kind}".replace("<", "").replace(">", ""),
                                 text, env, linemap)

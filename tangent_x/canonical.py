@@ -28,7 +28,7 @@ from .naming import Namer
 # Names the generated module defines itself; user names are renamed around them.
 RESERVED = {"np", "slice", "float", "len", "int", "range", "bool", "print",
             "isinstance", "str", "tuple", "list", "dict", "None", "True", "False",
-            "min", "reversed"} | set(P.RUNTIME_NAMES)
+            "min", "reversed"} | set(P.RUNTIME_NAMES) | set(P.MODULE_ALIASES)
 
 _UNSUPPORTED_STMT = {
     gast.Try: ("`try` statement", "move the try/except outside the transformed function"),

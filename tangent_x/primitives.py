@@ -237,3 +237,17 @@ RUNTIME_NAMES = frozenset(_runtime.__all__)
 def alias(obj, name):
     """Make ``obj`` another spelling of primitive ``name``."""
     _BY_OBJECT[_key(obj)] = BY_NAME[name]
+
+
+# Modules generated code may import, by the alias their primitives are spelled with.
+MODULE_ALIASES = {"tx_random": "tangent_x.random"}
+
+
+def register_random(module):
+    """tangent_x.random's draws are constants for differentiation (as in JAX:
+    the bits do not depend on the values they are scaled by)."""
+    for name in module.__all__:
+        obj = getattr(module, name)
+        if callable(obj):
+            register(Primitive(f"random.{name}", "call", fn=obj,
+                               spelling=f"tx_random.{name}", differentiable=False), obj)

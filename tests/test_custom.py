@@ -1,0 +1,138 @@
+"""custom_jvp / custom_vjp: JAX's semantics, used by reverse mode."""
+from functools import partial
+
+import numpy as np
+import pytest
+
+import tangent_x as tx
+from _fd import numerical_grad
+
+
+@tx.custom_jvp
+def log1pexp(x):
+    return np.log(1.0 + np.exp(x))
+
+
+@log1pexp.defjvp
+def log1pexp_jvp(primals, tangents):
+    x, = primals
+    t, = tangents
+    return log1pexp(x), t * (1.0 - 1.0 / (1.0 + np.exp(x)))
+
+
+def plain_log1pexp(x):
+    return np.log(1.0 + np.exp(x))
+
+
+def test_custom_jvp_rule_fixes_the_classic_overflow():
+    with np.errstate(over="ignore", invalid="ignore"):
+        assert np.isnan(tx.grad(plain_log1pexp)(np.float32(500.0)))
+        assert tx.grad(log1pexp)(np.float32(500.0)) == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("x", [-3.0, 0.3, 2.5])
+def test_custom_jvp_serves_reverse_mode(x):
+    expected = 1.0 / (1.0 + np.exp(-x))
+    assert tx.grad(log1pexp)(x) == pytest.approx(expected, rel=1e-12)
+
+
+def test_custom_jvp_called_eagerly_runs_the_primal():
+    assert log1pexp(0.0) == pytest.approx(np.log(2.0))
+
+
+def uses_log1pexp_in_a_loop(x):
+    s = 0.0
+    for i in range(3):
+        s = s + log1pexp(x * i) * np.sin(x)
+    return s
+
+
+def test_custom_jvp_inside_a_loop_and_with_arrays():
+    x = 0.7
+    assert tx.grad(uses_log1pexp_in_a_loop)(x) == pytest.approx(
+        numerical_grad(uses_log1pexp_in_a_loop, (x,), 0), rel=1e-6)
+    v = np.array([0.2, -1.0, 3.0])
+    np.testing.assert_allclose(tx.grad(lambda z: np.sum(log1pexp(z)))(v),
+                               1.0 / (1.0 + np.exp(-v)), rtol=1e-12)
+
+
+@tx.custom_vjp
+def clip_gradient(x, lo, hi):
+    return x
+
+
+def clip_fwd(x, lo, hi):
+    return x, (lo, hi)
+
+
+def clip_bwd(res, g):
+    lo, hi = res
+    return (np.clip(g, lo, hi), 0.0, 0.0)
+
+
+clip_gradient.defvjp(clip_fwd, clip_bwd)
+
+
+def test_custom_vjp_bwd_decides_the_gradient():
+    def f(x):
+        return np.sum(clip_gradient(x * 3.0, -1.0, 1.0))
+
+    np.testing.assert_allclose(tx.grad(f)(np.array([0.1, 2.0])), [3.0, 3.0])
+
+    def g(x):
+        return np.sum(clip_gradient(x, -0.5, 0.5) * 4.0)
+
+    np.testing.assert_allclose(tx.grad(g)(np.array([0.1, 2.0])), [0.5, 0.5])
+
+
+def test_custom_vjp_generated_code_calls_fwd_and_bwd():
+    def f(x):
+        return np.sum(clip_gradient(x * 3.0, -1.0, 1.0))
+
+    text = tx.source(tx.grad(f))
+    assert "clip_fwd(" in text and "clip_bwd(" in text
+
+
+@partial(tx.custom_vjp, nondiff_argnums=(0,))
+def scaled(k, x):
+    return k * x
+
+
+def scaled_fwd(k, x):
+    return k * x, None
+
+
+def scaled_bwd(k, res, g):
+    return (2.0 * k * g,)
+
+
+scaled.defvjp(scaled_fwd, scaled_bwd)
+
+
+def test_nondiff_argnums_are_passed_first_to_bwd():
+    assert tx.grad(lambda x: scaled(3.0, x))(1.0) == pytest.approx(6.0)
+
+
+@partial(tx.custom_jvp, nondiff_argnums=(1,))
+def power(x, n):
+    return x ** n
+
+
+@power.defjvp
+def power_jvp(n, primals, tangents):
+    x, = primals
+    t, = tangents
+    return power(x, n), n * x ** (n - 1) * t
+
+
+def test_custom_jvp_with_nondiff_argnums():
+    assert tx.grad(lambda x: power(x, 3.0))(2.0) == pytest.approx(12.0)
+
+
+def test_missing_rule_is_a_clear_error():
+    @tx.custom_vjp
+    def no_rule(x):
+        return x
+
+    with pytest.raises(tx.TransformError, match="defvjp"):
+        tx.grad(lambda x: no_rule(x) * 2.0)(1.0)
