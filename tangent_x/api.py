@@ -12,7 +12,7 @@ import numbers
 import gast
 import numpy as np
 
-from . import canonical, emit, ir, lower, modules, primitives as P
+from . import canonical, emit, ir, lower, modules, primitives as P, runtime
 from .errors import TransformError
 from .reverse import forward_blocks, vjp_blocks
 from .simplify import eliminate_dead_code
@@ -192,7 +192,10 @@ def _check_inputs(kind, fun, args, argnums):
 
 
 def _cast_like(g, x):
-    """Gradients take the dtype and shape of their primal, as in JAX."""
+    """Gradients take the dtype and shape of their primal, as in JAX; a
+    symbolic zero (None) becomes real zeros."""
+    if g is None:
+        return np.zeros_like(x) if isinstance(x, (np.ndarray, np.generic)) else 0.0 * x
     if isinstance(x, np.ndarray):
         return np.asarray(np.broadcast_to(g, x.shape) if np.shape(g) != x.shape else g,
                           dtype=x.dtype)
@@ -206,10 +209,26 @@ def _cast_like(g, x):
 def _cast_grads(grads, args, argnums, single):
     if single:
         grads = (grads,)
-    out = tuple(tree_util.tree_map(_cast_like, g, args[i]) if g is not None else g
-                for g, i in zip(grads, argnums))
+    out = tuple(_fill(g, args[i]) for g, i in zip(grads, argnums))
     out = _owned(out, args)
     return out[0] if single else out
+
+
+def _fill(g, x):
+    """Cast a gradient to its argument's structure, filling symbolic zeros."""
+    if g is None:
+        return runtime.zeros_like(x)
+    if isinstance(x, dict):
+        return type(x)((k, _fill(g.get(k) if isinstance(g, dict) else None, v))
+                       for k, v in x.items())
+    if isinstance(x, (list, tuple)) and isinstance(g, (list, tuple)):
+        items = [_fill(u, v) for u, v in zip(g, x)]
+        if hasattr(x, "_fields"):
+            return type(x)(*items)
+        return type(x)(items)
+    if tree_util._node_kind(x) is not None:
+        return tree_util.tree_map(_cast_like, g, x)
+    return _cast_like(g, x)
 
 
 def _owned(grads, args):

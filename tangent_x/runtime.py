@@ -15,7 +15,7 @@ import numpy as np
 __all__ = ["unbroadcast", "unreduce", "unindex", "unattr", "zeros_like",
            "tree_add", "check_grad_output", "stop_gradient", "index_zero",
            "matmul_adjoint_lhs", "matmul_adjoint_rhs", "custom_jvp_cotangents",
-           "unbound", "iteration_item",
+           "unbound", "iteration_item", "cotangent_item", "dense",
            # lax.scan inside transformed functions
            "scan_length", "scan_slice", "scan_unslice", "appended", "stack_steps",
            "unstack_steps",
@@ -74,16 +74,20 @@ def unindex(x, index, g):
 
     Repeated integer indices accumulate (np.add.at), as the chain rule wants.
     ``x`` may be a container (list, tuple, dict, namedtuple): the result is
-    then a container of zeros with ``g`` in the indexed slot.
+    then the same container holding ``g`` in the indexed slot and ``None``
+    (a symbolic zero) in the others, so touching one layer of a parameter
+    list never allocates zeros for all of them.
     """
     if isinstance(x, (list, tuple, dict)):
-        out = zeros_like(x)
-        if isinstance(out, tuple):
-            items = list(out)
-            items[index] = g
-            return type(x)(*items) if hasattr(x, "_fields") else tuple(items)
-        out[index] = g
-        return out
+        if isinstance(x, dict):
+            out = dict.fromkeys(x)
+            out[index] = g
+            return out
+        items = [None] * len(x)
+        items[index] = g
+        if hasattr(x, "_fields"):
+            return type(x)(*items)
+        return tuple(items) if isinstance(x, tuple) else items
     dtype = np.result_type(np.asarray(x).dtype, np.asarray(g).dtype)
     z = np.zeros(np.shape(x), dtype=dtype)
     if _is_basic(index):
@@ -94,8 +98,9 @@ def unindex(x, index, g):
 
 
 def unattr(x, attr, g):
-    """Zeros shaped like the record ``x`` with ``g`` as field ``attr``."""
-    return zeros_like(x)._replace(**{attr: g})
+    """The record ``x`` with ``g`` as field ``attr``, symbolic zeros (None)
+    elsewhere."""
+    return type(x)(*[None] * len(x))._replace(**{attr: g})
 
 
 def index_zero(g, index):
@@ -105,7 +110,7 @@ def index_zero(g, index):
         out = type(g)(g)
         if isinstance(g, dict) and index not in g:
             return out
-        out[index] = zeros_like(out[index])
+        out[index] = None
         return out
     out = np.array(g, copy=True)
     out[index] = 0
@@ -129,11 +134,31 @@ def _leaf_zeros(x):
 
 
 def tree_add(a, b):
-    """Leafwise ``a + b`` for cotangents of containers."""
-    from . import tree_util
-    if _is_array_like(a) and _is_array_like(b):
-        return a + b
-    return tree_util.tree_map(lambda u, v: u + v, a, b)
+    """Leafwise ``a + b`` for cotangents of containers; ``None`` is zero."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    if isinstance(a, dict):
+        return {k: tree_add(a.get(k), b.get(k)) for k in a}
+    if isinstance(a, (list, tuple)):
+        items = [tree_add(u, v) for u, v in zip(a, b)]
+        if hasattr(a, "_fields"):
+            return type(a)(*items)
+        return type(a)(items)
+    return a + b
+
+
+def dense(items, like):
+    """A list of cotangents with symbolic zeros (None) made real, for rules
+    that hand the whole list to NumPy (np.stack of the slices' cotangents)."""
+    return [zeros_like(x) if g is None else g for g, x in zip(items, like)]
+
+
+def cotangent_item(g, key, like):
+    """``g[key]``, or zeros like ``like`` where ``g`` holds a symbolic zero."""
+    item = None if g is None else g[key]
+    return zeros_like(like) if item is None else item
 
 
 def check_grad_output(y):

@@ -12,6 +12,10 @@ Workloads:
 - mlp_grad: eager ``tx.grad`` of the examples/mlp.py loss (784-64-10 tanh
   MLP, batch 128, float64) against a hand-written NumPy backprop — target
   within 1.3x;
+- scalar_loop: eager grad of a 1000-step scalar recurrence against the eager
+  primal — target at most 4x;
+- tape memory: peak bytes per step of the gradient of an N-step loop for
+  N = 10^3..10^6 — constant per step means O(N * carried state);
 - autograd / JAX / tangent-ad columns appear when those are installed.
 """
 import importlib.util
@@ -126,9 +130,51 @@ def bench_mlp():
     return row
 
 
+def recurrence_n(x, n):
+    for _ in range(n):
+        x = np.sin(x) * 0.99 + 0.01
+    return x
+
+
+def bench_loop_cost():
+    """Eager gradient of the 1000-step scalar recurrence vs its eager primal
+    (target: at most 4x; the backward pass replays each step once)."""
+    grad = tx.grad(recurrence_n)
+    assert abs(grad(0.5, 1000) - _fd(recurrence_n, 0.5, 1000)) < 1e-6
+    t_grad = median_time(lambda: grad(0.5, 1000), repeat=15)
+    t_primal = median_time(lambda: recurrence_n(0.5, 1000), repeat=15)
+    return {"workload": "scalar_loop eager grad / eager primal (1000 steps)",
+            "tangent_x": f"{t_grad * 1e3:.2f} ms", "reference": f"{t_primal * 1e3:.2f} ms",
+            "ratio": f"{t_grad / t_primal:.2f}x (target <= 4x)"}
+
+
+def _fd(f, x, *rest, eps=1e-6):
+    return (f(x + eps, *rest) - f(x - eps, *rest)) / (2 * eps)
+
+
+def bench_tape_memory(sizes=(10 ** 3, 10 ** 4, 10 ** 5, 10 ** 6)):
+    """Peak memory of the gradient of an N-step loop, per step: constant in N
+    means the tape grows as O(N * carried state)."""
+    import tracemalloc
+    grad = tx.grad(recurrence_n)
+    grad(0.5, 10)
+    rows = []
+    for n in sizes:
+        tracemalloc.start()
+        grad(0.5, n)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        rows.append((n, peak))
+    per_step = ", ".join(f"N={n:.0e}: {peak / n:.0f} B/step" for n, peak in rows)
+    return {"workload": "tape memory of grad through an N-step loop (scalar carry)",
+            "tangent_x": per_step, "reference": "O(N * carry) expected",
+            "ratio": f"{rows[-1][1] / rows[-1][0] / (rows[0][1] / rows[0][0]):.2f}x "
+                     "bytes/step at 1e6 vs 1e3"}
+
+
 def main():
     import platform
-    rows = [bench_transform(), bench_mlp()]
+    rows = [bench_transform(), bench_mlp(), bench_loop_cost(), bench_tape_memory()]
     print(f"Machine: {platform.processor() or platform.machine()}, "
           f"{os.cpu_count()} cores, Python {platform.python_version()}, "
           f"NumPy {np.__version__}\n")

@@ -9,7 +9,7 @@ rule hands item i to the i-th array.
 """
 import numpy as np
 
-from ..runtime import (index_zero, tree_add, unbroadcast, unconcatenate,  # noqa: F401
+from ..runtime import (dense, index_zero, tree_add, unbroadcast, unconcatenate,  # noqa: F401
                        undiagonal, unhstack, unindex, unrepeat, unstack, untile)
 from . import adjoint
 from .arithmetic import adjoint_case, passed
@@ -107,7 +107,7 @@ def _(g, ans, g_in, x):
 
 @adjoint(unstack)
 def _(g, ans, g_in, axis=0):
-    g_in_bar = np.stack(g, axis=axis)
+    g_in_bar = np.stack(dense(g, ans), axis=axis)
 
 
 @adjoint(untile)

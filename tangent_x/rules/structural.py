@@ -36,23 +36,26 @@ def _(g, ans, x):
 @adjoint_maker("tuple", "list", "namedtuple")
 def _(g, eqn, rev=None):
     """Item i of a packed sequence receives item i of its cotangent."""
-    out = {i: _item(g, ir.const(i)) for i in range(len(eqn.args))}
+    out = {i: _item(g, ir.const(i), a) for i, a in enumerate(eqn.args)}
     if eqn.prim.name == "namedtuple":
-        fields = eqn.params["cls"]._fields
-        out.update({("kw", k): gast.Attribute(value=g, attr=k, ctx=gast.Load())
-                    for k in eqn.kwargs})
-        out.update({i: gast.Attribute(value=g, attr=fields[i], ctx=gast.Load())
-                    for i in range(len(eqn.args))})
+        out.update({("kw", k): _item(g, ir.const(list(eqn.params["cls"]._fields).index(k)),
+                                     v)
+                    for k, v in eqn.kwargs.items()})
     return out
 
 
 @adjoint_maker("dict")
 def _(g, eqn, rev=None):
-    return {i: _item(g, ir.const(k)) for i, k in enumerate(eqn.params["keys"])}
+    return {i: _item(g, ir.const(k), a) for i, (k, a) in enumerate(zip(eqn.params["keys"],
+                                                                      eqn.args))}
 
 
-def _item(g, key):
-    return gast.Subscript(value=g, slice=key, ctx=gast.Load())
+def _item(g, key, like=None):
+    """Item ``key`` of a container's cotangent, which may hold symbolic
+    zeros (None) for items that received no gradient."""
+    if like is None:
+        return gast.Subscript(value=g, slice=key, ctx=gast.Load())
+    return gast.Call(func=ir.name("cotangent_item"), args=[g, key, like], keywords=[])
 
 
 @adjoint("index_add")
