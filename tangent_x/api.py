@@ -232,19 +232,30 @@ def _fill(g, x):
 
 
 def _owned(grads, args):
-    """Every gradient leaf a fresh writable array: never a read-only
-    broadcast view, never the caller's own input, never shared with another
-    leaf (generated code may legitimately return ``x_bar = y``)."""
-    seen = {id(leaf) for leaf in tree_util.tree_leaves(args) if isinstance(leaf, np.ndarray)}
+    """Every gradient leaf a writable array that shares memory with no input
+    and no other leaf: never a read-only broadcast view, never the caller's
+    own array (generated code may legitimately return ``x_bar = y``).  A
+    view of a fresh temporary (``np.transpose(w_bar_t)``) is kept as it is."""
+    seen = {id(_root(leaf)) for leaf in tree_util.tree_leaves(args)
+            if isinstance(leaf, np.ndarray)}
 
     def own(leaf):
         if isinstance(leaf, np.ndarray):
-            if id(leaf) in seen or not leaf.flags.writeable or not leaf.flags.owndata:
+            root = _root(leaf)
+            if id(root) in seen or not leaf.flags.writeable:
                 leaf = leaf.copy()
-            seen.add(id(leaf))
+                root = leaf
+            seen.add(id(root))
         return leaf
 
     return tree_util.tree_map(own, grads)
+
+
+def _root(a):
+    """The object that owns an array's memory."""
+    while isinstance(a, np.ndarray) and a.base is not None:
+        a = a.base
+    return a
 
 
 def grad(fun, argnums=0, has_aux=False):
