@@ -633,6 +633,8 @@ class Converter(ControlFlow, LaxCalls):
 
     def rewrite_exits(self, node, parsed):
         """break/continue/early return -> structured flow, on a copy of the AST."""
+        if not exits.needs_rewrite(node):
+            return node
         try:
             return exits.rewrite(ir.clone(node))
         except exits.InfiniteLoop as exc:

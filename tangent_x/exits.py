@@ -246,6 +246,13 @@ def _infinite(node):
     return InfiniteLoop(node)
 
 
+def needs_rewrite(func_node):
+    return isinstance(func_node, gast.FunctionDef) and _has(
+        func_node.body, (gast.Break, gast.Continue, gast.For, gast.While, gast.If)) or (
+        isinstance(func_node, gast.FunctionDef) and any(
+            isinstance(n, gast.Return) for n in _walk_no_nested(func_node.body[:-1])))
+
+
 def rewrite(func_node):
     """Rewrite a FunctionDef's body in place; returns it."""
     if not isinstance(func_node, gast.FunctionDef):

@@ -50,7 +50,7 @@ def names_in(node):
 class Eqn:
     """``outs = prim(*args, **kwargs)`` with static ``params``."""
 
-    __slots__ = ("outs", "prim", "args", "kwargs", "params", "origin")
+    __slots__ = ("outs", "prim", "args", "kwargs", "params", "origin", "_reads")
 
     def __init__(self, outs, prim, args, kwargs=None, params=None, origin=None):
         self.outs = list(outs)
@@ -59,6 +59,7 @@ class Eqn:
         self.kwargs = dict(kwargs or {})
         self.params = dict(params or {})
         self.origin = origin
+        self._reads = None
 
     @property
     def out(self):
@@ -66,6 +67,11 @@ class Eqn:
 
     def reads(self):
         """Names this equation reads, including the free names of its bodies."""
+        if self._reads is None:
+            self._reads = frozenset(self._compute_reads())
+        return self._reads
+
+    def _compute_reads(self):
         found = set()
         for a in list(self.args) + list(self.kwargs.values()):
             found |= names_in(a)

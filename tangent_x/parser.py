@@ -44,10 +44,16 @@ def _parse_file(filename, source):
     return gast.parse(source, filename=filename)
 
 
+_FUNCTION_INDEX = {}
+
+
 def _function_nodes(tree):
-    for node in gast.walk(tree):
-        if isinstance(node, (gast.FunctionDef, gast.Lambda)):
-            yield node
+    """Every def and lambda of a parsed file (indexed once per file)."""
+    found = _FUNCTION_INDEX.get(id(tree))
+    if found is None or found[0] is not tree:
+        nodes = [n for n in gast.walk(tree) if isinstance(n, (gast.FunctionDef, gast.Lambda))]
+        found = _FUNCTION_INDEX[id(tree)] = (tree, nodes)
+    return found[1]
 
 
 def _first_line(node):
