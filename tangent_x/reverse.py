@@ -89,6 +89,10 @@ def _through_conds(eqn):
                 yield from _through_conds(e)
 
 
+def _is_call(node, name_):
+    return isinstance(node, gast.Call) and ir.is_name(node.func, name_)
+
+
 def _zeros_like(var):
     return gast.Call(func=ir.name("zeros_like"), args=[ir.name(var)], keywords=[])
 
@@ -104,6 +108,7 @@ class Reverse:
         self.bars = bars
         self.kinds = kinds
         self.tapes = tapes            # id(loop eqn) -> {carry: tape name}
+        self.owned = set()            # bar names holding zeros allocated here
         # Loops (and custom_vjp calls) at this level, or inside its ifs, are
         # taped by this level's forward pass; loops inside loops are taped
         # when their enclosing loop's body is replayed.
@@ -153,7 +158,12 @@ class Reverse:
             self.bars[var] = ir.name(name_)
             stmts.append(_assign(name_, gast.BinOp(left=bar, op=gast.Add(), right=expr)))
             return
-        if var in self.kinds:
+        if bar.id in self.owned and _is_call(expr, "unindex") and \
+                ir.is_name(expr.args[0], var):
+            # An accumulator this pass allocated: add the one item in place.
+            total = gast.Call(func=ir.name("add_at"),
+                              args=[ir.name(bar.id), expr.args[1], expr.args[2]], keywords=[])
+        elif var in self.kinds:
             total = gast.BinOp(left=ir.name(bar.id), op=gast.Add(), right=expr)
         else:
             total = gast.Call(func=ir.name("tree_add"), args=[ir.name(bar.id), expr],
@@ -169,6 +179,7 @@ class Reverse:
                 name_ = self.namer.fresh(f"{v}_bar")
                 stmts.append(_assign(name_, _zeros_like(v)))
                 self.bars[v] = ir.name(name_)
+                self.owned.add(name_)
             elif not ir.is_name(bar):
                 name_ = self.namer.fresh(f"{v}_bar")
                 stmts.append(_assign(name_, bar))
@@ -247,6 +258,7 @@ class Reverse:
                 if ir.is_name(b) and v not in extra_wrt}   # carry names mean carry-ins here
         inner = Reverse(body.eqns, self.namer, differentiated, bars,
                         self.kinds | _array_kinds(body.eqns), self.tapes)
+        inner.owned = self.owned
         stmts = []
         for r, bar in seeds:
             if ir.is_name(r) and r.id in differentiated:

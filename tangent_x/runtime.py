@@ -15,7 +15,7 @@ import numpy as np
 __all__ = ["unbroadcast", "unreduce", "unindex", "unattr", "zeros_like",
            "tree_add", "check_grad_output", "stop_gradient", "index_zero",
            "matmul_adjoint_lhs", "matmul_adjoint_rhs", "custom_jvp_cotangents",
-           "unbound", "iteration_item", "cotangent_item", "dense",
+           "unbound", "iteration_item", "cotangent_item", "dense", "add_at",
            # lax.scan inside transformed functions
            "scan_length", "scan_slice", "scan_unslice", "appended", "stack_steps",
            "unstack_steps",
@@ -147,6 +147,24 @@ def tree_add(a, b):
             return type(a)(*items)
         return type(a)(items)
     return a + b
+
+
+def add_at(acc, index, g):
+    """``acc[index] += g`` in place, returning ``acc``.
+
+    Generated code uses it only on accumulators it allocated itself (the
+    zeros a loop's backward pass adds into), so indexing one element per
+    iteration costs O(1) instead of a full-size temporary."""
+    if isinstance(acc, np.ndarray):
+        if _is_basic(index):
+            acc[index] += g
+        else:
+            np.add.at(acc, index, g)
+        return acc
+    if isinstance(acc, (list, dict)):
+        acc[index] = tree_add(acc[index], g)
+        return acc
+    return tree_add(acc, unindex(acc, index, g))
 
 
 def dense(items, like):

@@ -108,3 +108,9 @@ def _(g, ans, items, item):
 @adjoint("stack_steps")
 def _(g, ans, items, reverse=False):
     items_bar = unstack_steps(g, items, reverse)
+
+
+@adjoint("add_at")
+def _(g, ans, acc, index, g_in):
+    acc_bar = g
+    g_in_bar = unbroadcast(g[index], g_in)
