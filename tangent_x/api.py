@@ -45,6 +45,28 @@ def _tuple(items):
 
 def build(fun, kind, argnums=(), has_aux=False):
     """Generate, write and load the source for ``kind`` applied to ``fun``."""
+    name, text, linemap, env, fn, description = generate(fun, kind, argnums, has_aux)
+    module, path = modules.load(f"{fn.name}_{kind}".replace("<", "").replace(">", ""),
+                                text, env, linemap)
+    return Generated(getattr(module, name), text, path, fn, description)
+
+
+def generate(fun, kind, argnums=(), has_aux=False):
+    """Source in, source out: (function name, module text, line map, env,
+    canonical function, description).  The garbage collector is paused
+    meanwhile: building thousands of small AST nodes otherwise triggers
+    collections that double the cost."""
+    import gc
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _generate(fun, kind, argnums, has_aux)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _generate(fun, kind, argnums, has_aux):
     fn, namer = canonical.canonicalize(_unwrap(fun))
     params = list(fn.params)
     for i in argnums:
@@ -91,10 +113,7 @@ def build(fun, kind, argnums=(), has_aux=False):
     modules_used = [(P.MODULE_ALIASES[a], a) for a in used if a in P.MODULE_ALIASES]
     text, linemap = emit.render_module(description, fn.origin, imports, env, [(lines, origins)],
                                        modules_used)
-    linemap = {k: v for k, v in linemap.items()}
-    module, path = modules.load(f"{fn.name}_{kind}".replace("<", "").replace(">", ""),
-                                text, env, linemap)
-    return Generated(getattr(module, name), text, path, fn, description)
+    return name, text, linemap, env, fn, description
 
 
 def _unwrap(fun):

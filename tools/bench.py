@@ -30,7 +30,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 import tangent_x as tx  # noqa: E402
-from tangent_x import api, canonical, emit, reverse, simplify  # noqa: E402
+from tangent_x import api  # noqa: E402
 
 
 def median_time(fn, repeat=30, number=1):
@@ -76,12 +76,10 @@ def thirty_line_function(x, w, b):
 
 
 def bench_transform():
-    """Time the source-to-source transform alone (no import, no file I/O)."""
+    """Time the source-to-source transform alone: parse, canonical form,
+    reverse mode, simplification, rendering (no file I/O, no import)."""
     def transform():
-        fn, namer = canonical.canonicalize(thirty_line_function)
-        blocks, value, aux, grads = reverse.vjp_blocks(fn, namer, ["x"], False)
-        simplify.eliminate_dead_code(blocks, {g.id for g in grads})
-        emit.render_function("grad_f", fn.params, fn.defaults, blocks, grads[0])
+        api.generate(thirty_line_function, "grad", (0,))
     transform()
     seconds = median_time(transform, repeat=20)
     return {"workload": "transform (30-line function)", "tangent_x": f"{seconds * 1e3:.1f} ms",
