@@ -8,6 +8,7 @@ value or attribute it was built from has been rebound.
 """
 import functools
 import numbers
+import weakref
 
 import gast
 import numpy as np
@@ -78,6 +79,14 @@ def _generate(fun, kind, argnums, has_aux):
     if kind == "python":
         blocks, result = forward_blocks(fn), fn.result
         name, extra = fn.name if fn.name != "lambda" else "fn", []
+    elif kind == "jvp":
+        from .forward import jvp_blocks
+        dots = {p: namer.fresh(f"{p}_dot") for p in wrt}
+        blocks, fwd = jvp_blocks(fn, namer, dots)
+        fn.env.update(fwd.env_extra)
+        result = gast.Tuple(elts=[fn.result, fwd.dot_or_zeros(fn.result)], ctx=gast.Load())
+        base = fn.name if fn.name != "lambda" else "fn"
+        name, extra = f"jvp_{base}", [dots[p] for p in wrt]
     else:
         seed = namer.fresh("out_bar") if kind == "vjp" else None
         blocks, value, aux, grads = vjp_blocks(fn, namer, wrt, has_aux, seed)
@@ -328,8 +337,41 @@ def vjp(fun, *primals, has_aux=False):
     return (out, vjp_fun, aux) if has_aux else (out, vjp_fun)
 
 
+_TRANSFORMED = weakref.WeakKeyDictionary()
+
+
+def _cached(fun, kind, argnums, finish):
+    """One Transformed per (function, kind, argnums), so repeated jvp/vjp
+    calls reuse the generated code."""
+    try:
+        table = _TRANSFORMED.setdefault(fun, {})
+    except TypeError:
+        return Transformed(fun, kind, argnums, False, finish)
+    key = (kind, argnums)
+    if key not in table:
+        table[key] = Transformed(fun, kind, argnums, False, finish)
+    return table[key]
+
+
 def jvp(fun, primals, tangents):
-    raise NotImplementedError("forward mode (jvp) is not implemented yet; use grad or vjp")
+    """Forward mode: ``(fun(*primals), directional derivative along tangents)``."""
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise TypeError("primal and tangent arguments to jvp must be tuples or lists; "
+                        f"found {type(primals).__name__} and {type(tangents).__name__}.")
+    if len(primals) != len(tangents):
+        raise TypeError("jvp called with different primal and tangent counts: "
+                        f"{len(primals)} and {len(tangents)}")
+    for i, (p, t) in enumerate(zip(primals, tangents)):
+        if tree_util.tree_structure(p) != tree_util.tree_structure(t):
+            raise TypeError(f"primal and tangent arguments to jvp must have the same tree "
+                            f"structure; argument {i} has {tree_util.tree_structure(p)} "
+                            f"and {tree_util.tree_structure(t)}")
+        for a, b in zip(tree_util.tree_leaves(p), tree_util.tree_leaves(t)):
+            if np.shape(a) != np.shape(b):
+                raise ValueError(f"jvp called with different primal and tangent shapes: "
+                                 f"{np.shape(a)} and {np.shape(b)} (argument {i})")
+    transformed = _cached(fun, "jvp", tuple(range(len(primals))), lambda out, a: out)
+    return transformed(*primals, *tangents)
 
 
 STAGES = ("parse", "canonical", "python")

@@ -35,6 +35,11 @@ def clone(node):
     return new
 
 
+def names_atoms(eqn):
+    """The Name atoms an equation passes (positional and keyword)."""
+    return [a for a in list(eqn.args) + list(eqn.kwargs.values()) if is_name(a)]
+
+
 def is_name(node, id_=None):
     return isinstance(node, gast.Name) and (id_ is None or node.id == id_)
 

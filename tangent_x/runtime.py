@@ -16,6 +16,7 @@ __all__ = ["unbroadcast", "unreduce", "unindex", "unattr", "zeros_like",
            "tree_add", "check_grad_output", "stop_gradient", "index_zero",
            "matmul_adjoint_lhs", "matmul_adjoint_rhs", "custom_jvp_cotangents",
            "unbound", "iteration_item", "cotangent_item", "dense", "add_at",
+           "broadcast_like",
            # lax.scan inside transformed functions
            "scan_length", "scan_slice", "scan_unslice", "appended", "stack_steps",
            "unstack_steps",
@@ -165,6 +166,14 @@ def add_at(acc, index, g):
         acc[index] = tree_add(acc[index], g)
         return acc
     return tree_add(acc, unindex(acc, index, g))
+
+
+def broadcast_like(t, ans):
+    """A tangent broadcast to its result's shape (an operand without a
+    tangent may have been the larger one)."""
+    if isinstance(ans, (list, tuple, dict)) or np.shape(t) == np.shape(ans):
+        return t
+    return np.broadcast_to(t, np.shape(ans))
 
 
 def dense(items, like):

@@ -40,11 +40,13 @@ class Template:
                 isinstance(self.body[0].value, gast.Constant):
             self.body = self.body[1:]   # docstring
 
+    lead = 2    # leading parameters that are not the primitive's: g, ans
+
     def bind(self, g, ans, eqn):
         """Map template parameter names to atoms; the set of defaulted ones."""
-        mapping = {self.params[0]: g, self.params[1]: ans}
+        mapping = dict(zip(self.params[:self.lead], [g, ans][2 - self.lead:]))
         defaulted = set()
-        arg_params = self.params[2:]
+        arg_params = self.params[self.lead:]
         args = list(eqn.args)
         positions = {}
         for i, p in enumerate(arg_params):
@@ -149,3 +151,64 @@ class _Substituter(gast.NodeTransformer):
             if node.id in self.renames:
                 return ir.name(self.renames[node.id])
         return node
+
+
+ZERO = "__tangent_x_zero__"
+
+
+class TangentTemplate(Template):
+    """A forward-mode template: ``def _(ans, x, y): ans_dot = x_dot * y + y_dot * x``.
+
+    ``<param>_dot`` is the tangent of that argument; ``ans_dot`` must be a
+    sum of terms each linear in one argument's tangent, so the terms of
+    arguments without a tangent are simply left out (no zeros are built).
+    """
+
+    lead = 1
+
+    def instantiate_tangent(self, ans, eqn, namer, dot_of):
+        """(statements, tangent expression or None).  ``dot_of(atom)`` is the
+        tangent atom of an argument, or None when it has none."""
+        mapping, defaulted, positions = self.bind(None, ans, eqn)
+        for p in positions:
+            if isinstance(positions[p], tuple) and positions[p][0] == "star":
+                continue
+            dot = dot_of(mapping[p])
+            mapping[p + "_dot"] = dot if dot is not None else ir.name(ZERO)
+        renames = {}
+        stmts, result = [], None
+        for stmt in self.body:
+            stmt = _Substituter(mapping, defaulted, renames).visit(ir.clone(stmt))
+            target = stmt.targets[0] if isinstance(stmt, gast.Assign) else None
+            tid = target.id if isinstance(target, gast.Name) else None
+            if tid == "ans_dot":
+                result = _drop_zero_terms(stmt.value)
+                continue
+            if tid is not None:
+                if ZERO in ir.names_in(stmt.value):
+                    renames[tid] = ZERO
+                    continue
+                new = namer.fresh(tid)
+                renames[tid] = new
+                stmt.targets[0] = ir.name(new, gast.Store())
+            stmts.append(stmt)
+        return stmts, result
+
+
+def _terms(node, sign=1):
+    if isinstance(node, gast.BinOp) and isinstance(node.op, (gast.Add, gast.Sub)):
+        right_sign = sign if isinstance(node.op, gast.Add) else -sign
+        return _terms(node.left, sign) + _terms(node.right, right_sign)
+    return [(sign, node)]
+
+
+def _drop_zero_terms(expr):
+    kept = [(s, t) for s, t in _terms(expr) if ZERO not in ir.names_in(t)]
+    if not kept:
+        return None
+    sign, total = kept[0]
+    if sign < 0:
+        total = gast.UnaryOp(op=gast.USub(), operand=total)
+    for s, t in kept[1:]:
+        total = gast.BinOp(left=total, op=gast.Add() if s > 0 else gast.Sub(), right=t)
+    return total

@@ -7,7 +7,7 @@ arity varies (tuple/list/dict packing), a *maker*: a function returning the
 outputs directly.
 """
 from .. import primitives as P
-from ..templates import Template
+from ..templates import TangentTemplate, Template
 
 ADJOINT = {}
 TANGENT = {}
@@ -47,11 +47,22 @@ def adjoint_maker(*keys):
 
 
 def tangent(*keys):
-    """Register a forward-mode template: ``def _(g, ans, *args): ans_dot = ...``."""
+    """Register a forward-mode template: ``def _(ans, x, y): ans_dot = ...``
+    (a sum of terms, each linear in one argument's tangent ``<arg>_dot``)."""
     def register(fn):
-        template = Template(fn, "_dot")
+        template = TangentTemplate(fn, "_dot")
         for key in keys:
             TANGENT[_name(key)] = template
+        return fn
+    return register
+
+
+def tangent_maker(*keys):
+    """Register a forward rule written as code:
+    ``maker(eqn, fwd) -> (statements, tangent expression or None)``."""
+    def register(fn):
+        for key in keys:
+            TANGENT[_name(key)] = fn
         return fn
     return register
 

@@ -171,3 +171,53 @@ def _(g, ans, x, y):
 def _(g, ans, x, y):
     x_bar = matmul_adjoint_lhs(g, x, y)
     y_bar = matmul_adjoint_rhs(g, x, y)
+
+
+# --- forward mode ------------------------------------------------------------
+
+from . import tangent  # noqa: E402
+
+
+@tangent("add")
+def _(ans, x, y):
+    ans_dot = x_dot + y_dot
+
+
+@tangent("sub")
+def _(ans, x, y):
+    ans_dot = x_dot - y_dot
+
+
+@tangent("mul")
+def _(ans, x, y):
+    ans_dot = x_dot * y + x * y_dot
+
+
+@tangent("truediv")
+def _(ans, x, y):
+    ans_dot = x_dot / y - ans * y_dot / y
+
+
+@tangent("neg")
+def _(ans, x):
+    ans_dot = -x_dot
+
+
+@tangent("pos")
+def _(ans, x):
+    ans_dot = x_dot
+
+
+@tangent("pow")
+def _(ans, x, y):
+    ans_dot = y * x ** (y - 1) * x_dot + ans * np.log(np.where(x > 0, x, 1.0)) * y_dot
+
+
+@tangent("mod")
+def _(ans, x, y):
+    ans_dot = x_dot - np.floor_divide(x, y) * y_dot
+
+
+@tangent("matmul")
+def _(ans, x, y):
+    ans_dot = x_dot @ y + x @ y_dot

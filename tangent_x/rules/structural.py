@@ -4,7 +4,7 @@ import gast
 from .. import ir
 from ..runtime import (index_zero, unattr, unbroadcast, unindex, stop_gradient,  # noqa: F401
                        scan_unslice, unstack_steps)
-from . import adjoint, adjoint_maker
+from . import adjoint, adjoint_maker, tangent, tangent_maker
 
 
 @adjoint("getitem")
@@ -114,3 +114,74 @@ def _(g, ans, items, reverse=False):
 def _(g, ans, acc, index, g_in):
     acc_bar = g
     g_in_bar = unbroadcast(g[index], g_in)
+
+
+
+# --- forward mode ------------------------------------------------------------
+
+@tangent("getitem", "iteration_item")
+def _(ans, x, index):
+    ans_dot = x_dot[index]
+
+
+@tangent("getattr")
+def _(ans, x, *, attr):
+    ans_dot = getattr(x_dot, attr)
+
+
+@tangent("assign", "stop_gradient")
+def _(ans, x):
+    ans_dot = x_dot
+
+
+def _dot_or_zeros(fwd, atom):
+    return fwd.dot_or_zeros(atom)
+
+
+@tangent_maker("tuple", "list", "dict", "namedtuple")
+def _(eqn, fwd):
+    """The tangent of a container is the container of tangents."""
+    import copy
+    dotted = copy.copy(eqn)
+    dotted.args = [_dot_or_zeros(fwd, a) for a in eqn.args]
+    dotted.kwargs = {k: _dot_or_zeros(fwd, v) for k, v in eqn.kwargs.items()}
+    dotted.outs = [fwd.new_dot(eqn.out)]
+    from .. import lower
+    return lower.lower([eqn]) + lower.lower([dotted])
+
+
+@tangent_maker("index_set", "index_add")
+def _(eqn, fwd):
+    """``x[i] = v`` updates the tangent the same way: ``x_dot[i] = v_dot``."""
+    import copy
+    from .. import lower
+    x, index, v = eqn.args
+    dotted = copy.copy(eqn)
+    dotted.args = [_dot_or_zeros(fwd, x), index, _dot_or_zeros(fwd, v)]
+    dotted.outs = [fwd.new_dot(eqn.out)]
+    return lower.lower([eqn]) + lower.lower([dotted])
+
+
+@tangent_maker("custom_jvp_call")
+def _(eqn, fwd):
+    """Call the user's rule: ``out, out_dot = rule(primals, tangents)``."""
+    obj = eqn.params["obj"]
+    nondiff, primals = obj.split(eqn.args)
+    rule = fwd.namer.fresh(f"{obj.__name__}_jvp_rule")
+    fwd.env_extra[rule] = obj.jvp
+    out_dot = fwd.new_dot(eqn.out)
+    call = gast.Call(func=ir.name(rule), args=list(nondiff) + [
+        gast.Tuple(elts=list(primals), ctx=gast.Load()),
+        gast.Tuple(elts=[_dot_or_zeros(fwd, p) for p in primals], ctx=gast.Load())],
+        keywords=[])
+    target = gast.Tuple(elts=[ir.name(eqn.out, gast.Store()), ir.name(out_dot, gast.Store())],
+                        ctx=gast.Store())
+    return [gast.Assign(targets=[target], value=call, type_comment=None)]
+
+
+@tangent_maker("custom_vjp_call")
+def _(eqn, fwd):
+    from ..errors import TransformError
+    raise TransformError(f"can't apply forward-mode autodiff (jvp) to the custom_vjp "
+                         f"function {eqn.params['label']}", eqn.origin,
+                         "give it a custom_jvp rule instead, or use reverse mode")
