@@ -398,6 +398,10 @@ class Converter(ControlFlow, LaxCalls):
             at = _at_update(func)
             if at is not None:
                 return self.at_update(scope, node, at, target)
+            if func.attr == "pop" and not node.args and not node.keywords \
+                    and isinstance(func.value, gast.Name) \
+                    and not isinstance(self.expr(scope, func.value), Static):
+                return self.list_pop(scope, func.value, target)
             base = self.expr(scope, func.value)
             if not isinstance(base, Static):
                 return self.method_call(scope, base, func.attr, node, target)
@@ -483,6 +487,16 @@ class Converter(ControlFlow, LaxCalls):
             params["bwd"] = self.env_name(obj.bwd, obj.bwd.__name__)
         return self.emit(P.get("custom_vjp_call" if is_vjp else "custom_jvp_call"), args,
                          params=params, target=target, base=obj.__name__)
+
+    def list_pop(self, scope, name_node, target):
+        """``v = xs.pop()``: the last item, and ``xs`` rebound without it."""
+        old = self.atom(scope, name_node)
+        item = self.emit(P.get("getitem"), [old, ir.const(-1)], target=target, base="last")
+        rest = self.emit(P.get("getitem"), [old, ir.slice_call(None, ir.const(-1), None)],
+                         target=name_node.id)
+        self.propagate(old, rest)
+        self.bind(scope, name_node.id, rest)
+        return item
 
     def builtin_extreme(self, scope, obj, node, target):
         """``max(a, b)`` is Python's choice of one operand (ties pick ``a``),
@@ -685,6 +699,19 @@ class Converter(ControlFlow, LaxCalls):
             return   # docstring
         if type(stmt.value) in _UNSUPPORTED_EXPR:
             self.expr(scope, stmt.value)    # raises the construct's own message
+        call = stmt.value
+        if isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute) \
+                and call.func.attr == "append" and isinstance(call.func.value, gast.Name) \
+                and len(call.args) == 1 and not call.keywords \
+                and not isinstance(self.expr(scope, call.func.value), Static):
+            # xs.append(v): a functional update that aliases of xs see
+            name_ = call.func.value.id
+            old = self.atom(scope, call.func.value)
+            new = self.emit(P.get("appended"), [old, self.atom(scope, call.args[0])],
+                            target=name_)
+            self.propagate(old, new)
+            self.bind(scope, name_, new)
+            return
         if not isinstance(stmt.value, gast.Call):
             raise self.error("an expression statement has no effect here", stmt,
                              "assign its value or remove it", scope)

@@ -43,6 +43,9 @@ def stored_names(stmts):
             return
         if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store,)):
             found.add(n.id)
+        if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) \
+                and n.func.attr in ("append", "pop") and isinstance(n.func.value, gast.Name):
+            found.add(n.func.value.id)     # xs.append(v) / xs.pop() rebind xs
         if isinstance(n, gast.Subscript) and isinstance(n.ctx, gast.Store):
             root = n.value                 # x[i] = v and x[i][j] += v change x
             while isinstance(root, gast.Subscript):

@@ -208,7 +208,7 @@ def expr_of(eqn):
     if kind == "assign":
         return args[0]
     if kind in ("call", "namedtuple", "opaque", "effect", "custom"):
-        func = (P.dotted(prim.spelling) if kind == "call"
+        func = (P.dotted(prim.spelling) if prim.spelling and "callee" not in eqn.params
                 else name(eqn.params["callee"]))
         return gast.Call(func=func, args=list(args),
                          keywords=[gast.keyword(arg=k, value=v)

@@ -35,6 +35,10 @@ class ParsedFunction:
 
     def origin(self, node):
         lineno = getattr(node, "lineno", None) or self.node.lineno
+        from .modules import LINEMAPS
+        mapped = LINEMAPS.get(self.filename, {}).get(lineno)
+        if mapped is not None:     # generated code: point at the user's line
+            return mapped
         text = self.lines[lineno - 1].strip() if 0 < lineno <= len(self.lines) else ""
         return Origin(self.filename, lineno, text, self.name)
 

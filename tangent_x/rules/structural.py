@@ -3,7 +3,7 @@ import gast
 
 from .. import ir
 from ..runtime import (index_zero, unattr, unbroadcast, unindex, stop_gradient,  # noqa: F401
-                       scan_unslice, unstack_steps)
+                       scan_unslice, unstack_steps, cotangent_item)
 from . import adjoint, adjoint_maker, tangent, tangent_maker
 
 
@@ -102,7 +102,7 @@ def _(g, ans, xs, k):
 @adjoint("appended")
 def _(g, ans, items, item):
     items_bar = g[:-1]
-    item_bar = g[-1]
+    item_bar = cotangent_item(g, -1, item)
 
 
 @adjoint("stack_steps")
