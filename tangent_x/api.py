@@ -49,7 +49,9 @@ def build(fun, kind, argnums=(), has_aux=False):
     name, text, linemap, env, fn, description = generate(fun, kind, argnums, has_aux)
     module, path = modules.load(f"{fn.name}_{kind}".replace("<", "").replace(">", ""),
                                 text, env, linemap)
-    return Generated(getattr(module, name), text, path, fn, description)
+    generated = Generated(getattr(module, name), text, path, fn, description)
+    generated.module = module
+    return generated
 
 
 def generate(fun, kind, argnums=(), has_aux=False):
@@ -79,6 +81,8 @@ def _generate(fun, kind, argnums, has_aux):
     if kind == "python":
         blocks, result = forward_blocks(fn), fn.result
         name, extra = fn.name if fn.name != "lambda" else "fn", []
+    elif kind == "vjp_split":
+        return _generate_vjp_split(fn, namer, wrt, has_aux)
     elif kind == "jvp":
         from .forward import jvp_blocks
         dots = {p: namer.fresh(f"{p}_dot") for p in wrt}
@@ -123,6 +127,59 @@ def _generate(fun, kind, argnums, has_aux):
     text, linemap = emit.render_module(description, fn.origin, imports, env, [(lines, origins)],
                                        modules_used)
     return name, text, linemap, env, fn, description
+
+
+def _generate_vjp_split(fn, namer, wrt, has_aux):
+    """Two functions: ``vjp_fwd_f(*args) -> (out, residuals)`` and
+    ``vjp_bwd_f(residuals, out_bar) -> cotangents``, so that one forward pass
+    serves any number of cotangents (the residuals are the forward values
+    the backward pass reads, its tapes copied so it can run again)."""
+    from .reverse import vjp_parts
+    seed = namer.fresh("out_bar")
+    forward, backward, value, aux, grads = vjp_parts(fn, namer, wrt, has_aux, seed)
+    for i, (w, g) in enumerate(zip(wrt, grads)):
+        if not ir.is_name(g):
+            bar = namer.fresh(f"{w}_bar")
+            value_ = g if g is not None else gast.Call(func=ir.name("zeros_like"),
+                                                       args=[ir.name(w)], keywords=[])
+            backward.append(emit.Block([gast.Assign(targets=[ir.name(bar, gast.Store())],
+                                                    value=value_, type_comment=None)]))
+            grads[i] = ir.name(bar)
+    grads_atom = gast.Tuple(elts=list(grads), ctx=gast.Load())
+    eliminate_dead_code(backward, ir.names_in(grads_atom))
+    assigned_fwd = set(fn.params) | {n.id for b in forward for s in b.stmts
+                                     for n in gast.walk(s) if isinstance(n, gast.Name)
+                                     and isinstance(n.ctx, gast.Store)}
+    read_bwd = _names_used(backward, grads_atom)
+    residuals = sorted((read_bwd & assigned_fwd) - {seed})
+    tapes = [r for r in residuals if r.endswith("_tape") or "_tape_" in r]
+    out = gast.Tuple(elts=[value, aux], ctx=gast.Load()) if has_aux else value
+    fwd_result = gast.Tuple(elts=[out, gast.Tuple(elts=[ir.name(r) for r in residuals],
+                                                  ctx=gast.Load())], ctx=gast.Load())
+    eliminate_dead_code(forward, ir.names_in(fwd_result))
+    unpack = []
+    if residuals:
+        unpack.append(gast.Assign(
+            targets=[gast.Tuple(elts=[ir.name(r, gast.Store()) for r in residuals] +
+                                ([] if len(residuals) > 1 else []), ctx=gast.Store())],
+            value=ir.name("residuals"), type_comment=None))
+    unpack += [gast.Assign(targets=[ir.name(t, gast.Store())],
+                           value=gast.Call(func=ir.name("list"), args=[ir.name(t)],
+                                           keywords=[]), type_comment=None) for t in tapes]
+    backward = [emit.Block(unpack, None, "the forward pass's values (tapes copied: "
+                                         "each call pops its own)")] + backward
+    base = fn.name if fn.name != "lambda" else "fn"
+    fwd_name, bwd_name = f"vjp_fwd_{base}", f"vjp_bwd_{base}"
+    fwd_lines = emit.render_function(fwd_name, fn.params, fn.defaults, forward, fwd_result)
+    bwd_lines = emit.render_function(bwd_name, ["residuals", seed], [], backward, grads_atom)
+    used = _names_used(forward + backward, grads_atom) | ir.names_in(fwd_result)
+    imports = used & P.RUNTIME_NAMES
+    env = {k: v for k, v in fn.env.items() if k in used}
+    modules_used = [(P.MODULE_ALIASES[a], a) for a in used if a in P.MODULE_ALIASES]
+    description = f"vjp of {fn.name}" + (", has_aux" if has_aux else "")
+    text, linemap = emit.render_module(description, fn.origin, imports, env,
+                                       [fwd_lines, bwd_lines], modules_used)
+    return fwd_name, text, linemap, env, fn, description
 
 
 def _unwrap(fun):
@@ -320,36 +377,43 @@ def value_and_grad(fun, argnums=0, has_aux=False):
 def vjp(fun, *primals, has_aux=False):
     """``(out, vjp_fun)``; ``vjp_fun(cotangent)`` returns one cotangent per primal.
 
-    The forward pass runs again inside each ``vjp_fun`` call for now.
-    """
+    The forward pass runs once; ``vjp_fun`` runs only the backward pass and
+    may be called with any number of cotangents."""
     nums = tuple(range(len(primals)))
-    pullback = Transformed(fun, "vjp", nums, has_aux, lambda out, args: out)
-    out = fun(*primals)
+    transformed = _cached(fun, "vjp_split", nums, lambda out, a: out, has_aux)
+    out, residuals = transformed(*primals)
+    backward = getattr(transformed.generated.module,
+                       transformed.generated.function.__name__.replace("vjp_fwd_", "vjp_bwd_"))
+    aux = None
     if has_aux:
         out, aux = out
 
     def vjp_fun(cotangent):
-        (_, grads) = pullback(*primals, cotangent)
-        grads = grads if isinstance(grads, tuple) and len(primals) > 1 else (grads,)
-        return tuple(tree_util.tree_map(_cast_like, g, p) for g, p in zip(grads, primals))
+        try:
+            grads = backward(residuals, cotangent)
+        except Exception as exc:
+            modules.annotate(exc)
+            raise
+        return _owned(tuple(_fill(g, p) for g, p in zip(grads, primals)), primals)
 
-    vjp_fun.__tangent_x__ = pullback
+    vjp_fun.__tangent_x__ = _cached(fun, "vjp", nums, lambda out, a: out, has_aux)
+    vjp_fun.__tangent_x_source__ = transformed
     return (out, vjp_fun, aux) if has_aux else (out, vjp_fun)
 
 
 _TRANSFORMED = weakref.WeakKeyDictionary()
 
 
-def _cached(fun, kind, argnums, finish):
+def _cached(fun, kind, argnums, finish, has_aux=False):
     """One Transformed per (function, kind, argnums), so repeated jvp/vjp
     calls reuse the generated code."""
     try:
         table = _TRANSFORMED.setdefault(fun, {})
     except TypeError:
-        return Transformed(fun, kind, argnums, False, finish)
-    key = (kind, argnums)
+        return Transformed(fun, kind, argnums, has_aux, finish)
+    key = (kind, argnums, has_aux)
     if key not in table:
-        table[key] = Transformed(fun, kind, argnums, False, finish)
+        table[key] = Transformed(fun, kind, argnums, has_aux, finish)
     return table[key]
 
 
@@ -381,7 +445,7 @@ def source(fun, stage="python"):
     """The generated source of a transformed (or plain) function, as a string."""
     if stage not in STAGES:
         raise ValueError(f"unknown stage {stage!r}; choose one of {', '.join(STAGES)}")
-    fun = getattr(fun, "__tangent_x__", fun)     # e.g. the vjp_fun of tx.vjp
+    fun = getattr(fun, "__tangent_x_source__", None) or getattr(fun, "__tangent_x__", fun)
     target = fun.generated.function if isinstance(fun, Transformed) else fun
     if stage == "parse":
         from . import parser

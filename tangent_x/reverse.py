@@ -424,14 +424,20 @@ def split_output(fn, namer, has_aux):
 
 
 def vjp_blocks(fn, namer, wrt, has_aux, seed_name=None):
-    """Forward and backward blocks plus (value, aux, cotangents of ``wrt``).
+    """Forward and backward blocks plus (value, aux, cotangents of ``wrt``)."""
+    forward, backward, value, aux, grads = vjp_parts(fn, namer, wrt, has_aux, seed_name)
+    return forward + backward, value, aux, grads
+
+
+def vjp_parts(fn, namer, wrt, has_aux, seed_name=None):
+    """(forward blocks, backward blocks, value, aux, cotangents of ``wrt``).
 
     With ``seed_name`` None the cotangent of the output is the constant 1.0
     (grad); otherwise it is the parameter called ``seed_name`` (vjp).
     """
     value, aux = split_output(fn, namer, has_aux)
     if not ir.is_name(value):
-        return forward_blocks(fn), value, aux, [None for _ in wrt]
+        return forward_blocks(fn), [], value, aux, [None for _ in wrt]
     seed = ir.const(1.0) if seed_name is None else ir.name(seed_name)
     rev = Reverse.of_function(fn, namer, wrt, value.id, seed)
     blocks = forward_blocks(fn, rev.tape_names)
@@ -456,9 +462,5 @@ def vjp_blocks(fn, namer, wrt, has_aux, seed_name=None):
     if kept:
         blocks.append(Block(kept, fn.origin, "the results, before the backward pass "
                                               "replays the loops"))
-    blocks += backward
-    grads = []
-    for w in wrt:
-        bar = rev.bars.get(w)
-        grads.append(bar if ir.is_name(bar) else bar)
-    return blocks, value, aux, grads
+    grads = [rev.bars.get(w) for w in wrt]
+    return blocks, backward, value, aux, grads

@@ -197,3 +197,174 @@ def _(g, ans, a, fill_value, dtype=None):
 @adjoint(np.full)
 def _(g, ans, shape, fill_value, dtype=None):
     fill_value_bar = unbroadcast(g, fill_value)
+
+
+# --- forward mode ------------------------------------------------------------
+# ``ans_dot`` is a sum of terms, each linear in one argument's tangent, so the
+# terms of arguments without a tangent drop out.  Ops that are linear in their
+# array argument (real, conj, copy, asarray, array, float, full, full_like)
+# apply themselves to the tangent: see ``linear`` in rules/shapes.py.
+
+from . import tangent  # noqa: E402
+
+
+@tangent(np.abs)
+def _(ans, x):
+    ans_dot = x_dot * np.sign(x)
+
+
+@tangent(np.sqrt)
+def _(ans, x):
+    ans_dot = x_dot / (2.0 * ans)
+
+
+@tangent(np.cbrt)
+def _(ans, x):
+    ans_dot = x_dot / (3.0 * ans * ans)
+
+
+@tangent(np.square)
+def _(ans, x):
+    ans_dot = 2.0 * x * x_dot
+
+
+@tangent(np.reciprocal)
+def _(ans, x):
+    ans_dot = -x_dot * ans * ans
+
+
+@tangent(np.exp)
+def _(ans, x):
+    ans_dot = x_dot * ans
+
+
+@tangent(np.exp2)
+def _(ans, x):
+    ans_dot = x_dot * ans * np.log(2.0)
+
+
+@tangent(np.expm1)
+def _(ans, x):
+    ans_dot = x_dot * (ans + 1.0)
+
+
+@tangent(np.log)
+def _(ans, x):
+    ans_dot = x_dot / x
+
+
+@tangent(np.log2)
+def _(ans, x):
+    ans_dot = x_dot / (x * np.log(2.0))
+
+
+@tangent(np.log10)
+def _(ans, x):
+    ans_dot = x_dot / (x * np.log(10.0))
+
+
+@tangent(np.log1p)
+def _(ans, x):
+    ans_dot = x_dot / (1.0 + x)
+
+
+@tangent(np.sin)
+def _(ans, x):
+    ans_dot = x_dot * np.cos(x)
+
+
+@tangent(np.cos)
+def _(ans, x):
+    ans_dot = -x_dot * np.sin(x)
+
+
+@tangent(np.tan)
+def _(ans, x):
+    ans_dot = x_dot * (1.0 + ans * ans)
+
+
+@tangent(np.arcsin)
+def _(ans, x):
+    ans_dot = x_dot / np.sqrt(1.0 - x * x)
+
+
+@tangent(np.arccos)
+def _(ans, x):
+    ans_dot = -x_dot / np.sqrt(1.0 - x * x)
+
+
+@tangent(np.arctan)
+def _(ans, x):
+    ans_dot = x_dot / (1.0 + x * x)
+
+
+@tangent(np.sinh)
+def _(ans, x):
+    ans_dot = x_dot * np.cosh(x)
+
+
+@tangent(np.cosh)
+def _(ans, x):
+    ans_dot = x_dot * np.sinh(x)
+
+
+@tangent(np.tanh)
+def _(ans, x):
+    ans_dot = x_dot * (1.0 - ans * ans)
+
+
+@tangent(np.arcsinh)
+def _(ans, x):
+    ans_dot = x_dot / np.sqrt(x * x + 1.0)
+
+
+@tangent(np.arccosh)
+def _(ans, x):
+    ans_dot = x_dot / np.sqrt(x * x - 1.0)
+
+
+@tangent(np.arctanh)
+def _(ans, x):
+    ans_dot = x_dot / (1.0 - x * x)
+
+
+@tangent(np.arctan2)
+def _(ans, y, x):
+    radius2 = x * x + y * y
+    ans_dot = y_dot * x / radius2 - x_dot * y / radius2
+
+
+@tangent(np.hypot)
+def _(ans, x, y):
+    ans_dot = x_dot * x / ans + y_dot * y / ans
+
+
+@tangent(np.maximum, np.fmax)
+def _(ans, x, y):
+    """Ties split the tangents equally (as the reverse rule and JAX do)."""
+    ans_dot = x_dot * np.where(x > y, 1.0, np.where(x == y, 0.5, 0.0)) \
+        + y_dot * np.where(y > x, 1.0, np.where(x == y, 0.5, 0.0))
+
+
+@tangent(np.minimum, np.fmin)
+def _(ans, x, y):
+    ans_dot = x_dot * np.where(x < y, 1.0, np.where(x == y, 0.5, 0.0)) \
+        + y_dot * np.where(y < x, 1.0, np.where(x == y, 0.5, 0.0))
+
+
+@tangent(np.logaddexp)
+def _(ans, x, y):
+    ans_dot = x_dot * np.exp(x - ans) + y_dot * np.exp(y - ans)
+
+
+@tangent(np.where)
+def _(ans, condition, x, y):
+    ans_dot = np.where(condition, x_dot, 0.0) + np.where(condition, 0.0, y_dot)
+
+
+@tangent(np.clip)
+def _(ans, a, a_min=None, a_max=None, out=None, min=None, max=None):
+    """The tangent of whichever of ``a`` and the bounds was taken (a missing
+    bound has no tangent, so its term drops out)."""
+    ans_dot = a_dot * (ans == a) + a_min_dot * (a < a_min) + a_max_dot * (a > a_max) \
+        + min_dot * (a < min) + max_dot * (a > max)
