@@ -1,5 +1,6 @@
 """Small functions and their derivatives: run ``python examples/basics.py``,
-or print one derivative's source with ``tangent-x grad examples/basics.py:tanh``."""
+or print one derivative's source with ``tangent-x grad examples/basics.py:tanh``
+(``grad2``/``grad3`` for the 2nd/3rd derivative, ``jvp``, ``vjp``, ``hessian``)."""
 import numpy as np
 
 import tangent_x as tx
@@ -38,8 +39,13 @@ def with_stop_gradient(x):
 
 
 if __name__ == "__main__":
-    print("d/dx tanh(x) at 0.5:", tx.grad(tanh)(0.5))
-    print("d/dx 2x^3 at 1:", tx.grad(cubic)(1.0))
+    d1 = tx.grad(tanh)
+    d2 = tx.grad(d1)
+    d3 = tx.grad(d2)
+    print("tanh derivatives at 0.5 (orders 1, 2, 3):", d1(0.5), d2(0.5), d3(0.5))
+    print("jvp of tanh at 0.5 along 1.0:", tx.jvp(tanh, (0.5,), (1.0,)))
+    print("d/dx 2x^3 at 1, orders 1..3:", tx.grad(cubic)(1.0), tx.grad(tx.grad(cubic))(1.0),
+          tx.grad(tx.grad(tx.grad(cubic)))(1.0))
     print("grad of product at (2, 3):", tx.grad(product, argnums=(0, 1))(2.0, 3.0))
     print("grad of x * stop_gradient(x) at 3:", tx.grad(with_stop_gradient)(3.0))
     print()

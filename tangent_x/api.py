@@ -116,7 +116,8 @@ def _generate(fun, kind, argnums, has_aux):
         base = fn.name if fn.name != "lambda" else "fn"
         name, extra = f"{kind}_{base}", ([seed] if seed else [])
     eliminate_dead_code(blocks, ir.names_in(result))
-    lines, origins = emit.render_function(name, params + extra, fn.defaults, blocks, result)
+    lines, origins = emit.render_function(name, params + extra, fn.defaults, blocks, result,
+                                          origin=fn.origin)
     used = _names_used(blocks, result)
     imports = used & P.RUNTIME_NAMES
     env = {k: v for k, v in fn.env.items() if k in used}
@@ -170,8 +171,10 @@ def _generate_vjp_split(fn, namer, wrt, has_aux):
                                          "each call pops its own)")] + backward
     base = fn.name if fn.name != "lambda" else "fn"
     fwd_name, bwd_name = f"vjp_fwd_{base}", f"vjp_bwd_{base}"
-    fwd_lines = emit.render_function(fwd_name, fn.params, fn.defaults, forward, fwd_result)
-    bwd_lines = emit.render_function(bwd_name, ["residuals", seed], [], backward, grads_atom)
+    fwd_lines = emit.render_function(fwd_name, fn.params, fn.defaults, forward, fwd_result,
+                                     origin=fn.origin)
+    bwd_lines = emit.render_function(bwd_name, ["residuals", seed], [], backward, grads_atom,
+                                     origin=fn.origin)
     used = _names_used(forward + backward, grads_atom) | ir.names_in(fwd_result)
     imports = used & P.RUNTIME_NAMES
     env = {k: v for k, v in fn.env.items() if k in used}

@@ -15,8 +15,8 @@ import sys
 from . import api
 from .errors import TransformError
 
-_TRANSFORMS = {"grad": api.grad, "value_and_grad": api.value_and_grad, "vjp": "vjp"}
-_LATER = ("jvp", "hessian", "vmap", "jit")
+_TRANSFORMS = ("grad", "value_and_grad", "vjp", "jvp", "hessian", "grad2", "grad3")
+_LATER = ("vmap", "jit")
 
 
 class CLIError(Exception):
@@ -74,7 +74,7 @@ def build_parser():
     parser = argparse.ArgumentParser(
         prog="tangent-x", description="Print the source tangent_x generates for FILE:FUNC.")
     sub = parser.add_subparsers(dest="command", required=True)
-    for name in list(_TRANSFORMS) + list(_LATER):
+    for name in _TRANSFORMS + _LATER:
         p = sub.add_parser(name, help=f"source of {name}(FUNC)")
         p.add_argument("target", metavar="FILE:FUNC")
         p.add_argument("--argnums", type=_argnums, default=0)
@@ -94,13 +94,36 @@ def run(args):
     if args.command in _LATER:
         raise CLIError(f"{args.command} is not implemented yet in tangent_x "
                        f"{__import__('tangent_x').__version__}")
-    if args.command == "vjp":
-        transformed = api.Transformed(fn, "vjp", _as_tuple(args.argnums), args.has_aux,
-                                      lambda out, a: out)
-    else:
-        transformed = _TRANSFORMS[args.command](fn, argnums=args.argnums,
-                                                has_aux=args.has_aux)
-    return api.source(transformed)
+    return api.source(transformed_for(fn, args.command, args.argnums, args.has_aux))
+
+
+def transformed_for(fn, command, argnums=0, has_aux=False):
+    """The transformed callable whose source a command prints.
+
+    jvp and vjp differentiate every positional argument (as JAX's do);
+    hessian prints forward-over-reverse (the jvp of the gradient);
+    grad2/grad3 print the second and third derivatives (grad of grad)."""
+    import inspect
+    n = len([p for p in inspect.signature(fn).parameters.values()
+             if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)])
+    every = tuple(range(n))
+    finish = lambda out, a: out  # noqa: E731
+    if command == "grad":
+        return api.grad(fn, argnums=argnums, has_aux=has_aux)
+    if command == "value_and_grad":
+        return api.value_and_grad(fn, argnums=argnums, has_aux=has_aux)
+    if command == "vjp":
+        return api._cached(fn, "vjp_split", every, finish, has_aux)
+    if command == "jvp":
+        return api._cached(fn, "jvp", every, finish)
+    if command == "hessian":
+        return api._cached(api.grad(fn, argnums=argnums), "jvp", _as_tuple(argnums), finish)
+    if command in ("grad2", "grad3"):
+        d = fn
+        for _ in range(int(command[-1])):
+            d = api.grad(d, argnums=argnums)
+        return d
+    raise CLIError(f"unknown transform {command!r}")
 
 
 def _as_tuple(n):

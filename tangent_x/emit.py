@@ -50,10 +50,11 @@ def _signature(params, defaults):
     return ", ".join(parts)
 
 
-def render_function(name, params, defaults, blocks, result, docstring=None):
-    """Return (lines, origins): the function's text and each line's Origin."""
+def render_function(name, params, defaults, blocks, result, docstring=None, origin=None):
+    """Return (lines, origins): the function's text and each line's Origin
+    (the ``def`` line maps to ``origin``, the user's function)."""
     lines = [f"def {name}({_signature(params, defaults)}):"]
-    origins = [None]
+    origins = [origin]
     if docstring:
         lines.append(f'    """{docstring}"""')
         origins.append(None)

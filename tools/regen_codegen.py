@@ -22,6 +22,11 @@ GALLERY = os.path.join(ROOT, "codegen")
 ENTRIES = [
     ("basics.py", "tanh", "python", {}),
     ("basics.py", "tanh", "grad", {}),
+    ("basics.py", "tanh", "grad2", {}),
+    ("basics.py", "tanh", "grad3", {}),
+    ("basics.py", "tanh", "jvp", {}),
+    ("basics.py", "tanh", "vjp", {}),
+    ("basics.py", "cubic", "grad3", {}),
     ("basics.py", "product", "grad", {"argnums": (0, 1)}),
     ("basics.py", "cubic", "grad", {}),
     ("basics.py", "polynomial", "grad", {}),
@@ -32,9 +37,12 @@ ENTRIES = [
     ("mlp.py", "loss", "grad", {}),
     ("mlp.py", "loss", "value_and_grad", {}),
     ("mlp.py", "loss_and_predictions", "grad", {"has_aux": True}),
+    ("mlp.py", "loss", "vjp", {}),
     ("linear_regression.py", "loss", "grad", {}),
     ("control_flow.py", "newton_sqrt", "python", {}),
     ("control_flow.py", "newton_sqrt", "grad", {}),
+    ("control_flow.py", "newton_sqrt", "jvp", {}),
+    ("control_flow.py", "newton_sqrt", "hessian", {}),
     ("control_flow.py", "recurrence", "grad", {}),
     ("control_flow.py", "rnn", "grad", {"argnums": (0, 1)}),
     ("control_flow.py", "piecewise", "grad", {}),
@@ -57,10 +65,11 @@ def _load(example):
 
 def render(example, function, transform, options):
     import tangent_x as tx
+    from tangent_x.cli import transformed_for
     fn = getattr(_load(example), function)
     if transform == "python":
         return tx.source(fn)
-    return tx.source(getattr(tx, transform)(fn, **options))
+    return tx.source(transformed_for(fn, transform, **options))
 
 
 def path_of(example, function, transform):
