@@ -137,7 +137,7 @@ def _generate_vjp_split(fn, namer, wrt, has_aux):
     the backward pass reads, its tapes copied so it can run again)."""
     from .reverse import vjp_parts
     seed = namer.fresh("out_bar")
-    forward, backward, value, aux, grads = vjp_parts(fn, namer, wrt, has_aux, seed)
+    forward, backward, value, aux, grads, tape_names = vjp_parts(fn, namer, wrt, has_aux, seed)
     for i, (w, g) in enumerate(zip(wrt, grads)):
         if not ir.is_name(g):
             bar = namer.fresh(f"{w}_bar")
@@ -153,7 +153,16 @@ def _generate_vjp_split(fn, namer, wrt, has_aux):
                                      and isinstance(n.ctx, gast.Store)}
     read_bwd = _names_used(backward, grads_atom)
     residuals = sorted((read_bwd & assigned_fwd) - {seed})
-    tapes = [r for r in residuals if r.endswith("_tape") or "_tape_" in r]
+    tapes = [r for r in residuals if r in tape_names]
+    top_level = set(fn.params) | {t.id for b in forward for s in b.stmts
+                                  if isinstance(s, gast.Assign)
+                                  for t in gast.walk(s.targets[0]) if isinstance(t, gast.Name)}
+    maybe_unbound = [r for r in residuals if r not in top_level]
+    if maybe_unbound:      # assigned only on some paths: bind them on every path
+        forward.insert(0, emit.Block(
+            [gast.Assign(targets=[ir.name(r, gast.Store())], value=ir.const(None),
+                         type_comment=None) for r in maybe_unbound],
+            None, "values assigned only inside branches or loops"))
     out = gast.Tuple(elts=[value, aux], ctx=gast.Load()) if has_aux else value
     fwd_result = gast.Tuple(elts=[out, gast.Tuple(elts=[ir.name(r) for r in residuals],
                                                   ctx=gast.Load())], ctx=gast.Load())
@@ -466,3 +475,36 @@ def source(fun, stage="python"):
     lines, _ = emit.render_function(fn.name if fn.name != "lambda" else "fn", fn.params,
                                     fn.defaults, body, fn.result)
     return "\n".join(lines) + "\n"
+
+
+def derivative_function(fun, mode, n):
+    """A plain Python function (with real source) computing a derivative of
+    ``fun`` of ``n`` arguments, so that it can itself be transformed again:
+
+    - ``"fwd"``: ``(primals, tangents) -> jvp(fun, primals, tangents)``;
+    - ``"rev"``: ``(*primals) -> vjp(fun, *primals)[1](fun(*primals))`` (the
+      cotangent is the output itself, as JAX's check_grads does).
+
+    check_grads uses these for orders >= 2."""
+    import linecache
+    finish = lambda out, a: out  # noqa: E731
+    ps = [f"p{i}" for i in range(n)]
+    if mode == "fwd":
+        inner = _cached(fun, "jvp", tuple(range(n)), finish)
+        args = ", ".join([f"primals[{i}]" for i in range(n)] +
+                         [f"tangents[{i}]" for i in range(n)])
+        source = f"def jvp_of_fun(primals, tangents):\n    return derivative({args})\n"
+    else:
+        inner = _cached(fun, "vjp", tuple(range(n)), finish)
+        args = ", ".join(ps)
+        pick = "cotangents" if n > 1 else "(cotangents,)"
+        source = (f"def vjp_of_fun({args}):\n"
+                  f"    out = fun({args})\n"
+                  f"    value_and_cotangents = derivative({args}, out)\n"
+                  f"    cotangents = value_and_cotangents[1]\n"
+                  f"    return {pick}\n")
+    filename = f"<tangent_x {mode} derivative of {getattr(fun, '__name__', 'f')} {id(inner)}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    namespace = {"derivative": inner, "fun": fun}
+    exec(compile(source, filename, "exec"), namespace)
+    return namespace["jvp_of_fun" if mode == "fwd" else "vjp_of_fun"]

@@ -425,19 +425,20 @@ def split_output(fn, namer, has_aux):
 
 def vjp_blocks(fn, namer, wrt, has_aux, seed_name=None):
     """Forward and backward blocks plus (value, aux, cotangents of ``wrt``)."""
-    forward, backward, value, aux, grads = vjp_parts(fn, namer, wrt, has_aux, seed_name)
+    forward, backward, value, aux, grads, _ = vjp_parts(fn, namer, wrt, has_aux, seed_name)
     return forward + backward, value, aux, grads
 
 
 def vjp_parts(fn, namer, wrt, has_aux, seed_name=None):
-    """(forward blocks, backward blocks, value, aux, cotangents of ``wrt``).
+    """(forward blocks, backward blocks, value, aux, cotangents of ``wrt``,
+    names of the tapes the forward pass fills).
 
     With ``seed_name`` None the cotangent of the output is the constant 1.0
     (grad); otherwise it is the parameter called ``seed_name`` (vjp).
     """
     value, aux = split_output(fn, namer, has_aux)
     if not ir.is_name(value):
-        return forward_blocks(fn), [], value, aux, [None for _ in wrt]
+        return forward_blocks(fn), [], value, aux, [None for _ in wrt], set()
     seed = ir.const(1.0) if seed_name is None else ir.name(seed_name)
     rev = Reverse.of_function(fn, namer, wrt, value.id, seed)
     blocks = forward_blocks(fn, rev.tape_names)
@@ -463,4 +464,7 @@ def vjp_parts(fn, namer, wrt, has_aux, seed_name=None):
         blocks.append(Block(kept, fn.origin, "the results, before the backward pass "
                                               "replays the loops"))
     grads = [rev.bars.get(w) for w in wrt]
-    return blocks, backward, value, aux, grads
+    tapes = set()
+    for names in rev.tapes.values():
+        tapes |= set(names.values()) if isinstance(names, dict) else set()
+    return blocks, backward, value, aux, grads, tapes
