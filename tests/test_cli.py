@@ -65,3 +65,20 @@ def test_console_script_installed():
         pytest.skip("tangent-x console script not on PATH (package not installed)")
     proc = run("grad", "examples/basics.py:tanh", exe=(exe,))
     assert proc.returncode == 0 and "def grad_tanh" in proc.stdout
+
+
+@pytest.mark.parametrize("command, fragment", [
+    ("jvp", "def jvp_tanh(x, x_dot):"),
+    ("vjp", "def vjp_bwd_tanh(residuals, out_bar):"),
+    ("grad3", "def grad_grad_grad_tanh(x):"),
+    ("hessian", "def jvp_grad_tanh(x, x_dot):"),
+])
+def test_forward_and_higher_order_commands(command, fragment):
+    proc = run(command, "examples/basics.py:tanh")
+    assert proc.returncode == 0, proc.stderr
+    assert fragment in proc.stdout
+
+
+def test_commands_not_implemented_yet_exit_2():
+    proc = run("vmap", "examples/basics.py:tanh")
+    assert proc.returncode == 2 and "not implemented yet" in proc.stderr
