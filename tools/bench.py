@@ -134,6 +134,10 @@ def recurrence_n(x, n):
     return x
 
 
+def recurrence_1000(x):
+    return recurrence_n(x, 1000)
+
+
 def bench_loop_cost():
     """Eager gradient of the 1000-step scalar recurrence vs its eager primal
     (target: at most 4x; the backward pass replays each step once)."""
@@ -170,9 +174,48 @@ def bench_tape_memory(sizes=(10 ** 3, 10 ** 4, 10 ** 5, 10 ** 6)):
                      "bytes/step at 1e6 vs 1e3"}
 
 
+def bench_forward_and_hvp():
+    """jvp / primal (target <= 2.5x) and Hessian-vector product by forward
+    over reverse / primal (target <= 6x), on the scalar recurrence and the
+    MLP loss."""
+    rows = []
+    grad_rec = tx.grad(recurrence_1000)
+    jvp_out = tx.jvp(recurrence_1000, (0.5,), (1.0,))
+    assert abs(jvp_out[1] - grad_rec(0.5)) < 1e-12
+    t_primal = median_time(lambda: recurrence_1000(0.5), repeat=15)
+    t_jvp = median_time(lambda: tx.jvp(recurrence_1000, (0.5,), (1.0,)), repeat=15)
+    t_hvp = median_time(lambda: tx.jvp(grad_rec, (0.5,), (1.0,)), repeat=15)
+    rows.append({"workload": "scalar_loop jvp / primal", "tangent_x": f"{t_jvp * 1e3:.2f} ms",
+                 "reference": f"{t_primal * 1e3:.2f} ms",
+                 "ratio": f"{t_jvp / t_primal:.2f}x (target <= 2.5x)"})
+    rows.append({"workload": "scalar_loop Hessian-vector product / primal",
+                 "tangent_x": f"{t_hvp * 1e3:.2f} ms", "reference": f"{t_primal * 1e3:.2f} ms",
+                 "ratio": f"{t_hvp / t_primal:.2f}x (target <= 6x)"})
+    mlp = _load_example("mlp")
+    rng = np.random.default_rng(0)
+    params = mlp.init_params([784, 64, 10])
+    x, y = rng.normal(size=(128, 784)), rng.normal(size=(128, 10))
+    v = tx.tree_util.tree_map(lambda p: rng.normal(size=np.shape(p)), params)
+    zx, zy = np.zeros_like(x), np.zeros_like(y)
+    grad_loss = tx.grad(mlp.loss)
+    tx.jvp(grad_loss, (params, x, y), (v, zx, zy))       # generate before timing
+    median_time(lambda: mlp.loss(params, x, y), repeat=30)   # warm up BLAS threads
+    t_primal = median_time(lambda: mlp.loss(params, x, y), repeat=30)
+    t_jvp = median_time(lambda: tx.jvp(mlp.loss, (params, x, y), (v, zx, zy)), repeat=30)
+    t_hvp = median_time(lambda: tx.jvp(grad_loss, (params, x, y), (v, zx, zy)), repeat=30)
+    rows.append({"workload": "mlp_loss jvp / primal", "tangent_x": f"{t_jvp * 1e3:.2f} ms",
+                 "reference": f"{t_primal * 1e3:.2f} ms",
+                 "ratio": f"{t_jvp / t_primal:.2f}x (target <= 2.5x)"})
+    rows.append({"workload": "mlp_loss Hessian-vector product / primal",
+                 "tangent_x": f"{t_hvp * 1e3:.2f} ms", "reference": f"{t_primal * 1e3:.2f} ms",
+                 "ratio": f"{t_hvp / t_primal:.2f}x (target <= 6x)"})
+    return rows
+
+
 def main():
     import platform
     rows = [bench_transform(), bench_mlp(), bench_loop_cost(), bench_tape_memory()]
+    rows += bench_forward_and_hvp()
     print(f"Machine: {platform.processor() or platform.machine()}, "
           f"{os.cpu_count()} cores, Python {platform.python_version()}, "
           f"NumPy {np.__version__}\n")
