@@ -28,7 +28,7 @@ __all__ = ["unbroadcast", "unreduce", "unindex", "unattr", "zeros_like",
            "dot_adjoint_lhs", "dot_adjoint_rhs", "inner_adjoint_lhs", "inner_adjoint_rhs",
            "tensordot_adjoint_lhs", "tensordot_adjoint_rhs", "einsum_adjoint",
            # linear algebra
-           "solve_transposed", "solve_adjoint_lhs", "norm_adjoint"]
+           "solve_transposed", "solve_adjoint_lhs", "norm_adjoint", "solve_matvec"]
 
 _BASIC_INDEX = (int, np.integer, slice, type(None), type(Ellipsis))
 
@@ -237,24 +237,51 @@ def _axes(axis, ndim):
     return tuple(sorted(int(a) % ndim for a in axes))
 
 
-def prod_others(a, axis=None):
+def prod_others(a, *tangents, axis=None):
     """For each entry of ``a``, the product of the other entries that
     ``np.prod(a, axis)`` multiplies it with.
 
     This is the derivative of the product; computed from prefix and suffix
     products (not ``prod / a``), so zeros in ``a`` are exact.
+
+    With ``tangents`` t1..tm (shaped like ``a``), its m-th derivative along
+    them: for entry i, the sum over distinct other entries j1..jm of
+    ``t1[j1] ... tm[jm]`` times the product of the entries left.  That family
+    is closed under differentiation (the derivative along ``a``'s tangent
+    appends it to ``tangents``), so products differentiate to any order.
     """
     a = np.asarray(a)
     axes = _axes(axis, a.ndim)
     last = tuple(range(a.ndim - len(axes), a.ndim))
-    moved = np.moveaxis(a, axes, last)
-    rows = np.reshape(moved, moved.shape[:a.ndim - len(axes)] + (-1,))
-    if rows.shape[-1] == 0:
-        return np.zeros_like(a)
-    ones = np.ones_like(rows[..., :1])
-    before = np.cumprod(np.concatenate([ones, rows[..., :-1]], axis=-1), axis=-1)
-    after = np.cumprod(np.concatenate([ones, rows[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]
-    return np.moveaxis(np.reshape(before * after, moved.shape), last, axes)
+    moved_shape = np.moveaxis(a, axes, last).shape
+
+    def rows(x):
+        moved = np.moveaxis(np.broadcast_to(np.asarray(x), a.shape), axes, last)
+        return np.reshape(moved, moved.shape[:a.ndim - len(axes)] + (-1,))
+
+    out = _others(rows(a), [rows(t) for t in tangents])
+    return np.moveaxis(np.reshape(out, moved_shape), last, axes)
+
+
+def _others(rows, tangents):
+    """``prod_others`` along the last axis of ``rows`` (see there)."""
+    n = rows.shape[-1]
+    if n == 0:
+        return np.zeros_like(rows)
+    if not tangents:
+        ones = np.ones_like(rows[..., :1])
+        before = np.cumprod(np.concatenate([ones, rows[..., :-1]], axis=-1), axis=-1)
+        after = np.cumprod(np.concatenate([ones, rows[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]
+        return before * after
+    # Choose j1 for the first tangent: a new axis j holds, for each choice,
+    # the rows with entry j replaced by t1[j] and the later tangents zeroed
+    # there (j is taken); then sum over j != i.
+    first, rest = tangents[0], tangents[1:]
+    eye = np.eye(n, dtype=bool)
+    chosen = np.where(eye, first[..., :, None], rows[..., None, :])
+    rest = [np.where(eye, 0.0, t[..., None, :]) for t in rest]
+    each = _others(chosen, rest)                  # [..., j, i]
+    return np.sum(np.where(eye, 0.0, each), axis=-2)
 
 
 # --- shape ops -----------------------------------------------------------------
@@ -485,6 +512,15 @@ def solve_adjoint_lhs(y, a, b, x):
     else:
         out = -np.matmul(y, np.swapaxes(x, -1, -2))
     return unbroadcast(out, a)
+
+
+def solve_matvec(m, x, a, b):
+    """``m @ x`` for ``x`` shaped like ``np.linalg.solve(a, b)``: a (stack of)
+    vector(s) or matrices as ``solve`` reads ``b`` (``m`` is shaped like ``a``).
+    The tangent of ``solve`` applies ``a``'s tangent to the solution with it."""
+    if _solves_vectors(a, b):
+        return np.matmul(m, np.asarray(x)[..., None])[..., 0]
+    return np.matmul(m, x)
 
 
 def _ties(x, best, axes):

@@ -175,6 +175,8 @@ class TangentTemplate(Template):
                 continue
             dot = dot_of(mapping[p])
             mapping[p + "_dot"] = dot if dot is not None else ir.name(ZERO)
+        for p in self.params[self.lead:] + self.kwonly:
+            mapping.setdefault(p + "_dot", ir.name(ZERO))   # not passed: no tangent
         renames = {}
         stmts, result = [], None
         for stmt in self.body:

@@ -195,3 +195,168 @@ def _(g, ans, g_in, a, b):
 def _(g, ans, g_in, a, b):
     g_in_bar = a @ g
     a_bar = matmul_adjoint_lhs(g_in, a, g)
+
+
+# --- forward mode ------------------------------------------------------------
+# A product's tangent is the product rule, one term per operand; trace is
+# linear.  ``np.linalg``: d solve(a, b) = solve(a, db - da @ x),
+# d inv(a) = -inv(a) @ da @ inv(a), d det(a) = det(a) * tr(inv(a) @ da).
+
+from ..runtime import solve_matvec  # noqa: E402
+from . import tangent, tangent_maker  # noqa: E402
+from .shapes import linear, product_rule, tangent_case  # noqa: E402
+
+linear(np.trace)
+
+
+@tangent(np.dot)
+def _(ans, a, b, out=None):
+    ans_dot = np.dot(a_dot, b) + np.dot(a, b_dot)
+
+
+@tangent(np.inner)
+def _(ans, a, b):
+    ans_dot = np.inner(a_dot, b) + np.inner(a, b_dot)
+
+
+@tangent(np.outer)
+def _(ans, a, b, out=None):
+    ans_dot = np.outer(a_dot, b) + np.outer(a, b_dot)
+
+
+@tangent(np.tensordot)
+def _(ans, a, b, axes=2):
+    ans_dot = np.tensordot(a_dot, b, axes=axes) + np.tensordot(a, b_dot, axes=axes)
+
+
+@tangent_maker(np.einsum)
+def _(eqn, fwd):
+    """One einsum per operand with a tangent (an operand passed twice gets two)."""
+    return product_rule(eqn, fwd, range(1, len(eqn.args)))
+
+
+@tangent_maker(einsum_adjoint)
+def _(eqn, fwd):
+    """``einsum_adjoint(g, subscripts, k, *operands)`` is linear in ``g`` and
+    in each operand but the k-th (whose shape only it reads)."""
+    k = eqn.args[2]
+    if not (isinstance(k, gast.Constant) and isinstance(k.value, int)):
+        from ..errors import TransformError
+        raise TransformError("einsum_adjoint needs a literal operand number", eqn.origin,
+                             "call np.einsum instead")
+    operands = [3 + j for j in range(len(eqn.args) - 3) if j != k.value]
+    return product_rule(eqn, fwd, [0] + operands)
+
+
+@tangent(np.linalg.solve)
+def _(ans, a, b):
+    """x = solve(a, b): dx = solve(a, db) - solve(a, da @ x) (the second solve
+    spelled with ``solve_transposed`` of a.T, which reads x as solve reads b)."""
+    ans_dot = np.linalg.solve(a, b_dot) \
+        - solve_transposed(np.swapaxes(a, -1, -2), solve_matvec(a_dot, ans, a, b), b)
+
+
+@tangent(np.linalg.inv)
+def _(ans, a):
+    ans_dot = -(ans @ a_dot @ ans)
+
+
+@tangent(np.linalg.det)
+def _(ans, a):
+    inv_t = np.swapaxes(np.linalg.inv(a), -1, -2)
+    ans_dot = ans * np.sum(inv_t * a_dot, axis=(-2, -1))
+
+
+if hasattr(np.linalg.slogdet(np.eye(1)), "_replace"):
+    @tangent(np.linalg.slogdet)
+    def _(ans, a):
+        """Only log|det| has a tangent (the sign is piecewise constant)."""
+        inv_t = np.swapaxes(np.linalg.inv(a), -1, -2)
+        ans_dot = ans._replace(sign=np.zeros_like(ans.sign),
+                               logabsdet=np.sum(inv_t * a_dot, axis=(-2, -1)))
+else:       # NumPy 1: a plain tuple
+    @tangent(np.linalg.slogdet)
+    def _(ans, a):
+        inv_t = np.swapaxes(np.linalg.inv(a), -1, -2)
+        ans_dot = (np.zeros_like(ans[0]), np.sum(inv_t * a_dot, axis=(-2, -1)))
+
+
+@tangent_case(np.linalg.norm, when=_euclidean)
+def _(ans, x, ord=None, axis=None, keepdims=False):
+    ans_dot = np.sum(x * x_dot, axis=axis, keepdims=keepdims) / ans
+
+
+@tangent_case(np.linalg.norm)
+def _(ans, x, ord=None, axis=None, keepdims=False):
+    """The gradient of each norm (``norm_adjoint`` of a unit cotangent)
+    contracted with the tangent over the reduced axes."""
+    ans_dot = np.sum(norm_adjoint(np.ones_like(ans), ans, x, ord=ord, axis=axis,
+                                  keepdims=keepdims) * x_dot, axis=axis, keepdims=keepdims)
+
+
+# --- the helpers: each is linear in the cotangent and in the other operand -------
+
+@tangent(dot_adjoint_lhs)
+def _(ans, g_in, a, b):
+    ans_dot = dot_adjoint_lhs(g_in_dot, a, b) + dot_adjoint_lhs(g_in, a, b_dot)
+
+
+@tangent(dot_adjoint_rhs)
+def _(ans, g_in, a, b):
+    ans_dot = dot_adjoint_rhs(g_in_dot, a, b) + dot_adjoint_rhs(g_in, a_dot, b)
+
+
+@tangent(inner_adjoint_lhs)
+def _(ans, g_in, a, b):
+    ans_dot = inner_adjoint_lhs(g_in_dot, a, b) + inner_adjoint_lhs(g_in, a, b_dot)
+
+
+@tangent(inner_adjoint_rhs)
+def _(ans, g_in, a, b):
+    ans_dot = inner_adjoint_rhs(g_in_dot, a, b) + inner_adjoint_rhs(g_in, a_dot, b)
+
+
+@tangent(tensordot_adjoint_lhs)
+def _(ans, g_in, a, b, axes=2):
+    ans_dot = tensordot_adjoint_lhs(g_in_dot, a, b, axes=axes) \
+        + tensordot_adjoint_lhs(g_in, a, b_dot, axes=axes)
+
+
+@tangent(tensordot_adjoint_rhs)
+def _(ans, g_in, a, b, axes=2):
+    ans_dot = tensordot_adjoint_rhs(g_in_dot, a, b, axes=axes) \
+        + tensordot_adjoint_rhs(g_in, a_dot, b, axes=axes)
+
+
+@tangent(matmul_adjoint_lhs)
+def _(ans, g_in, a, b):
+    ans_dot = matmul_adjoint_lhs(g_in_dot, a, b) + matmul_adjoint_lhs(g_in, a, b_dot)
+
+
+@tangent(matmul_adjoint_rhs)
+def _(ans, g_in, a, b):
+    ans_dot = matmul_adjoint_rhs(g_in_dot, a, b) + matmul_adjoint_rhs(g_in, a_dot, b)
+
+
+@tangent(solve_matvec)
+def _(ans, m, x, a, b):
+    ans_dot = solve_matvec(m_dot, x, a, b) + solve_matvec(m, x_dot, a, b)
+
+
+@adjoint(solve_matvec)
+def _(g, ans, m, x, a, b):
+    """m's cotangent is g x^T (an outer product for vectors), x's is m^T g."""
+    m_bar = -solve_adjoint_lhs(g, a, b, x)
+    x_bar = solve_matvec(np.swapaxes(m, -1, -2), g, a, b)
+
+
+@tangent(solve_transposed)
+def _(ans, a, g, b):
+    """y solves a.T y = g: dy = solve_transposed(a, dg) - solve_transposed(a, da.T @ y)."""
+    ans_dot = solve_transposed(a, g_dot, b) \
+        - solve_transposed(a, solve_matvec(np.swapaxes(a_dot, -1, -2), ans, a, b), b)
+
+
+@tangent(solve_adjoint_lhs)
+def _(ans, y, a, b, x):
+    ans_dot = solve_adjoint_lhs(y_dot, a, b, x) + solve_adjoint_lhs(y, a, b, x_dot)

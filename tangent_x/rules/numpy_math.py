@@ -368,3 +368,12 @@ def _(ans, a, a_min=None, a_max=None, out=None, min=None, max=None):
     bound has no tangent, so its term drops out)."""
     ans_dot = a_dot * (ans == a) + a_min_dot * (a < a_min) + a_max_dot * (a > a_max) \
         + min_dot * (a < min) + max_dot * (a > max)
+
+
+from .shapes import linear  # noqa: E402
+
+linear(np.real, args=((0, "val"),))
+linear(np.conj, "float", args=((0, "x"),))
+linear(np.copy, np.asarray)
+linear(np.array, args=((0, "object"),))
+linear(np.full, np.full_like, args=((1, "fill_value"),))

@@ -99,3 +99,67 @@ def _(g, ans, a, axis=None, dtype=None, out=None):
 def _(g, ans, g_in, x, axis=None, keepdims=False):
     """Spreading over axes is transposed by summing over them."""
     g_in_bar = np.sum(g, axis=axis, keepdims=keepdims)
+
+
+# --- forward mode ------------------------------------------------------------
+# sum, mean and cumsum are linear: the tangent is the same reduction of the
+# tangent.  The others weight the tangent, then reduce it the same way.  The
+# forms the reverse rules refuse (``out=``, ``where=``...) are refused here too.
+
+from . import adjoint_maker, tangent_maker  # noqa: E402
+from .. import ir  # noqa: E402
+from .shapes import call_like, linear, product_rule, tangent_case  # noqa: E402
+
+linear(np.sum, drop=((5, "initial"),))
+linear(np.mean, np.cumsum)
+linear(unreduce, args=((0, "g"),))
+
+
+@tangent_case(np.prod)
+def _(ans, a, axis=None, dtype=None, out=None, keepdims=False):
+    ans_dot = np.sum(a_dot * prod_others(a, axis=axis), axis=axis, keepdims=keepdims)
+
+
+@tangent_case(np.max, np.min, "amax", "amin")
+def _(ans, a, axis=None, out=None, keepdims=False):
+    """The mean of the tangents of the extreme entries (ties share, as in JAX)."""
+    winners = a == unreduce(ans, a, axis=axis, keepdims=keepdims)
+    count = np.sum(winners, axis=axis, keepdims=keepdims)
+    ans_dot = np.sum(a_dot * winners, axis=axis, keepdims=keepdims) / count
+
+
+@tangent_case(np.var)
+def _(ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    count = np.size(a) / np.size(ans)
+    centered = a - np.mean(a, axis=axis, keepdims=True)
+    ans_dot = np.sum(centered * a_dot, axis=axis, keepdims=keepdims) * (2.0 / (count - ddof))
+
+
+@tangent_case(np.std)
+def _(ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    count = np.size(a) / np.size(ans)
+    centered = a - np.mean(a, axis=axis, keepdims=True)
+    ans_dot = np.sum(centered * a_dot, axis=axis, keepdims=keepdims) / ((count - ddof) * ans)
+
+
+# ``prod_others(a, *tangents, axis=None)`` (the derivative of prod, and with
+# tangents its higher derivatives) is linear in each tangent, and its
+# derivative along ``a`` appends ``a``'s tangent: the family is closed, and
+# symmetric, so the cotangents are members of it too.
+
+@tangent_maker(prod_others)
+def _(eqn, fwd):
+    def along_a(eqn, fwd):
+        dot = fwd.dot_of(eqn.args[0])
+        return [] if dot is None else [call_like(eqn, list(eqn.args) + [dot])]
+    return product_rule(eqn, fwd, range(1, len(eqn.args)), extra=along_a)
+
+
+@adjoint_maker(prod_others)
+def _(g, eqn, rev=None):
+    out = {0: call_like(eqn, list(eqn.args) + [ir.clone(g)])}
+    for k in range(1, len(eqn.args)):
+        args = list(eqn.args)
+        args[k] = ir.clone(g)
+        out[k] = call_like(eqn, args)
+    return out

@@ -140,3 +140,185 @@ def _(g, ans, g_in, index):
 def _(g, ans, a, b):
     a_bar = g
     b_bar = g
+
+
+# --- forward mode ------------------------------------------------------------
+# A linear op's tangent is the same op applied to the tangent of the argument
+# it is linear in (``np.reshape(x_dot, (4, 3))``); ``linear`` registers that
+# rule, here and in the other rule modules.  Ops with a reverse refusal (a
+# form without a derivative rule, ``out=``...) refuse in forward mode too.
+
+import gast  # noqa: E402
+
+from .. import ir, lower  # noqa: E402
+from ..errors import TransformError  # noqa: E402
+from ..templates import TangentTemplate  # noqa: E402
+from . import ADJOINT, TANGENT, _name, tangent_maker  # noqa: E402
+from .arithmetic import Cases, Refusal  # noqa: E402
+
+
+def refuse_like_reverse(eqn):
+    """Raise the reverse rule's refusal for this form of the call, if any."""
+    rule = ADJOINT.get(eqn.prim.name)
+    if isinstance(rule, Cases):
+        for when, case in rule.cases:
+            if isinstance(case, Refusal) and when(eqn):
+                raise TransformError(case.message, eqn.origin, case.hint)
+
+
+def _slot(eqn, position, keyword):
+    """Where the call passes a parameter: ("arg", i), ("kw", name) or None."""
+    if position is not None and position < len(eqn.args):
+        return ("arg", position)
+    if keyword is not None and keyword in eqn.kwargs:
+        return ("kw", keyword)
+    return None
+
+
+def same_op_on_tangents(eqn, fwd, params, drop=()):
+    """Statements for ``eqn`` and its tangent when the op is (jointly) linear
+    in the arguments ``params`` ((position, keyword) pairs): the same call
+    with each of those replaced by its tangent (zeros for an argument without
+    one) and the other arguments unchanged.  ``drop`` lists parameters that
+    only offset the result (``np.sum(x, initial=1.0)``): left out of the
+    tangent's call (a positional one becomes 0)."""
+    primal = lower.lower([eqn])
+    args, kwargs = list(eqn.args), dict(eqn.kwargs)
+    found = False
+    for position, keyword in params:
+        slot = _slot(eqn, position, keyword)
+        if slot is None:
+            continue
+        atom = args[slot[1]] if slot[0] == "arg" else kwargs[slot[1]]
+        found = found or fwd.dot_of(atom) is not None
+        if slot[0] == "arg":
+            args[slot[1]] = fwd.dot_or_zeros(atom)
+        else:
+            kwargs[slot[1]] = fwd.dot_or_zeros(atom)
+    if not found:
+        return primal
+    for position, keyword in drop:
+        slot = _slot(eqn, position, keyword)
+        if slot is not None and slot[0] == "arg":
+            args[slot[1]] = ir.const(0)
+        elif slot is not None:
+            del kwargs[slot[1]]
+    dotted = ir.Eqn([fwd.new_dot(eqn.out)], eqn.prim, args, kwargs, eqn.params, eqn.origin)
+    return primal + lower.lower([dotted])
+
+
+def linear(*keys, args=((0, "a"),), drop=()):
+    """Register "the same op on the tangents" as the forward rule of ``keys``,
+    which are linear in ``args`` ((position, keyword) pairs)."""
+    def rule(eqn, fwd):
+        refuse_like_reverse(eqn)
+        return same_op_on_tangents(eqn, fwd, args, drop)
+    tangent_maker(*keys)(rule)
+    return rule
+
+
+class TangentCases(TangentTemplate):
+    """Forward templates of one primitive, each guarded by a test on the
+    equation (like ``arithmetic.Cases``); the reverse rule's refusals apply."""
+
+    def __init__(self):            # no template of its own: see ``tangent_case``
+        self.cases = []
+
+    def instantiate_tangent(self, ans, eqn, namer, dot_of):
+        refuse_like_reverse(eqn)
+        for when, template in self.cases:
+            if when is None or when(eqn):
+                return template.instantiate_tangent(ans, eqn, namer, dot_of)
+        raise TypeError(f"no tangent template matches {eqn!r}")
+
+
+def tangent_case(*keys, when=None):
+    """Register one forward template of ``keys``, used when ``when(eqn)`` holds
+    (register the unguarded one last)."""
+    def register(fn):
+        template = TangentTemplate(fn, "_dot")
+        for key in keys:
+            name = _name(key)
+            rule = TANGENT.get(name)
+            if not isinstance(rule, TangentCases):
+                rule = TANGENT[name] = TangentCases()
+            rule.cases.append((when, template))
+        return fn
+    return register
+
+
+def call_like(eqn, args, kwargs=None):
+    """The call of ``eqn``'s primitive on other arguments, as an expression."""
+    kwargs = eqn.kwargs if kwargs is None else kwargs
+    return ir.expr_of(ir.Eqn([], eqn.prim, ir.clone(list(args)),
+                             {k: ir.clone(v) for k, v in kwargs.items()},
+                             eqn.params, eqn.origin))
+
+
+def product_rule(eqn, fwd, slots, extra=None):
+    """Statements for ``eqn`` and its tangent when the op is linear in each
+    argument position of ``slots`` separately (multilinear): one copy of the
+    call per argument with a tangent, that argument replaced by it.
+    ``extra(eqn, fwd)`` may add terms (a list of expressions)."""
+    terms = []
+    for k in slots:
+        dot = fwd.dot_of(eqn.args[k])
+        if dot is not None:
+            args = list(eqn.args)
+            args[k] = dot
+            terms.append(call_like(eqn, args))
+    if extra is not None:
+        terms += extra(eqn, fwd)
+    primal = lower.lower([eqn])
+    if not terms:
+        return primal
+    total = terms[0]
+    for term in terms[1:]:
+        total = gast.BinOp(left=total, op=gast.Add(), right=term)
+    return primal + [gast.Assign(targets=[ir.name(fwd.new_dot(eqn.out), gast.Store())],
+                                 value=total, type_comment=None)]
+
+
+linear(np.reshape, np.ravel, np.squeeze, np.expand_dims, np.transpose, np.swapaxes,
+       np.moveaxis, np.repeat, np.diagonal)
+linear(np.flip, args=((0, "m"),))
+linear(np.broadcast_to, args=((0, "array"),))
+linear(np.concatenate, np.stack, args=((0, "arrays"),))
+linear(np.vstack, np.hstack, args=((0, "tup"),))
+linear(np.tile, args=((0, "A"),))
+
+# Runtime helpers: each is linear in its cotangent argument (the others give
+# shapes, indices or axes), or jointly linear in its containers' items.
+linear(unbroadcast, unstack, untile, unrepeat, undiagonal, index_zero, "unconcatenate",
+       "unhstack", "unstack_steps", "cotangent_item", args=((0, "g"),))
+linear(unindex, "unattr", "scan_unslice", args=((2, "g"),))
+linear("broadcast_like", args=((0, "t"),))
+linear(tree_add, args=((0, "a"), (1, "b")))
+linear("scan_slice", args=((0, "xs"),))
+linear("appended", args=((0, "items"), (1, "item")))
+linear("stack_steps", "dense", args=((0, "items"),))
+
+
+@tangent_maker("add_at")
+def _(eqn, fwd):
+    """``acc[index] += g`` in place: the tangent accumulates the same way.
+
+    Generated code calls ``add_at`` only on accumulators it allocated (zeros,
+    with no tangent, then carried through a loop), so ``acc``'s tangent is
+    zeros allocated here or that loop carry's: as private as ``acc`` itself."""
+    acc, index, g_in = eqn.args
+    primal = lower.lower([eqn])
+    acc_dot, g_dot = fwd.dot_of(acc), fwd.dot_of(g_in)
+    if g_dot is None:
+        if acc_dot is None:
+            return primal
+        return primal + lower.assign_many([fwd.new_dot(eqn.out)], [acc_dot])
+    dotted = ir.Eqn([fwd.new_dot(eqn.out)], eqn.prim, [fwd.dot_or_zeros(acc), index, g_dot],
+                    {}, eqn.params, eqn.origin)
+    return primal + lower.lower([dotted])
+
+# ``for item in items`` reads ``iteration_item(items, k)``: the same call on
+# the tangent gives the k-th item's tangent, and for a dict (whose iteration
+# yields its keys) the key itself, where ``items_dot[k]`` would fail.
+# (Replaces the getitem-style rule registered in structural.py.)
+linear("iteration_item", args=((0, "items"),))
