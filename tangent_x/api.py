@@ -91,6 +91,15 @@ def _generate(fun, kind, argnums, has_aux):
         result = gast.Tuple(elts=[fn.result, fwd.dot_or_zeros(fn.result)], ctx=gast.Load())
         base = fn.name if fn.name != "lambda" else "fn"
         name, extra = f"jvp_{base}", [dots[p] for p in wrt]
+        # tangents follow the primals they belong to, before parameters
+        # left at their defaults: jvp_f(x, x_dot, scale=2.5)
+        rest = [p for p in params if p not in wrt]
+        n_default = len(fn.defaults)
+        defaulted = params[len(params) - n_default:] if n_default else []
+        defaults = [d for p, d in zip(defaulted, fn.defaults) if p in rest]
+        params = wrt + extra + rest
+        extra = []
+        fn_defaults_override = defaults
     else:
         seed = namer.fresh("out_bar") if kind == "vjp" else None
         blocks, value, aux, grads = vjp_blocks(fn, namer, wrt, has_aux, seed)
@@ -116,7 +125,8 @@ def _generate(fun, kind, argnums, has_aux):
         base = fn.name if fn.name != "lambda" else "fn"
         name, extra = f"{kind}_{base}", ([seed] if seed else [])
     eliminate_dead_code(blocks, ir.names_in(result))
-    lines, origins = emit.render_function(name, params + extra, fn.defaults, blocks, result,
+    defaults = locals().get("fn_defaults_override", fn.defaults)
+    lines, origins = emit.render_function(name, params + extra, defaults, blocks, result,
                                           origin=fn.origin)
     used = _names_used(blocks, result)
     imports = used & P.RUNTIME_NAMES
@@ -235,7 +245,8 @@ class Transformed:
         return self.generated.function
 
     def __call__(self, *args, **kwargs):
-        _check_inputs(self._kind, self._fun, args, self._argnums)
+        checked = range(len(self._argnums)) if self._kind == "jvp" else self._argnums
+        _check_inputs(self._kind, self._fun, args, checked)
         function = self.generated.function
         try:
             out = function(*args, **kwargs)
@@ -447,7 +458,17 @@ def jvp(fun, primals, tangents):
                 raise ValueError(f"jvp called with different primal and tangent shapes: "
                                  f"{np.shape(a)} and {np.shape(b)} (argument {i})")
     transformed = _cached(fun, "jvp", tuple(range(len(primals))), lambda out, a: out)
-    return transformed(*primals, *tangents)
+    return call_jvp(transformed, primals, range(len(primals)), tangents)
+
+
+def call_jvp(transformed, args, argnums, tangents):
+    """Call generated jvp code: its parameters are the differentiated
+    primals, their tangents, then the other arguments (so that defaults
+    stay last)."""
+    argnums = list(argnums)
+    wrt = [args[i] for i in argnums]
+    rest = [a for i, a in enumerate(args) if i not in argnums]
+    return transformed(*wrt, *tangents, *rest)
 
 
 STAGES = ("parse", "canonical", "python")
@@ -489,7 +510,7 @@ def derivative_function(fun, mode, n):
     import linecache
     finish = lambda out, a: out  # noqa: E731
     ps = [f"p{i}" for i in range(n)]
-    if mode == "fwd":
+    if mode == "fwd":     # all n arguments differentiated: primals, then tangents
         inner = _cached(fun, "jvp", tuple(range(n)), finish)
         args = ", ".join([f"primals[{i}]" for i in range(n)] +
                          [f"tangents[{i}]" for i in range(n)])

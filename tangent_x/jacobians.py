@@ -12,7 +12,7 @@ import functools
 import numpy as np
 
 from . import tree_util
-from .api import _argnums_tuple, _cached, _check_inputs, grad
+from .api import _argnums_tuple, _cached, _check_inputs, call_jvp, grad
 
 
 def _basis(leaves):
@@ -61,7 +61,7 @@ def jacfwd(fun, argnums=0, has_aux=False):
         out = None
         for j, tangent_leaves in _basis(in_leaves):
             tangents = tree_util.tree_unflatten(in_tree, tangent_leaves)
-            out, out_dot = transformed(*args, *tangents)
+            out, out_dot = call_jvp(transformed, args, nums, tangents)
             columns[j].append(tree_util.tree_leaves(out_dot))
         if out is None:
             out = fun(*args)

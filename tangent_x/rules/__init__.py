@@ -58,8 +58,9 @@ def tangent(*keys):
 
 
 def tangent_maker(*keys):
-    """Register a forward rule written as code:
-    ``maker(eqn, fwd) -> (statements, tangent expression or None)``."""
+    """Register a forward rule written as code: ``maker(eqn, fwd) -> statements``
+    computing the primal and (via ``fwd.new_dot``) its tangent; ``None``
+    means the primal alone."""
     def register(fn):
         for key in keys:
             TANGENT[_name(key)] = fn

@@ -119,7 +119,7 @@ def _(g, ans, acc, index, g_in):
 
 # --- forward mode ------------------------------------------------------------
 
-@tangent("getitem", "iteration_item")
+@tangent("getitem")
 def _(ans, x, index):
     ans_dot = x_dot[index]
 
