@@ -428,6 +428,10 @@ class Converter(ControlFlow, LaxCalls):
             return handler(scope, node, target)
         if isinstance(obj, (custom.custom_jvp, custom.custom_vjp)):
             return self.custom_call(scope, obj, node, target)
+        if obj is builtins.getattr and len(node.args) == 2 and \
+                isinstance(node.args[1], gast.Constant):     # getattr(x, 'w') is x.w
+            return self.expr(scope, gast.Attribute(value=node.args[0], attr=node.args[1].value,
+                                                   ctx=gast.Load()), target)
         if obj in (builtins.max, builtins.min) and len(node.args) == 2 and not node.keywords:
             return self.builtin_extreme(scope, obj, node, target)
         if obj in (builtins.max, builtins.min) and len(node.args) == 1 and not node.keywords:
@@ -574,7 +578,8 @@ class Converter(ControlFlow, LaxCalls):
             self._inlining.pop()
             self.origin = saved_origin
         if (target is not None and ir.is_name(result) and len(self.eqns) > start
-                and self.eqns[-1].out == result.id):
+                and self.eqns[-1].outs == [result.id]
+                and not self.eqns[-1].bodies() and "carry" not in self.eqns[-1].params):
             new = self.namer.fresh(target)
             self.eqns[-1].outs = [new]
             result = ir.name(new)
