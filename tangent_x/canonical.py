@@ -14,16 +14,17 @@ backward pass that reads like hand-written backprop, and later stages
 refused with a clear error.
 """
 import builtins
-import inspect
 import types
 
 import gast
 import numpy as np
 
-from . import custom, exits, ir, parser, primitives as P
+from . import exits, ir, parser, primitives as P
+from .calls import Calls
 from .controlflow import ControlFlow, LaxCalls, loaded_names
+from .mutation import Mutation, looks_basic
 from .errors import TransformError
-from .naming import Namer
+from .naming import Namer, base_name, binop_name, item_name
 
 # Names the generated module defines itself; user names are renamed around them.
 RESERVED = {"np", "slice", "float", "len", "int", "range", "bool", "print",
@@ -59,17 +60,8 @@ _UNSUPPORTED_EXPR = {
     gast.Starred: ("starred expression", "pass arguments explicitly"),
 }
 
-# Array methods and attributes, as the NumPy functions they mean.
-_METHODS = {"sum", "mean", "prod", "max", "min", "var", "std", "cumsum",
-            "trace", "ravel", "squeeze", "swapaxes", "dot", "clip", "copy",
-            "repeat", "conj", "diagonal", "any", "all", "argmax", "argmin",
-            "round", "nonzero", "sort", "argsort"}
-_METHOD_RENAME = {"flatten": "ravel", "conjugate": "conj"}
-_SHAPE_METHODS = {"reshape", "transpose"}    # accept varargs: x.reshape(2, 3)
 _ATTRIBUTES = {"T": "transpose", "shape": "shape", "ndim": "ndim",
                "size": "size", "real": "real"}
-_AT_UPDATES = {"set": None, "add": "index_add", "multiply": "mul",
-               "min": "minimum", "max": "maximum"}
 
 
 class Static:  # noqa: E302
@@ -128,7 +120,7 @@ def _numpy_spelling(obj):
     return None
 
 
-class Converter(ControlFlow, LaxCalls):
+class Converter(Calls, Mutation, ControlFlow, LaxCalls):
     Static = Static
     LocalFunction = None     # set below (defined after this class's helpers)
 
@@ -234,7 +226,7 @@ class Converter(ControlFlow, LaxCalls):
             if isinstance(value.obj, (types.ModuleType, LocalFunction)) or \
                     isinstance(value.obj, types.FunctionType):
                 raise self.error(
-                    f"'{ast_text(node)}' is a {type(value.obj).__name__} used as a value",
+                    f"'{ir.ast_text(node)}' is a {type(value.obj).__name__} used as a value",
                     node, "call it, or pass data (arrays, numbers) instead", scope)
             return self.value_atom(value.obj, getattr(value.obj, "__name__", "value"))
         return value
@@ -265,7 +257,7 @@ class Converter(ControlFlow, LaxCalls):
             try:
                 obj = getattr(base.obj, node.attr)
             except AttributeError:
-                raise self.error(f"'{ast_text(node.value)}' has no attribute '{node.attr}'",
+                raise self.error(f"'{ir.ast_text(node.value)}' has no attribute '{node.attr}'",
                                  node, "check the spelling", scope) from None
             if not isinstance(base.obj, types.ModuleType):
                 self.deps.append(("attr", base.obj, node.attr, obj))
@@ -275,7 +267,7 @@ class Converter(ControlFlow, LaxCalls):
             return self.classify(obj, node.attr)
         if node.attr in _ATTRIBUTES:
             return self.emit(P.get(_ATTRIBUTES[node.attr]), [base], target=target,
-                             base=_base_name(_ATTRIBUTES[node.attr], base))
+                             base=base_name(_ATTRIBUTES[node.attr], base))
         return self.emit(P.get("getattr"), [base], params={"attr": node.attr},
                          target=target, base=node.attr)
 
@@ -293,8 +285,8 @@ class Converter(ControlFlow, LaxCalls):
         base = self.atom(scope, node.value)
         idx = self.index_atom(scope, node.slice)
         out = self.emit(P.get("getitem"), [base, idx], target=target,
-                        base=_item_name(base, idx))
-        if ir.is_name(base) and _looks_basic(idx):
+                        base=item_name(base, idx))
+        if ir.is_name(base) and looks_basic(idx):
             self._add_view(out, base, idx)
         return out
 
@@ -305,7 +297,7 @@ class Converter(ControlFlow, LaxCalls):
             raise self.error(f"operator {type(node.op).__name__} is not supported", node,
                              None, scope)
         return self.emit(prim, [left, right], target=target,
-                         base=_binop_name(prim.name, left, right))
+                         base=binop_name(prim.name, left, right))
 
     def expr_UnaryOp(self, scope, node, target):
         operand = self.atom(scope, node.operand)
@@ -315,7 +307,7 @@ class Converter(ControlFlow, LaxCalls):
         if prim.name == "neg" and isinstance(operand, gast.Constant) and \
                 type(operand.value) in (int, float, complex):
             return ir.const(-operand.value)        # a literal: -1.0
-        return self.emit(prim, [operand], target=target, base=_base_name(prim.name, operand))
+        return self.emit(prim, [operand], target=target, base=base_name(prim.name, operand))
 
     def expr_Compare(self, scope, node, target):
         if len(node.ops) != 1:     # a < b < c  is  a < b and b < c
@@ -369,284 +361,6 @@ class Converter(ControlFlow, LaxCalls):
         return Static(LocalFunction(node, scope))
 
     # --- calls ------------------------------------------------------------
-
-    def call_args(self, scope, node, allow_static=False):
-        """Atoms for a call's arguments; functions may be passed only to
-        functions that are inlined (they are bound, not evaluated)."""
-        def arg(value_node):
-            value = self.expr(scope, value_node)
-            if isinstance(value, Static) and allow_static:
-                return value
-            return self.as_atom(scope, value, value_node)
-
-        args, kwargs = [], {}
-        for a in node.args:
-            if isinstance(a, gast.Starred):
-                raise self.error("*args in a call is not supported", a,
-                                 "pass the arguments one by one", scope)
-            args.append(arg(a))
-        for k in node.keywords:
-            if k.arg is None:
-                raise self.error("**kwargs in a call is not supported", k.value,
-                                 "pass keyword arguments one by one", scope)
-            kwargs[k.arg] = arg(k.value)
-        return args, kwargs
-
-    def expr_Call(self, scope, node, target):
-        func = node.func
-        if isinstance(func, gast.Attribute):
-            at = _at_update(func)
-            if at is not None:
-                return self.at_update(scope, node, at, target)
-            if func.attr == "pop" and not node.args and not node.keywords \
-                    and isinstance(func.value, gast.Name) \
-                    and not isinstance(self.expr(scope, func.value), Static):
-                return self.list_pop(scope, func.value, target)
-            base = self.expr(scope, func.value)
-            if not isinstance(base, Static):
-                return self.method_call(scope, base, func.attr, node, target)
-            try:
-                obj = getattr(base.obj, func.attr)
-            except AttributeError:
-                raise self.error(f"'{ast_text(func.value)}' has no attribute '{func.attr}'",
-                                 node, "check the spelling", scope) from None
-        else:
-            callee = self.expr(scope, func)
-            if not isinstance(callee, Static):
-                raise self.error(f"'{ast_text(func)}' is a value, not a function", node,
-                                 "call functions by name", scope)
-            obj = callee.obj
-        return self.call_object(scope, obj, node, target)
-
-    def call_object(self, scope, obj, node, target):
-        if isinstance(obj, LocalFunction):
-            args, kwargs = self.call_args(scope, node, allow_static=True)
-            return self.inline(obj.node, obj.scope.parsed, obj.scope, args, kwargs,
-                               target, scope, node)
-        handler = self.lax_handler(obj)
-        if handler is not None:
-            return handler(scope, node, target)
-        if isinstance(obj, (custom.custom_jvp, custom.custom_vjp)):
-            return self.custom_call(scope, obj, node, target)
-        if obj is builtins.getattr and len(node.args) == 2 and \
-                isinstance(node.args[1], gast.Constant):     # getattr(x, 'w') is x.w
-            return self.expr(scope, gast.Attribute(value=node.args[0], attr=node.args[1].value,
-                                                   ctx=gast.Load()), target)
-        if obj in (builtins.max, builtins.min) and len(node.args) == 2 and not node.keywords:
-            return self.builtin_extreme(scope, obj, node, target)
-        if obj in (builtins.max, builtins.min) and len(node.args) == 1 and not node.keywords:
-            obj = np.max if obj is builtins.max else np.min
-        prim = P.lookup(obj)
-        if prim is not None:
-            args, kwargs = self.call_args(scope, node)
-            return self.emit(prim, args, kwargs, target=target,
-                             base=_base_name(prim.name.split(".")[-1], *args[:1]))
-        if isinstance(obj, type) and issubclass(obj, tuple) and hasattr(obj, "_fields"):
-            args, kwargs = self.call_args(scope, node)
-            return self.emit(P.get("namedtuple"), args, kwargs,
-                             params={"callee": self.env_name(obj, obj.__name__),
-                                     "cls": obj},
-                             target=target, base=obj.__name__.lower())
-        if obj is dict and not node.args:
-            _, kwargs = self.call_args(scope, node)
-            return self.emit(P.get("dict"), list(kwargs.values()),
-                             params={"keys": tuple(kwargs)}, target=target, base="d")
-        wrapped = _transformed_source(obj)
-        if wrapped is not None:
-            obj = wrapped
-        if not isinstance(obj, (type, types.FunctionType, types.MethodType,
-                                types.BuiltinFunctionType, np.ufunc)) \
-                and isinstance(getattr(obj, "__call__", None), types.MethodType):
-            obj = obj.__call__          # a callable instance: inline its __call__
-        if isinstance(obj, (types.FunctionType, types.MethodType)) and \
-                isinstance(getattr(obj, "__func__", obj), types.FunctionType):
-            args, kwargs = self.call_args(scope, node, allow_static=True)
-            parsed = parser.parse(obj)
-            return self.inline(parsed.node, parsed, None, args, kwargs, target, scope, node)
-        # Anything else is called as it is: fine while no gradient flows
-        # through it (the reverse transform reports it otherwise).
-        args, kwargs = self.call_args(scope, node)
-        label = getattr(obj, "__name__", type(obj).__name__)
-        return self.emit(P.get("opaque"), args, kwargs,
-                         params={"callee": self.env_name(obj, label), "label": label},
-                         target=target, base=label)
-
-    def custom_call(self, scope, obj, node, target):
-        """A custom_jvp/custom_vjp function: one equation; its rule decides."""
-        args, kwargs = self.call_args(scope, node)
-        if kwargs:
-            raise self.error(f"keyword arguments to the custom-derivative function "
-                             f"{obj.__name__} are not supported", node,
-                             "pass them positionally", scope)
-        is_vjp = isinstance(obj, custom.custom_vjp)
-        rule = obj.fwd if is_vjp else obj.jvp
-        if rule is None:
-            raise self.error(f"{obj.__name__} has no rule: call "
-                             f"{'defvjp(fwd, bwd)' if is_vjp else 'defjvp(rule)'} first",
-                             node, None, scope)
-        params = {"callee": self.env_name(obj, obj.__name__), "obj": obj,
-                  "label": obj.__name__}
-        if is_vjp:
-            params["fwd"] = self.env_name(obj.fwd, obj.fwd.__name__)
-            params["bwd"] = self.env_name(obj.bwd, obj.bwd.__name__)
-        return self.emit(P.get("custom_vjp_call" if is_vjp else "custom_jvp_call"), args,
-                         params=params, target=target, base=obj.__name__)
-
-    def list_pop(self, scope, name_node, target):
-        """``v = xs.pop()``: the last item, and ``xs`` rebound without it."""
-        old = self.atom(scope, name_node)
-        item = self.emit(P.get("getitem"), [old, ir.const(-1)], target=target, base="last")
-        rest = self.emit(P.get("getitem"), [old, ir.slice_call(None, ir.const(-1), None)],
-                         target=name_node.id)
-        self.propagate(old, rest)
-        self.bind(scope, name_node.id, rest)
-        return item
-
-    def builtin_extreme(self, scope, obj, node, target):
-        """``max(a, b)`` is Python's choice of one operand (ties pick ``a``),
-        so it becomes a conditional and the gradient follows the choice."""
-        a, b = (self.atom(scope, x) for x in node.args)
-        op = P.get("gt") if obj is builtins.max else P.get("lt")
-        pick_b = self.emit(op, [b, a], base="pick")
-        out = self.namer.fresh(target or ("larger" if obj is builtins.max else "smaller"))
-        self.emit_cond(pick_b, [out], [[b], [a]], [[], []], self.origin)
-        return ir.name(out)
-
-    def method_call(self, scope, base, method, node, target):
-        method = _METHOD_RENAME.get(method, method)
-        args, kwargs = self.call_args(scope, node)
-        if method in _SHAPE_METHODS:
-            if len(args) > 1 or (len(args) == 1 and isinstance(args[0], gast.Constant)
-                                 and isinstance(args[0].value, int)
-                                 and method == "reshape"):
-                args = [self.emit(P.get("tuple"), args, base="shape")]
-            if method == "transpose" and not args:
-                args = []
-            return self.emit(P.get(method), [base] + args, kwargs, target=target,
-                             base=_base_name(method, base))
-        if method == "astype":
-            return self.emit(P.get("asarray"), [base], {"dtype": args[0], **kwargs},
-                             target=target, base=_base_name("", base) or "cast")
-        if method in _METHODS and method in P.BY_NAME:
-            return self.emit(P.get(method), [base] + args, kwargs, target=target,
-                             base=_base_name(method, base))
-        raise self.error(f"method .{method}() is not supported by tangent_x", node,
-                         "call the NumPy function instead (np.f(x, ...))", scope)
-
-    def at_update(self, scope, node, at, target):
-        """``x.at[idx].set(v)`` (JAX's functional update): copy plus update."""
-        base_node, index_node, op = at
-        base = self.atom(scope, base_node)
-        idx = self.index_atom(scope, index_node)
-        (value,), _ = self.call_args(scope, node)
-        return self.index_update(base, idx, value, _AT_UPDATES[op], target)
-
-    def index_update(self, base, idx, value, binop, target):
-        params = {}
-        if ir.is_name(base) and base.id in self._containers:
-            params["container"] = self._containers[base.id]
-        if binop == "index_add":     # x.at[idx].add(v): repeated indices accumulate
-            return self.emit(P.get("index_add"), [base, idx, value], params=params,
-                             target=target, base=_base_name("", base) or "updated")
-        if binop is not None:
-            old = self.emit(P.get("getitem"), [base, idx], base=_base_name("", base) or "item")
-            value = self.emit(P.get(binop), [old, value], base=_base_name("", old))
-        out = self.emit(P.get("index_set"), [base, idx, value], params=params,
-                        target=target, base=_base_name("", base) or "updated")
-        if params:
-            self._containers[out.id] = params["container"]
-        return out
-
-    def inline(self, node, parsed, parent, args, kwargs, target, call_scope, call_node):
-        key = id(node)
-        if key in self._inlining:
-            raise self.error(f"recursive call to {parsed.name}", call_node,
-                             "recursion cannot be transformed; write it as a loop",
-                             call_scope)
-        self._inlining.append(key)
-        saved_origin = self.origin
-        try:
-            scope = Scope(parsed, node, parent)
-            self.bind_params(scope, node, parsed, args, kwargs, call_scope, call_node)
-            start = len(self.eqns)
-            if isinstance(node, gast.Lambda):
-                self.origin = parsed.origin(node)
-                result = self.expr(scope, node.body)
-            else:
-                result = self.block(scope, self.rewrite_exits(node, parsed).body)
-        finally:
-            self._inlining.pop()
-            self.origin = saved_origin
-        if (target is not None and ir.is_name(result) and len(self.eqns) > start
-                and self.eqns[-1].outs == [result.id]
-                and not self.eqns[-1].bodies() and "carry" not in self.eqns[-1].params):
-            new = self.namer.fresh(target)
-            self.eqns[-1].outs = [new]
-            result = ir.name(new)
-        return result
-
-    def bind_params(self, scope, node, parsed, args, kwargs, call_scope, call_node):
-        a = node.args
-        positional = [p.id for p in a.posonlyargs + a.args]
-        args = list(args)
-        if parsed.self_obj is not None and scope.parent is None:
-            scope.locals[positional.pop(0)] = Static(parsed.self_obj)
-        fn = parsed.fn if scope.parent is None else None
-        defaults = list(getattr(fn, "__defaults__", None) or ()) if fn else None
-        kwdefaults = dict(getattr(fn, "__kwdefaults__", None) or {}) if fn else None
-
-        def default(i_or_name, expr_node):
-            if fn is not None:
-                value = (defaults[i_or_name] if isinstance(i_or_name, int)
-                         else kwdefaults[i_or_name])
-                return self.value_atom(value, "default")
-            return self.atom(scope.parent, expr_node)
-
-        bound = {}
-        for p, v in zip(positional, args):
-            bound[p] = v
-        extra = args[len(positional):]
-        if extra:
-            if a.vararg is None:
-                raise self.error(f"{parsed.name}() takes {len(positional)} positional "
-                                 f"arguments but {len(args)} were given", call_node,
-                                 None, call_scope)
-            bound[a.vararg.id] = self.emit(P.get("tuple"), extra, base=a.vararg.id)
-        elif a.vararg is not None:
-            bound[a.vararg.id] = self.emit(P.get("tuple"), [], base=a.vararg.id)
-        kwonly = [p.id for p in a.kwonlyargs]
-        rest = {}
-        for k, v in kwargs.items():
-            if k in bound:
-                raise self.error(f"{parsed.name}() got multiple values for '{k}'",
-                                 call_node, None, call_scope)
-            if k in positional or k in kwonly:
-                bound[k] = v
-            else:
-                rest[k] = v
-        if rest:
-            if a.kwarg is None:
-                raise self.error(f"{parsed.name}() got an unexpected keyword argument "
-                                 f"'{next(iter(rest))}'", call_node, None, call_scope)
-            bound[a.kwarg.id] = self.emit(P.get("dict"), list(rest.values()),
-                                          params={"keys": tuple(rest)}, base=a.kwarg.id)
-        elif a.kwarg is not None:
-            bound[a.kwarg.id] = self.emit(P.get("dict"), [], params={"keys": ()},
-                                          base=a.kwarg.id)
-        first_default = len(positional) - len(a.defaults)
-        for i, p in enumerate(positional):
-            if p not in bound:
-                if i < first_default:
-                    raise self.error(f"{parsed.name}() missing argument '{p}'",
-                                     call_node, None, call_scope)
-                bound[p] = default(i - first_default, a.defaults[i - first_default])
-        for i, p in enumerate(kwonly):
-            if p not in bound:
-                if a.kw_defaults[i] is None:
-                    raise self.error(f"{parsed.name}() missing keyword argument '{p}'",
-                                     call_node, None, call_scope)
-                bound[p] = default(p, a.kw_defaults[i])
-        scope.locals.update(bound)
 
     # --- statements -------------------------------------------------------
 
@@ -756,12 +470,6 @@ class Converter(ControlFlow, LaxCalls):
         else:
             self.bind_atom(scope, target, self.atom(scope, value))
 
-    def bind(self, scope, name_, value):
-        """Bind a user name; names bound to the same atom are aliases."""
-        scope.locals[name_] = value
-        if ir.is_name(value):
-            self._bindings.setdefault(value.id, []).append((scope, name_))
-
     def bind_atom(self, scope, target, value):
         if isinstance(target, gast.Name):
             self.bind(scope, target.id, value)
@@ -787,103 +495,6 @@ class Converter(ControlFlow, LaxCalls):
             raise self.error(f"assignment to {type(target).__name__.lower()} is not supported",
                              target, "assign to local names only", scope)
 
-    def assign_subscript(self, scope, target, value, binop=None):
-        """``base[idx] = value`` (or ``op=``): a functional update, then every
-        alias of ``base`` -- and the array ``base`` is a view of -- sees it.
-        ``x[i][j] = v`` updates ``x[i]`` and writes it back into ``x``."""
-        base_node = target.value
-        if not isinstance(base_node, (gast.Name, gast.Subscript)):
-            raise self.error("assignment into this kind of target is not supported",
-                             target, "assign into a local variable: x[i] = v", scope)
-        base = self.atom(scope, base_node)
-        idx = self.index_atom(scope, target.slice)
-        name_ = base_node.id if isinstance(base_node, gast.Name) else None
-        new = self.index_update(base, idx, value, binop, name_ or "updated")
-        if isinstance(base_node, gast.Subscript):
-            self.assign_subscript(scope, base_node, new)
-            return
-        self.propagate(base, new)
-        self.bind(scope, name_, new)
-
-    def propagate(self, old, new):
-        """Python semantics of mutation: after ``old`` became ``new``, its
-        aliases, the views taken from it (``row = y[0]``), and the array it
-        is itself a view of all see the change."""
-        if not ir.is_name(old):
-            return
-        self._rebind(old, new)
-        self._refresh_views(old, new, skip=None)
-        view = self._views.get(old.id)
-        while view is not None:
-            base, idx = view
-            updated = self.index_update(base, idx, new, None, base.id)
-            self._add_view(new, updated, idx)
-            self._rebind(base, updated)
-            self._refresh_views(base, updated, skip=old.id)
-            old, new, view = base, updated, self._views.get(base.id)
-
-    def _add_view(self, view, base, idx):
-        self._views[view.id] = (base, idx)
-        self._view_children.setdefault(base.id, []).append(view.id)
-
-    def _rebind(self, old, new):
-        for s, n in list(self._bindings.get(old.id, [])):
-            current = s.locals.get(n)
-            if ir.is_name(current) and current.id == old.id:
-                self.bind(s, n, new)
-
-    def _is_bound(self, atom_id):
-        return any(ir.is_name(s.locals.get(n)) and s.locals[n].id == atom_id
-                   for s, n in self._bindings.get(atom_id, []))
-
-    def _refresh_views(self, old_base, new_base, skip):
-        for view_id in list(self._view_children.get(old_base.id, [])):
-            if view_id == skip or not self._is_bound(view_id):
-                continue
-            _, idx = self._views[view_id]
-            fresh = self.emit(P.get("getitem"), [new_base, idx],
-                              base=_item_name(new_base, idx))
-            self._add_view(fresh, new_base, idx)
-            self._rebind(ir.name(view_id), fresh)
-            self._refresh_views(ir.name(view_id), fresh, skip=None)
-
-    def stmt_AugAssign(self, scope, stmt):
-        prim = P.BINOP_BY_AST.get(type(stmt.op))
-        target = stmt.target
-        if isinstance(target, gast.Name):
-            old = self.atom(scope, target)
-            value = self.atom(scope, stmt.value)
-            self.bind(scope, target.id, self.emit(prim, [old, value], target=target.id))
-        elif isinstance(target, gast.Subscript):
-            self.assign_subscript(scope, target, self.atom(scope, stmt.value), prim.name)
-        else:
-            raise self.error("augmented assignment to this target is not supported",
-                             stmt, "assign to a local name or x[index]", scope)
-
-
-def _at_update(func):
-    """Match ``x.at[idx].op`` ; returns (x node, idx node, op) or None."""
-    if func.attr in _AT_UPDATES and isinstance(func.value, gast.Subscript):
-        holder = func.value.value
-        if isinstance(holder, gast.Attribute) and holder.attr == "at":
-            return holder.value, func.value.slice, func.attr
-    return None
-
-
-def _transformed_source(obj):
-    """A tangent_x-transformed callable is inlined through its generated code."""
-    generated = getattr(obj, "__tangent_x__", None)
-    return generated.function if generated is not None else None
-
-
-def ast_text(node):
-    try:
-        return gast.unparse(node) if hasattr(gast, "unparse") else \
-            __import__("ast").unparse(gast.gast_to_ast(node))
-    except Exception:   # pragma: no cover - only used in messages
-        return type(node).__name__
-
-
 _NOT_CSE = {"opaque", "effect", "index_set", "custom_vjp_call", "custom_jvp_call", "copy", "array", "print", "zeros",
             "ones", "empty", "full"}
 
@@ -898,58 +509,6 @@ def _cse_key(prim, args, kwargs, params):
                 tuple(sorted((k, repr(v)) for k, v in (params or {}).items())))
     except Exception:
         return None
-
-
-def _looks_basic(idx):
-    """Basic indexing (ints, slices) returns a view that shares memory.
-
-    Names are assumed to hold integers here: ``row = X[i]`` is the common
-    case; an integer-array index makes a copy in NumPy, and assigning into
-    that copy would (wrongly) be written back.
-    """
-    parts = idx.elts if isinstance(idx, gast.Tuple) else [idx]
-    for p in parts:
-        if isinstance(p, gast.Constant) and (p.value is None or p.value is Ellipsis
-                                             or type(p.value) is int):
-            continue
-        if isinstance(p, gast.Call) and ir.is_name(p.func, "slice"):
-            continue
-        if ir.is_name(p):
-            continue
-        return False
-    return True
-
-
-def _item_name(base, idx):
-    """``params[0]['W']`` -> ``params_0_W``: the path reads in the name."""
-    stem = base.id if ir.is_name(base) else "item"
-    if isinstance(idx, gast.Constant) and isinstance(idx.value, (int, str)) \
-            and len(str(idx.value)) <= 8:
-        return f"{stem}_{idx.value}"
-    if ir.is_name(idx) and len(idx.id) <= 8:
-        return f"{stem}_{idx.id}"
-    return stem
-
-
-def _base_name(prefix, *atoms):
-    """A readable temp name from an operation and its first operand."""
-    for a in atoms:
-        if ir.is_name(a):
-            return f"{prefix}_{a.id}" if prefix else a.id
-    return prefix or "t"
-
-
-_OP_WORDS = {"add": "plus", "sub": "minus", "mul": "times", "truediv": "over",
-             "pow": "pow", "matmul": "at", "mod": "mod", "floordiv": "div"}
-
-
-def _binop_name(op, left, right):
-    word = _OP_WORDS.get(op, op)
-    parts = [a.id if ir.is_name(a) else None for a in (left, right)]
-    if all(parts) and len(parts[0]) + len(parts[1]) <= 14:
-        return f"{parts[0]}_{word}_{parts[1]}"
-    named = parts[0] or parts[1]
-    return f"{word}_{named}" if named else word
 
 
 def canonicalize(fn):
@@ -1006,3 +565,4 @@ def deps_current(deps):
 
 
 Converter.LocalFunction = LocalFunction
+Converter.Scope = Scope

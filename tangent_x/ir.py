@@ -242,3 +242,11 @@ def spell(eqn):
     else:
         target = gast.Tuple(elts=[name(o, gast.Store()) for o in eqn.outs], ctx=gast.Store())
     return [gast.Assign(targets=[target], value=value, type_comment=None)]
+
+
+def ast_text(node):
+    try:
+        return gast.unparse(node) if hasattr(gast, "unparse") else \
+            __import__("ast").unparse(gast.gast_to_ast(node))
+    except Exception:   # pragma: no cover - only used in messages
+        return type(node).__name__

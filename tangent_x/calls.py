@@ -1,0 +1,287 @@
+"""Calls inside a function being canonicalized (mixed into canonical.Converter).
+
+Calls are resolved by the object they reach: a NumPy primitive becomes an
+equation; a user function, lambda, bound method or callable object is
+inlined (its parameters bound to the caller's atoms, functions passed as
+arguments included); ``lax`` control flow, custom-derivative functions and
+builtins with a meaning of their own (``max(a, b)``) get their own
+equations; anything else is an opaque call, fine while no gradient has to
+flow through it.
+"""
+import builtins
+import types
+
+import gast
+import numpy as np
+
+from . import custom, ir, parser, primitives as P
+from .mutation import _at_update
+from .naming import base_name
+
+# Array methods and attributes, as the NumPy functions they mean.
+_METHODS = {"sum", "mean", "prod", "max", "min", "var", "std", "cumsum",
+            "trace", "ravel", "squeeze", "swapaxes", "dot", "clip", "copy",
+            "repeat", "conj", "diagonal", "any", "all", "argmax", "argmin",
+            "round", "nonzero", "sort", "argsort"}
+_METHOD_RENAME = {"flatten": "ravel", "conjugate": "conj"}
+_SHAPE_METHODS = {"reshape", "transpose"}    # accept varargs: x.reshape(2, 3)
+
+
+
+class Calls:
+    """Mixed into ``canonical.Converter``."""
+
+    def call_args(self, scope, node, allow_static=False):
+        """Atoms for a call's arguments; functions may be passed only to
+        functions that are inlined (they are bound, not evaluated)."""
+        def arg(value_node):
+            value = self.expr(scope, value_node)
+            if isinstance(value, self.Static) and allow_static:
+                return value
+            return self.as_atom(scope, value, value_node)
+
+        args, kwargs = [], {}
+        for a in node.args:
+            if isinstance(a, gast.Starred):
+                raise self.error("*args in a call is not supported", a,
+                                 "pass the arguments one by one", scope)
+            args.append(arg(a))
+        for k in node.keywords:
+            if k.arg is None:
+                raise self.error("**kwargs in a call is not supported", k.value,
+                                 "pass keyword arguments one by one", scope)
+            kwargs[k.arg] = arg(k.value)
+        return args, kwargs
+
+    def expr_Call(self, scope, node, target):
+        func = node.func
+        if isinstance(func, gast.Attribute):
+            at = _at_update(func)
+            if at is not None:
+                return self.at_update(scope, node, at, target)
+            if func.attr == "pop" and not node.args and not node.keywords \
+                    and isinstance(func.value, gast.Name) \
+                    and not isinstance(self.expr(scope, func.value), self.Static):
+                return self.list_pop(scope, func.value, target)
+            base = self.expr(scope, func.value)
+            if not isinstance(base, self.Static):
+                return self.method_call(scope, base, func.attr, node, target)
+            try:
+                obj = getattr(base.obj, func.attr)
+            except AttributeError:
+                raise self.error(f"'{ir.ast_text(func.value)}' has no attribute '{func.attr}'",
+                                 node, "check the spelling", scope) from None
+        else:
+            callee = self.expr(scope, func)
+            if not isinstance(callee, self.Static):
+                raise self.error(f"'{ir.ast_text(func)}' is a value, not a function", node,
+                                 "call functions by name", scope)
+            obj = callee.obj
+        return self.call_object(scope, obj, node, target)
+
+    def call_object(self, scope, obj, node, target):
+        if isinstance(obj, self.LocalFunction):
+            args, kwargs = self.call_args(scope, node, allow_static=True)
+            return self.inline(obj.node, obj.scope.parsed, obj.scope, args, kwargs,
+                               target, scope, node)
+        handler = self.lax_handler(obj)
+        if handler is not None:
+            return handler(scope, node, target)
+        if isinstance(obj, (custom.custom_jvp, custom.custom_vjp)):
+            return self.custom_call(scope, obj, node, target)
+        if obj is builtins.getattr and len(node.args) == 2 and \
+                isinstance(node.args[1], gast.Constant):     # getattr(x, 'w') is x.w
+            return self.expr(scope, gast.Attribute(value=node.args[0], attr=node.args[1].value,
+                                                   ctx=gast.Load()), target)
+        if obj in (builtins.max, builtins.min) and len(node.args) == 2 and not node.keywords:
+            return self.builtin_extreme(scope, obj, node, target)
+        if obj in (builtins.max, builtins.min) and len(node.args) == 1 and not node.keywords:
+            obj = np.max if obj is builtins.max else np.min
+        prim = P.lookup(obj)
+        if prim is not None:
+            args, kwargs = self.call_args(scope, node)
+            return self.emit(prim, args, kwargs, target=target,
+                             base=base_name(prim.name.split(".")[-1], *args[:1]))
+        if isinstance(obj, type) and issubclass(obj, tuple) and hasattr(obj, "_fields"):
+            args, kwargs = self.call_args(scope, node)
+            return self.emit(P.get("namedtuple"), args, kwargs,
+                             params={"callee": self.env_name(obj, obj.__name__),
+                                     "cls": obj},
+                             target=target, base=obj.__name__.lower())
+        if obj is dict and not node.args:
+            _, kwargs = self.call_args(scope, node)
+            return self.emit(P.get("dict"), list(kwargs.values()),
+                             params={"keys": tuple(kwargs)}, target=target, base="d")
+        wrapped = _transformed_source(obj)
+        if wrapped is not None:
+            obj = wrapped
+        if not isinstance(obj, (type, types.FunctionType, types.MethodType,
+                                types.BuiltinFunctionType, np.ufunc)) \
+                and isinstance(getattr(obj, "__call__", None), types.MethodType):
+            obj = obj.__call__          # a callable instance: inline its __call__
+        if isinstance(obj, (types.FunctionType, types.MethodType)) and \
+                isinstance(getattr(obj, "__func__", obj), types.FunctionType):
+            args, kwargs = self.call_args(scope, node, allow_static=True)
+            parsed = parser.parse(obj)
+            return self.inline(parsed.node, parsed, None, args, kwargs, target, scope, node)
+        # Anything else is called as it is: fine while no gradient flows
+        # through it (the reverse transform reports it otherwise).
+        args, kwargs = self.call_args(scope, node)
+        label = getattr(obj, "__name__", type(obj).__name__)
+        return self.emit(P.get("opaque"), args, kwargs,
+                         params={"callee": self.env_name(obj, label), "label": label},
+                         target=target, base=label)
+
+    def custom_call(self, scope, obj, node, target):
+        """A custom_jvp/custom_vjp function: one equation; its rule decides."""
+        args, kwargs = self.call_args(scope, node)
+        if kwargs:
+            raise self.error(f"keyword arguments to the custom-derivative function "
+                             f"{obj.__name__} are not supported", node,
+                             "pass them positionally", scope)
+        is_vjp = isinstance(obj, custom.custom_vjp)
+        rule = obj.fwd if is_vjp else obj.jvp
+        if rule is None:
+            raise self.error(f"{obj.__name__} has no rule: call "
+                             f"{'defvjp(fwd, bwd)' if is_vjp else 'defjvp(rule)'} first",
+                             node, None, scope)
+        params = {"callee": self.env_name(obj, obj.__name__), "obj": obj,
+                  "label": obj.__name__}
+        if is_vjp:
+            params["fwd"] = self.env_name(obj.fwd, obj.fwd.__name__)
+            params["bwd"] = self.env_name(obj.bwd, obj.bwd.__name__)
+        return self.emit(P.get("custom_vjp_call" if is_vjp else "custom_jvp_call"), args,
+                         params=params, target=target, base=obj.__name__)
+
+
+    def builtin_extreme(self, scope, obj, node, target):
+        """``max(a, b)`` is Python's choice of one operand (ties pick ``a``),
+        so it becomes a conditional and the gradient follows the choice."""
+        a, b = (self.atom(scope, x) for x in node.args)
+        op = P.get("gt") if obj is builtins.max else P.get("lt")
+        pick_b = self.emit(op, [b, a], base="pick")
+        out = self.namer.fresh(target or ("larger" if obj is builtins.max else "smaller"))
+        self.emit_cond(pick_b, [out], [[b], [a]], [[], []], self.origin)
+        return ir.name(out)
+
+    def method_call(self, scope, base, method, node, target):
+        method = _METHOD_RENAME.get(method, method)
+        args, kwargs = self.call_args(scope, node)
+        if method in _SHAPE_METHODS:
+            if len(args) > 1 or (len(args) == 1 and isinstance(args[0], gast.Constant)
+                                 and isinstance(args[0].value, int)
+                                 and method == "reshape"):
+                args = [self.emit(P.get("tuple"), args, base="shape")]
+            if method == "transpose" and not args:
+                args = []
+            return self.emit(P.get(method), [base] + args, kwargs, target=target,
+                             base=base_name(method, base))
+        if method == "astype":
+            return self.emit(P.get("asarray"), [base], {"dtype": args[0], **kwargs},
+                             target=target, base=base_name("", base) or "cast")
+        if method in _METHODS and method in P.BY_NAME:
+            return self.emit(P.get(method), [base] + args, kwargs, target=target,
+                             base=base_name(method, base))
+        raise self.error(f"method .{method}() is not supported by tangent_x", node,
+                         "call the NumPy function instead (np.f(x, ...))", scope)
+
+
+    def inline(self, node, parsed, parent, args, kwargs, target, call_scope, call_node):
+        key = id(node)
+        if key in self._inlining:
+            raise self.error(f"recursive call to {parsed.name}", call_node,
+                             "recursion cannot be transformed; write it as a loop",
+                             call_scope)
+        self._inlining.append(key)
+        saved_origin = self.origin
+        try:
+            scope = self.Scope(parsed, node, parent)
+            self.bind_params(scope, node, parsed, args, kwargs, call_scope, call_node)
+            start = len(self.eqns)
+            if isinstance(node, gast.Lambda):
+                self.origin = parsed.origin(node)
+                result = self.expr(scope, node.body)
+            else:
+                result = self.block(scope, self.rewrite_exits(node, parsed).body)
+        finally:
+            self._inlining.pop()
+            self.origin = saved_origin
+        if (target is not None and ir.is_name(result) and len(self.eqns) > start
+                and self.eqns[-1].outs == [result.id]
+                and not self.eqns[-1].bodies() and "carry" not in self.eqns[-1].params):
+            new = self.namer.fresh(target)
+            self.eqns[-1].outs = [new]
+            result = ir.name(new)
+        return result
+
+    def bind_params(self, scope, node, parsed, args, kwargs, call_scope, call_node):
+        a = node.args
+        positional = [p.id for p in a.posonlyargs + a.args]
+        args = list(args)
+        if parsed.self_obj is not None and scope.parent is None:
+            scope.locals[positional.pop(0)] = self.Static(parsed.self_obj)
+        fn = parsed.fn if scope.parent is None else None
+        defaults = list(getattr(fn, "__defaults__", None) or ()) if fn else None
+        kwdefaults = dict(getattr(fn, "__kwdefaults__", None) or {}) if fn else None
+
+        def default(i_or_name, expr_node):
+            if fn is not None:
+                value = (defaults[i_or_name] if isinstance(i_or_name, int)
+                         else kwdefaults[i_or_name])
+                return self.value_atom(value, "default")
+            return self.atom(scope.parent, expr_node)
+
+        bound = {}
+        for p, v in zip(positional, args):
+            bound[p] = v
+        extra = args[len(positional):]
+        if extra:
+            if a.vararg is None:
+                raise self.error(f"{parsed.name}() takes {len(positional)} positional "
+                                 f"arguments but {len(args)} were given", call_node,
+                                 None, call_scope)
+            bound[a.vararg.id] = self.emit(P.get("tuple"), extra, base=a.vararg.id)
+        elif a.vararg is not None:
+            bound[a.vararg.id] = self.emit(P.get("tuple"), [], base=a.vararg.id)
+        kwonly = [p.id for p in a.kwonlyargs]
+        rest = {}
+        for k, v in kwargs.items():
+            if k in bound:
+                raise self.error(f"{parsed.name}() got multiple values for '{k}'",
+                                 call_node, None, call_scope)
+            if k in positional or k in kwonly:
+                bound[k] = v
+            else:
+                rest[k] = v
+        if rest:
+            if a.kwarg is None:
+                raise self.error(f"{parsed.name}() got an unexpected keyword argument "
+                                 f"'{next(iter(rest))}'", call_node, None, call_scope)
+            bound[a.kwarg.id] = self.emit(P.get("dict"), list(rest.values()),
+                                          params={"keys": tuple(rest)}, base=a.kwarg.id)
+        elif a.kwarg is not None:
+            bound[a.kwarg.id] = self.emit(P.get("dict"), [], params={"keys": ()},
+                                          base=a.kwarg.id)
+        first_default = len(positional) - len(a.defaults)
+        for i, p in enumerate(positional):
+            if p not in bound:
+                if i < first_default:
+                    raise self.error(f"{parsed.name}() missing argument '{p}'",
+                                     call_node, None, call_scope)
+                bound[p] = default(i - first_default, a.defaults[i - first_default])
+        for i, p in enumerate(kwonly):
+            if p not in bound:
+                if a.kw_defaults[i] is None:
+                    raise self.error(f"{parsed.name}() missing keyword argument '{p}'",
+                                     call_node, None, call_scope)
+                bound[p] = default(p, a.kw_defaults[i])
+        scope.locals.update(bound)
+
+
+
+def _transformed_source(obj):
+    """A tangent_x-transformed callable is inlined through its generated code."""
+    generated = getattr(obj, "__tangent_x__", None)
+    return generated.function if generated is not None else None
+
+

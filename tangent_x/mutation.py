@@ -1,0 +1,170 @@
+"""Python's mutation semantics, kept in a functional form.
+
+``x[i] = v`` becomes a copy plus an update bound to a new name; every other
+name bound to the old value (an alias), every basic-index view taken from it
+(``row = x[0]``) and the array it is itself a view of are rebound too, so
+the transformed function computes what Python computes -- while the
+caller's arrays are never touched.  ``xs.append(v)`` and ``xs.pop()`` on
+lists are the same kind of update.  Mixed into ``canonical.Converter``.
+"""
+import gast
+
+from . import ir, primitives as P
+from .naming import base_name, item_name
+
+_AT_UPDATES = {"set": None, "add": "index_add", "multiply": "mul",
+               "min": "minimum", "max": "maximum"}
+
+
+class Mutation:
+    """Mixed into ``canonical.Converter``."""
+
+    def list_pop(self, scope, name_node, target):
+        """``v = xs.pop()``: the last item, and ``xs`` rebound without it."""
+        old = self.atom(scope, name_node)
+        item = self.emit(P.get("getitem"), [old, ir.const(-1)], target=target, base="last")
+        rest = self.emit(P.get("getitem"), [old, ir.slice_call(None, ir.const(-1), None)],
+                         target=name_node.id)
+        self.propagate(old, rest)
+        self.bind(scope, name_node.id, rest)
+        return item
+
+
+    def at_update(self, scope, node, at, target):
+        """``x.at[idx].set(v)`` (JAX's functional update): copy plus update."""
+        base_node, index_node, op = at
+        base = self.atom(scope, base_node)
+        idx = self.index_atom(scope, index_node)
+        (value,), _ = self.call_args(scope, node)
+        return self.index_update(base, idx, value, _AT_UPDATES[op], target)
+
+    def index_update(self, base, idx, value, binop, target):
+        params = {}
+        if ir.is_name(base) and base.id in self._containers:
+            params["container"] = self._containers[base.id]
+        if binop == "index_add":     # x.at[idx].add(v): repeated indices accumulate
+            return self.emit(P.get("index_add"), [base, idx, value], params=params,
+                             target=target, base=base_name("", base) or "updated")
+        if binop is not None:
+            old = self.emit(P.get("getitem"), [base, idx], base=base_name("", base) or "item")
+            value = self.emit(P.get(binop), [old, value], base=base_name("", old))
+        out = self.emit(P.get("index_set"), [base, idx, value], params=params,
+                        target=target, base=base_name("", base) or "updated")
+        if params:
+            self._containers[out.id] = params["container"]
+        return out
+
+
+    def bind(self, scope, name_, value):
+        """Bind a user name; names bound to the same atom are aliases."""
+        scope.locals[name_] = value
+        if ir.is_name(value):
+            self._bindings.setdefault(value.id, []).append((scope, name_))
+
+
+    def assign_subscript(self, scope, target, value, binop=None):
+        """``base[idx] = value`` (or ``op=``): a functional update, then every
+        alias of ``base`` -- and the array ``base`` is a view of -- sees it.
+        ``x[i][j] = v`` updates ``x[i]`` and writes it back into ``x``."""
+        base_node = target.value
+        if not isinstance(base_node, (gast.Name, gast.Subscript)):
+            raise self.error("assignment into this kind of target is not supported",
+                             target, "assign into a local variable: x[i] = v", scope)
+        base = self.atom(scope, base_node)
+        idx = self.index_atom(scope, target.slice)
+        name_ = base_node.id if isinstance(base_node, gast.Name) else None
+        new = self.index_update(base, idx, value, binop, name_ or "updated")
+        if isinstance(base_node, gast.Subscript):
+            self.assign_subscript(scope, base_node, new)
+            return
+        self.propagate(base, new)
+        self.bind(scope, name_, new)
+
+    def propagate(self, old, new):
+        """Python semantics of mutation: after ``old`` became ``new``, its
+        aliases, the views taken from it (``row = y[0]``), and the array it
+        is itself a view of all see the change."""
+        if not ir.is_name(old):
+            return
+        self._rebind(old, new)
+        self._refresh_views(old, new, skip=None)
+        view = self._views.get(old.id)
+        while view is not None:
+            base, idx = view
+            updated = self.index_update(base, idx, new, None, base.id)
+            self._add_view(new, updated, idx)
+            self._rebind(base, updated)
+            self._refresh_views(base, updated, skip=old.id)
+            old, new, view = base, updated, self._views.get(base.id)
+
+    def _add_view(self, view, base, idx):
+        self._views[view.id] = (base, idx)
+        self._view_children.setdefault(base.id, []).append(view.id)
+
+    def _rebind(self, old, new):
+        for s, n in list(self._bindings.get(old.id, [])):
+            current = s.locals.get(n)
+            if ir.is_name(current) and current.id == old.id:
+                self.bind(s, n, new)
+
+    def _is_bound(self, atom_id):
+        return any(ir.is_name(s.locals.get(n)) and s.locals[n].id == atom_id
+                   for s, n in self._bindings.get(atom_id, []))
+
+    def _refresh_views(self, old_base, new_base, skip):
+        for view_id in list(self._view_children.get(old_base.id, [])):
+            if view_id == skip or not self._is_bound(view_id):
+                continue
+            _, idx = self._views[view_id]
+            fresh = self.emit(P.get("getitem"), [new_base, idx],
+                              base=item_name(new_base, idx))
+            self._add_view(fresh, new_base, idx)
+            self._rebind(ir.name(view_id), fresh)
+            self._refresh_views(ir.name(view_id), fresh, skip=None)
+
+    def stmt_AugAssign(self, scope, stmt):
+        prim = P.BINOP_BY_AST.get(type(stmt.op))
+        target = stmt.target
+        if isinstance(target, gast.Name):
+            old = self.atom(scope, target)
+            value = self.atom(scope, stmt.value)
+            self.bind(scope, target.id, self.emit(prim, [old, value], target=target.id))
+        elif isinstance(target, gast.Subscript):
+            self.assign_subscript(scope, target, self.atom(scope, stmt.value), prim.name)
+        else:
+            raise self.error("augmented assignment to this target is not supported",
+                             stmt, "assign to a local name or x[index]", scope)
+
+
+
+
+def _at_update(func):
+    """Match ``x.at[idx].op`` ; returns (x node, idx node, op) or None."""
+    if func.attr in _AT_UPDATES and isinstance(func.value, gast.Subscript):
+        holder = func.value.value
+        if isinstance(holder, gast.Attribute) and holder.attr == "at":
+            return holder.value, func.value.slice, func.attr
+    return None
+
+
+
+def looks_basic(idx):
+    """Basic indexing (ints, slices) returns a view that shares memory.
+
+    Names are assumed to hold integers here: ``row = X[i]`` is the common
+    case; an integer-array index makes a copy in NumPy, and assigning into
+    that copy would (wrongly) be written back.
+    """
+    parts = idx.elts if isinstance(idx, gast.Tuple) else [idx]
+    for p in parts:
+        if isinstance(p, gast.Constant) and (p.value is None or p.value is Ellipsis
+                                             or type(p.value) is int):
+            continue
+        if isinstance(p, gast.Call) and ir.is_name(p.func, "slice"):
+            continue
+        if ir.is_name(p):
+            continue
+        return False
+    return True
+
+
