@@ -369,7 +369,10 @@ def _array_kinds(eqns):
     """
     structural = {"getitem", "getattr", "tuple", "list", "dict", "namedtuple",
                   "assign", "opaque", "iteration_item", "scan_slice", "appended",
-                  "unstack_steps", "scan_unslice"}
+                  "unstack_steps", "scan_unslice",
+                  # runtime helpers that take or give containers of cotangents
+                  "tree_add", "unattr", "cotangent_item", "dense", "unindex",
+                  "index_zero", "add_at", "zeros_like"}
     packs = {"tuple", "list", "dict", "namedtuple"}
     kinds, containers = set(), set()
     for eqn in ir.all_eqns(eqns):

@@ -16,7 +16,7 @@ __all__ = ["unbroadcast", "unreduce", "unindex", "unattr", "zeros_like",
            "tree_add", "check_grad_output", "stop_gradient", "index_zero",
            "matmul_adjoint_lhs", "matmul_adjoint_rhs", "custom_jvp_cotangents",
            "unbound", "iteration_item", "cotangent_item", "dense", "add_at",
-           "broadcast_like",
+           "broadcast_like", "item_cotangent", "attr_cotangent", "rejoin",
            # lax.scan inside transformed functions
            "scan_length", "scan_slice", "scan_unslice", "appended", "stack_steps",
            "unstack_steps",
@@ -176,6 +176,20 @@ def broadcast_like(t, ans):
     return np.broadcast_to(t, np.shape(ans))
 
 
+def item_cotangent(g, key, like):
+    """The cotangent of ``g`` in ``cotangent_item(g, key, like)``: ``g`` is a
+    container (or a symbolic zero) and only its item ``key`` was read."""
+    if g is None:
+        return None
+    return unindex(g, key, like)
+
+
+def attr_cotangent(ct, attr, like):
+    """The cotangent of the field ``attr`` of a record's cotangent ``ct``."""
+    item = None if ct is None else getattr(ct, attr)
+    return zeros_like(like) if item is None else item
+
+
 def dense(items, like):
     """A list of cotangents with symbolic zeros (None) made real, for rules
     that hand the whole list to NumPy (np.stack of the slices' cotangents)."""
@@ -302,6 +316,22 @@ def unconcatenate(g, arrays, axis=0):
     ends = np.cumsum([np.size(x) // across for x in arrays])[:-1]
     pieces = [np.reshape(p, np.shape(x)) for p, x in zip(np.split(g, ends, axis=axis), arrays)]
     return np.stack(pieces) if isinstance(arrays, np.ndarray) else pieces
+
+
+def rejoin(cts, g, arrays, axis=0):
+    """Cotangent of ``g`` in ``unconcatenate(g, arrays, axis)``: the pieces'
+    cotangents joined back in place (symbolic zeros become zeros)."""
+    g = np.asarray(g)
+    shape = g.shape
+    if axis is None:
+        g, axis = np.ravel(g), 0
+    axis %= g.ndim
+    across = g.size // g.shape[axis] if g.shape[axis] else 1
+    ends = np.cumsum([np.size(x) // across for x in arrays])[:-1]
+    pieces = np.split(g, ends, axis=axis)
+    joined = np.concatenate([np.zeros(p.shape) if c is None else np.reshape(c, p.shape)
+                             for c, p in zip(cts, pieces)], axis=axis)
+    return np.reshape(joined, shape)
 
 
 def unhstack(g, tup):

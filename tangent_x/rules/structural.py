@@ -1,9 +1,11 @@
 """Rules for indexing, attribute access and building containers."""
 import gast
+import numpy as np
 
 from .. import ir
 from ..runtime import (index_zero, unattr, unbroadcast, unindex, stop_gradient,  # noqa: F401
-                       scan_unslice, unstack_steps, cotangent_item)
+                       scan_unslice, unstack_steps, cotangent_item, item_cotangent,
+                       attr_cotangent, dense, rejoin, scan_slice, stack_steps)
 from . import adjoint, adjoint_maker, tangent, tangent_maker
 
 
@@ -97,6 +99,43 @@ def _distribute(name_, call, obj, eqn):
 @adjoint("scan_slice")
 def _(g, ans, xs, k):
     xs_bar = scan_unslice(xs, k, g)
+
+
+# Helpers that generated derivative code calls, so that it differentiates again.
+
+@adjoint("cotangent_item")
+def _(g, ans, g_in, key, like):
+    g_in_bar = item_cotangent(g_in, key, g)
+
+
+@adjoint("unattr")
+def _(g, ans, x, attr, g_in):
+    g_in_bar = attr_cotangent(g, attr, g_in)
+
+
+@adjoint("unconcatenate")
+def _(g, ans, g_in, arrays, axis=0):
+    g_in_bar = rejoin(g, g_in, arrays, axis)
+
+
+@adjoint("unhstack")
+def _(g, ans, g_in, tup):
+    g_in_bar = rejoin(g, g_in, tup, 0 if np.ndim(g_in) == 1 else 1)
+
+
+@adjoint("scan_unslice")
+def _(g, ans, xs, k, g_in):
+    g_in_bar = scan_slice(g, k)
+
+
+@adjoint("unstack_steps")
+def _(g, ans, g_in, items, reverse=False):
+    g_in_bar = stack_steps(dense(g, ans), reverse)
+
+
+@adjoint("broadcast_like")
+def _(g, ans, t, like):
+    t_bar = unbroadcast(g, t)
 
 
 @adjoint("appended")
