@@ -9,7 +9,7 @@ rule hands item i to the i-th array.
 """
 import numpy as np
 
-from ..runtime import (dense, index_zero, tree_add, unbroadcast, unconcatenate,  # noqa: F401
+from ..runtime import (cotangent_item, dense, index_zero, tree_add, unbroadcast, unconcatenate,  # noqa: F401
                        undiagonal, unhstack, unindex, unrepeat, unstack, untile)
 from . import adjoint
 from .arithmetic import adjoint_case, passed
@@ -127,8 +127,9 @@ def _(g, ans, g_in, a, offset=0, axis1=0, axis2=1):
 
 @adjoint(unindex)
 def _(g, ans, x, index, g_in):
-    """Scattering into zeros is transposed by gathering (structural rules emit it)."""
-    g_in_bar = g[index]
+    """Scattering into zeros is transposed by gathering (structural rules emit
+    it); a container's cotangent may hold a symbolic zero there."""
+    g_in_bar = cotangent_item(g, index, g_in)
 
 
 @adjoint(index_zero)
