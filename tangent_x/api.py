@@ -178,10 +178,15 @@ def _generate_vjp_split(fn, namer, wrt, has_aux):
                                                   ctx=gast.Load())], ctx=gast.Load())
     eliminate_dead_code(forward, ir.names_in(fwd_result))
     unpack = []
-    if residuals:
+    if len(residuals) == 1:     # `(y,) = ...` prints differently across Pythons
+        unpack.append(gast.Assign(targets=[ir.name(residuals[0], gast.Store())],
+                                  value=gast.Subscript(value=ir.name("residuals"),
+                                                       slice=ir.const(0), ctx=gast.Load()),
+                                  type_comment=None))
+    elif residuals:
         unpack.append(gast.Assign(
-            targets=[gast.Tuple(elts=[ir.name(r, gast.Store()) for r in residuals] +
-                                ([] if len(residuals) > 1 else []), ctx=gast.Store())],
+            targets=[gast.Tuple(elts=[ir.name(r, gast.Store()) for r in residuals],
+                                ctx=gast.Store())],
             value=ir.name("residuals"), type_comment=None))
     unpack += [gast.Assign(targets=[ir.name(t, gast.Store())],
                            value=gast.Call(func=ir.name("list"), args=[ir.name(t)],

@@ -31,6 +31,35 @@ def display_path(path):
     return path if rel.startswith("..") else rel
 
 
+class _Unparser(getattr(ast, "_Unparser", object)):
+    """ast.unparse, with assignments printed the same on every Python:
+    ``a, b = b, a`` (3.10-3.13 disagree on parentheses around tuples)."""
+
+    def visit_Assign(self, node):
+        self.fill()
+        for target in node.targets:
+            self._bare(target)
+            self.write(" = ")
+        self._bare(node.value)
+
+    def _bare(self, node):
+        if isinstance(node, ast.Tuple) and node.elts:
+            for i, elt in enumerate(node.elts):
+                if i:
+                    self.write(", ")
+                self.traverse(elt)
+            if len(node.elts) == 1:
+                self.write(",")
+        else:
+            self.traverse(node)
+
+
+def _to_text(tree):
+    if hasattr(ast, "_Unparser"):
+        return _Unparser().visit(tree)
+    return ast.unparse(tree)      # pragma: no cover - every supported Python has it
+
+
 def unparse(node):
     tree = gast.gast_to_ast(node)
     # unparse reads statements' line numbers (for type comments) but never
@@ -39,7 +68,7 @@ def unparse(node):
         if isinstance(n, ast.stmt):
             n.lineno = n.end_lineno = 1
             n.col_offset = n.end_col_offset = 0
-    return ast.unparse(tree)
+    return _to_text(tree)
 
 
 def _signature(params, defaults):

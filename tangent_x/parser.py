@@ -79,7 +79,28 @@ def _lambda_candidates(nodes, code):
         if inside:
             return inside
     wanted = list(code.co_varnames[:code.co_argcount])
-    return [n for n in nodes if [a.id for a in n.args.args] == wanted]
+    same_args = [n for n in nodes if [a.id for a in n.args.args] == wanted]
+    if len(same_args) > 1:      # no positions (Python 3.10): compare the bytecode
+        same_code = [n for n in same_args if _compiles_to(n, code)]
+        if same_code:
+            return same_code
+    return same_args
+
+
+def _compiles_to(lambda_node, code):
+    """Whether this lambda's source compiles to the same bytecode as ``code``."""
+    import ast
+    try:
+        expr = ast.Expression(body=gast.gast_to_ast(lambda_node))
+        ast.fix_missing_locations(expr)
+        module = compile(expr, code.co_filename, "eval")
+    except (SyntaxError, ValueError, TypeError):
+        return False
+    for const in module.co_consts:
+        if hasattr(const, "co_code"):
+            return const.co_code == code.co_code and const.co_consts == code.co_consts \
+                and const.co_names == code.co_names
+    return False
 
 
 def source_lines(fn):
@@ -142,8 +163,8 @@ def parse(fn):
             hint="reload the module that defines it")
     if len(nodes) > 1:
         raise TransformError(
-            f"{filename}:{code.co_firstlineno}: several lambdas with the same "
-            "arguments share this line and this Python cannot tell them apart",
+            "several lambdas with the same arguments and the same code share this "
+            "line and cannot be told apart", Origin(filename, code.co_firstlineno),
             hint="put each lambda on its own line")
     closure = {}
     for name, cell in zip(code.co_freevars, fn.__closure__ or ()):

@@ -11,7 +11,7 @@ def vjp_fwd_tanh(x):
 
 def vjp_bwd_tanh(residuals, out_bar):
     # the forward pass's values (tapes copied: each call pops its own)
-    y, = residuals
+    y = residuals[0]
     # adjoint of basics.py:11: y = np.tanh(x)
     x_bar = out_bar * (1.0 - y * y)
     return (x_bar,)
