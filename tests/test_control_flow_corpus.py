@@ -61,6 +61,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # _fd, cf_corpus
 import _fd  # noqa: E402
 from _fd import assert_tree_allclose, assert_tree_equal, numerical_grad  # noqa: E402
 from cf_corpus import all_cases  # noqa: E402
+from corpus import check_grad, check_primal  # noqa: E402
 from cf_corpus import jumps, lax_calls, loops_range, loops_while, mixed  # noqa: E402
 
 pytestmark = pytest.mark.control_flow
@@ -91,27 +92,12 @@ def test_corpus_is_large_enough():
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_grad_matches_finite_differences(case):
-    scalar = _scalar_reference(case)
-    for i in range(len(case.variants)):
-        args = case.args(i)
-        before = copy.deepcopy(args)
-        out = tx.grad(case.fn, argnums=case.argnums, has_aux=case.has_aux)(*args)
-        grad = out[0] if case.has_aux else out
-        assert_tree_equal(args, before, f"{case.describe(i)}: grad mutated its arguments")
-        expected = case.expected(*args) if case.expected else \
-            numerical_grad(scalar, args, case.argnums)
-        assert_tree_allclose(grad, expected, rtol=1e-5, atol=1e-6, err_msg=case.describe(i))
+    check_grad(case)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_primal_matches_original(case):
-    for i in range(len(case.variants)):
-        args = case.args(i)
-        value, _ = tx.value_and_grad(case.fn, argnums=case.argnums,
-                                     has_aux=case.has_aux)(*args)
-        expected = case.reference(*case.args(i))
-        assert_tree_allclose(value, expected, rtol=1e-10, atol=1e-12,
-                             err_msg=f"{case.describe(i)}: primal value")
+    check_primal(case)
 
 
 # ---------------------------------------------------------------------------

@@ -25,7 +25,7 @@ mutate its arguments (copy first: ``y = x.copy()``).
 """
 import numpy as np
 
-from corpus import C, Case, F, G, N, P, Spec, U, each  # noqa: F401  (re-exported)
+from corpus import C, Case, F, G, N, P, Spec, U, each, make_registry  # noqa: F401  (re-exported)
 
 CASES = []
 
@@ -75,20 +75,7 @@ def SumSign(shape, sign):
     return F(make)
 
 
-def register(fn, *variants, name=None, argnums=0, has_aux=False, reference=None,
-             expected=None):
-    """Add ``fn`` to the control-flow corpus, checked at each variant."""
-    name = name or fn.__name__
-    assert name not in {c.name for c in CASES}, f"duplicate case name {name}"
-    CASES.append(Case(fn, list(variants), name, argnums, has_aux, reference, expected))
-    return fn
-
-
-def case(*variants, **options):
-    """Decorator form of ``register``; returns the function unchanged."""
-    def deco(fn):
-        return register(fn, *variants, **options)
-    return deco
+register, case = make_registry(CASES)
 
 
 def all_cases():

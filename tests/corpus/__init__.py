@@ -108,20 +108,61 @@ class Case:
         return self.name
 
 
-def register(fn, *variants, name=None, argnums=0, has_aux=False, reference=None,
-             expected=None):
-    """Add ``fn`` to the corpus, checked at each variant (see module doc)."""
-    name = name or fn.__name__
-    assert name not in {c.name for c in CASES}, f"duplicate case name {name}"
-    CASES.append(Case(fn, list(variants), name, argnums, has_aux, reference, expected))
-    return fn
+def make_registry(cases):
+    """``(register, case)`` adding to ``cases``: each corpus keeps its own list
+    (so each suite counts its own cases) but registers the same way."""
+    def register(fn, *variants, name=None, argnums=0, has_aux=False, reference=None,
+                 expected=None):
+        """Add ``fn`` to the corpus, checked at each variant (see module doc)."""
+        name = name or fn.__name__
+        assert name not in {c.name for c in cases}, f"duplicate case name {name}"
+        cases.append(Case(fn, list(variants), name, argnums, has_aux, reference, expected))
+        return fn
+
+    def case(*variants, **options):
+        """Decorator form of ``register``; returns the function unchanged."""
+        def deco(fn):
+            return register(fn, *variants, **options)
+        return deco
+
+    return register, case
 
 
-def case(*variants, **options):
-    """Decorator form of ``register``; returns the function unchanged."""
-    def deco(fn):
-        return register(fn, *variants, **options)
-    return deco
+register, case = make_registry(CASES)
+
+
+def check_grad(case):
+    """``tx.grad`` of every variant equals finite differences (or the case's
+    ``expected``), with the argument's structure, leaving the arguments as
+    they were."""
+    import copy
+    import tangent_x as tx
+    from _fd import assert_tree_allclose, assert_tree_equal, numerical_grad
+    reference = case.reference
+    scalar = (lambda *a: reference(*a)[0]) if case.has_aux else reference
+    for i in range(len(case.variants)):
+        args = case.args(i)
+        before = copy.deepcopy(args)
+        out = tx.grad(case.fn, argnums=case.argnums, has_aux=case.has_aux)(*args)
+        grad = out[0] if case.has_aux else out
+        assert_tree_equal(args, before, f"{case.describe(i)}: grad mutated its arguments")
+        expected = case.expected(*args) if case.expected else \
+            numerical_grad(scalar, args, case.argnums)
+        assert_tree_allclose(grad, expected, rtol=1e-5, atol=1e-6, err_msg=case.describe(i))
+
+
+def check_primal(case):
+    """The value from ``tx.value_and_grad`` (and the aux) equals what the
+    original function returns, for every variant."""
+    import tangent_x as tx
+    from _fd import assert_tree_allclose
+    for i in range(len(case.variants)):
+        args = case.args(i)
+        value, _ = tx.value_and_grad(case.fn, argnums=case.argnums,
+                                     has_aux=case.has_aux)(*args)
+        expected = case.reference(*case.args(i))
+        assert_tree_allclose(value, expected, rtol=1e-10, atol=1e-12,
+                             err_msg=f"{case.describe(i)}: primal value")
 
 
 def all_cases():
