@@ -21,7 +21,7 @@ import numpy as np
 
 from . import exits, ir, parser, primitives as P
 from .calls import Calls
-from .controlflow import ControlFlow, LaxCalls, loaded_names
+from .controlflow import ControlFlow, LaxCalls, loaded_names, stored_names
 from .mutation import Mutation, looks_basic
 from .errors import TransformError
 from .naming import Namer, base_name, binop_name, item_name
@@ -81,22 +81,7 @@ class LocalFunction:
 
 def _assigned_names(node):
     """Names local to a function (Python decides this statically)."""
-    found = set()
-    body = node.body if isinstance(node.body, list) else []
-
-    def visit(n):
-        if isinstance(n, (gast.FunctionDef, gast.Lambda, gast.ClassDef)):
-            if isinstance(n, (gast.FunctionDef, gast.ClassDef)):
-                found.add(n.name)
-            return
-        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
-            found.add(n.id)
-        for child in gast.iter_child_nodes(n):
-            visit(child)
-
-    for stmt in body:
-        visit(stmt)
-    return found
+    return stored_names(node.body if isinstance(node.body, list) else [], updates=False)
 
 
 class Scope:

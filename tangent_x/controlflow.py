@@ -33,20 +33,25 @@ def loaded_names(nodes):
     return found
 
 
-def stored_names(stmts):
+def stored_names(stmts, updates=True):
+    """Names the statements bind (not looking inside nested functions).
+
+    With ``updates``, also the names they change in place -- ``x[i] = v``,
+    ``xs.append(v)``, ``xs.pop()`` -- which a loop must carry; without, just
+    what Python counts as local assignments."""
     found = set()
 
     def visit(n):
         if isinstance(n, (gast.FunctionDef, gast.Lambda, gast.ClassDef)):
-            if isinstance(n, gast.FunctionDef):
+            if not isinstance(n, gast.Lambda):
                 found.add(n.name)
             return
-        if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store,)):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
             found.add(n.id)
-        if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) \
+        if updates and isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) \
                 and n.func.attr in ("append", "pop") and isinstance(n.func.value, gast.Name):
             found.add(n.func.value.id)     # xs.append(v) / xs.pop() rebind xs
-        if isinstance(n, gast.Subscript) and isinstance(n.ctx, gast.Store):
+        if updates and isinstance(n, gast.Subscript) and isinstance(n.ctx, gast.Store):
             root = n.value                 # x[i] = v and x[i][j] += v change x
             while isinstance(root, gast.Subscript):
                 root = root.value
