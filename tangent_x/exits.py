@@ -189,12 +189,13 @@ class ExitRewriter:
                 if after is not None:
                     raise AssertionError("return in loop reached plain body")
                 continue
-            if isinstance(stmt, gast.If):
-                stmt = _copy_loc(gast.If(test=stmt.test,
-                                         body=self.loop_body_plain(stmt.body),
-                                         orelse=self.loop_body_plain(stmt.orelse)), stmt)
-            out.append(stmt)
+            out.append(self.plain_if(stmt) if isinstance(stmt, gast.If) else stmt)
         return out
+
+    def plain_if(self, stmt):
+        """An ``if`` with no exits of the enclosing loop: rewrite nested loops only."""
+        return _copy_loc(gast.If(test=stmt.test, body=self.loop_body_plain(stmt.body),
+                                 orelse=self.loop_body_plain(stmt.orelse)), stmt)
 
     def body(self, stmts, ctx):
         """A loop body where break/continue/return end the path."""
@@ -228,11 +229,7 @@ class ExitRewriter:
                 out.append(_copy_loc(gast.If(test=stmt.test, body=body or [gast.Pass()],
                                              orelse=orelse), stmt))
                 return out
-            if isinstance(stmt, gast.If):
-                stmt = _copy_loc(gast.If(test=stmt.test,
-                                         body=self.loop_body_plain(stmt.body),
-                                         orelse=self.loop_body_plain(stmt.orelse)), stmt)
-            out.append(stmt)
+            out.append(self.plain_if(stmt) if isinstance(stmt, gast.If) else stmt)
         return out
 
 
