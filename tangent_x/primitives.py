@@ -224,7 +224,7 @@ register(Primitive("or_", "boolop", op=gast.Or, differentiable=False))
 # Runtime helpers are primitives too, so generated code can be transformed again.
 from . import runtime as _runtime  # noqa: E402
 
-_RUNTIME_NONDIFF = {"zeros_like", "check_grad_output", "stop_gradient", "unbound",
+_RUNTIME_NONDIFF = {"zeros_like", "check_grad_output", "stop_gradient", "unbound", "map_lanes",
                     "scan_length"}
 for _name in _runtime.__all__:
     register(Primitive(_name, "effect" if _name == "check_grad_output" else "call",

@@ -703,3 +703,11 @@ def unstack_steps(g, items, reverse=False):
     from . import tree_util
     parts = [tree_util.tree_map(lambda a: a[k], g) for k in range(len(items))]
     return parts[::-1] if reverse else parts
+
+
+# Helpers of vectorised (vmap) code live in their own module; generated code
+# imports every helper from here.
+from .lanes import *  # noqa: E402,F401,F403
+from .lanes import __all__ as _lanes_all  # noqa: E402
+
+__all__ = __all__ + list(_lanes_all)
