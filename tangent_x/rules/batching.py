@@ -146,7 +146,7 @@ _ELEMENTWISE = ["add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "bitan
                 "neg", "pos", "invert", "lt", "le", "gt", "ge", "eq", "ne",
                 "where", "clip", "sign", "floor", "ceil", "round", "rint", "trunc",
                 "isnan", "isinf", "isfinite", "logical_and", "logical_or", "logical_not",
-                "logical_xor", "tree_add", "stop_gradient",
+                "logical_xor", "stop_gradient",
                 "abs", "sqrt", "cbrt", "square", "reciprocal", "exp", "exp2", "expm1", "log",
                 "log2", "log10", "log1p", "sin", "cos", "tan", "arcsin", "arccos", "arctan",
                 "sinh", "cosh", "tanh", "arcsinh", "arccosh", "arctanh", "real", "conj",
@@ -396,6 +396,8 @@ def unreduce(eqn, b):
     new_axis = _lanes_axes(rank) if axis is None else _shift(axis, rank)
     args = list(eqn.args)
     kwargs = dict(eqn.kwargs)
+    if not b.batched(args[0]):     # a cotangent shared by every example
+        args[0] = b.let("g_lanes", call("broadcast_lanes", args[0], b.batch_size))
     if len(args) > 2:
         args[2] = _const(new_axis)
     else:
@@ -738,3 +740,82 @@ def getattr_(eqn, b):
         return _query(eqn, b, gast.BinOp(left=call("np.ndim", eqn.args[0]), op=gast.Sub(),
                                          right=ir.const(1)))
     return None
+
+
+@batching("tree_add")
+def tree_add(eqn, b):
+    """Cotangents of the same value: same per-example shapes, so a shared and a
+    batched one add by broadcasting, leaf by leaf."""
+    from ..batching import merge_flags
+    x, y = eqn.args
+    if b.shape(x) is not None and b.shape(x).kind == "array":
+        return elementwise(eqn, b)
+    b.mark(eqn.out, merge_flags(b.flag(x), b.flag(y)))
+    return _respell(eqn)
+
+
+@batching("unindex")
+def unindex(eqn, b):
+    """Zeros like ``x`` with ``g`` at ``index``: a container keeps its slots'
+    flags; an array gets the index shifted past the batch axis."""
+    x, idx, g = eqn.args
+    shape = b.shape(x)
+    if shape is None:
+        return None
+    if shape.kind != "array":
+        key = _value(b, idx)
+        if b.batched(idx) or key is _NO_VALUE:
+            return None
+        flag = full_flag(shape, False)
+        try:
+            flag[key] = b.flag(g)
+        except (IndexError, KeyError, TypeError):
+            return None
+        b.mark(eqn.out, flag)
+        return _respell(eqn)
+    rx = b.rank(x)
+    if rx is None:
+        return None
+    if not b.batched(x):
+        x = b.let(f"{x.id}_lanes" if ir.is_name(x) else "x_lanes",
+                  call("broadcast_lanes", x, b.batch_size))
+    new = _lane_index(b, idx, True)
+    if new is None:
+        return None
+    if b.batched(g):
+        target, rg = _indexed_rank(b, idx, rx), b.rank(g)
+        if target is None or rg is None or not ir.is_name(g):
+            return None
+        g = _expanded(b, g, rg, target)
+    b.mark(eqn.out)
+    return _respell(eqn, [x, new, g])
+
+
+# cotangents of ``a @ b`` per example, as einsum specs: (rank a, rank b) ->
+# (spec of the first operand, of the second, of the result)
+_MATMUL_LHS = {(1, 1): ("", "j", "j"), (1, 2): ("k", "jk", "j"),
+               (2, 1): ("i", "j", "ij"), (2, 2): ("ik", "jk", "ij")}
+_MATMUL_RHS = {(1, 1): ("j", "", "j"), (1, 2): ("i", "k", "ik"),
+               (2, 1): ("ij", "i", "j"), (2, 2): ("ij", "ik", "jk")}
+
+
+def _matmul_adjoint(table, pick):
+    def rule(eqn, b):
+        if eqn.kwargs or len(eqn.args) != 3:
+            return None
+        g, a, c = eqn.args
+        ranks = (b.rank(a), b.rank(c))
+        if ranks not in table:
+            return None
+        first, second = pick(g, a, c)
+        s1, s2, out = table[ranks]
+        s1 = "z" + s1 if b.batched(first) else s1
+        s2 = "z" + s2 if b.batched(second) else s2
+        return _einsum(b, eqn, f"{s1},{s2}->z{out}", [first, second])
+    return rule
+
+
+batching("matmul_adjoint_lhs", "dot_adjoint_lhs")(
+    _matmul_adjoint(_MATMUL_LHS, lambda g, a, c: (g, c)))
+batching("matmul_adjoint_rhs", "dot_adjoint_rhs")(
+    _matmul_adjoint(_MATMUL_RHS, lambda g, a, c: (a, g)))
