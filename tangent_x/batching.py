@@ -168,10 +168,28 @@ class Batcher:
         call per example, for operations with no batching rule."""
         atoms = list(eqn.args) + list(eqn.kwargs.values())
         lanes = []
+        setup = []
         for a in atoms:
             for n in sorted(ir.names_in(a)):
-                if self.flags.get(n) and n not in lanes:
+                if any_batched(self.flags.get(n)) and n not in lanes:
                     lanes.append(n)
+        for i, n in enumerate(lanes):
+            flag = self.flags[n]
+            if not all_batched(flag):       # a container of batched and shared values
+                from .vmapping import _flag_leaves
+                leaves = _flag_leaves(flag, None)
+                full = self.fresh(f"{n}_lanes")
+                setup.append(_assign(full, call(
+                    "finish_lanes", ir.name(n),
+                    gast.Tuple(elts=[ir.const(f) for f in leaves], ctx=gast.Load()),
+                    gast.Tuple(elts=[ir.const(0) for _ in leaves], ctx=gast.Load()),
+                    self.batch_size)))
+                self.flags[full] = full_flag(self.shapes.get(n))
+                atoms = [_renamed(a, n, full) for a in atoms]
+                lanes[i] = full
+                eqn = ir.Eqn(eqn.outs, eqn.prim, atoms[:len(eqn.args)],
+                             dict(zip(eqn.kwargs, atoms[len(eqn.args):])), eqn.params,
+                             eqn.origin)
         if eqn.prim.kind == "index_set" and eqn.prim.name == "index_set":
             x, idx, v = eqn.args
             body = call("set_index", x, ir.clone(idx), v)
@@ -189,10 +207,10 @@ class Batcher:
         for o in eqn.outs:
             self.flags[o] = full_flag(self.shapes.get(o))
         if len(eqn.outs) == 1:
-            return [_assign(eqn.out, value)]
+            return setup + [_assign(eqn.out, value)]
         target = gast.Tuple(elts=[ir.name(o, gast.Store()) for o in eqn.outs],
                             ctx=gast.Store())
-        return [gast.Assign(targets=[target], value=value, type_comment=None)]
+        return setup + [gast.Assign(targets=[target], value=value, type_comment=None)]
 
     # --- control flow ---------------------------------------------------------
 
@@ -342,6 +360,14 @@ class Batcher:
         loop = gast.While(test=ir.const(True), body=cond_stmts + [stop] + body_stmts + updates,
                           orelse=[])
         return setup + lower.assign_many(carry, init_atoms) + [loop]
+
+
+def _renamed(atom, old, new):
+    atom = ir.clone(atom)
+    for node in gast.walk(atom):
+        if isinstance(node, gast.Name) and node.id == old:
+            node.id = new
+    return atom
 
 
 class _MixedContainer(Exception):

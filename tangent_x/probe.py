@@ -25,9 +25,11 @@ class Shape:
     """What the probe saw in one name: an array-like of rank ``ndim``, or a
     container of such (``items``: a list, or a dict for dicts)."""
 
-    __slots__ = ("ndim", "dtype", "items", "kind", "value")
+    __slots__ = ("ndim", "dtype", "items", "kind", "value", "fields")
 
-    def __init__(self, ndim=None, dtype=None, items=None, kind="array", value=None):
+    def __init__(self, ndim=None, dtype=None, items=None, kind="array", value=None,
+                 fields=None):
+        self.fields = fields   # a namedtuple's field names
         self.ndim = ndim
         self.dtype = dtype
         self.items = items
@@ -45,7 +47,8 @@ def describe(value):
         small = value if all(isinstance(v, (int, type(None), slice)) for v in value) \
             and len(value) <= 8 else None
         return Shape(items=[describe(v) for v in value], kind=type(value).__name__
-                     if type(value) in (tuple, list) else "tuple", value=small)
+                     if type(value) in (tuple, list) else "tuple", value=small,
+                     fields=getattr(value, "_fields", None))
     if isinstance(value, dict):
         return Shape(items={k: describe(v) for k, v in value.items()}, kind="dict")
     if isinstance(value, (np.ndarray, np.generic, int, float, complex, bool)):

@@ -246,12 +246,34 @@ def _leaf_tuple(values):
     return gast.Tuple(elts=[ir.const(v) for v in values], ctx=gast.Load())
 
 
+class _Opaque:
+    """Stands for a function vmap cannot read (tangent_x's own Python drivers,
+    such as jacfwd's loop over basis vectors): only the loop strategy applies."""
+
+    def __init__(self, fun, n):
+        from .naming import Namer
+        self.name = getattr(fun, "__name__", "fn")
+        self.params = [f"arg{i}" for i in range(n)]
+        self.defaults = []
+        self.origin = None
+        self.deps = ()
+        self.env = {}
+        self.namer = Namer(self.params + ["batch_size", "results", "stacked", "k"])
+
+
 def build(fun, args, axes, examples, out_axes, method):
-    inner = _unwrap(fun)
     spec = getattr(fun, "__tangent_x__", None)
-    if isinstance(spec, Vmapped):      # vmap of vmap: the inner code for one example
-        inner = spec.specialize(*examples).function
-    fn, namer = canonical.canonicalize(inner)
+    if getattr(fun, "__tangent_x_loop__", False):
+        inner = fun
+        fn = _Opaque(fun, len(args))
+        namer = fn.namer
+        method = "loop"
+    else:
+        if isinstance(spec, Vmapped):      # vmap of vmap: the inner code for one example
+            inner = spec.specialize(*examples).function
+        else:
+            inner = _unwrap(fun)
+        fn, namer = canonical.canonicalize(inner)
     params = list(fn.params)
     if len(args) > len(params):
         raise TypeError(f"{fn.name}() takes {len(params)} positional argument(s) but vmap "
@@ -335,7 +357,7 @@ def _loop_body(fn, inner, params, args, flags, batch_size, blocks):
                                             ctx=gast.Load()))
         else:
             call_args.append(_call("lane_item", ir.name(p), ir.name(k)))
-    callee = fn.name if fn.name.isidentifier() else "fn"
+    callee = fn.name if fn.name.isidentifier() and fn.name not in params else "fn"
     loop = gast.For(target=ir.name(k, gast.Store()),
                     iter=_call("range", ir.name(batch_size)),
                     body=[gast.Expr(value=gast.Call(
@@ -397,8 +419,9 @@ def _finish(fn, result, out_flag, result_shape, out_axes, batch_size, blocks, na
 
 
 def _flag_leaves(flag, shape):
+    """Flags in the order tree_util flattens (dict keys sorted)."""
     if isinstance(flag, dict):
-        return [x for k in flag for x in _flag_leaves(flag[k], None)]
+        return [x for k in sorted(flag) for x in _flag_leaves(flag[k], None)]
     if isinstance(flag, list):
         return [x for f in flag for x in _flag_leaves(f, None)]
     if shape is not None and shape.kind not in ("array", "other"):

@@ -143,7 +143,7 @@ def elementwise(eqn, b):
 
 
 _ELEMENTWISE = ["add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "bitand", "bitor",
-                "neg", "pos", "invert", "lt", "le", "gt", "ge", "eq", "ne",
+                "neg", "invert", "lt", "le", "gt", "ge", "eq", "ne",
                 "where", "clip", "sign", "floor", "ceil", "round", "rint", "trunc",
                 "isnan", "isinf", "isfinite", "logical_and", "logical_or", "logical_not",
                 "logical_xor", "stop_gradient",
@@ -154,12 +154,11 @@ _ELEMENTWISE = ["add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "bitan
 batching(*[n for n in _ELEMENTWISE if n in P.BY_NAME])(elementwise)
 
 
-@batching("zeros_like", "ones_like", "empty_like", "copy", "assign", "float32", "float64",
+@batching("zeros_like", "ones_like", "empty_like", "copy", "float32", "float64",
           "int32", "int64")
 def same(eqn, b):
     """Ops that act on each element (or the whole value) alike."""
-    if eqn.prim.kind != "assign" and b.shape(eqn.args[0]) is not None and \
-            b.shape(eqn.args[0]).kind != "array":
+    if b.shape(eqn.args[0]) is not None and b.shape(eqn.args[0]).kind != "array":
         return None
     for o in eqn.outs:
         b.mark(o, b.flag(eqn.args[0]))
@@ -192,7 +191,7 @@ def asarray(eqn, b):
     return None
 
 
-@batching("builtins.float", "float", "builtins.int", "builtins.bool")
+@batching("float", "builtins.int", "builtins.bool")
 def scalar_cast(eqn, b):
     dtype = {"builtins.int": "int", "builtins.bool": "bool"}.get(eqn.prim.name, "float")
     b.mark(eqn.out)
@@ -351,6 +350,9 @@ def _indexed_rank(b, idx, rank):
             continue
         elif b.rank(part) == 0:
             out -= 1
+        elif b.rank(part) is not None and not b.batched(part) and \
+                len(_index_parts(idx)) == 1:      # one integer array: its shape replaces an axis
+            out += b.rank(part) - 1
         else:
             return None
     return out
@@ -358,7 +360,7 @@ def _indexed_rank(b, idx, rank):
 
 # --- reductions -----------------------------------------------------------------
 
-@batching("sum", "mean", "prod", "max", "min", "amax", "amin", "var", "std", "all", "any",
+@batching("sum", "mean", "prod", "max", "min", "var", "std", "all", "any",
           "count_nonzero", "argmax", "argmin", "cumsum")
 def reduction(eqn, b):
     bound = _bound(eqn)
@@ -719,6 +721,12 @@ def size(eqn, b):
 def getattr_(eqn, b):
     attr = eqn.params["attr"]
     shape = b.shape(eqn.args[0])
+    if shape is not None and shape.fields and attr in shape.fields:     # a namedtuple field
+        flag = _item_flag(b.flag(eqn.args[0]), shape.fields.index(attr))
+        if flag is None:
+            return None
+        b.mark(eqn.out, flag)
+        return _respell(eqn)
     if shape is None or shape.kind != "array":
         return None
     if attr == "dtype":
