@@ -13,7 +13,7 @@ import pytest
 
 import tangent_x.random as random
 from tangent_x.config import config
-from tangent_x.random import _xla_math
+from tangent_x.random import _threefry, _xla_math
 from tangent_x.random._threefry import threefry2x32, threefry2x32_core
 
 DATA = os.path.join(os.path.dirname(__file__), "data", "random_vectors.npz")
@@ -218,6 +218,61 @@ def test_threefry_known_answer():
         z = threefry2x32_core(np.uint32(k0), np.uint32(k1), np.array([x0], np.uint32),
                               np.array([x1], np.uint32))
         assert (int(z[0][0]), int(z[1][0])) == want
+
+
+@pytest.mark.parametrize("m", [0, 1, 2, 7, 2 * _threefry._CHUNK + 5, 2 * _threefry._CHUNK + 6])
+def test_original_stream_words_follow_jax_layout(m):
+    # The chunked generator (counters made on the fly, outputs written into
+    # the two halves) against JAX's definition spelled out on whole arrays:
+    # pad the counters 0..m-1 with a zero to even length, hash first half
+    # against second half, concatenate.
+    key = random.fold_in(random.PRNGKey(9), 4)
+    count = np.arange(m, dtype=np.uint32)
+    if m % 2:
+        count = np.concatenate([count, np.zeros(1, np.uint32)])
+    y0, y1 = threefry2x32(key[0], key[1], count[:count.size // 2], count[count.size // 2:])
+    want = np.concatenate([y0, y1])[:m]
+    np.testing.assert_array_equal(_threefry._halves_words(key[0], key[1], m), want)
+    np.testing.assert_array_equal(_threefry.threefry_2x32(key, np.arange(m, dtype=np.uint32)),
+                                  want)
+
+
+@pytest.mark.parametrize("start", [0, 2**32 - 5, 2**33 + 1])
+def test_partitionable_stream_words_follow_jax_layout(start):
+    # hi ^ lo of Threefry of the 64-bit counters start, start+1, ... --
+    # across chunk boundaries and across a change of the counters' high word.
+    key = random.PRNGKey(17)
+    n = _threefry._CHUNK + 9
+    idx = np.arange(start, start + n, dtype=np.uint64)
+    hi, lo = threefry2x32(key[0], key[1], (idx >> np.uint64(32)).astype(np.uint32),
+                          idx.astype(np.uint32))
+    np.testing.assert_array_equal(_threefry._iota_bits_xor(key[0], key[1], start, n), hi ^ lo)
+
+
+@pytest.mark.parametrize("partitionable", [True, False])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_large_eager_draws_use_kernels_with_the_same_bits(partitionable, dtype, monkeypatch):
+    # Eager draws of KERNEL_MIN values or more come from the fused Numba
+    # kernels; the NumPy hash (forced by raising the threshold) must agree
+    # bit for bit, at an odd size that also exercises the original stream's
+    # zero pad and several NumPy chunks.
+    from tangent_x.random import _distributions
+    k = random.fold_in(random.PRNGKey(5), 2)
+    shape = (3, _distributions.KERNEL_MIN // 3 + 1)
+    with config.override("threefry_partitionable", partitionable):
+        assert _distributions._fused("uniform", k, shape, np.dtype(dtype)) is not None
+        fused = {name: getattr(random, name)(k, shape, dtype) for name in ("uniform", "normal")}
+        others = {"bernoulli": lambda: random.bernoulli(k, np.asarray(0.25, dtype), shape),
+                  "scaled": lambda: random.uniform(k, shape, dtype, -3.0, np.arange(1, 4.0)[:, None])}
+        fused.update((name, draw()) for name, draw in others.items())
+        monkeypatch.setattr(_distributions, "KERNEL_MIN", float("inf"))
+        for name, got in fused.items():
+            if name in others:
+                want = others[name]()
+            else:
+                want = getattr(random, name)(k, shape, dtype)
+            assert got.dtype == want.dtype and got.shape == want.shape == shape
+            np.testing.assert_array_equal(_bits(got), _bits(want))
 
 
 @pytest.mark.parametrize("partitionable", [True, False])
