@@ -377,3 +377,19 @@ def test_ragged_results_are_a_clear_error():
         return x[x > 0]
     with pytest.raises(ValueError):
         tx.vmap(positives)(np.array([[1.0, -1.0], [1.0, 2.0]]))
+
+
+# --- random: a batch of keys ------------------------------------------------------------
+
+def draws(key, scale):
+    a, b = tx.random.split(key)
+    return (tx.random.normal(a, (3,)) * scale + tx.random.uniform(b, ())
+            + tx.random.bernoulli(b, 0.5, (3,)) + tx.random.randint(a, (), 0, 10))
+
+
+def test_vmap_over_a_batch_of_keys_is_bit_identical_to_a_loop():
+    keys = tx.random.split(tx.random.PRNGKey(0), 6)
+    got = tx.vmap(draws, in_axes=(0, None))(keys, 2.0)
+    expected = np.stack([draws(k, 2.0) for k in keys])
+    assert got.shape == (6, 3)
+    np.testing.assert_array_equal(got, expected)
