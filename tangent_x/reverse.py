@@ -374,19 +374,59 @@ def _array_kinds(eqns):
                   "tree_add", "unattr", "cotangent_item", "dense", "unindex",
                   "index_zero", "add_at", "zeros_like"}
     packs = {"tuple", "list", "dict", "namedtuple"}
+    # helpers that return one cotangent per item of a sequence argument
+    splits = {"unconcatenate", "unhstack", "unstack", "item_cotangent", "unstack_steps",
+              "appended"}
+    # array primitives' arguments that are sequences of arrays
+    sequences = {"concatenate": (0,), "stack": (0,), "hstack": (0,), "vstack": (0,),
+                 "stack_steps": (0,), "unconcatenate": (1,), "unhstack": (1,),
+                 "unstack_steps": (0, 1), "rejoin": (0, 2), "item_cotangent": (0,)}
     kinds, containers = set(), set()
     for eqn in ir.all_eqns(eqns):
         if eqn.prim.kind in ("cond", "while", "for_range"):
             continue
-        if eqn.prim.name in packs or eqn.params.get("container"):
+        seq = sequences.get(eqn.prim.name, ())
+        containers.update(a.id for i, a in enumerate(eqn.args) if i in seq and ir.is_name(a))
+        if eqn.prim.name in packs or eqn.prim.name in splits or eqn.params.get("container"):
             containers.update(eqn.outs)
             continue
         if eqn.prim.name not in structural and eqn.prim.differentiable:
             kinds.update(eqn.outs)
-            kinds.update(a.id for a in eqn.args if ir.is_name(a))
+            kinds.update(a.id for i, a in enumerate(eqn.args) if ir.is_name(a) and i not in seq)
         elif eqn.prim.name == "getitem":
             kinds.update(a.id for a in eqn.args[1:] if ir.is_name(a))
+    containers = _across_joins(eqns, containers)
     return kinds - containers
+
+
+def _across_joins(eqns, containers):
+    """``containers`` closed over the names that are one value on different
+    paths: a loop's initial value, carry and next value, a branch's results
+    and the cond's outputs."""
+    links = {}
+    for eqn in ir.all_eqns(eqns):
+        if eqn.prim.kind in ("while", "for_range"):
+            inits = eqn.args[len(eqn.args) - len(eqn.outs):]
+            for i, out in enumerate(eqn.outs):
+                group = [out, inits[i], eqn.params["body"].results[i]]
+                links.setdefault(out, []).extend(a.id for a in group[1:] if ir.is_name(a))
+        elif eqn.prim.kind == "cond":
+            for branch in eqn.params["branches"]:
+                for out, r in zip(eqn.outs, branch.results):
+                    if ir.is_name(r):
+                        links.setdefault(out, []).append(r.id)
+    neighbours = {}
+    for a, bs in links.items():
+        for b in bs:
+            neighbours.setdefault(a, set()).add(b)
+            neighbours.setdefault(b, set()).add(a)
+    found, todo = set(containers), list(containers)
+    while todo:
+        for b in neighbours.get(todo.pop(), ()):
+            if b not in found:
+                found.add(b)
+                todo.append(b)
+    return found
 
 
 def _assign(name_, value):
