@@ -571,6 +571,35 @@ def test_solve_matvec_reverse_rule():
                 rand(*x.shape), w, argnums=(0, 1))
 
 
+def test_reverse_rules_of_helpers():
+    """The adjoint helpers differentiate again in reverse mode (grad of grad)."""
+    from tangent_x.runtime import (dense, einsum_adjoint, item_cotangent, rejoin,
+                                   solve_adjoint_lhs, solve_transposed)
+    for a_shape, b_shape in [((3, 3), (3,)), ((3, 3), (3, 2)), ((2, 3, 3), (3,))]:
+        a, b = L.well_conditioned(*a_shape), rand(*b_shape)
+        x = np.linalg.solve(a, b)
+        w, wa = rand(*x.shape), rand(*a_shape)
+        L.check(lambda a, g, w: np.sum(solve_transposed(a, g, b) * w), a, rand(*x.shape), w,
+                argnums=(0, 1), atol=1e-6)
+        L.check(lambda y, x, wa: np.sum(solve_adjoint_lhs(y, a, b, x) * wa), rand(*x.shape),
+                x, wa, argnums=(0, 1))
+    a, b = rand(2, 3), rand(3, 4)
+    for spec in ("ij,jk->ik", "ij,jk->"):
+        g = rand(*np.shape(np.einsum(spec, a, b)))
+        wa, wb = rand(2, 3), rand(3, 4)
+        L.check(lambda g, b, wa: np.sum(einsum_adjoint(g, spec, 0, a, b) * wa), g, b, wa,
+                argnums=(0, 1))
+        L.check(lambda g, a, wb: np.sum(einsum_adjoint(g, spec, 1, a, b) * wb), g, a, wb,
+                argnums=(0, 1))
+    L.check(lambda g, w: np.sum(einsum_adjoint(g, "ii->i", 0, w) * w), rand(3), rand(3, 3))
+    x = rand(4, 3)
+    parts = [rand(2, 3), rand(1, 3)]
+    L.check(lambda c0, c1, g: np.sum(rejoin([c0, c1], g, parts) ** 2), rand(2, 3), rand(1, 3),
+            rand(3, 3), argnums=(0, 1))
+    L.check(lambda g: np.sum(item_cotangent([x, None], 1, g)[1] ** 2), rand(4, 3))
+    L.check(lambda g: np.sum(dense([g, None], [x, x])[0] ** 2), rand(4, 3))
+
+
 def test_prod_others_and_its_derivatives():
     from tangent_x.runtime import prod_others
     for shape, axis in [((5,), None), ((3, 4), 1), ((3, 4), (0, 1)), ((2, 3, 2), 0)]:

@@ -294,6 +294,8 @@ linear(unbroadcast, unstack, untile, unrepeat, undiagonal, index_zero, "unconcat
        "unhstack", "unstack_steps", "cotangent_item", args=((0, "g"),))
 linear(unindex, "unattr", "scan_unslice", args=((2, "g"),))
 linear("broadcast_like", args=((0, "t"),))
+linear("item_cotangent", args=((2, "like"),))
+linear("rejoin", args=((0, "cts"),))
 linear(tree_add, args=((0, "a"), (1, "b")))
 linear("scan_slice", args=((0, "xs"),))
 linear("appended", args=((0, "items"), (1, "item")))

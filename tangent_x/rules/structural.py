@@ -5,7 +5,8 @@ import numpy as np
 from .. import ir
 from ..runtime import (index_zero, unattr, unbroadcast, unindex, stop_gradient,  # noqa: F401
                        scan_unslice, unstack_steps, cotangent_item, item_cotangent,
-                       attr_cotangent, dense, rejoin, scan_slice, stack_steps)
+                       attr_cotangent, dense, rejoin, scan_slice, stack_steps,
+                       unconcatenate)
 from . import adjoint, adjoint_maker, tangent, tangent_maker
 
 
@@ -106,6 +107,21 @@ def _(g, ans, xs, k):
 @adjoint("cotangent_item")
 def _(g, ans, g_in, key, like):
     g_in_bar = item_cotangent(g_in, key, g)
+
+
+@adjoint("item_cotangent")
+def _(g, ans, g_in, key, like):
+    like_bar = cotangent_item(g, key, like)
+
+
+@adjoint("dense")
+def _(g, ans, items, like):
+    items_bar = g
+
+
+@adjoint("rejoin")
+def _(g, ans, cts, g_in, arrays, axis=0):
+    cts_bar = unconcatenate(g, arrays, axis)
 
 
 @adjoint("unattr")
