@@ -16,7 +16,7 @@ __all__ = ["unbroadcast", "unreduce", "unindex", "unattr", "zeros_like",
            "tree_add", "check_grad_output", "stop_gradient", "index_zero",
            "matmul_adjoint_lhs", "matmul_adjoint_rhs", "custom_jvp_cotangents",
            "unbound", "iteration_item", "cotangent_item", "dense", "add_at",
-           "broadcast_like", "item_cotangent", "attr_cotangent", "rejoin",
+           "broadcast_like", "item_cotangent", "attr_cotangent", "rejoin", "with_item",
            # lax.scan inside transformed functions
            "scan_length", "scan_slice", "scan_unslice", "appended", "stack_steps",
            "unstack_steps",
@@ -115,6 +115,15 @@ def index_zero(g, index):
         return out
     out = np.array(g, copy=True)
     out[index] = 0
+    return out
+
+
+def with_item(items, key, value):
+    """A copy of the list or dict ``items`` with ``value`` at ``key``: how
+    generated code spells ``items[key] = value`` on a container (the
+    caller's container is never mutated)."""
+    out = type(items)(items)
+    out[key] = value
     return out
 
 

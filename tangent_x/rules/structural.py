@@ -31,7 +31,13 @@ def _(g, ans, x, index, v):
     v_bar = unbroadcast(g[index], v)
 
 
-@adjoint("assign")
+@adjoint("with_item")
+def _(g, ans, items, key, value):
+    items_bar = index_zero(g, key)
+    value_bar = cotangent_item(g, key, value)
+
+
+@adjoint("assign", "dict_copy", "list_copy")
 def _(g, ans, x):
     x_bar = g
 
@@ -184,7 +190,7 @@ def _(ans, x, *, attr):
     ans_dot = getattr(x_dot, attr)
 
 
-@tangent("assign", "stop_gradient")
+@tangent("assign", "stop_gradient", "dict_copy", "list_copy")
 def _(ans, x):
     ans_dot = x_dot
 
