@@ -257,7 +257,7 @@ class Reverse:
         bars = {v: b for v, b in self.bars.items()
                 if ir.is_name(b) and v not in extra_wrt}   # carry names mean carry-ins here
         inner = Reverse(body.eqns, self.namer, differentiated, bars,
-                        self.kinds | _array_kinds(body.eqns), self.tapes)
+                        self.kinds, self.tapes)
         inner.owned = self.owned
         stmts = []
         for r, bar in seeds:
@@ -396,8 +396,47 @@ def _array_kinds(eqns):
             kinds.update(a.id for i, a in enumerate(eqn.args) if ir.is_name(a) and i not in seq)
         elif eqn.prim.name == "getitem":
             kinds.update(a.id for a in eqn.args[1:] if ir.is_name(a))
-    containers = _across_joins(eqns, containers)
+    containers = _across_joins(eqns, containers | _maybe_none(eqns))
     return kinds - containers
+
+
+def _maybe_none(eqns):
+    """Variables that may hold None at run time (or lists that may hold None
+    items): a loop's early-``return`` value starts as None, and so does its
+    cotangent (a symbolic zero) and, at second order, that cotangent's
+    cotangent.  Their cotangents add with
+    ``tree_add``, which treats None as zero."""
+    def none(atom):
+        return isinstance(atom, gast.Constant) and atom.value is None or \
+            ir.is_name(atom) and atom.id in found
+
+    found = set()
+    joins = [(out, [a]) for eqn in ir.all_eqns(eqns) if eqn.prim.kind in ("while", "for_range")
+             for out, a in zip(eqn.outs, eqn.args[len(eqn.args) - len(eqn.outs):])]
+    joins += [(out, [b.results[i] for b in eqn.params["branches"]])
+              for eqn in ir.all_eqns(eqns) if eqn.prim.kind == "cond"
+              for i, out in enumerate(eqn.outs)]
+    joins += [(out, [eqn.params["body"].results[i]])
+              for eqn in ir.all_eqns(eqns) if eqn.prim.kind in ("while", "for_range")
+              for i, out in enumerate(eqn.outs)]
+    # (a tape of such values holds None items: what is popped from it may be None)
+    passes = {"assign": (0,), "zeros_like": (0,), "tree_add": (0, 1),
+              "cotangent_item": (2,), "item_cotangent": (0,), "appended": (1,),
+              "getitem": (0,)}
+    changed = True
+    while changed:
+        changed = False
+        for eqn in ir.all_eqns(eqns):
+            positions = passes.get(eqn.prim.name)
+            if positions and eqn.out not in found and \
+                    any(i < len(eqn.args) and none(eqn.args[i]) for i in positions):
+                found.add(eqn.out)
+                changed = True
+        for out, atoms in joins:
+            if out not in found and any(none(a) for a in atoms):
+                found.add(out)
+                changed = True
+    return found
 
 
 def _across_joins(eqns, containers):

@@ -140,6 +140,8 @@ def _leaf_zeros(x):
         return np.zeros_like(x)
     if isinstance(x, numbers.Number):
         return 0.0 * x
+    if isinstance(x, str):
+        return None     # a dict key (``for key in d``): no cotangent, a symbolic zero
     return 0.0          # e.g. an Unbound placeholder: its cotangent is never read
 
 
@@ -165,6 +167,8 @@ def add_at(acc, index, g):
     Generated code uses it only on accumulators it allocated itself (the
     zeros a loop's backward pass adds into), so indexing one element per
     iteration costs O(1) instead of a full-size temporary."""
+    if g is None:           # a symbolic zero
+        return acc
     if isinstance(acc, np.ndarray):
         if _is_basic(index):
             acc[index] += g
