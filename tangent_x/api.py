@@ -170,7 +170,9 @@ def _generate_vjp_split(fn, namer, wrt, has_aux):
     maybe_unbound = [r for r in residuals if r not in top_level]
     if maybe_unbound:      # assigned only on some paths: bind them on every path
         forward.insert(0, emit.Block(
-            [gast.Assign(targets=[ir.name(r, gast.Store())], value=ir.const(None),
+            [gast.Assign(targets=[ir.name(r, gast.Store())],
+                         value=gast.List(elts=[], ctx=gast.Load()) if r in tapes
+                         else ir.const(None),      # a tape is copied: a list on every path
                          type_comment=None) for r in maybe_unbound],
             None, "values assigned only inside branches or loops"))
     out = gast.Tuple(elts=[value, aux], ctx=gast.Load()) if has_aux else value

@@ -206,6 +206,10 @@ for _name in ("len", "int", "bool", "range", "isinstance", "print", "str", "list
                        spelling=_name, differentiable=False),
              getattr(builtins, _name))
 register(Primitive("float", "call", fn=float, spelling="float"), float)
+# ``dict(d)`` / ``list(xs)`` of a container the code built: a copy (derivative
+# code writes ``d_1 = dict(d); d_1[k] = v`` for a functional item update).
+register(Primitive("dict_copy", "call", fn=dict, spelling="dict"))
+register(Primitive("list_copy", "call", fn=list, spelling="list"))
 
 NUMPY_ALIAS = "np"
 
