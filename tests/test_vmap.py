@@ -80,6 +80,7 @@ def test_every_batching_rule_is_exercised():
             tx.vmap(tx.grad(dot_loss, argnums=argnums), in_axes=(0, None))(
                 rng.normal(size=(4, 3)), rng.normal(size=(2, 3)))
         test_functional_index_add_matches_loop()
+        test_per_example_gradients_through_container_updates()
     finally:
         BATCHING.clear()
         BATCHING.update(original)
@@ -99,6 +100,20 @@ def test_per_example_gradients_through_np_dot():
         got = tx.vmap(tx.grad(dot_loss, argnums=argnums), in_axes=(0, None))(X, W)
         expected = np.stack([tx.grad(dot_loss, argnums=argnums)(x, W) for x in X])
         np.testing.assert_allclose(got, expected, rtol=1e-12)
+
+
+def container_loss(x, w):
+    d = {"a": x, "b": w}
+    d["b"] = d["b"] * x
+    return np.sum(d["a"] * d["b"])
+
+
+def test_per_example_gradients_through_container_updates():
+    rng = np.random.default_rng(15)
+    X, w = rng.normal(size=(4, 3)), rng.normal(size=3)
+    got = tx.vmap(tx.grad(container_loss), in_axes=(0, None))(X, w)
+    np.testing.assert_allclose(got, np.stack([tx.grad(container_loss)(x, w) for x in X]),
+                               rtol=1e-12)
 
 
 def at_add(x, y):

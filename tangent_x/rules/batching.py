@@ -303,24 +303,8 @@ def getitem(eqn, b):
 @batching("index_set", "index_add")
 def index_set(eqn, b):
     x, idx, v = eqn.args
-    container = eqn.params.get("container")
-    if container in ("dict", "list"):
-        if b.batched(idx):
-            return None
-        key = _value(b, idx)
-        flag = b.flag(x)
-        if key is _NO_VALUE or not isinstance(flag, (dict, list)):
-            if any_batched(flag) != any_batched(b.flag(v)):
-                return None
-            b.mark(eqn.out, any_batched(flag))
-            return _respell(eqn)
-        flag = dict(flag) if isinstance(flag, dict) else list(flag)
-        try:
-            flag[key] = b.flag(v)
-        except (IndexError, TypeError):
-            return None
-        b.mark(eqn.out, flag)
-        return _respell(eqn)
+    if eqn.params.get("container") in ("dict", "list"):
+        return with_item(eqn, b)
     rx = b.rank(x)
     if rx is None:
         return None
@@ -337,6 +321,30 @@ def index_set(eqn, b):
         v = _expanded(b, v, rv, target)
     b.mark(eqn.out)
     return _respell(eqn, [x, new, v])
+
+
+@batching("with_item")
+def with_item(eqn, b):
+    """A container with one slot replaced: the slot takes the new value's flag."""
+    x, idx, v = eqn.args
+    if b.batched(idx):
+        return None
+    key = _value(b, idx)
+    flag = b.flag(x)
+    if flag is False and b.shape(x) is not None:    # a container of shared values
+        flag = full_flag(b.shape(x), False)
+    if key is _NO_VALUE or not isinstance(flag, (dict, list)):
+        if any_batched(flag) != any_batched(b.flag(v)):
+            return None
+        b.mark(eqn.out, any_batched(flag))
+        return _respell(eqn)
+    flag = dict(flag) if isinstance(flag, dict) else list(flag)
+    try:
+        flag[key] = b.flag(v)
+    except (IndexError, TypeError):
+        return None
+    b.mark(eqn.out, flag)
+    return _respell(eqn)
 
 
 def _indexed_rank(b, idx, rank):

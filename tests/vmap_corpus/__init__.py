@@ -236,6 +236,14 @@ def scatter_add(x, y):
     return z * x
 
 
+def container_update(x, y):
+    d = {"a": x, "b": 1.0}
+    d["b"] = y * 2.0
+    items = [x, x]
+    items[1] = y
+    return d["a"] * d["b"] + items[0] - items[1]
+
+
 def opaque_callable(x, y):
     return _helper(x) + y
 
@@ -279,5 +287,6 @@ CASES = {
     "casts": (casts, lambda: (v(3), v(3))),
     "named": (named, lambda: (v(), v())),
     "scatter_add": (scatter_add, lambda: (v(3), v())),
+    "container_update": (container_update, lambda: (v(3), v(3))),
     "opaque_callable": (opaque_callable, lambda: (v(3), v())),
 }
