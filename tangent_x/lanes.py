@@ -56,16 +56,31 @@ def _lane_mask(pred, ndim):
     return np.reshape(pred, pred.shape + (1,) * (ndim - pred.ndim))
 
 
+def _no_value(x):
+    from .runtime import Unbound
+    return x is None or isinstance(x, Unbound)
+
+
 def select_lanes(pred, on_true, on_false):
     """``on_true`` in the lanes where ``pred`` holds, else ``on_false``; both
-    batched on axis 0 (leafwise for pytrees)."""
+    batched on axis 0 (leafwise for pytrees).  A side holding no value (None,
+    or a variable its branch never assigned) defers to the other: such a
+    variable is only read where it was assigned, as in the original code."""
+    if _no_value(on_true) or _no_value(on_false):
+        return on_false if _no_value(on_true) else on_true
+
     def pick(a, b):
+        if _no_value(a) or _no_value(b):
+            return b if _no_value(a) else a
         return np.where(_lane_mask(pred, max(np.ndim(a), np.ndim(b))), a, b)
-    return _tree_map(pick, on_true, on_false)
+    from . import tree_util
+    return tree_util.tree_map(pick, on_true, on_false, is_leaf=_no_value)
 
 
 def broadcast_lanes(x, batch_size):
     """A value shared by every example, given the batch axis (a read-only view)."""
+    if _no_value(x):
+        return x
     return _tree_map(lambda a: np.broadcast_to(a, (batch_size,) + np.shape(a)), x)
 
 

@@ -89,8 +89,9 @@ def probe(fn, example_args):
     missing = params[len(example_args):]
     defaults = fn.defaults[len(fn.defaults) - len(missing):] if missing else []
     for p, d in zip(missing, defaults):
-        namespace[p] = eval(compile(gast.gast_to_ast(gast.Expression(body=d)), "<default>",
-                                    "eval"), namespace)
+        expression = gast.fix_missing_locations(gast.Expression(body=ir.clone(d)))
+        namespace[p] = eval(compile(gast.gast_to_ast(expression), "<default>", "eval"),
+                            namespace)
     shapes = {}
     pending = []
     with np.errstate(all="ignore"):

@@ -191,6 +191,14 @@ def asarray(eqn, b):
     return None
 
 
+@batching("not_")
+def not_(eqn, b):
+    """``not x`` per example."""
+    b.mark(eqn.out)
+    return [gast.Assign(targets=[ir.name(eqn.out, gast.Store())],
+                        value=call("np.logical_not", eqn.args[0]), type_comment=None)]
+
+
 @batching("float", "builtins.int", "builtins.bool")
 def scalar_cast(eqn, b):
     dtype = {"builtins.int": "int", "builtins.bool": "bool"}.get(eqn.prim.name, "float")
@@ -430,6 +438,19 @@ def unbroadcast(eqn, b):
         return [gast.Assign(targets=[ir.name(eqn.out, gast.Store())], value=value,
                             type_comment=None)]
     return None
+
+
+@batching("scan_length")
+def scan_length(eqn, b):
+    """A scan's length is its inputs' leading size per example: axis 1."""
+    xs = eqn.args[0]
+    if not all_batched(b.flag(xs)) or any(b.batched(a) for a in eqn.args[1:]):
+        return None
+    example = call("lane_item", xs, ir.const(0))
+    b.mark(eqn.out, False)
+    return [gast.Assign(targets=[ir.name(eqn.out, gast.Store())],
+                        value=call("scan_length", example, *eqn.args[1:]),
+                        type_comment=None)]
 
 
 @batching("check_grad_output")

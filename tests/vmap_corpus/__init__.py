@@ -244,6 +244,19 @@ def container_update(x, y):
     return d["a"] * d["b"] + items[0] - items[1]
 
 
+def negation(x, y):
+    if not np.sum(x) > 0:
+        return x
+    return y
+
+
+def scan_sum(x, y):
+    def step(carry, xi):
+        return carry + xi * y[0], carry * xi
+    total, partial = tx.lax.scan(step, 0.0, x)
+    return partial + total
+
+
 def opaque_callable(x, y):
     return _helper(x) + y
 
@@ -288,5 +301,7 @@ CASES = {
     "named": (named, lambda: (v(), v())),
     "scatter_add": (scatter_add, lambda: (v(3), v())),
     "container_update": (container_update, lambda: (v(3), v(3))),
+    "negation": (negation, lambda: (v(3), v(3))),
+    "scan_sum": (scan_sum, lambda: (v(4), v(4))),
     "opaque_callable": (opaque_callable, lambda: (v(3), v())),
 }
