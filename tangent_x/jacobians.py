@@ -1,13 +1,17 @@
-"""jacfwd, jacrev and hessian, built from jvp and vjp.
+"""jacfwd, jacrev and hessian, built from jvp and vjp, batched by vmap.
 
-Until vmap exists they loop over basis vectors: one jvp per input element
-(jacfwd) or one backward pass per output element (jacrev, sharing a single
-forward pass).  Shapes follow JAX: the Jacobian of an output leaf of shape
+jacfwd is ``vmap`` of the generated jvp over a batch of one-hot tangents
+(one per input element); jacrev runs one forward pass and ``vmap`` of the
+generated backward function over a batch of one-hot cotangents (one per
+output element).  Where vmap cannot batch the code (a TransformError: e.g.
+branches returning containers of mixed batched and shared values) they
+loop over the basis vectors instead.  Shapes follow JAX: the Jacobian of an output leaf of shape
 ``o`` with respect to an input leaf of shape ``i`` has shape ``o + i``; the
 result is a pytree shaped like the output whose leaves are pytrees shaped
 like the inputs (a tuple of them when ``argnums`` is a tuple).
 """
 import functools
+import weakref
 
 import numpy as np
 
@@ -47,6 +51,63 @@ def _assemble(out, columns_per_leaf, in_leaves, in_tree, single, axis_last):
     return tree_util.tree_unflatten(out_tree, blocks)
 
 
+def _one_hots(leaves):
+    """Every one-hot basis vector of the flattened leaves, as a batch: leaf
+    ``j`` of the result has shape ``(n,) + shape(leaf_j)``, ``n`` the total size."""
+    sizes = [int(np.size(leaf)) for leaf in leaves]
+    n = sum(sizes)
+    eye = np.eye(n)
+    out, offset = [], 0
+    for leaf, size in zip(leaves, sizes):
+        out.append(eye[:, offset:offset + size].reshape((n,) + np.shape(leaf)))
+        offset += size
+    return out, sizes
+
+
+def _split_batch(batch_leaves, sizes):
+    """Rows ``offset..offset+size`` of every leaf, per input leaf: the
+    columns ``_assemble`` expects, one list entry per basis vector."""
+    columns, offset = [], 0
+    for size in sizes:
+        columns.append([[leaf[offset + k] for leaf in batch_leaves] for k in range(size)])
+        offset += size
+    return columns
+
+
+def _jvp_batched(transformed, args, nums, in_leaves, in_tree):
+    """(out, columns) from one vmapped jvp over all one-hot tangents, or None
+    where vmap cannot batch this code (or there is nothing to batch)."""
+    from .errors import TransformError
+    basis, sizes = _one_hots(in_leaves)
+    if not sum(sizes):
+        return None
+    tangents = tree_util.tree_unflatten(in_tree, basis)
+    wrt = [args[i] for i in nums]
+    rest = [a for i, a in enumerate(args) if i not in nums]
+    in_axes = (None,) * len(wrt) + (0,) * len(wrt) + (None,) * len(rest)
+    try:
+        out, out_dot = _vmapped(transformed, in_axes)(*wrt, *tangents, *rest)
+    except TransformError:
+        return None
+    out = tree_util.tree_map(lambda a: a[0], out)
+    dot_leaves = tree_util.tree_leaves(out_dot)
+    if len(dot_leaves) != len(tree_util.tree_leaves(out)):   # symbolic zeros inside
+        return None
+    return out, _split_batch(dot_leaves, sizes)
+
+
+_VMAPPED = weakref.WeakKeyDictionary()
+
+
+def _vmapped(fun, in_axes):
+    """One vmap per (function, in_axes), so its specialisations are reused."""
+    from .vmapping import vmap
+    table = _VMAPPED.setdefault(fun, {})
+    if in_axes not in table:
+        table[in_axes] = vmap(fun, in_axes=in_axes)
+    return table[in_axes]
+
+
 def jacfwd(fun, argnums=0, has_aux=False):
     """Jacobian by forward mode: one jvp per input element."""
     nums, single = _argnums_tuple(argnums)
@@ -57,6 +118,10 @@ def jacfwd(fun, argnums=0, has_aux=False):
         transformed = _cached(fun, "jvp", nums, lambda out, a: out)
         wrt = [args[i] for i in nums]
         in_leaves, in_tree = tree_util.tree_flatten(list(wrt))
+        batched = _jvp_batched(transformed, args, nums, in_leaves, in_tree)
+        if batched is not None:
+            out, columns = batched
+            return _assemble(out, columns, in_leaves, in_tree, single, axis_last=True)
         columns = [[] for _ in in_leaves]
         out = None
         for j, tangent_leaves in _basis(in_leaves):
@@ -69,6 +134,33 @@ def jacfwd(fun, argnums=0, has_aux=False):
 
     jacobian.__tangent_x_loop__ = True     # Python driver code: vmap loops over it
     return jacobian
+
+
+def _vjp_batched(backward, residuals, out_leaves, out_tree, in_leaves, in_tree, single):
+    """The Jacobian from one vmapped backward pass over all one-hot
+    cotangents, or None where vmap cannot batch the backward code."""
+    from .errors import TransformError
+    basis, sizes = _one_hots(out_leaves)
+    if not sum(sizes):
+        return None
+    cotangents = tree_util.tree_unflatten(out_tree, basis)
+    try:
+        grads = _vmapped(backward, (None, 0))(residuals, cotangents)
+    except TransformError:
+        return None
+    grads = grads if isinstance(grads, tuple) else (grads,)
+    grad_leaves = tree_util.tree_leaves(list(grads))
+    if len(grad_leaves) != len(in_leaves):    # symbolic zeros inside containers
+        return None
+    blocks, offset = [], 0
+    for out_leaf, size in zip(out_leaves, sizes):
+        per_input = [np.asarray(g[offset:offset + size]).reshape(np.shape(out_leaf) +
+                                                                 np.shape(in_leaf))
+                     for g, in_leaf in zip(grad_leaves, in_leaves)]
+        offset += size
+        inner = tree_util.tree_unflatten(in_tree, per_input)
+        blocks.append(inner[0] if single else tuple(inner))
+    return tree_util.tree_unflatten(out_tree, blocks)
 
 
 def jacrev(fun, argnums=0, has_aux=False):
@@ -87,6 +179,10 @@ def jacrev(fun, argnums=0, has_aux=False):
         wrt = [args[i] for i in nums]
         in_leaves, in_tree = tree_util.tree_flatten(list(wrt))
         out_leaves, out_tree = tree_util.tree_flatten(out)
+        batched = _vjp_batched(backward, residuals, out_leaves, out_tree, in_leaves, in_tree,
+                               single)
+        if batched is not None:
+            return batched
         rows = [[] for _ in in_leaves]
         for o, _ in enumerate(out_leaves):
             for k in range(int(np.size(out_leaves[o]))):
