@@ -209,6 +209,26 @@ def test_numba_core_matches_numpy_core():
         np.testing.assert_array_equal(a1, b1)
 
 
+def test_numba_block_takes_any_integer_mod_2_32():
+    # threefry_block is an LLVM intrinsic on 32-bit words: wider arguments
+    # are truncated, narrower ones sign- or zero-extended -- i.e. every
+    # integer is taken mod 2**32, as the NumPy hash takes it.
+    import numba
+    from tangent_x.random._threefry import threefry_block
+
+    @numba.njit
+    def block(k0, k1, x0, x1):
+        return threefry_block(k0, k1, x0, x1)
+
+    for args in [(np.int8(-3), np.uint8(200), np.int16(-7), np.uint64(2**40 + 5)),
+                 (np.int64(-1), np.int32(-2), np.uint32(7), 5),
+                 (np.uint16(65535), np.int64(2**35 + 9), np.uint32(2**32 - 1), np.int8(127))]:
+        m = [int(v) % 2**32 for v in args]
+        y0, y1 = threefry2x32(np.uint32(m[0]), np.uint32(m[1]), np.array([m[2]], np.uint32),
+                              np.array([m[3]], np.uint32))
+        assert block(*args) == (int(y0[0]), int(y1[0]))
+
+
 def test_threefry_known_answer():
     # Known-answer vectors of the Random123 reference implementation
     # (Threefry-2x32, 20 rounds).
