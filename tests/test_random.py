@@ -93,12 +93,19 @@ def test_vectors_cover_everything():
     fns = {c["fn"] for c in CASES}
     assert fns >= {"PRNGKey", "split", "fold_in", "bits", "uniform", "normal",
                    "bernoulli", "randint", "permutation", "choice"}
-    combos = {(c["threefry_partitionable"], c["x64"]) for c in CASES}
-    assert combos == {(True, False), (True, True), (False, False), (False, True)}
-    dtypes = {c["dtype"] for c in CASES if c["fn"] in ("uniform", "normal")}
-    assert dtypes == {"float16", "float32", "float64"}
-    shapes = {tuple(c["shape"]) for c in CASES if c["fn"] == "normal"}
-    assert {(), (1,), (7,), (3, 5)} <= shapes
+    all_modes = {(True, False), (True, True), (False, False), (False, True)}
+    for fn in fns:
+        assert {(c["threefry_partitionable"], c["x64"]) for c in CASES if c["fn"] == fn} \
+            == all_modes, fn
+    for fn in ("uniform", "normal"):
+        for part in (True, False):
+            dtypes = {c["dtype"] for c in CASES
+                      if c["fn"] == fn and c["threefry_partitionable"] == part}
+            assert dtypes == {"float16", "float32", "float64"}, (fn, part)
+    for fn in ("bits", "uniform", "normal", "bernoulli", "randint", "choice"):
+        shapes = {tuple(c["shape"]) for c in CASES if c["fn"] == fn}
+        assert {(), (7,)} <= shapes and any(len(sh) >= 2 for sh in shapes), fn
+        assert any(np.prod(sh, dtype=int) % 2 for sh in shapes if sh), fn   # odd sizes
 
 
 # ----------------------------------------------------------------- keys
