@@ -249,9 +249,13 @@ MODULE_ALIASES = {"tx_random": "tangent_x.random"}
 
 def register_random(module):
     """tangent_x.random's draws are constants for differentiation (as in JAX:
-    the bits do not depend on the values they are scaled by)."""
+    the bits do not depend on the values they are scaled by).  Samplers that
+    JAX differentiates through some array argument count as differentiable,
+    so that such a gradient reaches their rule (rules/random.py) instead of
+    silently being zero."""
+    through = getattr(module, "DIFFERENTIABLE_IN_JAX", {})
     for name in module.__all__:
         obj = getattr(module, name)
         if callable(obj):
-            register(Primitive(f"random.{name}", "call", fn=obj,
-                               spelling=f"tx_random.{name}", differentiable=False), obj)
+            register(Primitive(f"random.{name}", "call", fn=obj, spelling=f"tx_random.{name}",
+                               differentiable=name in through), obj)

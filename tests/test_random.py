@@ -93,12 +93,19 @@ def test_vectors_cover_everything():
     fns = {c["fn"] for c in CASES}
     assert fns >= {"PRNGKey", "split", "fold_in", "bits", "uniform", "normal",
                    "bernoulli", "randint", "permutation", "choice"}
-    combos = {(c["threefry_partitionable"], c["x64"]) for c in CASES}
-    assert combos == {(True, False), (True, True), (False, False), (False, True)}
-    dtypes = {c["dtype"] for c in CASES if c["fn"] in ("uniform", "normal")}
-    assert dtypes == {"float16", "float32", "float64"}
-    shapes = {tuple(c["shape"]) for c in CASES if c["fn"] == "normal"}
-    assert {(), (1,), (7,), (3, 5)} <= shapes
+    all_modes = {(True, False), (True, True), (False, False), (False, True)}
+    for fn in fns:
+        assert {(c["threefry_partitionable"], c["x64"]) for c in CASES if c["fn"] == fn} \
+            == all_modes, fn
+    for fn in ("uniform", "normal"):
+        for part in (True, False):
+            dtypes = {c["dtype"] for c in CASES
+                      if c["fn"] == fn and c["threefry_partitionable"] == part}
+            assert dtypes == {"float16", "float32", "float64"}, (fn, part)
+    for fn in ("bits", "uniform", "normal", "bernoulli", "randint", "choice"):
+        shapes = {tuple(c["shape"]) for c in CASES if c["fn"] == fn}
+        assert {(), (7,)} <= shapes and any(len(sh) >= 2 for sh in shapes), fn
+        assert any(np.prod(sh, dtype=int) % 2 for sh in shapes if sh), fn   # odd sizes
 
 
 # ----------------------------------------------------------------- keys
@@ -207,6 +214,26 @@ def test_numba_core_matches_numpy_core():
         b0, b1 = threefry2x32_core(np.uint32(k0), np.uint32(k1), x0, x1)
         np.testing.assert_array_equal(a0, b0)
         np.testing.assert_array_equal(a1, b1)
+
+
+def test_numba_block_takes_any_integer_mod_2_32():
+    # threefry_block is an LLVM intrinsic on 32-bit words: wider arguments
+    # are truncated, narrower ones sign- or zero-extended -- i.e. every
+    # integer is taken mod 2**32, as the NumPy hash takes it.
+    import numba
+    from tangent_x.random._threefry import threefry_block
+
+    @numba.njit
+    def block(k0, k1, x0, x1):
+        return threefry_block(k0, k1, x0, x1)
+
+    for args in [(np.int8(-3), np.uint8(200), np.int16(-7), np.uint64(2**40 + 5)),
+                 (np.int64(-1), np.int32(-2), np.uint32(7), 5),
+                 (np.uint16(65535), np.int64(2**35 + 9), np.uint32(2**32 - 1), np.int8(127))]:
+        m = [int(v) % 2**32 for v in args]
+        y0, y1 = threefry2x32(np.uint32(m[0]), np.uint32(m[1]), np.array([m[2]], np.uint32),
+                              np.array([m[3]], np.uint32))
+        assert block(*args) == (int(y0[0]), int(y1[0]))
 
 
 def test_threefry_known_answer():

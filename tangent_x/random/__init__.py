@@ -46,6 +46,13 @@ from ._distributions import bernoulli, bits, choice, normal, permutation, randin
 from ._keys import PRNGKey, fold_in, key, key_data, split
 from ._threefry import random_bits, threefry2x32, threefry2x32_core
 
+# Arguments JAX differentiates through (the draw itself is a constant: its
+# bits depend on the key alone, but uniform scales it by minval/maxval and
+# permutation/choice gather from x/a).  tangent_x has no derivative rules for
+# these yet and refuses loudly rather than return zero (rules/random.py).
+DIFFERENTIABLE_IN_JAX = {"uniform": ("minval", "maxval"), "permutation": ("x",),
+                         "choice": ("a",)}
+
 __all__ = ["PRNGKey", "key", "split", "fold_in", "key_data", "bits", "uniform",
            "normal", "bernoulli", "randint", "permutation", "choice",
            "threefry2x32", "threefry2x32_core", "random_bits"]

@@ -124,10 +124,11 @@ def bits(key, shape=(), dtype=None) -> np.ndarray:
 # makes ~105 passes over uint32 buffers, bound by cache bandwidth, and the
 # default stream needs one hash per value, so at 10**7 float32 uniforms it
 # costs ~4x ``numpy.random.default_rng().random`` in CPU time while the
-# kernel costs ~1.4x (tools/bench_random.py).  The price is Numba's one-off
-# start-up in a process (~0.2-0.6 s with a warm on-disk cache; eager
+# kernel (16 lanes of 32-bit words with rotate instructions, see
+# ``_threefry``) costs ~0.7x (tools/bench_random.py).  The price is Numba's
+# one-off start-up in a process (~0.2-0.3 s with a warm on-disk cache; eager
 # ``normal`` pays it anyway for ``erfinv``, jitted code for itself) and, once
-# per installation, compiling the kernels (~1-3 s for uniform, ~3-4 s for
+# per installation, compiling the kernels (~0.5 s for uniform, ~3.5 s for
 # normal on a 2-core machine; then cached on disk, ``cache=True``).  Smaller
 # draws stay on the NumPy path, which costs them nothing up front.
 KERNEL_MIN = 1 << 16

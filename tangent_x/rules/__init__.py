@@ -72,3 +72,4 @@ def load_all():
     """Import every rule module (they register themselves)."""
     from . import structural, arithmetic, numpy_math, reductions, shapes, linalg  # noqa: F401
     from . import batching  # noqa: F401
+    from . import random  # noqa: F401
