@@ -276,6 +276,9 @@ class Batcher:
             self.flags[o] = full_flag(self.shapes.get(o))
         return out
 
+    def for_as_while(self, eqn):
+        return _for_as_while(eqn, self.namer)
+
     def sub(self):
         inner = Batcher(self.namer, dict(self.flags), self.shapes, self.batch_size, self.env)
         return inner
@@ -287,6 +290,8 @@ class Batcher:
                              "vmap(..., method='loop')")
 
     def loop(self, eqn):
+        if eqn.prim.kind == "for_range" and any(self.batched(b) for b in eqn.args[:3]):
+            return self.loop(self.for_as_while(eqn))
         carry = list(eqn.params["carry"])
         body = eqn.params["body"]
         n_lead = len(eqn.args) - len(carry)
@@ -311,10 +316,6 @@ class Batcher:
             if new == flags:
                 break
             flags = new
-        if any(self.batched(b) for b in bounds):
-            raise TransformError("vmap: the loop's range differs between examples",
-                                 eqn.origin, "loop to the largest bound and mask the "
-                                 "steps, or use vmap(..., method='loop')")
         setup = []
         init_atoms = []
         for c, a in zip(carry, inits):
@@ -368,6 +369,31 @@ def _renamed(atom, old, new):
         if isinstance(node, gast.Name) and node.id == old:
             node.id = new
     return atom
+
+
+def _for_as_while(eqn, namer):
+    """``for i in range(start, stop, step)`` as a while loop carrying ``i``:
+    how a range that differs between examples is batched (lanes stop at
+    their own bound)."""
+    from . import primitives as P
+    start, stop, step = eqn.args[:3]
+    if not isinstance(step, gast.Constant) or not step.value:
+        raise TransformError("vmap: the loop's range differs between examples and its "
+                             "step is not a constant", eqn.origin,
+                             "use a constant step, or vmap(..., method='loop')")
+    index = eqn.params["index"]
+    body = eqn.params["body"]
+    live = namer.fresh(f"{index}_live")
+    following = namer.fresh(f"{index}_next")
+    test = ir.Eqn([live], P.get("lt" if step.value > 0 else "gt"),
+                  [ir.name(index), stop], origin=eqn.origin)
+    advance = ir.Eqn([following], P.get("add"), [ir.name(index), step], origin=eqn.origin)
+    return ir.Eqn([index] + list(eqn.outs), P.get("while"), [start] + list(eqn.args[3:]),
+                  params={"carry": [index] + list(eqn.params["carry"]),
+                          "cond": ir.Body([test], [ir.name(live)]),
+                          "body": ir.Body(list(body.eqns) + [advance],
+                                          [ir.name(following)] + list(body.results))},
+                  origin=eqn.origin)
 
 
 class _MixedContainer(Exception):

@@ -257,6 +257,16 @@ def scan_sum(x, y):
     return partial + total
 
 
+def per_example_trip_count(x, y):
+    n = int(np.abs(y) * 3) + 1
+    acc = 0.0
+    for i in range(n):
+        acc = acc + x[i % 3] * i
+    for j in range(5, n, -2):
+        acc = acc - j * 0.5
+    return acc
+
+
 def opaque_callable(x, y):
     return _helper(x) + y
 
@@ -303,5 +313,6 @@ CASES = {
     "container_update": (container_update, lambda: (v(3), v(3))),
     "negation": (negation, lambda: (v(3), v(3))),
     "scan_sum": (scan_sum, lambda: (v(4), v(4))),
+    "per_example_trip_count": (per_example_trip_count, lambda: (v(3), v())),
     "opaque_callable": (opaque_callable, lambda: (v(3), v())),
 }
