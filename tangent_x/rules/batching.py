@@ -63,19 +63,23 @@ def _respell(eqn, args=None, kwargs=None):
     return ir.spell(new)
 
 
-def _signature(eqn):
+# Parameter names of NumPy functions whose signature some NumPy versions do
+# not expose (C functions).
+_PARAMETERS = {"concatenate": ["arrays", "axis", "out"]}
+
+
+def _parameters(eqn):
     try:
-        return inspect.signature(eqn.prim.fn)
+        return [p.name for p in inspect.signature(eqn.prim.fn).parameters.values()]
     except (TypeError, ValueError):
-        return None
+        return _PARAMETERS.get(eqn.prim.name)
 
 
 def _bound(eqn):
     """{parameter name: atom} for a NumPy call (positional args named)."""
-    sig = _signature(eqn)
-    if sig is None:
+    names = _parameters(eqn)
+    if names is None:
         return None
-    names = [p.name for p in sig.parameters.values()]
     out = dict(zip(names, eqn.args))
     out.update(eqn.kwargs)
     return out
@@ -83,8 +87,7 @@ def _bound(eqn):
 
 def _with(eqn, **changes):
     """The call with some parameters replaced (by position if passed so)."""
-    sig = _signature(eqn)
-    names = [p.name for p in sig.parameters.values()]
+    names = _parameters(eqn)
     args = list(eqn.args)
     kwargs = dict(eqn.kwargs)
     for key, atom in changes.items():
@@ -168,6 +171,8 @@ def same(eqn, b):
 @batching("full_like")
 def full_like(eqn, b):
     bound = _bound(eqn)
+    if bound is None:
+        return None
     if b.batched(bound.get("fill_value", ir.const(0))):
         return None
     b.mark(eqn.out)
@@ -574,6 +579,8 @@ def _lanes_shape(b, atom):
 @batching("reshape")
 def reshape(eqn, b):
     bound = _bound(eqn)
+    if bound is None:
+        return None
     if b.batched(bound["shape"]) or "order" in eqn.kwargs:
         return None
     shape = _lanes_shape(b, bound["shape"])
@@ -597,6 +604,8 @@ def ravel(eqn, b):
 @batching("transpose")
 def transpose(eqn, b):
     bound = _bound(eqn)
+    if bound is None:
+        return None
     rank = b.rank(bound["a"])
     axes = _value(b, bound.get("axes", ir.const(None)))
     if rank is None or axes is _NO_VALUE:
@@ -654,6 +663,8 @@ batching("repeat")(_axis_rule("axis"))
 @batching("broadcast_to")
 def broadcast_to(eqn, b):
     bound = _bound(eqn)
+    if bound is None:
+        return None
     x, shape = bound["array"], bound["shape"]
     rank = b.rank(x)
     how, value = _shape_value(b, shape)
@@ -668,6 +679,8 @@ def broadcast_to(eqn, b):
 @batching("concatenate", "stack")
 def join(eqn, b):
     bound = _bound(eqn)
+    if bound is None:
+        return None
     items = bound["arrays"]
     axis = _value(b, bound.get("axis", ir.const(0)))
     shape = b.shape(items)
