@@ -57,47 +57,17 @@ def fold_ones(node):
     return _FoldOnes().visit(node)
 
 
-def _defs_and_uses(stmt):
-    """(names a statement defines, names it reads, whether it must stay)."""
-    if isinstance(stmt, (gast.If, gast.For, gast.While)):
-        return set(), {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name)}, True
-    if isinstance(stmt, gast.Assign):
-        target = stmt.targets[0]
-        uses = ir.names_in(stmt.value)
-        if isinstance(target, gast.Subscript):        # x[i] = v updates x
-            base = target.value.id
-            return {base}, uses | ir.names_in(target.slice) | {base}, False
-        if isinstance(target, gast.Tuple):
-            return {e.id for e in target.elts}, uses, False
-        return {target.id}, uses, False
-    call = getattr(stmt, "value", None)
-    if isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute) \
-            and call.func.attr == "at" and call.args and ir.is_name(call.args[0]):
-        base = call.args[0].id                        # np.add.at(x, i, v) updates x
-        return {base}, ir.names_in(stmt), False
-    return set(), ir.names_in(stmt), True
-
-
 def eliminate_dead_code(blocks, live):
-    """Drop statements whose results are never read.  ``live``: names read at the end."""
-    live = set(live)
-    for block in reversed(blocks):
-        kept = []
-        for stmt in reversed(block.stmts):
-            defs, uses, effect = _defs_and_uses(stmt)
-            if effect or defs & live:
-                if not _is_update(stmt):
-                    live -= defs
-                live |= uses
-                kept.append(stmt)
-        block.stmts = kept[::-1]
-    return blocks
-
-
-def _is_update(stmt):
-    """``x[i] = v`` and ``np.add.at(x, i, v)`` modify x rather than define it."""
-    if isinstance(stmt, gast.Assign):
-        return isinstance(stmt.targets[0], gast.Subscript)
-    call = getattr(stmt, "value", None)
-    return isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute) \
-        and call.func.attr == "at"
+    """Drop statements whose results are never read, inside loops and
+    branches too (see ``liveness``), update lists in place where the old
+    version is dead (see ``inplace``) and bind values under the names
+    copies would give them (see ``coalesce``).  ``live``: names read at the
+    end."""
+    from .coalesce import coalesce
+    from .inplace import reuse_dead_lists
+    from .liveness import eliminate_dead_code as eliminate
+    for block in blocks:      # the passes edit statements; transforms may share them
+        block.stmts = ir.clone(block.stmts)
+    eliminate(blocks, live)
+    reuse_dead_lists(blocks, live)
+    return coalesce(blocks, live)

@@ -15,8 +15,7 @@ def grad_polynomial(x):
     # grad is defined for scalar outputs only
     check_grad_output(sum_plus_minus_times_pow_x)
     # adjoint of basics.py:27: return np.sum(3.0 * x ** 2 - 2.0 * x + 1.0)
-    plus_minus_times_pow_x_bar = unreduce(1.0, plus_minus_times_pow_x)
-    minus_times_pow_x_bar = plus_minus_times_pow_x_bar
+    minus_times_pow_x_bar = unreduce(1.0, plus_minus_times_pow_x)
     times_pow_x_bar = unbroadcast(minus_times_pow_x_bar, times_pow_x)
     times_x_bar = unbroadcast(-minus_times_pow_x_bar, times_x)
     x_bar = times_x_bar * 2.0

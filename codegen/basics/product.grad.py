@@ -6,14 +6,12 @@ from tangent_x.runtime import check_grad_output, unbroadcast
 
 def grad_product(x, y):
     # basics.py:17: return x * y * np.sin(x)
-    x_times_y = x * y
-    sin_x = np.sin(x)
-    x_times_y_times_sin_x = x_times_y * sin_x
+    sin_x_bar = x * y
+    x_times_y_bar = np.sin(x)
+    x_times_y_times_sin_x = sin_x_bar * x_times_y_bar
     # grad is defined for scalar outputs only
     check_grad_output(x_times_y_times_sin_x)
     # adjoint of basics.py:17: return x * y * np.sin(x)
-    x_times_y_bar = sin_x
-    sin_x_bar = x_times_y
     x_bar = sin_x_bar * np.cos(x)
     x_bar = x_bar + unbroadcast(x_times_y_bar * y, x)
     y_bar = unbroadcast(x_times_y_bar * x, y)

@@ -10,15 +10,13 @@ def grad_grad_grad_tanh(x):
     times_y = -1.0 * y
     y_bar = unbroadcast(times_y, y)
     unbroadcast_times_y = unbroadcast(times_y, y)
-    y_bar_1 = y_bar + unbroadcast_times_y
+    minus_y_times_y_1_bar = y_bar + unbroadcast_times_y
     y_times_y_1 = y * y
-    minus_y_times_y_1 = 1.0 - y_times_y_1
-    x_bar_1 = y_bar_1 * minus_y_times_y_1
+    y_bar_1_bar = 1.0 - y_times_y_1
+    x_bar_1 = minus_y_times_y_1_bar * y_bar_1_bar
     # grad is defined for scalar outputs only
     check_grad_output(x_bar_1)
     # adjoint of basics.py:11: y = np.tanh(x)
-    y_bar_1_bar = minus_y_times_y_1
-    minus_y_times_y_1_bar = y_bar_1
     y_times_y_1_bar = -minus_y_times_y_1_bar
     y_bar_2 = unbroadcast(y_times_y_1_bar * y, y)
     y_bar_2 = y_bar_2 + unbroadcast(y_times_y_1_bar * y, y)

@@ -20,8 +20,6 @@ def jvp_newton_sqrt(a, a_dot):
         a_1_over_y_dot = a_1_dot / y - a_1_over_y * y_dot / y
         y_plus_a_1_over_y = y + a_1_over_y
         y_plus_a_1_over_y_dot = y_dot + a_1_over_y_dot
-        y_1 = 0.5 * y_plus_a_1_over_y
-        y_1_dot = 0.5 * y_plus_a_1_over_y_dot
-        y = y_1
-        y_dot = y_1_dot
+        y = 0.5 * y_plus_a_1_over_y
+        y_dot = 0.5 * y_plus_a_1_over_y_dot
     return (y, y_dot)

@@ -16,6 +16,5 @@ def newton_sqrt(a):
             break
         a_1_over_y = a_1 / y
         y_plus_a_1_over_y = y + a_1_over_y
-        y_1 = 0.5 * y_plus_a_1_over_y
-        y = y_1
+        y = 0.5 * y_plus_a_1_over_y
     return y

@@ -8,17 +8,14 @@ def grad_piecewise(x):
     # control_flow.py:38: if x < -1.0:
     lt = x < -1.0
     if lt:
-        y = -x
-        y_4 = y
+        y_4 = -x
     else:
         lt_1 = x < 1.0
         if lt_1:
-            y_1 = x * x
-            y_3 = y_1
+            y_3 = x * x
         else:
             times_x = 2.0 * x
-            y_2 = times_x - 1.0
-            y_3 = y_2
+            y_3 = times_x - 1.0
         y_4 = y_3
     # grad is defined for scalar outputs only
     check_grad_output(y_4)
@@ -34,7 +31,6 @@ def grad_piecewise(x):
             x_bar = x_bar + unbroadcast(y_1_bar * x, x)
             x_bar = x_bar + unbroadcast(y_1_bar * x, x)
         else:
-            y_2_bar = y_3_bar
-            times_x_bar = y_2_bar
+            times_x_bar = y_3_bar
             x_bar = x_bar + times_x_bar * 2.0
     return x_bar
