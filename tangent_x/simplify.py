@@ -60,9 +60,11 @@ def fold_ones(node):
 def eliminate_dead_code(blocks, live):
     """Drop statements whose results are never read, inside loops and
     branches too (see ``liveness``), update lists in place where the old
-    version is dead (see ``inplace``) and bind values under the names
-    copies would give them (see ``coalesce``).  ``live``: names read at the
+    version is dead (see ``inplace``), drop what shapes and signs make
+    redundant (see ``peephole``) and bind values under the names copies
+    would give them (see ``coalesce``).  ``live``: names read at the
     end."""
+    from . import peephole
     from .coalesce import coalesce
     from .inplace import reuse_dead_lists
     from .liveness import eliminate_dead_code as eliminate
@@ -70,4 +72,6 @@ def eliminate_dead_code(blocks, live):
         block.stmts = ir.clone(block.stmts)
     eliminate(blocks, live)
     reuse_dead_lists(blocks, live)
+    peephole.simplify(blocks, live)
+    eliminate(blocks, live)
     return coalesce(blocks, live)

@@ -53,8 +53,7 @@ def grad_first_above(x, threshold):
     if returned:
         return_value_bar = tree_add(return_value_bar, 1.0)
     else:
-        sum_x_bar = 1.0
-        x_bar = x_bar + unreduce(sum_x_bar, x)
+        x_bar = x_bar + unreduce(1.0, x)
     for step in range(len(loop_broken_tape)):
         loop_k = loop_k_tape.pop()
         return_value = return_value_tape.pop()

@@ -8,12 +8,10 @@ def jvp_grad_newton_sqrt(a, a_dot):
     # control_flow.py:16: while abs(y * y - a) > 1e-12:
     a_1_tape = []
     y_tape = []
-    a_1 = a
     a_1_tape_1 = a_1_tape
     loop_broken = False
     y = a
     y_tape_1 = y_tape
-    a_1_dot = a_dot
     a_1_tape_1_dot = zeros_like(a_1_tape)
     y_dot = a_dot
     y_tape_1_dot = zeros_like(y_tape)
@@ -26,7 +24,7 @@ def jvp_grad_newton_sqrt(a, a_dot):
         if not both:
             break
         y_times_y = y * y
-        y_times_y_minus_a_1 = y_times_y - a_1
+        y_times_y_minus_a_1 = y_times_y - a
         abs_y_times_y_minus_a_1 = np.abs(y_times_y_minus_a_1)
         gt = abs_y_times_y_minus_a_1 > 1e-12
         not__gt = not gt
@@ -39,16 +37,16 @@ def jvp_grad_newton_sqrt(a, a_dot):
             y_2_dot = y_dot
             y_tape_3_dot = y_tape_1_dot
         else:
-            a_1_tape_1.append(a_1)
+            a_1_tape_1.append(a)
             a_1_tape_3 = a_1_tape_1
-            a_1_tape_1_dot.append(a_1_dot)
+            a_1_tape_1_dot.append(a_dot)
             a_1_tape_3_dot = a_1_tape_1_dot
             y_tape_1.append(y)
             y_tape_3 = y_tape_1
             y_tape_1_dot.append(y_dot)
             y_tape_3_dot = y_tape_1_dot
-            a_1_over_y_1 = a_1 / y
-            a_1_over_y_1_dot = a_1_dot / y - a_1_over_y_1 * y_dot / y
+            a_1_over_y_1 = a / y
+            a_1_over_y_1_dot = a_dot / y - a_1_over_y_1 * y_dot / y
             y_plus_a_1_over_y = y + a_1_over_y_1
             y_plus_a_1_over_y_dot = y_dot + a_1_over_y_1_dot
             y_2 = 0.5 * y_plus_a_1_over_y
@@ -61,7 +59,7 @@ def jvp_grad_newton_sqrt(a, a_dot):
         a_1_tape_1_dot = a_1_tape_3_dot
         y_dot = y_2_dot
         y_tape_1_dot = y_tape_3_dot
-    a_1_bar = zeros_like(a_1)
+    a_1_bar = zeros_like(a)
     len_a_1_tape_1 = len(a_1_tape_1)
     a_1_bar_1 = a_1_bar
     a_1_tape_4 = a_1_tape_1

@@ -22,15 +22,12 @@ def grad_piecewise(x):
     # adjoint of control_flow.py:38: if x < -1.0:
     x_bar = zeros_like(x)
     if lt:
-        y_bar = 1.0
-        x_bar = x_bar + -y_bar
+        x_bar = x_bar + -1.0
+    elif lt_1:
+        y_1_bar = 1.0
+        x_bar = x_bar + unbroadcast(y_1_bar * x, x)
+        x_bar = x_bar + unbroadcast(y_1_bar * x, x)
     else:
-        y_3_bar = 1.0
-        if lt_1:
-            y_1_bar = y_3_bar
-            x_bar = x_bar + unbroadcast(y_1_bar * x, x)
-            x_bar = x_bar + unbroadcast(y_1_bar * x, x)
-        else:
-            times_x_bar = y_3_bar
-            x_bar = x_bar + times_x_bar * 2.0
+        times_x_bar = 1.0
+        x_bar = x_bar + times_x_bar * 2.0
     return x_bar
