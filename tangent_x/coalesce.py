@@ -58,14 +58,14 @@ def _binding_counts(blocks):
     counts = {}
     for block in blocks:
         for stmt in block.stmts:
-            for node in gast.walk(stmt):
-                if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+            for node in ir.walk_names(stmt):
+                if isinstance(node.ctx, gast.Store):
                     counts[node.id] = counts.get(node.id, 0) + 1
     return counts
 
 
 def _names(node, ctx):
-    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, ctx)}
+    return {n.id for n in ir.walk_names(node) if isinstance(n.ctx, ctx)}
 
 
 def _coalesce_list(stmts, live_after, bindings, touched):
@@ -128,8 +128,7 @@ def _binds_simply(stmt, b):
 
 def _clear(stmts, a):
     """No statement of ``stmts`` reads or binds ``a``."""
-    return not any(isinstance(n, gast.Name) and n.id == a
-                   for s in stmts if s is not None for n in gast.walk(s))
+    return not any(n.id == a for s in stmts if s is not None for n in ir.walk_names(s))
 
 
 class _Rename(gast.NodeTransformer):
@@ -161,7 +160,7 @@ def _fuse_list(stmts):
                                         args=[], keywords=[])
                     stmts[j] = None
                     break
-                if any(isinstance(n, gast.Name) and n.id == tape for n in gast.walk(s)):
+                if any(n.id == tape for n in ir.walk_names(s)):
                     break
     stmts[:] = [s for s in stmts if s is not None]
     for stmt in stmts:

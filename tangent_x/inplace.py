@@ -119,20 +119,18 @@ def _owned_families(blocks):
             if kind[0] == "derived":
                 families.union(target, kind[1])
         elif isinstance(stmt, gast.Assign):
-            for n in gast.walk(stmt.targets[0]):
-                if isinstance(n, gast.Name):
-                    sources.setdefault(n.id, []).append(("other", None))
+            for n in ir.walk_names(stmt.targets[0]):
+                sources.setdefault(n.id, []).append(("other", None))
         elif isinstance(stmt, gast.For):
-            for n in gast.walk(stmt.target):
-                if isinstance(n, gast.Name):
-                    sources.setdefault(n.id, []).append(("other", None))
+            for n in ir.walk_names(stmt.target):
+                sources.setdefault(n.id, []).append(("other", None))
         for node in gast.walk(stmt):
             if _is_last_item(node):
                 safe_reads.add(id(node.value))
             elif _call_name(node) in _READERS and node.args:
                 safe_reads.add(id(node.args[0]))
     members = {}
-    for name in sources:
+    for name in set(sources) | set(families.parent):
         members.setdefault(families.find(name), set()).add(name)
     # a family escapes when a member is read other than safely
     escaped = set()
@@ -148,9 +146,10 @@ def _owned_families(blocks):
         changed = False
         for root in list(owned):
             for name in members[root]:
+                bindings = sources.get(name, [("other", None)])   # unbound: an argument
                 if any(kind == "other" or
                        kind == "zeros" and families.find(src) not in owned
-                       for kind, src in sources[name]):
+                       for kind, src in bindings):
                     owned.discard(root)
                     changed = True
                     break
@@ -170,6 +169,9 @@ def _shallow_walk(stmt):
 def reuse_dead_lists(blocks, live_out):
     """Rewrite ``appended`` and pop-slices in place where allowed (see the
     module docstring).  ``live_out``: names read at the end."""
+    if not any(_call_name(getattr(s, "value", None)) == "appended" or
+               _is_pop_slice(getattr(s, "value", None)) for s in _statements(blocks)):
+        return blocks          # nothing to update in place
     owned, families = _owned_families(blocks)
     if not owned:
         return blocks

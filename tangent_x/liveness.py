@@ -59,7 +59,7 @@ def is_update(stmt):
 
 
 def _target_names(node):
-    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
+    return {n.id for n in ir.walk_names(node)}
 
 
 class _Loop:

@@ -14,7 +14,7 @@ these.  This pass removes them without knowing any shape at run time:
   is ``broadcast_like(t, x)``.  Only names bound once count (a name rebound
   by accumulation could change shape).
 * **signs.**  ``-1.0 * y`` is ``-y``, ``a + -b`` is ``a - b``, ``a - -b`` is
-  ``a + b``, ``--a`` is ``a``.
+  ``a + b``, ``--a`` is ``a``; ``zeros_like(1.0)`` is ``0.0``.
 * **constants and copies.**  A name bound once to a number is replaced by
   the number; at the top level of the function (no loop around it), a name
   bound once by a copy ``a = b`` of a name bound at most once is replaced
@@ -25,7 +25,7 @@ Dead-code elimination runs after it (``simplify``).
 import gast
 
 from . import ir, primitives as P
-from .simplify import fold_ones
+from .simplify import fold_binop, fold_unaryop
 
 _ELEMENTWISE = {P.BY_NAME[n].spelling for n in
                 ("abs sqrt cbrt square reciprocal exp exp2 expm1 log log2 log10 log1p sin "
@@ -104,18 +104,39 @@ def _simple_binding(stmt):
     return None, None
 
 
-class _Rewrite(gast.NodeTransformer):
+class _Rewrite:
+    """Bottom-up rewriting of an expression (a hand-written walk: the
+    generic ``NodeTransformer`` costs more than the rules)."""
+
     def __init__(self, shapes, constants):
         self.shapes, self.constants = shapes, constants
 
-    def visit_Name(self, node):
-        if isinstance(node.ctx, gast.Load) and node.id in self.constants:
-            return ir.const(self.constants[node.id])
+    def visit(self, node):
+        kind = type(node)
+        if kind is gast.Name:
+            if node.id in self.constants and isinstance(node.ctx, gast.Load):
+                return ir.const(self.constants[node.id])
+            return node
+        if kind is gast.Constant:
+            return node
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if type(value) is list:
+                value[:] = [self.visit(v) if isinstance(v, gast.AST) else v for v in value]
+            elif isinstance(value, gast.AST):
+                setattr(node, field, self.visit(value))
+        if kind is gast.Call:
+            return self.call(node)
+        if kind is gast.UnaryOp:
+            return self.unary(node)
+        if kind is gast.BinOp:
+            return self.binop(node)
         return node
 
-    def visit_Call(self, node):
-        self.generic_visit(node)
+    def call(self, node):
         name = _spelling(node.func)
+        if name == "zeros_like" and len(node.args) == 1 and _number(node.args[0]):
+            return ir.const(0.0 * node.args[0].value)
         if name in ("unbroadcast", "broadcast_like") and len(node.args) == 2 \
                 and not node.keywords:
             g, like = node.args
@@ -124,26 +145,31 @@ class _Rewrite(gast.NodeTransformer):
                 return g
         return node
 
-    def visit_UnaryOp(self, node):
-        self.generic_visit(node)
+    def unary(self, node):
+        node = fold_unaryop(node)
+        if not isinstance(node, gast.UnaryOp):
+            return node
         if isinstance(node.op, gast.USub) and isinstance(node.operand, gast.UnaryOp) \
                 and isinstance(node.operand.op, gast.USub):
             return node.operand.operand
         return node
 
-    def visit_BinOp(self, node):
-        self.generic_visit(node)
-        node = fold_ones(node)
+    def binop(self, node):
+        node = fold_binop(node)
         if not isinstance(node, gast.BinOp):
             return node
         minus_one = [s for s in ("left", "right") if _number(getattr(node, s)) and
                      getattr(node, s).value == -1]
         if isinstance(node.op, gast.Mult) and minus_one:
             other = node.right if minus_one[0] == "left" else node.left
-            return self.visit_UnaryOp(gast.UnaryOp(op=gast.USub(), operand=other))
+            return self.unary(gast.UnaryOp(op=gast.USub(), operand=other))
         if isinstance(node.op, (gast.Add, gast.Sub)) and _negated(node.right):
             op = gast.Sub() if isinstance(node.op, gast.Add) else gast.Add()
             return gast.BinOp(left=node.left, op=op, right=node.right.operand)
+        if isinstance(node.op, (gast.Add, gast.Sub)) and _number(node.right) \
+                and node.right.value < 0:
+            op = gast.Sub() if isinstance(node.op, gast.Add) else gast.Add()
+            return gast.BinOp(left=node.left, op=op, right=ir.const(-node.right.value))
         if isinstance(node.op, gast.Add) and _negated(node.left):
             return gast.BinOp(left=node.right, op=gast.Sub(), right=node.left.operand)
         return node
@@ -156,19 +182,31 @@ def _negated(node):
 def simplify(blocks, live_out):
     """Rewrite ``blocks`` in place (see the module docstring)."""
     stmts = [s for block in blocks for s in _walk_stmts(block.stmts)]
-    counts = {}
-    for stmt in stmts:
-        for target in _targets(stmt):
-            for n in gast.walk(target):
-                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
-                    counts[n.id] = counts.get(n.id, 0) + 1
-    once = {n for n, c in counts.items() if c == 1} - _read_before_bound(stmts)
+    counts, early, loaded = {}, set(), set()
+    for stmt in stmts:        # one pass: bindings, reads before binding, all reads
+        for n in _own_names(stmt):
+            if isinstance(n.ctx, gast.Store):
+                counts[n.id] = counts.get(n.id, 0) + 1
+            else:
+                loaded.add(n.id)
+                if n.id not in counts:
+                    early.add(n.id)
+    # names bound once, and not arguments the function rebinds (read first)
+    once = {n for n, c in counts.items() if c == 1} - early
     constants = {}
-    for stmt in stmts:
-        name_, value = _simple_binding(stmt)
-        if name_ in once and _number(value) and name_ not in live_out:
-            constants[name_] = value.value
-    once |= _free_names(stmts) - set(counts)          # parameters, globals
+    changed = True
+    while changed:            # a copy of a constant is that constant
+        changed = False
+        for stmt in stmts:
+            name_, value = _simple_binding(stmt)
+            if name_ not in once or name_ in constants or name_ in live_out:
+                continue
+            if ir.is_name(value) and value.id in constants:
+                value = ir.const(constants[value.id])
+            if _number(value):
+                constants[name_] = value.value
+                changed = True
+    once |= loaded - set(counts)          # parameters, globals
     shapes = _Shapes(once)
     for _ in range(2):
         for stmt in stmts:
@@ -195,26 +233,20 @@ def _targets(stmt):
     return []
 
 
-def _read_before_bound(stmts):
-    """Names read (in statement order) before their first binding: arguments
-    the function rebinds, whose one binding does not say what they hold."""
-    bound, early = set(), set()
-    for stmt in stmts:
-        if isinstance(stmt, (gast.If, gast.For, gast.While)):
-            heads = [getattr(stmt, "test", None), getattr(stmt, "iter", None)]
-            reads = set().union(*(ir.names_in(h) for h in heads if h is not None))
-        else:
-            reads = {n.id for n in gast.walk(stmt)
-                     if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
-        early |= reads - bound
-        for target in _targets(stmt):
-            bound |= {n.id for n in gast.walk(target) if isinstance(n, gast.Name)}
-    return early
-
-
-def _free_names(stmts):
-    return {n.id for s in stmts for n in gast.walk(s)
-            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+def _own_names(stmt):
+    """The Name nodes of a statement outside its nested bodies, reads before
+    binds (``x = x + 1`` reads ``x`` first)."""
+    if isinstance(stmt, (gast.If, gast.While)):
+        return ir.walk_names(stmt.test)
+    if isinstance(stmt, gast.For):
+        return ir.walk_names(stmt.iter) + ir.walk_names(stmt.target)
+    if isinstance(stmt, (gast.Assign, gast.AugAssign)):
+        targets = stmt.targets if isinstance(stmt, gast.Assign) else [stmt.target]
+        stores = [n for t in targets for n in ir.walk_names(t)]
+        loads = ir.walk_names(stmt.value) + [n for n in stores if not
+                                             isinstance(n.ctx, gast.Store)]
+        return loads + [n for n in stores if isinstance(n.ctx, gast.Store)]
+    return ir.walk_names(stmt)
 
 
 def _rewrite_values(stmt, rewrite):
@@ -245,12 +277,9 @@ def _propagate_copies(blocks, once, live_out):
     if not renames:
         return
 
-    class Rename(gast.NodeTransformer):
-        def visit_Name(self, node):
-            if isinstance(node.ctx, gast.Load) and node.id in renames:
-                node.id = renames[node.id]
-            return node
     for block in blocks:
         block.stmts = [s for s in block.stmts if _simple_binding(s)[0] not in renames]
         for stmt in block.stmts:
-            Rename().visit(stmt)
+            for node in ir.walk_names(stmt):
+                if isinstance(node.ctx, gast.Load) and node.id in renames:
+                    node.id = renames[node.id]

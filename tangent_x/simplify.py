@@ -28,29 +28,39 @@ def _number(node):
     return isinstance(node, gast.Constant) and type(node.value) in (int, float)
 
 
+def fold_binop(node):
+    """The folding of one ``BinOp`` whose operands are already folded."""
+    if _number(node.left) and _number(node.right) and type(node.op) in _FOLD:
+        return ir.const(_FOLD[type(node.op)](node.left.value, node.right.value))
+    if isinstance(node.op, gast.Pow) and _number(node.right) and node.right.value == 1:
+        return node.left
+    if isinstance(node.op, gast.Mult):
+        if _is_one(node.left):
+            return _as_float(node.right)
+        if _is_one(node.right):
+            return _as_float(node.left)
+    if isinstance(node.op, gast.Div) and _is_one(node.right):
+        return _as_float(node.left)
+    return node
+
+
+def fold_unaryop(node):
+    """The folding of one ``UnaryOp`` whose operand is already folded."""
+    if isinstance(node.op, gast.USub) and isinstance(node.operand, gast.Constant) \
+            and isinstance(node.operand.value, (int, float)) \
+            and not isinstance(node.operand.value, bool):
+        return ir.const(-node.operand.value)
+    return node
+
+
 class _FoldOnes(gast.NodeTransformer):
     def visit_BinOp(self, node):
         self.generic_visit(node)
-        if _number(node.left) and _number(node.right) and type(node.op) in _FOLD:
-            return ir.const(_FOLD[type(node.op)](node.left.value, node.right.value))
-        if isinstance(node.op, gast.Pow) and _number(node.right) and node.right.value == 1:
-            return node.left
-        if isinstance(node.op, gast.Mult):
-            if _is_one(node.left):
-                return _as_float(node.right)
-            if _is_one(node.right):
-                return _as_float(node.left)
-        if isinstance(node.op, gast.Div) and _is_one(node.right):
-            return _as_float(node.left)
-        return node
+        return fold_binop(node)
 
     def visit_UnaryOp(self, node):
         self.generic_visit(node)
-        if isinstance(node.op, gast.USub) and isinstance(node.operand, gast.Constant) \
-                and isinstance(node.operand.value, (int, float)) \
-                and not isinstance(node.operand.value, bool):
-            return ir.const(-node.operand.value)
-        return node
+        return fold_unaryop(node)
 
 
 def fold_ones(node):
@@ -58,11 +68,11 @@ def fold_ones(node):
 
 
 def eliminate_dead_code(blocks, live):
-    """Drop statements whose results are never read, inside loops and
-    branches too (see ``liveness``), update lists in place where the old
-    version is dead (see ``inplace``), drop what shapes and signs make
-    redundant (see ``peephole``) and bind values under the names copies
-    would give them (see ``coalesce``).  ``live``: names read at the
+    """Drop what shapes and signs make redundant (see ``peephole``), then
+    statements whose results are never read, inside loops and branches too
+    (see ``liveness``); update lists in place where the old version is dead
+    (see ``inplace``) and bind values under the names copies would give
+    them (see ``coalesce``).  ``live``: names read at the
     end."""
     from . import peephole
     from .coalesce import coalesce
@@ -70,8 +80,7 @@ def eliminate_dead_code(blocks, live):
     from .liveness import eliminate_dead_code as eliminate
     for block in blocks:      # the passes edit statements; transforms may share them
         block.stmts = ir.clone(block.stmts)
-    eliminate(blocks, live)
-    reuse_dead_lists(blocks, live)
     peephole.simplify(blocks, live)
     eliminate(blocks, live)
+    reuse_dead_lists(blocks, live)
     return coalesce(blocks, live)

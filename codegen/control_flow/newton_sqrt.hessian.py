@@ -67,7 +67,7 @@ def jvp_grad_newton_sqrt(a, a_dot):
     y_tape_4 = y_tape_1
     a_1_bar_1_dot = zeros_like(a_1_bar)
     a_1_tape_4_dot = a_1_tape_1_dot
-    y_bar_dot = zeros_like(1.0)
+    y_bar_dot = 0.0
     y_tape_4_dot = y_tape_1_dot
     for step in range(len_a_1_tape_1):
         a_1_2 = a_1_tape_4.pop()
