@@ -28,76 +28,59 @@ def _number(node):
     return isinstance(node, gast.Constant) and type(node.value) in (int, float)
 
 
+def fold_binop(node):
+    """The folding of one ``BinOp`` whose operands are already folded."""
+    if _number(node.left) and _number(node.right) and type(node.op) in _FOLD:
+        return ir.const(_FOLD[type(node.op)](node.left.value, node.right.value))
+    if isinstance(node.op, gast.Pow) and _number(node.right) and node.right.value == 1:
+        return node.left
+    if isinstance(node.op, gast.Mult):
+        if _is_one(node.left):
+            return _as_float(node.right)
+        if _is_one(node.right):
+            return _as_float(node.left)
+    if isinstance(node.op, gast.Div) and _is_one(node.right):
+        return _as_float(node.left)
+    return node
+
+
+def fold_unaryop(node):
+    """The folding of one ``UnaryOp`` whose operand is already folded."""
+    if isinstance(node.op, gast.USub) and isinstance(node.operand, gast.Constant) \
+            and isinstance(node.operand.value, (int, float)) \
+            and not isinstance(node.operand.value, bool):
+        return ir.const(-node.operand.value)
+    return node
+
+
 class _FoldOnes(gast.NodeTransformer):
     def visit_BinOp(self, node):
         self.generic_visit(node)
-        if _number(node.left) and _number(node.right) and type(node.op) in _FOLD:
-            return ir.const(_FOLD[type(node.op)](node.left.value, node.right.value))
-        if isinstance(node.op, gast.Pow) and _number(node.right) and node.right.value == 1:
-            return node.left
-        if isinstance(node.op, gast.Mult):
-            if _is_one(node.left):
-                return _as_float(node.right)
-            if _is_one(node.right):
-                return _as_float(node.left)
-        if isinstance(node.op, gast.Div) and _is_one(node.right):
-            return _as_float(node.left)
-        return node
+        return fold_binop(node)
 
     def visit_UnaryOp(self, node):
         self.generic_visit(node)
-        if isinstance(node.op, gast.USub) and isinstance(node.operand, gast.Constant) \
-                and isinstance(node.operand.value, (int, float)) \
-                and not isinstance(node.operand.value, bool):
-            return ir.const(-node.operand.value)
-        return node
+        return fold_unaryop(node)
 
 
 def fold_ones(node):
     return _FoldOnes().visit(node)
 
 
-def _defs_and_uses(stmt):
-    """(names a statement defines, names it reads, whether it must stay)."""
-    if isinstance(stmt, (gast.If, gast.For, gast.While)):
-        return set(), {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name)}, True
-    if isinstance(stmt, gast.Assign):
-        target = stmt.targets[0]
-        uses = ir.names_in(stmt.value)
-        if isinstance(target, gast.Subscript):        # x[i] = v updates x
-            base = target.value.id
-            return {base}, uses | ir.names_in(target.slice) | {base}, False
-        if isinstance(target, gast.Tuple):
-            return {e.id for e in target.elts}, uses, False
-        return {target.id}, uses, False
-    call = getattr(stmt, "value", None)
-    if isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute) \
-            and call.func.attr == "at" and call.args and ir.is_name(call.args[0]):
-        base = call.args[0].id                        # np.add.at(x, i, v) updates x
-        return {base}, ir.names_in(stmt), False
-    return set(), ir.names_in(stmt), True
-
-
 def eliminate_dead_code(blocks, live):
-    """Drop statements whose results are never read.  ``live``: names read at the end."""
-    live = set(live)
-    for block in reversed(blocks):
-        kept = []
-        for stmt in reversed(block.stmts):
-            defs, uses, effect = _defs_and_uses(stmt)
-            if effect or defs & live:
-                if not _is_update(stmt):
-                    live -= defs
-                live |= uses
-                kept.append(stmt)
-        block.stmts = kept[::-1]
-    return blocks
-
-
-def _is_update(stmt):
-    """``x[i] = v`` and ``np.add.at(x, i, v)`` modify x rather than define it."""
-    if isinstance(stmt, gast.Assign):
-        return isinstance(stmt.targets[0], gast.Subscript)
-    call = getattr(stmt, "value", None)
-    return isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute) \
-        and call.func.attr == "at"
+    """Drop what shapes and signs make redundant (see ``peephole``), then
+    statements whose results are never read, inside loops and branches too
+    (see ``liveness``); update lists in place where the old version is dead
+    (see ``inplace``) and bind values under the names copies would give
+    them (see ``coalesce``).  ``live``: names read at the
+    end."""
+    from . import peephole
+    from .coalesce import coalesce
+    from .inplace import reuse_dead_lists
+    from .liveness import eliminate_dead_code as eliminate
+    for block in blocks:      # the passes edit statements; transforms may share them
+        block.stmts = ir.clone(block.stmts)
+    peephole.simplify(blocks, live)
+    eliminate(blocks, live)
+    reuse_dead_lists(blocks, live)
+    return coalesce(blocks, live)

@@ -6,11 +6,9 @@ from tangent_x.runtime import check_grad_output
 
 def grad_grad_grad_cubic(x):
     # basics.py:22: return 2.0 * x ** 3
-    times = 2.0 * 3
-    times_times = times * 2
-    x_bar_1 = times_times * x
+    x_bar_1 = 12.0 * x
     # grad is defined for scalar outputs only
     check_grad_output(x_bar_1)
     # adjoint of basics.py:22: return 2.0 * x ** 3
-    x_bar_2 = times_times
+    x_bar_2 = 12.0
     return x_bar_2

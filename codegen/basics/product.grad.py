@@ -12,9 +12,7 @@ def grad_product(x, y):
     # grad is defined for scalar outputs only
     check_grad_output(x_times_y_times_sin_x)
     # adjoint of basics.py:17: return x * y * np.sin(x)
-    x_times_y_bar = sin_x
-    sin_x_bar = x_times_y
-    x_bar = sin_x_bar * np.cos(x)
-    x_bar = x_bar + unbroadcast(x_times_y_bar * y, x)
-    y_bar = unbroadcast(x_times_y_bar * x, y)
+    x_bar = x_times_y * np.cos(x)
+    x_bar = x_bar + unbroadcast(sin_x * y, x)
+    y_bar = unbroadcast(sin_x * x, y)
     return (x_bar, y_bar)

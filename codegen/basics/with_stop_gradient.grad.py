@@ -6,10 +6,8 @@ from tangent_x.runtime import check_grad_output, stop_gradient
 
 def grad_with_stop_gradient(x):
     # basics.py:38: return x * tx.stop_gradient(x)
-    stop_gradient_x = stop_gradient(x)
-    times_x = x * stop_gradient_x
+    x_bar = stop_gradient(x)
+    times_x = x * x_bar
     # grad is defined for scalar outputs only
     check_grad_output(times_x)
-    # adjoint of basics.py:38: return x * tx.stop_gradient(x)
-    x_bar = stop_gradient_x
     return x_bar

@@ -18,8 +18,7 @@ def grad_first_above(x, threshold):
     while True:
         not__loop_broken = not loop_broken
         if not__loop_broken:
-            lt = loop_k < loop_count
-            both = lt
+            both = loop_k < loop_count
         else:
             both = not__loop_broken
         if not both:
@@ -29,26 +28,23 @@ def grad_first_above(x, threshold):
         return_value_tape.append(return_value)
         returned_tape.append(returned)
         v = x[loop_k]
-        loop_k_1 = loop_k + 1
+        loop_k = loop_k + 1
         gt = v > threshold
         if gt:
-            return_value_1 = v * 3.0
+            return_value_2 = v * 3.0
             loop_broken_1 = True
-            return_value_2 = return_value_1
             returned_1 = True
         else:
             loop_broken_1 = loop_broken
             return_value_2 = return_value
             returned_1 = returned
         loop_broken = loop_broken_1
-        loop_k = loop_k_1
         return_value = return_value_2
         returned = returned_1
     if returned:
         result = return_value
     else:
-        sum_x = np.sum(x)
-        result = sum_x
+        result = np.sum(x)
     # grad is defined for scalar outputs only
     check_grad_output(result)
     # adjoint of control_flow.py:49: for v in x:
@@ -57,25 +53,12 @@ def grad_first_above(x, threshold):
     if returned:
         return_value_bar = tree_add(return_value_bar, 1.0)
     else:
-        sum_x_bar = 1.0
-        x_bar = x_bar + unreduce(sum_x_bar, x)
+        x_bar = x_bar + unreduce(1.0, x)
     for step in range(len(loop_broken_tape)):
-        loop_broken = loop_broken_tape.pop()
         loop_k = loop_k_tape.pop()
         return_value = return_value_tape.pop()
-        returned = returned_tape.pop()
         v = x[loop_k]
-        loop_k_1 = loop_k + 1
         gt = v > threshold
-        if gt:
-            return_value_1 = v * 3.0
-            loop_broken_1 = True
-            return_value_2 = return_value_1
-            returned_1 = True
-        else:
-            loop_broken_1 = loop_broken
-            return_value_2 = return_value
-            returned_1 = returned
         return_value_2_bar = return_value_bar
         return_value_bar_1 = zeros_like(return_value)
         v_bar = zeros_like(v)

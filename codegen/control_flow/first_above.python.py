@@ -13,31 +13,27 @@ def first_above(x, threshold):
     while True:
         not__loop_broken = not loop_broken
         if not__loop_broken:
-            lt = loop_k < loop_count
-            both = lt
+            both = loop_k < loop_count
         else:
             both = not__loop_broken
         if not both:
             break
         v = x[loop_k]
-        loop_k_1 = loop_k + 1
+        loop_k = loop_k + 1
         gt = v > threshold
         if gt:
-            return_value_1 = v * 3.0
+            return_value_2 = v * 3.0
             loop_broken_1 = True
-            return_value_2 = return_value_1
             returned_1 = True
         else:
             loop_broken_1 = loop_broken
             return_value_2 = return_value
             returned_1 = returned
         loop_broken = loop_broken_1
-        loop_k = loop_k_1
         return_value = return_value_2
         returned = returned_1
     if returned:
         result = return_value
     else:
-        sum_x = np.sum(x)
-        result = sum_x
+        result = np.sum(x)
     return result

@@ -6,10 +6,9 @@ from tangent_x.runtime import add_at, check_grad_output, iteration_item, tree_ad
 
 def grad_logsumexp_loop(x):
     # control_flow.py:57: m = x[0]
-    m = x[0]
+    m_1 = x[0]
     # control_flow.py:58: for v in x:
     n = len(x)
-    m_1 = m
     m_1_tape = []
     for k in range(n):
         m_1_tape.append(m_1)
@@ -28,8 +27,7 @@ def grad_logsumexp_loop(x):
         item_1 = iteration_item(x, k_1)
         item_1_minus_m_1 = item_1 - m_1
         exp_item_1_minus_m_1 = np.exp(item_1_minus_m_1)
-        s_1 = s + exp_item_1_minus_m_1
-        s = s_1
+        s = s + exp_item_1_minus_m_1
     # control_flow.py:63: return m + np.log(s)
     log_s = np.log(s)
     m_1_plus_log_s = m_1 + log_s
@@ -37,8 +35,7 @@ def grad_logsumexp_loop(x):
     check_grad_output(m_1_plus_log_s)
     # adjoint of control_flow.py:63: return m + np.log(s)
     m_1_bar = 1.0
-    log_s_bar = 1.0
-    s_bar = log_s_bar / s
+    s_bar = 1.0 / s
     # adjoint of control_flow.py:61: for v in x:
     x_bar = zeros_like(x)
     for k_1 in reversed(range(n)):
@@ -46,24 +43,18 @@ def grad_logsumexp_loop(x):
         item_1 = iteration_item(x, k_1)
         item_1_minus_m_1 = item_1 - m_1
         exp_item_1_minus_m_1 = np.exp(item_1_minus_m_1)
-        s_1 = s + exp_item_1_minus_m_1
         s_1_bar = s_bar
-        s_bar_1 = unbroadcast(s_1_bar, s)
+        s_bar = unbroadcast(s_1_bar, s)
         exp_item_1_minus_m_1_bar = unbroadcast(s_1_bar, exp_item_1_minus_m_1)
         item_1_minus_m_1_bar = exp_item_1_minus_m_1_bar * exp_item_1_minus_m_1
         item_1_bar = unbroadcast(item_1_minus_m_1_bar, item_1)
         m_1_bar = m_1_bar + unbroadcast(-item_1_minus_m_1_bar, m_1)
         x_bar = add_at(x_bar, k_1, item_1_bar)
-        s_bar = s_bar_1
     # adjoint of control_flow.py:58: for v in x:
     for k in reversed(range(n)):
         m_1 = m_1_tape.pop()
         item = iteration_item(x, k)
         pick = item > m_1
-        if pick:
-            m_2 = item
-        else:
-            m_2 = m_1
         m_2_bar = m_1_bar
         item_bar = zeros_like(item)
         m_1_bar_1 = zeros_like(m_1)

@@ -5,23 +5,19 @@ import numpy as np
 
 def jvp_newton_sqrt(a, a_dot):
     # control_flow.py:16: while abs(y * y - a) > 1e-12:
-    a_1 = a
     y = a
-    a_1_dot = a_dot
     y_dot = a_dot
     while True:
         y_times_y = y * y
-        y_times_y_minus_a_1 = y_times_y - a_1
+        y_times_y_minus_a_1 = y_times_y - a
         abs_y_times_y_minus_a_1 = np.abs(y_times_y_minus_a_1)
         gt = abs_y_times_y_minus_a_1 > 1e-12
         if not gt:
             break
-        a_1_over_y = a_1 / y
-        a_1_over_y_dot = a_1_dot / y - a_1_over_y * y_dot / y
+        a_1_over_y = a / y
+        a_1_over_y_dot = a_dot / y - a_1_over_y * y_dot / y
         y_plus_a_1_over_y = y + a_1_over_y
         y_plus_a_1_over_y_dot = y_dot + a_1_over_y_dot
-        y_1 = 0.5 * y_plus_a_1_over_y
-        y_1_dot = 0.5 * y_plus_a_1_over_y_dot
-        y = y_1
-        y_dot = y_1_dot
+        y = 0.5 * y_plus_a_1_over_y
+        y_dot = 0.5 * y_plus_a_1_over_y_dot
     return (y, y_dot)

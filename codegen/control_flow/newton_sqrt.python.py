@@ -5,17 +5,15 @@ import numpy as np
 
 def newton_sqrt(a):
     # control_flow.py:16: while abs(y * y - a) > 1e-12:
-    a_1 = a
     y = a
     while True:
         y_times_y = y * y
-        y_times_y_minus_a_1 = y_times_y - a_1
+        y_times_y_minus_a_1 = y_times_y - a
         abs_y_times_y_minus_a_1 = np.abs(y_times_y_minus_a_1)
         gt = abs_y_times_y_minus_a_1 > 1e-12
         if not gt:
             break
-        a_1_over_y = a_1 / y
+        a_1_over_y = a / y
         y_plus_a_1_over_y = y + a_1_over_y
-        y_1 = 0.5 * y_plus_a_1_over_y
-        y = y_1
+        y = 0.5 * y_plus_a_1_over_y
     return y

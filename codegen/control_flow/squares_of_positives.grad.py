@@ -8,9 +8,8 @@ def grad_squares_of_positives(x):
     # control_flow.py:68: acc = np.zeros(x.shape[0])
     shape_x = np.shape(x)
     shape_x_0 = shape_x[0]
-    acc = np.zeros(shape_x_0)
+    acc_1 = np.zeros(shape_x_0)
     # control_flow.py:69: for i in range(x.shape[0]):
-    acc_1 = acc
     acc_1_tape = []
     for i in range(shape_x_0):
         acc_1_tape.append(acc_1)
@@ -20,9 +19,8 @@ def grad_squares_of_positives(x):
             pow_x_i = x_i ** 2
             acc_1_1 = acc_1[i]
             acc_1_1_1 = acc_1_1 + pow_x_i
-            acc_2 = np.copy(acc_1)
-            acc_2[i] = acc_1_1_1
-            acc_3 = acc_2
+            acc_3 = np.copy(acc_1)
+            acc_3[i] = acc_1_1_1
         else:
             acc_3 = acc_1
         acc_1 = acc_3
@@ -42,11 +40,6 @@ def grad_squares_of_positives(x):
             pow_x_i = x_i ** 2
             acc_1_1 = acc_1[i]
             acc_1_1_1 = acc_1_1 + pow_x_i
-            acc_2 = np.copy(acc_1)
-            acc_2[i] = acc_1_1_1
-            acc_3 = acc_2
-        else:
-            acc_3 = acc_1
         acc_3_bar = acc_1_bar
         acc_1_bar_1 = zeros_like(acc_1)
         x_i_bar = zeros_like(x_i)
