@@ -8,8 +8,7 @@ def vmap_steps_to_exceed(x, limit):
     # the batch on axis 0 of every mapped argument
     batch_size = np.shape(x)[0]
     # batching.py:32: while x < limit:
-    n_lanes = broadcast_lanes(0.0, batch_size)
-    n = n_lanes
+    n = broadcast_lanes(0.0, batch_size)
     x_1 = x
     while True:
         lt = x_1 < limit
