@@ -200,8 +200,13 @@ class Batcher:
                                  "compute it outside the vmapped function")
         else:
             body = ir.expr_of(eqn)
+        # the lambda's parameters get names of their own (``x_k``: example k of
+        # ``x``), so that later passes renaming ``x`` outside cannot capture them
+        params = [self.fresh(f"{n}_k") for n in lanes]
+        for n, p in zip(lanes, params):
+            body = _renamed(body, n, p)
         fn = gast.Lambda(args=gast.arguments(
-            args=[ir.name(n, gast.Param()) for n in lanes], posonlyargs=[], vararg=None,
+            args=[ir.name(p, gast.Param()) for p in params], posonlyargs=[], vararg=None,
             kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]), body=body)
         value = call("map_lanes", fn, self.batch_size, *[ir.name(n) for n in lanes])
         for o in eqn.outs:

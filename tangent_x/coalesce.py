@@ -117,8 +117,10 @@ def _self_copy(stmt):
 
 
 def _binds_simply(stmt, b):
-    """``b = ...`` or a tuple of names including ``b`` (not ``b[i] = ...``)."""
-    if not isinstance(stmt, gast.Assign):
+    """``b = ...`` or a tuple of names including ``b`` (not ``b[i] = ...``),
+    whose value does not read an earlier ``b`` (a rebound parameter,
+    ``x = np.moveaxis(x, 1, 0)``, keeps its name)."""
+    if not isinstance(stmt, gast.Assign) or b in _names(stmt.value, gast.Load):
         return False
     target = stmt.targets[0]
     if ir.is_name(target, b):
