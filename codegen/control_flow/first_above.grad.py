@@ -65,17 +65,7 @@ def grad_first_above(x, threshold):
         return_value = return_value_tape.pop()
         returned = returned_tape.pop()
         v = x[loop_k]
-        loop_k_1 = loop_k + 1
         gt = v > threshold
-        if gt:
-            return_value_1 = v * 3.0
-            loop_broken_1 = True
-            return_value_2 = return_value_1
-            returned_1 = True
-        else:
-            loop_broken_1 = loop_broken
-            return_value_2 = return_value
-            returned_1 = returned
         return_value_2_bar = return_value_bar
         return_value_bar_1 = zeros_like(return_value)
         v_bar = zeros_like(v)

@@ -46,7 +46,6 @@ def grad_logsumexp_loop(x):
         item_1 = iteration_item(x, k_1)
         item_1_minus_m_1 = item_1 - m_1
         exp_item_1_minus_m_1 = np.exp(item_1_minus_m_1)
-        s_1 = s + exp_item_1_minus_m_1
         s_1_bar = s_bar
         s_bar_1 = unbroadcast(s_1_bar, s)
         exp_item_1_minus_m_1_bar = unbroadcast(s_1_bar, exp_item_1_minus_m_1)
@@ -60,10 +59,6 @@ def grad_logsumexp_loop(x):
         m_1 = m_1_tape.pop()
         item = iteration_item(x, k)
         pick = item > m_1
-        if pick:
-            m_2 = item
-        else:
-            m_2 = m_1
         m_2_bar = m_1_bar
         item_bar = zeros_like(item)
         m_1_bar_1 = zeros_like(m_1)

@@ -20,9 +20,6 @@ def grad_recurrence(x):
     x_1_bar = 1.0
     for t in reversed(range(1000)):
         x_1 = x_1_tape.pop()
-        sin_x_1 = np.sin(x_1)
-        times_sin_x_1 = sin_x_1 * 0.99
-        x_2 = times_sin_x_1 + 0.01
         x_2_bar = x_1_bar
         times_sin_x_1_bar = x_2_bar
         sin_x_1_bar = times_sin_x_1_bar * 0.99

@@ -42,11 +42,6 @@ def grad_squares_of_positives(x):
             pow_x_i = x_i ** 2
             acc_1_1 = acc_1[i]
             acc_1_1_1 = acc_1_1 + pow_x_i
-            acc_2 = np.copy(acc_1)
-            acc_2[i] = acc_1_1_1
-            acc_3 = acc_2
-        else:
-            acc_3 = acc_1
         acc_3_bar = acc_1_bar
         acc_1_bar_1 = zeros_like(acc_1)
         x_i_bar = zeros_like(x_i)
