@@ -9,6 +9,7 @@ __version__ = "0.1.0"
 from .errors import TransformError  # noqa: E402
 from .api import grad, value_and_grad, vjp, jvp, source  # noqa: E402
 from .jacobians import jacfwd, jacrev, hessian  # noqa: E402
+from .vmapping import vmap  # noqa: E402
 from .runtime import stop_gradient  # noqa: E402
 from .custom import _decorator as _custom_decorator, custom_jvp as _cj, custom_vjp as _cv  # noqa: E402
 
@@ -32,7 +33,7 @@ def block_until_ready(x):
     return x
 
 
-__all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev", "hessian",
+__all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev", "hessian", "vmap",
            "source", "stop_gradient",
            "custom_jvp", "custom_vjp",
            "TransformError", "tree_util", "tree", "test_util", "lax", "nn",

@@ -170,7 +170,9 @@ def _generate_vjp_split(fn, namer, wrt, has_aux):
     maybe_unbound = [r for r in residuals if r not in top_level]
     if maybe_unbound:      # assigned only on some paths: bind them on every path
         forward.insert(0, emit.Block(
-            [gast.Assign(targets=[ir.name(r, gast.Store())], value=ir.const(None),
+            [gast.Assign(targets=[ir.name(r, gast.Store())],
+                         value=gast.List(elts=[], ctx=gast.Load()) if r in tapes
+                         else ir.const(None),      # a tape is copied: a list on every path
                          type_comment=None) for r in maybe_unbound],
             None, "values assigned only inside branches or loops"))
     out = gast.Tuple(elts=[value, aux], ctx=gast.Load()) if has_aux else value
@@ -252,6 +254,7 @@ class Transformed:
     def __call__(self, *args, **kwargs):
         checked = range(len(self._argnums)) if self._kind == "jvp" else self._argnums
         _check_inputs(self._kind, self._fun, args, checked)
+        self._specialize_inner(args)
         function = self.generated.function
         try:
             out = function(*args, **kwargs)
@@ -262,6 +265,28 @@ class Transformed:
 
     def __repr__(self):
         return f"<tangent_x {self._kind} of {getattr(self._fun, '__qualname__', self._fun)}>"
+
+    def _specialize_inner(self, args):
+        """A transformed function whose code depends on its arguments'
+        structure (a vmapped one) is specialised for the primal arguments
+        first; this code is rebuilt when that specialisation changes."""
+        inner = getattr(self._fun, "__tangent_x__", None)
+        if not hasattr(inner, "specialize"):
+            return
+        if self._kind == "jvp":
+            k = len(self._argnums)
+            primals = list(args[k:2 * k]) and list(args[:k]) + list(args[2 * k:])
+            order = list(self._argnums) + [i for i in range(len(primals))
+                                           if i not in self._argnums]
+            primals = [p for _, p in sorted(zip(order, primals))]
+        elif self._kind == "vjp":
+            primals = args[:-1]
+        else:
+            primals = args
+        specialised = inner.specialize(*primals)
+        if getattr(self, "_inner_generated", None) is not specialised:
+            self._inner_generated = specialised
+            self._generated = None
 
 
 def _call_site():
@@ -484,7 +509,10 @@ def source(fun, stage="python"):
     if stage not in STAGES:
         raise ValueError(f"unknown stage {stage!r}; choose one of {', '.join(STAGES)}")
     fun = getattr(fun, "__tangent_x_source__", None) or getattr(fun, "__tangent_x__", fun)
-    target = fun.generated.function if isinstance(fun, Transformed) else fun
+    if hasattr(fun, "specialize") and stage == "python":    # vmap: its latest specialisation
+        return fun.generated.text
+    target = fun.generated.function if isinstance(fun, (Transformed,)) or \
+        hasattr(fun, "specialize") else fun
     if stage == "parse":
         from . import parser
         parsed = parser.parse(target)

@@ -97,6 +97,23 @@ class Calls:
             return self.builtin_extreme(scope, obj, node, target)
         if obj in (builtins.max, builtins.min) and len(node.args) == 1 and not node.keywords:
             obj = np.max if obj is builtins.max else np.min
+        if obj is builtins.reversed and len(node.args) == 1 and not node.keywords:
+            # reversed(seq) iterates as seq[::-1] (a range, list or array view),
+            # which has a length: loops over it (as backward passes print
+            # them) canonicalize like any loop over a sequence
+            (arg,), _ = self.call_args(scope, node)
+            return self.emit(P.get("getitem"),
+                             [arg, ir.slice_call(None, None, ir.const(-1))],
+                             target=target, base="reversed")
+        if obj in (dict, list) and len(node.args) == 1 and not node.keywords \
+                and isinstance(node.args[0], gast.Name):
+            arg = self.expr(scope, node.args[0])
+            kind = "dict" if obj is dict else "list"
+            if ir.is_name(arg) and self._containers.get(arg.id) == kind:
+                out = self.emit(P.get(f"{kind}_copy"), [arg], target=target,
+                                base=base_name("", arg) or kind)
+                self._containers[out.id] = kind
+                return out
         prim = P.lookup(obj)
         if prim is not None:
             args, kwargs = self.call_args(scope, node)

@@ -15,8 +15,8 @@ import sys
 from . import api
 from .errors import TransformError
 
-_TRANSFORMS = ("grad", "value_and_grad", "vjp", "jvp", "hessian", "grad2", "grad3")
-_LATER = ("vmap", "jit")
+_TRANSFORMS = ("grad", "value_and_grad", "vjp", "jvp", "hessian", "grad2", "grad3", "vmap")
+_LATER = ("jit",)
 
 
 class CLIError(Exception):
@@ -79,7 +79,14 @@ def build_parser():
         p.add_argument("target", metavar="FILE:FUNC")
         p.add_argument("--argnums", type=_argnums, default=0)
         p.add_argument("--has-aux", action="store_true")
-        p.add_argument("--in-axes", default="0")
+        p.add_argument("--in-axes", default="0",
+                       help="vmap: one axis per argument, e.g. 0,None")
+        p.add_argument("--example-args", default=None,
+                       help="vmap: a Python expression for the (batched) arguments, with "
+                            "numpy as np, e.g. 'np.ones((128, 3)), np.ones((4, 3))'; "
+                            "vmap specialises on their ranks (default: 0.5 per example)")
+        p.add_argument("--method", choices=("vectorize", "loop"), default="vectorize",
+                       help="vmap: batching rules, or one call per example")
         p.add_argument("--transform", default=None)
     show = sub.add_parser("show", help="any pipeline stage of FUNC itself")
     show.add_argument("target", metavar="FILE:FUNC")
@@ -91,6 +98,8 @@ def run(args):
     fn = load_target(args.target)
     if args.command == "show":
         return api.source(fn, stage=args.stage)
+    if args.command == "vmap":
+        return vmap_source(fn, args.in_axes, args.example_args, args.method, args.transform)
     if args.command in _LATER:
         raise CLIError(f"{args.command} is not implemented yet in tangent_x "
                        f"{__import__('tangent_x').__version__}")
@@ -124,6 +133,43 @@ def transformed_for(fn, command, argnums=0, has_aux=False):
             d = api.grad(d, argnums=argnums)
         return d
     raise CLIError(f"unknown transform {command!r}")
+
+
+def _in_axes(text):
+    parts = [t.strip() for t in text.split(",") if t.strip()]
+    try:
+        axes = tuple(None if t == "None" else int(t) for t in parts)
+    except ValueError:
+        raise CLIError(f"--in-axes wants integers or None like 0,None, got {text!r}")
+    return axes[0] if len(axes) == 1 else axes
+
+
+def vmap_source(fn, in_axes_text, example_text, method, transform=None):
+    """The vectorised source of ``fn``, specialised (as vmap is at first call)
+    for example arguments: ``--example-args``, else 0.5 in every example of
+    a batch of 2 (the ranks then are those of scalars)."""
+    import inspect
+
+    import numpy as np
+    from . import vmapping
+    target = transformed_for(fn, transform) if transform else fn
+    in_axes = _in_axes(in_axes_text)
+    if example_text:
+        try:
+            examples = eval(example_text, {"np": np})   # the user's own command line
+        except Exception as exc:
+            raise CLIError(f"--example-args: {type(exc).__name__}: {exc}") from exc
+        examples = examples if isinstance(examples, tuple) else (examples,)
+    else:
+        n = len([p for p in inspect.signature(fn).parameters.values()
+                 if p.default is p.empty])
+        axes = in_axes if isinstance(in_axes, tuple) else (in_axes,) * n
+        examples = tuple(0.5 if ax is None else np.full(2, 0.5) for ax in axes)
+    vf = vmapping.vmap(target, in_axes=in_axes, method=method)
+    try:
+        return vf.specialize(*examples).text
+    except (ValueError, TypeError) as exc:
+        raise CLIError(f"vmap: {exc}") from exc
 
 
 def _as_tuple(n):

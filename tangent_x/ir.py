@@ -221,9 +221,13 @@ def spell(eqn):
     if eqn.prim.kind == "index_set":
         x, idx, v = eqn.args
         out = eqn.out
-        copier = {"dict": "dict", "list": "list"}.get(eqn.params.get("container"), "np.copy")
+        if eqn.params.get("container") and eqn.prim.name == "index_set":
+            # one call that reads back as the same functional update
+            return [gast.Assign(targets=[name(out, gast.Store())],
+                                value=gast.Call(func=name("with_item"), args=[x, idx, v],
+                                                keywords=[]), type_comment=None)]
         copy_stmt = gast.Assign(targets=[name(out, gast.Store())],
-                                value=gast.Call(func=P.dotted(copier), args=[x], keywords=[]),
+                                value=gast.Call(func=P.dotted("np.copy"), args=[x], keywords=[]),
                                 type_comment=None)
         if eqn.prim.name == "index_add":     # repeated indices accumulate
             update = gast.Expr(value=gast.Call(func=P.dotted("np.add.at"),

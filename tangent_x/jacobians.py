@@ -67,6 +67,7 @@ def jacfwd(fun, argnums=0, has_aux=False):
             out = fun(*args)
         return _assemble(out, columns, in_leaves, in_tree, single, axis_last=True)
 
+    jacobian.__tangent_x_loop__ = True     # Python driver code: vmap loops over it
     return jacobian
 
 
@@ -111,6 +112,7 @@ def jacrev(fun, argnums=0, has_aux=False):
             blocks.append(inner[0] if single else tuple(inner))
         return tree_util.tree_unflatten(out_tree, blocks)
 
+    jacobian.__tangent_x_loop__ = True
     return jacobian
 
 

@@ -206,6 +206,10 @@ for _name in ("len", "int", "bool", "range", "isinstance", "print", "str", "list
                        spelling=_name, differentiable=False),
              getattr(builtins, _name))
 register(Primitive("float", "call", fn=float, spelling="float"), float)
+# ``dict(d)`` / ``list(xs)`` of a container the code built: a copy (derivative
+# code writes ``d_1 = dict(d); d_1[k] = v`` for a functional item update).
+register(Primitive("dict_copy", "call", fn=dict, spelling="dict"))
+register(Primitive("list_copy", "call", fn=list, spelling="list"))
 
 NUMPY_ALIAS = "np"
 
@@ -224,7 +228,7 @@ register(Primitive("or_", "boolop", op=gast.Or, differentiable=False))
 # Runtime helpers are primitives too, so generated code can be transformed again.
 from . import runtime as _runtime  # noqa: E402
 
-_RUNTIME_NONDIFF = {"zeros_like", "check_grad_output", "stop_gradient", "unbound",
+_RUNTIME_NONDIFF = {"zeros_like", "check_grad_output", "stop_gradient", "unbound", "map_lanes",
                     "scan_length"}
 for _name in _runtime.__all__:
     register(Primitive(_name, "effect" if _name == "check_grad_output" else "call",

@@ -16,7 +16,7 @@ __all__ = ["unbroadcast", "unreduce", "unindex", "unattr", "zeros_like",
            "tree_add", "check_grad_output", "stop_gradient", "index_zero",
            "matmul_adjoint_lhs", "matmul_adjoint_rhs", "custom_jvp_cotangents",
            "unbound", "iteration_item", "cotangent_item", "dense", "add_at",
-           "broadcast_like", "item_cotangent", "attr_cotangent", "rejoin",
+           "broadcast_like", "item_cotangent", "attr_cotangent", "rejoin", "with_item",
            # lax.scan inside transformed functions
            "scan_length", "scan_slice", "scan_unslice", "appended", "stack_steps",
            "unstack_steps",
@@ -118,6 +118,15 @@ def index_zero(g, index):
     return out
 
 
+def with_item(items, key, value):
+    """A copy of the list or dict ``items`` with ``value`` at ``key``: how
+    generated code spells ``items[key] = value`` on a container (the
+    caller's container is never mutated)."""
+    out = type(items)(items)
+    out[key] = value
+    return out
+
+
 def zeros_like(x):
     """Zeros with the structure of ``x`` (a pytree of arrays and numbers)."""
     from . import tree_util
@@ -131,6 +140,8 @@ def _leaf_zeros(x):
         return np.zeros_like(x)
     if isinstance(x, numbers.Number):
         return 0.0 * x
+    if isinstance(x, str):
+        return None     # a dict key (``for key in d``): no cotangent, a symbolic zero
     return 0.0          # e.g. an Unbound placeholder: its cotangent is never read
 
 
@@ -156,6 +167,8 @@ def add_at(acc, index, g):
     Generated code uses it only on accumulators it allocated itself (the
     zeros a loop's backward pass adds into), so indexing one element per
     iteration costs O(1) instead of a full-size temporary."""
+    if g is None:           # a symbolic zero
+        return acc
     if isinstance(acc, np.ndarray):
         if _is_basic(index):
             acc[index] += g
@@ -703,3 +716,11 @@ def unstack_steps(g, items, reverse=False):
     from . import tree_util
     parts = [tree_util.tree_map(lambda a: a[k], g) for k in range(len(items))]
     return parts[::-1] if reverse else parts
+
+
+# Helpers of vectorised (vmap) code live in their own module; generated code
+# imports every helper from here.
+from .lanes import *  # noqa: E402,F401,F403
+from .lanes import __all__ as _lanes_all  # noqa: E402
+
+__all__ = __all__ + list(_lanes_all)

@@ -80,5 +80,21 @@ def test_forward_and_higher_order_commands(command, fragment):
 
 
 def test_commands_not_implemented_yet_exit_2():
-    proc = run("vmap", "examples/basics.py:tanh")
+    proc = run("jit", "examples/basics.py:tanh")
     assert proc.returncode == 2 and "not implemented yet" in proc.stderr
+
+
+def test_vmap_prints_vectorised_source(capsys):
+    from tangent_x import cli
+    assert cli.main(["vmap", "examples/batching.py:layer",
+                     "--example-args", "np.ones((8, 3))"]) == 0
+    out = capsys.readouterr().out
+    assert "x @ W.T" in out and "def vmap_layer(x):" in out
+
+
+def test_vmap_of_grad_with_in_axes(capsys):
+    from tangent_x import cli
+    assert cli.main(["vmap", "examples/batching.py:steps_to_exceed", "--in-axes", "0,None"]) == 0
+    assert "select_lanes" in capsys.readouterr().out
+    assert cli.main(["vmap", "examples/batching.py:tanh", "--transform", "grad"]) == 0
+    assert "x_bar = 1.0 - " in capsys.readouterr().out

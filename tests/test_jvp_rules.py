@@ -487,7 +487,7 @@ def test_shape_helpers():
 def test_structural_helpers():
     from tangent_x.runtime import (add_at, appended, cotangent_item, index_zero, scan_slice,
                                    scan_unslice, stack_steps, tree_add, unindex,
-                                   unstack_steps)
+                                   unstack_steps, with_item)
     x = rand(4, 3)
     check(lambda g: unindex(x, (slice(1, 3), 0), g), rand(2))
     check(lambda g: unindex(x, np.array([0, 2, 0]), g), rand(3, 3))
@@ -501,6 +501,8 @@ def test_structural_helpers():
     check_each(lambda a, b: stack_steps(appended([a], b)), rand(3), rand(3))
     check(lambda a, b: stack_steps(appended([a, b], b), True), rand(3), rand(3))
     check(lambda g: unstack_steps(g, [x, x], True)[0], rand(2, 4, 3))
+    check_each(lambda a, v: with_item([a, a * a], 0, v)[0] * with_item([a, v], 0, a)[1],
+               rand(3), rand(3))
 
     def accumulate(acc0, g):
         acc = np.copy(acc0)            # add_at updates accumulators code owns
@@ -569,6 +571,38 @@ def test_solve_matvec_reverse_rule():
         w = rand(*x.shape)
         L.check(lambda m, x, w: np.sum(solve_matvec(m, x, a, b) * w), rand(*a_shape),
                 rand(*x.shape), w, argnums=(0, 1))
+
+
+def test_reverse_rules_of_helpers():
+    """The adjoint helpers differentiate again in reverse mode (grad of grad)."""
+    from tangent_x.runtime import (dense, einsum_adjoint, item_cotangent, rejoin,
+                                   solve_adjoint_lhs, solve_transposed, with_item)
+    for a_shape, b_shape in [((3, 3), (3,)), ((3, 3), (3, 2)), ((2, 3, 3), (3,))]:
+        a, b = L.well_conditioned(*a_shape), rand(*b_shape)
+        x = np.linalg.solve(a, b)
+        w, wa = rand(*x.shape), rand(*a_shape)
+        L.check(lambda a, g, w: np.sum(solve_transposed(a, g, b) * w), a, rand(*x.shape), w,
+                argnums=(0, 1), atol=1e-6)
+        L.check(lambda y, x, wa: np.sum(solve_adjoint_lhs(y, a, b, x) * wa), rand(*x.shape),
+                x, wa, argnums=(0, 1))
+    a, b = rand(2, 3), rand(3, 4)
+    for spec in ("ij,jk->ik", "ij,jk->"):
+        g = rand(*np.shape(np.einsum(spec, a, b)))
+        wa, wb = rand(2, 3), rand(3, 4)
+        L.check(lambda g, b, wa: np.sum(einsum_adjoint(g, spec, 0, a, b) * wa), g, b, wa,
+                argnums=(0, 1))
+        L.check(lambda g, a, wb: np.sum(einsum_adjoint(g, spec, 1, a, b) * wb), g, a, wb,
+                argnums=(0, 1))
+    L.check(lambda g, w: np.sum(einsum_adjoint(g, "ii->i", 0, w) * w), rand(3), rand(3, 3))
+    x = rand(4, 3)
+    parts = [rand(2, 3), rand(1, 3)]
+    L.check(lambda c0, c1, g: np.sum(rejoin([c0, c1], g, parts) ** 2), rand(2, 3), rand(1, 3),
+            rand(3, 3), argnums=(0, 1))
+    L.check(lambda g: np.sum(item_cotangent([x, None], 1, g)[1] ** 2), rand(4, 3))
+    L.check(lambda g: np.sum(dense([g, None], [x, x])[0] ** 2), rand(4, 3))
+    L.check(lambda a, v: np.sum(with_item([a, a], 1, v)[1] * with_item({"a": a}, "a", v)["a"]
+                                + with_item([a, v], 0, v)[1] * a), rand(3), rand(3),
+            argnums=(0, 1))
 
 
 def test_prod_others_and_its_derivatives():

@@ -13,7 +13,7 @@ import pytest
 
 import tangent_x.random as random
 from tangent_x.config import config
-from tangent_x.random import _xla_math
+from tangent_x.random import _threefry, _xla_math
 from tangent_x.random._threefry import threefry2x32, threefry2x32_core
 
 DATA = os.path.join(os.path.dirname(__file__), "data", "random_vectors.npz")
@@ -108,7 +108,11 @@ def test_key_is_readonly_uint32_pair():
     with pytest.raises(ValueError):
         k[0] = 1
     assert random.key(5).tolist() == random.PRNGKey(5).tolist()
-    assert random.key_data(random.split(k, 3)).shape == (3, 2)
+    keys = random.split(k, 3)
+    data = random.key_data(keys)
+    assert data.dtype == np.uint32 and data.shape == (3, 2)
+    np.testing.assert_array_equal(data, keys)
+    assert len({tuple(row) for row in data.tolist()} | {tuple(k.tolist())}) == 4
 
 
 def test_reusing_a_key_repeats_the_numbers():
@@ -220,11 +224,69 @@ def test_threefry_known_answer():
         assert (int(z[0][0]), int(z[1][0])) == want
 
 
+@pytest.mark.parametrize("m", [0, 1, 2, 7, 2 * _threefry._CHUNK + 5, 2 * _threefry._CHUNK + 6])
+def test_original_stream_words_follow_jax_layout(m):
+    # The chunked generator (counters made on the fly, outputs written into
+    # the two halves) against JAX's definition spelled out on whole arrays:
+    # pad the counters 0..m-1 with a zero to even length, hash first half
+    # against second half, concatenate.
+    key = random.fold_in(random.PRNGKey(9), 4)
+    count = np.arange(m, dtype=np.uint32)
+    if m % 2:
+        count = np.concatenate([count, np.zeros(1, np.uint32)])
+    y0, y1 = threefry2x32(key[0], key[1], count[:count.size // 2], count[count.size // 2:])
+    want = np.concatenate([y0, y1])[:m]
+    np.testing.assert_array_equal(_threefry._halves_words(key[0], key[1], m), want)
+    np.testing.assert_array_equal(_threefry.threefry_2x32(key, np.arange(m, dtype=np.uint32)),
+                                  want)
+
+
+@pytest.mark.parametrize("start", [0, 2**32 - 5, 2**33 + 1])
+def test_partitionable_stream_words_follow_jax_layout(start):
+    # hi ^ lo of Threefry of the 64-bit counters start, start+1, ... --
+    # across chunk boundaries and across a change of the counters' high word.
+    key = random.PRNGKey(17)
+    n = _threefry._CHUNK + 9
+    idx = np.arange(start, start + n, dtype=np.uint64)
+    hi, lo = threefry2x32(key[0], key[1], (idx >> np.uint64(32)).astype(np.uint32),
+                          idx.astype(np.uint32))
+    np.testing.assert_array_equal(_threefry._iota_bits_xor(key[0], key[1], start, n), hi ^ lo)
+
+
+@pytest.mark.parametrize("partitionable", [True, False])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_large_eager_draws_use_kernels_with_the_same_bits(partitionable, dtype, monkeypatch):
+    # Eager draws of KERNEL_MIN values or more come from the fused Numba
+    # kernels; the NumPy hash (forced by raising the threshold) must agree
+    # bit for bit, at an odd size that also exercises the original stream's
+    # zero pad and several NumPy chunks.
+    from tangent_x.random import _distributions
+    k = random.fold_in(random.PRNGKey(5), 2)
+    shape = (3, _distributions.KERNEL_MIN // 3 + 1)
+    with config.override("threefry_partitionable", partitionable):
+        assert _distributions._fused("uniform", k, shape, np.dtype(dtype)) is not None
+        fused = {name: getattr(random, name)(k, shape, dtype) for name in ("uniform", "normal")}
+        others = {"bernoulli": lambda: random.bernoulli(k, np.asarray(0.25, dtype), shape),
+                  "scaled": lambda: random.uniform(k, shape, dtype, -3.0, np.arange(1, 4.0)[:, None])}
+        fused.update((name, draw()) for name, draw in others.items())
+        monkeypatch.setattr(_distributions, "KERNEL_MIN", float("inf"))
+        for name, got in fused.items():
+            if name in others:
+                want = others[name]()
+            else:
+                want = getattr(random, name)(k, shape, dtype)
+            assert got.dtype == want.dtype and got.shape == want.shape == shape
+            np.testing.assert_array_equal(_bits(got), _bits(want))
+
+
 @pytest.mark.parametrize("partitionable", [True, False])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("shape", [(), (1,), (7,), (3, 5), (1001,)])
 def test_jit_kernels_match_eager(partitionable, dtype, shape):
-    from tangent_x.random import _numba
+    from tangent_x.random import _distributions, _numba
+    # Small enough for the eager call to take the NumPy path: the kernels
+    # are compared with the other implementation, not with themselves.
+    assert int(np.prod(shape)) < _distributions.KERNEL_MIN
     k = random.fold_in(random.PRNGKey(3), 11)
     with config.override("threefry_partitionable", partitionable):
         for name in ("uniform", "normal"):
@@ -240,6 +302,10 @@ def test_xla_math_special_values():
         got = _xla_math.log(f)
     assert got[0] == -np.inf and got[1] == -np.inf and got[4] == np.inf
     assert np.isnan(got[3]) and np.isnan(got[6]) and got[2] == 0
+    # XLA (Eigen's plog) clamps denormal inputs to the smallest normal float.
+    tiny = np.finfo(np.float32).tiny
+    assert got[7] == _xla_math.log(np.array([tiny]))[0]
+    assert abs(float(got[7]) - np.log(float(tiny))) < 1e-5
     e = _xla_math.erfinv(np.array([1.0, -1.0, 0.0], np.float32))
     assert e[0] == np.inf and e[1] == -np.inf and e[2] == 0
 

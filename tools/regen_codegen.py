@@ -19,6 +19,13 @@ GALLERY = os.path.join(ROOT, "codegen")
 # (example file, function, transform, options). Every example function that
 # a transform applies to is listed; "python" is the function's own lowered
 # (canonical, cleaned) source.
+MLP_EXAMPLE = ("[{'W': np.ones((16, 4)), 'b': np.ones(16)}, "
+               "{'W': np.ones((1, 16)), 'b': np.ones(1)}], np.ones((128, 4))")
+# per-example losses: each example a (1, 4) batch of one
+MLP_EXAMPLE_XY = ("[{'W': np.ones((16, 4)), 'b': np.ones(16)}, "
+                  "{'W': np.ones((1, 16)), 'b': np.ones(1)}], np.ones((128, 1, 4)), "
+                  "np.ones((128, 1, 1))")
+
 ENTRIES = [
     ("basics.py", "tanh", "python", {}),
     ("basics.py", "tanh", "grad", {}),
@@ -50,6 +57,12 @@ ENTRIES = [
     ("control_flow.py", "first_above", "grad", {}),
     ("control_flow.py", "logsumexp_loop", "grad", {}),
     ("control_flow.py", "squares_of_positives", "grad", {}),
+    ("batching.py", "layer", "vmap", {"example_args": "np.ones((128, 3))"}),
+    ("batching.py", "tanh", "vmap_grad", {}),
+    ("batching.py", "steps_to_exceed", "vmap", {"in_axes": "0,None",
+                                                "example_args": "np.ones(4), 100.0"}),
+    ("mlp.py", "predict", "vmap", {"in_axes": "None,0", "example_args": MLP_EXAMPLE}),
+    ("mlp.py", "loss", "vmap_grad", {"in_axes": "None,0,0", "example_args": MLP_EXAMPLE_XY}),
 ]
 
 
@@ -69,6 +82,11 @@ def render(example, function, transform, options):
     fn = getattr(_load(example), function)
     if transform == "python":
         return tx.source(fn)
+    if transform.startswith("vmap"):
+        from tangent_x.cli import vmap_source
+        inner = transform.partition("_")[2] or None
+        return vmap_source(fn, options.get("in_axes", "0"), options.get("example_args"),
+                           options.get("method", "vectorize"), inner)
     return tx.source(transformed_for(fn, transform, **options))
 
 

@@ -19,6 +19,10 @@ stream.  float64 draws match JAX with ``jax_enable_x64``.
 
 The hash is vectorised NumPy uint32 arithmetic; XLA's exact ``erfinv`` and
 ``log`` (and the fused multiply-adds they contain) are compiled with Numba.
+Large float32/float64 ``uniform`` and ``normal`` draws (and what is built on
+them) skip the NumPy hash for fused Numba kernels that compute the same bits
+with about a third of the work (``_distributions.KERNEL_MIN`` says why and
+what that costs at start-up).
 Inside ``numba.njit`` code -- what ``tangent_x.jit`` produces -- ``PRNGKey``,
 ``split``, ``fold_in``, ``key_data``, ``uniform``, ``normal`` and
 ``bernoulli`` compile too (``_overloads.py``), with the same bits.

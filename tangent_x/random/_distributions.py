@@ -30,7 +30,7 @@ import numpy as np
 from ..config import config
 from . import _xla_math
 from ._keys import check_key
-from ._threefry import _iota_bits_xor, random_bits, split_key
+from ._threefry import bits32, random_bits, split_key
 
 __all__ = ["bits", "uniform", "normal", "bernoulli", "randint", "permutation", "choice"]
 
@@ -117,27 +117,59 @@ def bits(key, shape=(), dtype=None) -> np.ndarray:
 
 
 # ------------------------------------------------------------------ uniform
+# Eager draws of at least this many float32/float64 values are computed by
+# the fused Numba kernels of ``_numba.py`` (the ones jitted code calls)
+# instead of the NumPy hash below.  Same bits -- tests/test_random.py checks
+# the two paths against each other -- but about 3x less work: the NumPy hash
+# makes ~105 passes over uint32 buffers, bound by cache bandwidth, and the
+# default stream needs one hash per value, so at 10**7 float32 uniforms it
+# costs ~4x ``numpy.random.default_rng().random`` in CPU time while the
+# kernel costs ~1.4x (tools/bench_random.py).  The price is Numba's one-off
+# start-up in a process (~0.2-0.6 s with a warm on-disk cache; eager
+# ``normal`` pays it anyway for ``erfinv``, jitted code for itself) and, once
+# per installation, compiling the kernels (~1-3 s for uniform, ~3-4 s for
+# normal on a 2-core machine; then cached on disk, ``cache=True``).  Smaller
+# draws stay on the NumPy path, which costs them nothing up front.
+KERNEL_MIN = 1 << 16
+_KERNEL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _fused(name: str, key, shape: tuple, dt: np.dtype):
+    """The draw from the fused Numba kernel ``name``, or None if too small
+    (or a dtype the kernels do not cover)."""
+    n = math.prod(shape)
+    if n < KERNEL_MIN or dt not in _KERNEL_DTYPES:
+        return None
+    from . import _numba    # (imports this module)
+    out = np.empty(n, dt)
+    kernel = _numba.uniform_kernel if name == "uniform" else _numba.normal_kernel
+    kernel(key[0], key[1], n, out, config.threefry_partitionable)
+    return out.reshape(shape)
+
+
 def _unit_floats(key, shape: tuple, dt: np.dtype) -> np.ndarray:
     """Floats in [0, 1): random mantissa bits under the exponent of 1.0."""
+    fused = _fused("uniform", key, shape, dt)
+    if fused is not None:
+        return fused
     finfo = np.finfo(dt)
     nbits, nmant = finfo.bits, finfo.nmant
     ut = _UINT[nbits]
-    if nbits == 32 and config.threefry_partitionable:
+    shift, one, fone = np.array(nbits - nmant, ut), np.array(1, dt).view(ut), np.array(1, dt)
+    if nbits == 32:
         # Convert each chunk as soon as it is hashed, while it is in cache.
-        one = np.array(1, dt).view(ut)
-
         def finish(chunk):
-            chunk >>= ut(nbits - nmant)
-            chunk |= one
-            chunk.view(dt)[...] -= dt.type(1)
+            np.right_shift(chunk, shift, chunk)
+            np.bitwise_or(chunk, one, chunk)
+            f = chunk.view(dt)
+            np.subtract(f, fone, f)
 
-        words = _iota_bits_xor(key[0], key[1], 0, math.prod(shape), finish)
-        return words.view(dt).reshape(shape)
+        return bits32(key, math.prod(shape), finish).view(dt).reshape(shape)
     bits = random_bits(key, nbits, shape)
-    bits >>= ut(nbits - nmant)
-    bits |= np.array(1, dt).view(ut)
+    bits >>= shift
+    bits |= one
     out = bits.view(dt)
-    out -= dt.type(1)
+    out -= fone
     return out
 
 
@@ -176,6 +208,9 @@ _SQRT2 = np.sqrt(2.0)
 def _normal(key, shape: tuple, dt: np.dtype) -> np.ndarray:
     # u uniform in (-1, 1): floats*2 + lo is exact in the product, so the FMA
     # XLA uses here needs no emulation.
+    fused = _fused("normal", key, shape, dt)
+    if fused is not None:
+        return fused
     lo = np.nextafter(dt.type(-1), dt.type(0))
     u = _unit_floats(key, shape, dt)
     u *= dt.type(2)

@@ -1,8 +1,9 @@
 """Fused Numba kernels: Threefry straight into uniform / normal floats.
 
-The eager samplers make several passes over memory (counters, hash rounds,
-float conversion, erfinv).  Compiled code can do the whole chain per element
-in registers, which is what jit-compiled user code should get.  The kernels
+The NumPy samplers make many passes over memory (hash rounds, float
+conversion, erfinv).  Compiled code can do the whole chain per element in
+registers, which is what jit-compiled user code should get -- and what large
+eager draws get too (``_distributions.KERNEL_MIN``).  The kernels
 here are plain ``numba.njit`` functions over scalars (``threefry_block``,
 ``_xla_math.erfinv_f32`` ...), so they can also be called from other
 njit code -- this is the API the ``jit`` transform builds on:

@@ -63,32 +63,50 @@ def _parallel(fn, n):
         f.result()
 
 
+def _u32(v) -> np.ndarray:
+    """``v`` mod 2**32 as a 0-d uint32 array.
+
+    Constants are passed to the ufuncs in this form: a 0-d array is the
+    cheapest operand NumPy accepts (a NumPy scalar is converted on every
+    call, which costs about as much as hashing a thousand elements).
+    """
+    return np.array(int(v) & _M32, U32)
+
+
+# (left, right) shift amounts of each rotation, as ufunc operands.
+_ROT = tuple(tuple((_u32(r), _u32(32 - r)) for r in rs) for rs in ROTATIONS)
+
+
 def _key_schedule(k0: int, k1: int):
-    """Per-block additions: after block i, x0 += a[i] and x1 += b[i] (mod 2**32)."""
+    """The key words and the per-block additions: after block i, ``x0 += a[i]``
+    and ``x1 += b[i]`` (mod 2**32)."""
     ks = (k0, k1, k0 ^ k1 ^ _PARITY)
-    adds0 = [U32(ks[(i + 1) % 3]) for i in range(5)]
-    adds1 = [U32((ks[(i + 2) % 3] + i + 1) & _M32) for i in range(5)]
-    return U32(ks[0]), U32(ks[1]), adds0, adds1
+    adds0 = [_u32(ks[(i + 1) % 3]) for i in range(5)]
+    adds1 = [_u32(ks[(i + 2) % 3] + i + 1) for i in range(5)]
+    return ks[0], ks[1], adds0, adds1
 
 
 def _rounds_inplace(a, b, t, adds0, adds1, skip_first=False):
     """The 20 Threefry rounds on uint32 buffers ``a``, ``b`` (``t`` is scratch).
 
     The key words have already been added (and, with ``skip_first``, the
-    first round done too); everything is done in place so no temporaries
-    are allocated inside the loop.
+    first round done too).  Everything is done in place with positional
+    ``out`` arguments: no temporaries, and the least per-call overhead --
+    a chunk takes about 100 ufunc calls, so call overhead is not negligible.
     """
+    add, xor, lor = np.add, np.bitwise_xor, np.bitwise_or
+    shl, shr = np.left_shift, np.right_shift
     for i in range(5):
-        for j, r in enumerate(ROTATIONS[i % 2]):
+        for j, (left, right) in enumerate(_ROT[i % 2]):
             if skip_first and i == 0 and j == 0:
                 continue
-            a += b
-            np.left_shift(b, U32(r), out=t)     # rotate b left by r ...
-            b >>= U32(32 - r)
-            b |= t                              # ... done
-            b ^= a
-        a += adds0[i]
-        b += adds1[i]
+            add(a, b, a)
+            shl(b, left, t)                 # rotate b left ...
+            shr(b, right, b)
+            lor(b, t, b)                    # ... done
+            xor(b, a, b)
+        add(a, adds0[i], a)
+        add(b, adds1[i], b)
 
 
 def threefry2x32(k0, k1, x0, x1):
@@ -102,6 +120,7 @@ def threefry2x32(k0, k1, x0, x1):
     if x0.shape != x1.shape:
         raise ValueError(f"threefry2x32: counter shapes differ: {x0.shape} vs {x1.shape}")
     ks0, ks1, adds0, adds1 = _key_schedule(int(k0), int(k1))
+    ks0, ks1 = _u32(ks0), _u32(ks1)
     y0 = np.empty(x0.shape, U32)
     y1 = np.empty(x0.shape, U32)
     f0, f1, g0, g1 = x0.reshape(-1), x1.reshape(-1), y0.reshape(-1), y1.reshape(-1)
@@ -111,8 +130,8 @@ def threefry2x32(k0, k1, x0, x1):
         for s in range(start, stop, _CHUNK):
             e = min(s + _CHUNK, stop)
             a, b = g0[s:e], g1[s:e]
-            np.add(f0[s:e], ks0, out=a)
-            np.add(f1[s:e], ks1, out=b)
+            np.add(f0[s:e], ks0, a)
+            np.add(f1[s:e], ks1, b)
             _rounds_inplace(a, b, t[: e - s], adds0, adds1)
 
     _parallel(work, f0.size)
@@ -136,31 +155,76 @@ def _iota_bits_xor(k0, k1, start, n, finish=None):
         size = min(stop - first, _CHUNK)
         b = np.empty(size, U32)
         t = np.empty(size, U32)
+        left, right = _ROT[0][0]
         for s in range(first, stop, _CHUNK):
             e = min(s + _CHUNK, stop)
             m = e - s
-            a = out[s:e]
+            a, bm, tm = out[s:e], b[:m], t[:m]
             lo0 = start + s
             if (lo0 + m - 1) >> 32 == lo0 >> 32:    # counters share a high word
-                np.add(base[:m], U32((lo0 + int(ks1)) & _M32), out=b[:m])
+                np.add(base[:m], _u32(lo0 + ks1), bm)
                 # First round's a += b with a = hi + ks0 constant: one pass.
-                np.add(b[:m], U32(((lo0 >> 32) + int(ks0)) & _M32), out=a)
-                np.left_shift(b[:m], U32(ROTATIONS[0][0]), out=t[:m])
-                b[:m] >>= U32(32 - ROTATIONS[0][0])
-                b[:m] |= t[:m]
-                b[:m] ^= a
-                _rounds_inplace(a, b[:m], t[:m], adds0, adds1, skip_first=True)
+                np.add(bm, _u32((lo0 >> 32) + ks0), a)
+                np.left_shift(bm, left, tm)
+                np.right_shift(bm, right, bm)
+                np.bitwise_or(bm, tm, bm)
+                np.bitwise_xor(bm, a, bm)
+                _rounds_inplace(a, bm, tm, adds0, adds1, skip_first=True)
             else:                                    # crosses a 2**32 boundary
                 idx = np.arange(lo0, lo0 + m, dtype=np.uint64)
-                np.add((idx >> np.uint64(32)).astype(U32), ks0, out=a)
-                np.add(idx.astype(U32), ks1, out=b[:m])
-                _rounds_inplace(a, b[:m], t[:m], adds0, adds1)
-            a ^= b[:m]
+                np.add((idx >> np.uint64(32)).astype(U32), _u32(ks0), a)
+                np.add(idx.astype(U32), _u32(ks1), bm)
+                _rounds_inplace(a, bm, tm, adds0, adds1)
+            np.bitwise_xor(a, bm, a)
             if finish is not None:
                 finish(a)
 
     _parallel(work, n)
     return out
+
+
+def _halves_words(k0, k1, m, finish=None):
+    """``threefry_2x32(key, arange(m))`` -- the original stream's m words.
+
+    JAX pairs counter j with counter half + j (half = ceil(m / 2); the last
+    pair's second counter is a zero pad when m is odd) and writes the two
+    outputs to words j and half + j.  Here each chunk of pairs is hashed in
+    place in the two halves of the output, counters made on the fly;
+    ``finish`` is applied to each finished chunk, as in :func:`_iota_bits_xor`.
+    """
+    ks0, ks1, adds0, adds1 = _key_schedule(int(k0), int(k1))
+    half = -(-m // 2)
+    out = np.empty(2 * half, U32)
+    base = np.arange(min(half, _CHUNK), dtype=U32)
+
+    def work(first, stop):
+        t = np.empty(min(stop - first, _CHUNK), U32)
+        for s in range(first, stop, _CHUNK):
+            e = min(s + _CHUNK, stop)
+            a, b = out[s:e], out[half + s:half + e]
+            np.add(base[:e - s], _u32(s + ks0), a)
+            np.add(base[:e - s], _u32(half + s + ks1), b)
+            if m % 2 and e == half:
+                b[-1] = ks1                         # the zero pad's counter
+            _rounds_inplace(a, b, t[:e - s], adds0, adds1)
+            if finish is not None:
+                finish(a)
+                finish(b)
+
+    _parallel(work, half)
+    return out[:m]
+
+
+def bits32(key, n, finish=None) -> np.ndarray:
+    """The first ``n`` 32-bit words of ``key``'s stream (flat), in the mode
+    ``config.threefry_partitionable`` selects; ``finish`` as in
+    :func:`_iota_bits_xor` (it may also see a pad word past ``n``)."""
+    if config.threefry_partitionable:
+        return _iota_bits_xor(key[0], key[1], 0, n, finish)
+    if n >= _M32:
+        raise NotImplementedError(
+            "random_bits: more than 2**32-1 words in threefry_partitionable=False mode")
+    return _halves_words(key[0], key[1], n, finish)
 
 
 # --------------------------------------------------------------------------
@@ -294,7 +358,7 @@ def _bits_partitionable(key, bit_width, shape, size):
                               idx.astype(U32))
         out = (hi.astype(np.uint64) << np.uint64(32)) | lo.astype(np.uint64)
         return out.reshape(shape)
-    bits = _iota_bits_xor(key[0], key[1], 0, size)
+    bits = bits32(key, size)
     if bit_width != 32:
         bits = bits.astype(_UINT[bit_width])
     return bits.reshape(shape)
@@ -303,11 +367,7 @@ def _bits_partitionable(key, bit_width, shape, size):
 def _bits_original(key, bit_width, shape, size):
     # The old stream hashes the counters 0..ceil(width*size/32)-1 in JAX's
     # half/half layout and reinterprets the words.
-    max_count = -(-bit_width * size // 32)
-    if max_count >= _M32:
-        raise NotImplementedError(
-            "random_bits: more than 2**32-1 words in threefry_partitionable=False mode")
-    words = threefry_2x32(key, np.arange(max_count, dtype=U32))
+    words = bits32(key, -(-bit_width * size // 32))
     if bit_width == 64:
         half = words.size // 2
         out = (words[:half].astype(np.uint64) << np.uint64(32)) | words[half:].astype(np.uint64)
@@ -329,7 +389,7 @@ def split_key(key, shape) -> np.ndarray:
                               idx.astype(U32))
         out = np.stack([y0, y1], axis=-1)
     else:
-        out = threefry_2x32(key, np.arange(2 * n, dtype=U32))
+        out = _halves_words(key[0], key[1], 2 * n)
     return out.reshape(shape + (2,))
 
 

@@ -71,3 +71,4 @@ def tangent_maker(*keys):
 def load_all():
     """Import every rule module (they register themselves)."""
     from . import structural, arithmetic, numpy_math, reductions, shapes, linalg  # noqa: F401
+    from . import batching  # noqa: F401

@@ -15,7 +15,8 @@ import numpy as np
 from .. import ir
 from ..runtime import (dot_adjoint_lhs, dot_adjoint_rhs, einsum_adjoint,  # noqa: F401
                        einsum_specs, inner_adjoint_lhs, inner_adjoint_rhs,
-                       matmul_adjoint_lhs, matmul_adjoint_rhs, norm_adjoint, solve_adjoint_lhs, solve_transposed,
+                       matmul_adjoint_lhs, matmul_adjoint_rhs, norm_adjoint, solve_adjoint_lhs,
+                       solve_matvec, solve_transposed,
                        tensordot_adjoint_lhs,
                        tensordot_adjoint_rhs, undiagonal, unbroadcast, unreduce)
 from . import adjoint, adjoint_maker
@@ -91,6 +92,28 @@ def _(g, eqn, rev=None):
     return outputs
 
 
+@adjoint_maker(einsum_adjoint)
+def _(g, eqn, rev=None):
+    """``einsum_adjoint(g, subscripts, k, *operands)`` is the transpose of
+    the einsum's map from operand k: its own transpose is that einsum with
+    the cotangent in slot k, and operand j's cotangent is einsum_adjoint
+    for slot j with the cotangent standing in for operand k (operand k
+    gives only its shape: no cotangent)."""
+    g_in, subscripts, k = eqn.args[:3]
+    operands = list(eqn.args[3:])
+    if not (isinstance(k, gast.Constant) and isinstance(k.value, int)):
+        from ..errors import TransformError
+        raise TransformError("einsum_adjoint needs a literal operand number", eqn.origin,
+                             "call np.einsum instead")
+    swapped = operands[:k.value] + [copy.deepcopy(g)] + operands[k.value + 1:]
+    outputs = {0: _call("np.einsum", [subscripts] + swapped)}
+    for j in range(len(operands)):
+        if j != k.value:
+            outputs[3 + j] = _call("einsum_adjoint", [g_in, subscripts, ir.const(j)]
+                                   + [copy.deepcopy(a) for a in swapped])
+    return outputs
+
+
 def _call(spelling, args):
     parts = spelling.split(".")
     func = ir.name(parts[0])
@@ -108,6 +131,22 @@ def _(g, ans, a, b):
     y = solve_transposed(a, g, b)
     b_bar = unbroadcast(y, b)
     a_bar = solve_adjoint_lhs(y, a, b, ans)
+
+
+@adjoint(solve_transposed)
+def _(g, ans, a, g_in, b):
+    """y = solve(a.T, g_in): g_in's cotangent solves with a (the transpose of
+    the transpose); a's is -y @ z.T for that solution z."""
+    z = solve_transposed(np.swapaxes(a, -1, -2), g, b)
+    g_in_bar = z
+    a_bar = solve_adjoint_lhs(ans, a, b, z)
+
+
+@adjoint(solve_adjoint_lhs)
+def _(g, ans, y, a, b, x):
+    """ans = -y @ x.T (an outer product for vectors): bilinear in y and x."""
+    y_bar = -solve_matvec(g, x, a, b)
+    x_bar = -solve_matvec(np.swapaxes(g, -1, -2), y, a, b)
 
 
 @adjoint(np.linalg.inv)
@@ -202,7 +241,6 @@ def _(g, ans, g_in, a, b):
 # linear.  ``np.linalg``: d solve(a, b) = solve(a, db - da @ x),
 # d inv(a) = -inv(a) @ da @ inv(a), d det(a) = det(a) * tr(inv(a) @ da).
 
-from ..runtime import solve_matvec  # noqa: E402
 from . import tangent, tangent_maker  # noqa: E402
 from .shapes import linear, product_rule, tangent_case  # noqa: E402
 

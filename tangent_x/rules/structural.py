@@ -5,7 +5,8 @@ import numpy as np
 from .. import ir
 from ..runtime import (index_zero, unattr, unbroadcast, unindex, stop_gradient,  # noqa: F401
                        scan_unslice, unstack_steps, cotangent_item, item_cotangent,
-                       attr_cotangent, dense, rejoin, scan_slice, stack_steps)
+                       attr_cotangent, dense, rejoin, scan_slice, stack_steps,
+                       unconcatenate)
 from . import adjoint, adjoint_maker, tangent, tangent_maker
 
 
@@ -30,7 +31,13 @@ def _(g, ans, x, index, v):
     v_bar = unbroadcast(g[index], v)
 
 
-@adjoint("assign")
+@adjoint("with_item")
+def _(g, ans, items, key, value):
+    items_bar = index_zero(g, key)
+    value_bar = cotangent_item(g, key, value)
+
+
+@adjoint("assign", "dict_copy", "list_copy")
 def _(g, ans, x):
     x_bar = g
 
@@ -108,6 +115,21 @@ def _(g, ans, g_in, key, like):
     g_in_bar = item_cotangent(g_in, key, g)
 
 
+@adjoint("item_cotangent")
+def _(g, ans, g_in, key, like):
+    like_bar = cotangent_item(g, key, like)
+
+
+@adjoint("dense")
+def _(g, ans, items, like):
+    items_bar = g
+
+
+@adjoint("rejoin")
+def _(g, ans, cts, g_in, arrays, axis=0):
+    cts_bar = unconcatenate(g, arrays, axis)
+
+
 @adjoint("unattr")
 def _(g, ans, x, attr, g_in):
     g_in_bar = attr_cotangent(g, attr, g_in)
@@ -168,7 +190,7 @@ def _(ans, x, *, attr):
     ans_dot = getattr(x_dot, attr)
 
 
-@tangent("assign", "stop_gradient")
+@tangent("assign", "stop_gradient", "dict_copy", "list_copy")
 def _(ans, x):
     ans_dot = x_dot
 

@@ -165,6 +165,45 @@ def check_primal(case):
                              err_msg=f"{case.describe(i)}: primal value")
 
 
+def _float_tree(x):
+    from tangent_x import tree_util
+    leaves = tree_util.tree_leaves(x)
+    return bool(leaves) and all(
+        isinstance(leaf, (float, np.floating)) or
+        (isinstance(leaf, np.ndarray) and np.issubdtype(leaf.dtype, np.floating))
+        for leaf in leaves)
+
+
+def second_order_checkable(case):
+    """Whether ``check_second_order`` applies: not for cases whose derivative
+    is not the derivative of their values (an ``expected`` gradient for
+    stop_gradient, a separate ``reference`` for ``.at[]`` updates), nor for
+    cases without a float argument."""
+    return case.expected is None and case.reference is case.fn and \
+        any(_float_tree(a) for a in case.args(0))
+
+
+def check_second_order(case):
+    """``check_grads(order=2, modes=("fwd", "rev"))`` (JAX's algorithm) on the
+    first variant, differentiating every float argument (the others bound)."""
+    import linecache
+    from tangent_x.test_util import check_grads
+    args = case.args(0)
+    floats = [i for i, a in enumerate(args) if _float_tree(a)]
+    fixed = {i: a for i, a in enumerate(args) if i not in floats}
+    names = [f"a{i}" for i in floats]
+    call = ", ".join(f"a{i}" if i in floats else f"fixed[{i}]" for i in range(len(args)))
+    out = "fn(" + call + ")" + ("[0]" if case.has_aux else "")
+    # real source, so that tangent_x can transform the wrapper
+    source = f"def wrapped({', '.join(names)}):\n    return {out}\n"
+    filename = f"<check_grads corpus {case.name}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    namespace = {"fn": case.fn, "fixed": fixed}
+    exec(compile(source, filename, "exec"), namespace)
+    check_grads(namespace["wrapped"], tuple(args[i] for i in floats), order=2,
+                modes=("fwd", "rev"), atol=1e-4, rtol=1e-4)
+
+
 def all_cases():
     """Import every corpus module (which registers its cases) and return them."""
     from . import (arith, elementwise, imports, helpers, methods,  # noqa: F401

@@ -1,0 +1,392 @@
+"""vmap by batching rules: a canonical function -> vectorised NumPy source.
+
+Every batched value carries its batch on axis 0 (the boundary moves
+``in_axes`` there and ``out_axes`` back), and keeps its user's name: the
+vectorised code reads like the original, with an axis shifted here and a
+transposed matmul there.  Values that do not depend on a batched argument
+stay unbatched (weights shared by all examples are never broadcast).
+
+Which values are batched is a flag per name: a bool for an array, a nested
+list/dict of bools for a container (a tuple of a batched and a shared
+array).  Per-example ranks come from ``probe`` (one example run at first
+call).  Each primitive's rule lives in ``rules/batching.py`` (table
+``BATCHING``, keyed by primitive like the derivative rules); the transform
+here knows only control flow:
+
+- ``if`` on a shared condition stays an ``if``; on a batched condition both
+  branches run and ``select_lanes`` picks per lane;
+- loops on a shared condition stay loops; a ``while`` whose condition is
+  batched runs while any lane is live, finished lanes frozen by
+  ``select_lanes``;
+- an operation without a rule (or whose ranks the probe did not see) is
+  run once per example by ``map_lanes`` — always correct, just not
+  vectorised.
+"""
+import gast
+
+from . import ir, lower
+from .errors import TransformError
+from .rules import BATCHING, load_all
+
+
+def _assign(target, value):
+    return gast.Assign(targets=[ir.name(target, gast.Store())], value=value,
+                       type_comment=None)
+
+
+def call(func, *args, **kwargs):
+    func = func if isinstance(func, gast.AST) else _dotted(func)
+    return gast.Call(func=func, args=list(args),
+                     keywords=[gast.keyword(arg=k, value=v) for k, v in kwargs.items()])
+
+
+def _dotted(spelling):
+    from .primitives import dotted
+    return dotted(spelling)
+
+
+def any_batched(flag):
+    if isinstance(flag, dict):
+        return any(any_batched(f) for f in flag.values())
+    if isinstance(flag, (list, tuple)):
+        return any(any_batched(f) for f in flag)
+    return bool(flag)
+
+
+def all_batched(flag):
+    if isinstance(flag, dict):
+        return all(all_batched(f) for f in flag.values())
+    if isinstance(flag, (list, tuple)):
+        return all(all_batched(f) for f in flag)
+    return bool(flag)
+
+
+def full_flag(shape, value=True):
+    """The flag of a value of ``shape`` (probe Shape) with every leaf ``value``."""
+    if shape is None or shape.kind in ("array", "other"):
+        return value
+    if shape.kind == "dict":
+        return {k: full_flag(s, value) for k, s in shape.items.items()}
+    return [full_flag(s, value) for s in shape.items]
+
+
+def merge_flags(a, b):
+    """Leafwise OR of two flags (a leaf against a container: the container)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return {k: merge_flags(a.get(k, False), b.get(k, False)) for k in {**a, **b}}
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        return [merge_flags(x, y) for x, y in zip(a, b)]
+    if isinstance(a, (dict, list)) or isinstance(b, (dict, list)):
+        return True if any_batched(a) or any_batched(b) else a
+    return bool(a) or bool(b)
+
+
+class Batcher:
+    def __init__(self, namer, flags, shapes, batch_size, env=None):
+        load_all()
+        self.env = env or {}            # free names of the code: globals, closure values
+        self.stmts_out = []
+        self.namer = namer
+        self.flags = flags              # name -> batched flag
+        self.shapes = shapes            # name -> probe.Shape
+        self.batch_size = batch_size    # gast atom: the number of examples
+
+    # --- what rules ask -----------------------------------------------------
+
+    def flag(self, atom):
+        if ir.is_name(atom):
+            return self.flags.get(atom.id, False)
+        if isinstance(atom, (gast.Tuple, gast.List)):
+            return [self.flag(e) for e in atom.elts]
+        if isinstance(atom, gast.AST):
+            return any(self.flags.get(n, False) for n in ir.names_in(atom)) or False
+        return False
+
+    def batched(self, atom):
+        return any_batched(self.flag(atom))
+
+    def shape(self, atom):
+        from .probe import describe
+        if ir.is_name(atom):
+            if atom.id in self.shapes:
+                return self.shapes[atom.id]
+            if atom.id in self.env and atom.id not in self.flags:
+                return describe(self.env[atom.id])
+            return None
+        if isinstance(atom, gast.Constant):
+            return describe(atom.value)
+        return None
+
+    def rank(self, atom):
+        """Per-example rank, or None when unknown (or not an array)."""
+        if isinstance(atom, gast.Attribute) and ir.is_name(atom.value, "np"):
+            return 0
+        shape = self.shape(atom)
+        return shape.ndim if shape is not None and shape.kind == "array" else None
+
+    def mark(self, out, flag=True):
+        self.flags[out] = flag
+
+    def fresh(self, base):
+        return self.namer.fresh(base)
+
+    def let(self, base, value, flag=True):
+        """``base = value`` on a fresh name; returns the name atom."""
+        name = self.fresh(base)
+        self.flags[name] = flag
+        self.stmts_out.append(_assign(name, value))
+        return ir.name(name)
+
+    # --- equations ----------------------------------------------------------
+
+    def stmts(self, eqns):
+        out = []
+        for eqn in eqns:
+            out += self.eqn(eqn)
+        return out
+
+    def eqn(self, eqn):
+        kind = eqn.prim.kind
+        if kind == "cond":
+            return self.cond(eqn)
+        if kind in ("while", "for_range"):
+            return self.loop(eqn)
+        if not any(self.batched(a) for a in list(eqn.args) + list(eqn.kwargs.values())):
+            for o in eqn.outs:
+                self.flags[o] = False
+            return lower.lower([eqn])
+        rule = BATCHING.get(eqn.prim.name)
+        self.stmts_out = []
+        made = rule(eqn, self) if rule is not None else None
+        if made is None:
+            self.stmts_out = []
+            return self.map_lanes(eqn)
+        return self.stmts_out + made
+
+    def map_lanes(self, eqn):
+        """``out = map_lanes(lambda x: <the operation>, batch_size, x)``: one
+        call per example, for operations with no batching rule."""
+        atoms = list(eqn.args) + list(eqn.kwargs.values())
+        lanes = []
+        setup = []
+        for a in atoms:
+            for n in sorted(ir.names_in(a)):
+                if any_batched(self.flags.get(n)) and n not in lanes:
+                    lanes.append(n)
+        for i, n in enumerate(lanes):
+            flag = self.flags[n]
+            if not all_batched(flag):       # a container of batched and shared values
+                from .vmapping import _flag_leaves
+                leaves = _flag_leaves(flag, None)
+                full = self.fresh(f"{n}_lanes")
+                setup.append(_assign(full, call(
+                    "finish_lanes", ir.name(n),
+                    gast.Tuple(elts=[ir.const(f) for f in leaves], ctx=gast.Load()),
+                    gast.Tuple(elts=[ir.const(0) for _ in leaves], ctx=gast.Load()),
+                    self.batch_size)))
+                self.flags[full] = full_flag(self.shapes.get(n))
+                atoms = [_renamed(a, n, full) for a in atoms]
+                lanes[i] = full
+                eqn = ir.Eqn(eqn.outs, eqn.prim, atoms[:len(eqn.args)],
+                             dict(zip(eqn.kwargs, atoms[len(eqn.args):])), eqn.params,
+                             eqn.origin)
+        if eqn.prim.kind == "index_set" and eqn.prim.name == "index_set":
+            x, idx, v = eqn.args
+            body = call("set_index", x, ir.clone(idx), v)
+        elif eqn.prim.kind in ("index_set", "effect"):
+            label = eqn.params.get("label", eqn.prim.name)
+            raise TransformError(f"vmap has no batching rule for {label} on batched "
+                                 "values", eqn.origin,
+                                 "compute it outside the vmapped function")
+        else:
+            body = ir.expr_of(eqn)
+        fn = gast.Lambda(args=gast.arguments(
+            args=[ir.name(n, gast.Param()) for n in lanes], posonlyargs=[], vararg=None,
+            kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]), body=body)
+        value = call("map_lanes", fn, self.batch_size, *[ir.name(n) for n in lanes])
+        for o in eqn.outs:
+            self.flags[o] = full_flag(self.shapes.get(o))
+        if len(eqn.outs) == 1:
+            return setup + [_assign(eqn.out, value)]
+        target = gast.Tuple(elts=[ir.name(o, gast.Store()) for o in eqn.outs],
+                            ctx=gast.Store())
+        return setup + [gast.Assign(targets=[target], value=value, type_comment=None)]
+
+    # --- control flow ---------------------------------------------------------
+
+    def lanes_of(self, atom, flag, hint=None):
+        """``atom`` given the batch axis wherever ``flag`` says so but its own
+        flag does not (a shared value meeting a batched one)."""
+        have = self.flag(atom)
+        if all_batched(have) or not any_batched(flag):
+            return atom, []
+        if isinstance(atom, gast.Constant) or not any_batched(have):
+            name = self.fresh(f"{atom.id}_lanes" if ir.is_name(atom) else f"{hint or 'value'}_lanes")
+            self.flags[name] = True
+            return ir.name(name), [_assign(name, call("broadcast_lanes", atom,
+                                                      self.batch_size))]
+        raise _MixedContainer()
+
+    def cond(self, eqn):
+        pred = eqn.args[0]
+        branches = eqn.params["branches"]
+        results = []
+        for body in branches:
+            inner = self.sub()
+            stmts = inner.stmts(body.eqns)
+            results.append((inner, stmts, body.results))
+        out_flags = []
+        for k, _ in enumerate(eqn.outs):
+            flag = False
+            for inner, _, res in results:
+                flag = merge_flags(flag, inner.flag(res[k]))
+            out_flags.append(flag)
+        for inner, _, _ in results:
+            self.flags.update(inner.flags)
+        if self.batched(pred):
+            return self.select(eqn, pred, results, out_flags)
+        out = []
+        for inner, stmts, res in results:
+            fixed = []
+            for k, (o, r) in enumerate(zip(eqn.outs, res)):
+                try:
+                    atom, setup = inner.lanes_of(r, out_flags[k], o)
+                except _MixedContainer:
+                    return self.map_compound(eqn)
+                stmts = stmts + setup
+                fixed.append(atom)
+            out.append((stmts + lower.assign_many(eqn.outs, fixed)) or [gast.Pass()])
+        for o, f in zip(eqn.outs, out_flags):
+            self.flags[o] = f
+        orelse = [] if len(out[1]) == 1 and isinstance(out[1][0], gast.Pass) else out[1]
+        return [gast.If(test=pred, body=out[0], orelse=orelse)]
+
+    def select(self, eqn, pred, results, out_flags):
+        """Both branches on every lane, then ``select_lanes`` per output."""
+        out = []
+        for _, stmts, _ in results:
+            out += stmts
+        (_, _, on_true), (_, _, on_false) = results
+        for o, a, b in zip(eqn.outs, on_true, on_false):
+            if ir.is_name(a) and ir.is_name(b) and a.id == b.id and not self.batched(a):
+                out.append(_assign(o, a))
+                self.flags[o] = False
+                continue
+            out.append(_assign(o, call("select_lanes", pred, a, b)))
+            self.flags[o] = full_flag(self.shapes.get(o))
+        return out
+
+    def sub(self):
+        inner = Batcher(self.namer, dict(self.flags), self.shapes, self.batch_size, self.env)
+        return inner
+
+    def map_compound(self, eqn):
+        raise TransformError("vmap cannot line up the branches' results (a container "
+                             "mixing batched and shared values)", eqn.origin,
+                             "return arrays from both branches, or use "
+                             "vmap(..., method='loop')")
+
+    def loop(self, eqn):
+        carry = list(eqn.params["carry"])
+        body = eqn.params["body"]
+        n_lead = len(eqn.args) - len(carry)
+        inits = eqn.args[n_lead:]
+        bounds = eqn.args[:n_lead]
+        flags = {c: self.flag(a) for c, a in zip(carry, inits)}
+        cond = eqn.params.get("cond")
+        # which carries become batched: a fixed point over the body's reads
+        while True:
+            known = {**self.flags, **flags}
+            depends = _dependence(body, known, eqn.params.get("index"))
+            new = {c: merge_flags(flags[c], _result_flag(r, depends))
+                   for c, r in zip(carry, body.results)}
+            pred_batched = False
+            if cond is not None:
+                cdeps = _dependence(cond, {**self.flags, **new}, None)
+                pred_batched = bool(_result_flag(cond.results[0], cdeps))
+                if pred_batched:
+                    new = {c: (full_flag(self.shapes.get(c)) if not
+                               (ir.is_name(r) and r.id == c) else new[c])
+                           for c, r in zip(carry, body.results)}
+            if new == flags:
+                break
+            flags = new
+        if any(self.batched(b) for b in bounds):
+            raise TransformError("vmap: the loop's range differs between examples",
+                                 eqn.origin, "loop to the largest bound and mask the "
+                                 "steps, or use vmap(..., method='loop')")
+        setup = []
+        init_atoms = []
+        for c, a in zip(carry, inits):
+            try:
+                atom, stmts = self.lanes_of(a, flags[c], c)
+            except _MixedContainer:
+                return self.map_compound(eqn)
+            setup += stmts
+            init_atoms.append(atom)
+        self.flags.update(flags)
+        inner = self.sub()
+        body_stmts = inner.stmts(body.eqns)
+        results = []
+        for c, r in zip(carry, body.results):
+            try:
+                atom, stmts = inner.lanes_of(r, flags[c], c)
+            except _MixedContainer:
+                return self.map_compound(eqn)
+            body_stmts += stmts
+            results.append(atom)
+        self.flags.update({k: v for k, v in inner.flags.items() if k not in flags})
+        if eqn.prim.kind == "for_range":
+            updates = lower.assign_many(carry, results)
+            loop = gast.For(target=ir.name(eqn.params["index"], gast.Store()),
+                            iter=lower.range_call(*bounds), body=body_stmts + updates
+                            or [gast.Pass()], orelse=[], type_comment=None)
+            return setup + lower.assign_many(carry, init_atoms) + [loop]
+        cinner = self.sub()
+        cond_stmts = cinner.stmts(cond.eqns)
+        self.flags.update({k: v for k, v in cinner.flags.items() if k not in flags})
+        pred = cond.results[0]
+        if cinner.batched(pred):
+            live = pred
+            stop = gast.If(test=gast.UnaryOp(op=gast.Not(), operand=call("np.any", live)),
+                           body=[gast.Break()], orelse=[])
+            results = [call("select_lanes", live, r, ir.name(c))
+                       if not (ir.is_name(r) and r.id == c) else r
+                       for c, r in zip(carry, results)]
+        else:
+            stop = gast.If(test=gast.UnaryOp(op=gast.Not(), operand=pred),
+                           body=[gast.Break()], orelse=[])
+        updates = lower.assign_many(carry, results)
+        loop = gast.While(test=ir.const(True), body=cond_stmts + [stop] + body_stmts + updates,
+                          orelse=[])
+        return setup + lower.assign_many(carry, init_atoms) + [loop]
+
+
+def _renamed(atom, old, new):
+    atom = ir.clone(atom)
+    for node in gast.walk(atom):
+        if isinstance(node, gast.Name) and node.id == old:
+            node.id = new
+    return atom
+
+
+class _MixedContainer(Exception):
+    pass
+
+
+def _dependence(body, flags, index):
+    """Names in ``body`` that may hold batched values (conservatively: any
+    equation reading a batched name)."""
+    known = {k for k, v in flags.items() if any_batched(v)}
+    for eqn in ir.all_eqns(body.eqns):
+        if eqn.reads() & known:
+            known.update(eqn.outs)
+    # a second sweep catches loop-carried dependence inside nested bodies
+    for eqn in ir.all_eqns(body.eqns):
+        if eqn.reads() & known:
+            known.update(eqn.outs)
+    return known
+
+
+def _result_flag(atom, depends):
+    return bool(ir.names_in(atom) & depends)

@@ -1,0 +1,147 @@
+"""Runtime helpers of vectorised (vmap) code: the batch is axis 0 ("lanes").
+
+Batching rules spell almost everything with plain NumPy (a shifted axis, an
+``expand_dims``, a transposed matmul).  What NumPy cannot say in one call is
+here, one job each:
+
+- ``map_lanes``: the always-correct fallback, one call per example, results
+  stacked — used for an operation with no batching rule (an opaque user
+  callable, a boolean mask whose result size differs per example, ...);
+- ``select_lanes``: per-lane choice between two values (an ``if`` whose
+  condition differs between examples, a ``while`` whose lanes finish at
+  different iterations);
+- ``broadcast_lanes``: give a value shared by every example its batch axis;
+- ``move_lanes``: move the batch axis of every leaf of a pytree (in_axes and
+  out_axes of pytree arguments and results);
+- ``stack_lanes``: stack per-example results (the loop strategy).
+
+They take pytrees (tuples, lists, dicts of arrays) where values can be
+containers, so the generated code stays one line per operation.  Each is a
+registered primitive, so vectorised code can be transformed again.
+"""
+import numpy as np
+
+__all__ = ["map_lanes", "select_lanes", "broadcast_lanes", "move_lanes", "stack_lanes",
+           "unbroadcast_lanes", "set_index", "broadcast_items", "lane_item", "finish_lanes"]
+
+
+def _tree_map(fn, tree, *rest):
+    from . import tree_util
+    return tree_util.tree_map(fn, tree, *rest)
+
+
+def stack_lanes(results):
+    """``[f(x[0]), f(x[1]), ...]`` -> one pytree whose leaves have the batch first."""
+    from . import tree_util
+    if not results:
+        raise ValueError("vmap over a batch of size 0: there is no example to tell "
+                         "the shape of the results")
+    return tree_util.tree_map(lambda *leaves: np.stack([np.asarray(a) for a in leaves]),
+                              *results)
+
+
+def map_lanes(fn, batch_size, *lanes):
+    """``fn`` applied to each example: ``fn(a[k], b[k], ...)`` for every ``k``,
+    results stacked on a new leading axis (the loop strategy for one
+    operation)."""
+    from . import tree_util
+    results = []
+    for k in range(batch_size):
+        results.append(fn(*(tree_util.tree_map(lambda a: a[k], lane) for lane in lanes)))
+    return stack_lanes(results)
+
+
+def _lane_mask(pred, ndim):
+    pred = np.asarray(pred)
+    return np.reshape(pred, pred.shape + (1,) * (ndim - pred.ndim))
+
+
+def _no_value(x):
+    from .runtime import Unbound
+    return x is None or isinstance(x, Unbound)
+
+
+def select_lanes(pred, on_true, on_false):
+    """``on_true`` in the lanes where ``pred`` holds, else ``on_false``; both
+    batched on axis 0 (leafwise for pytrees).  A side holding no value (None,
+    or a variable its branch never assigned) defers to the other: such a
+    variable is only read where it was assigned, as in the original code."""
+    if _no_value(on_true) or _no_value(on_false):
+        return on_false if _no_value(on_true) else on_true
+
+    def pick(a, b):
+        if _no_value(a) or _no_value(b):
+            return b if _no_value(a) else a
+        return np.where(_lane_mask(pred, max(np.ndim(a), np.ndim(b))), a, b)
+    from . import tree_util
+    return tree_util.tree_map(pick, on_true, on_false, is_leaf=_no_value)
+
+
+def broadcast_lanes(x, batch_size):
+    """A value shared by every example, given the batch axis (a read-only view)."""
+    if _no_value(x):
+        return x
+    return _tree_map(lambda a: np.broadcast_to(a, (batch_size,) + np.shape(a)), x)
+
+
+def move_lanes(x, source, destination):
+    """``np.moveaxis`` on every leaf whose axis in ``source``/``destination``
+    (an int, or one int or None per leaf in flattened order) is not None."""
+    from . import tree_util
+    leaves, treedef = tree_util.tree_flatten(x)
+    srcs = list(source) if not isinstance(source, int) else [source] * len(leaves)
+    dsts = list(destination) if not isinstance(destination, int) \
+        else [destination] * len(leaves)
+    moved = [a if s is None or d is None or s == d else np.moveaxis(a, s, d)
+             for a, s, d in zip(leaves, srcs, dsts)]
+    return tree_util.tree_unflatten(treedef, moved)
+
+
+def unbroadcast_lanes(g, x):
+    """Sum a batched cotangent ``g`` to ``(batch,) + shape(x)`` for an operand
+    ``x`` shared by every example (the per-example ``unbroadcast``)."""
+    shape = np.shape(x)
+    g = np.asarray(g)
+    lead = g.ndim - 1 - len(shape)
+    axes = tuple(range(1, 1 + lead)) + tuple(
+        1 + lead + i for i, n in enumerate(shape) if n == 1 and g.shape[1 + lead + i] != 1)
+    if axes:
+        g = np.sum(g, axis=axes)
+    return np.reshape(g, (g.shape[0],) + shape)
+
+
+def set_index(x, index, value):
+    """``x`` with ``x[index] = value``, as a new array (a functional update)."""
+    out = np.copy(x)
+    out[index] = value
+    return out
+
+
+def broadcast_items(items, batched, batch_size):
+    """A list of values, the shared ones (``batched[i]`` False) given the batch
+    axis, so that NumPy can stack or concatenate them with the batched ones."""
+    return [a if flag else np.broadcast_to(a, (batch_size,) + np.shape(a))
+            for a, flag in zip(items, batched)]
+
+
+def lane_item(x, k):
+    """Example ``k`` of a batched pytree: ``a[k]`` for every leaf."""
+    from . import tree_util
+    return tree_util.tree_map(lambda a: a[k], x)
+
+
+def finish_lanes(x, batched, axes, batch_size):
+    """The results of vectorised code, leaf by leaf (flattened order): shared
+    leaves given the batch axis, the batch moved to its ``out_axes`` entry
+    (None: a shared leaf left as it is)."""
+    from . import tree_util
+    leaves, treedef = tree_util.tree_flatten(x)
+    out = []
+    for a, is_batched, axis in zip(leaves, batched, axes):
+        if axis is not None:
+            if not is_batched:
+                a = np.broadcast_to(a, (batch_size,) + np.shape(a))
+            if axis != 0:
+                a = np.moveaxis(a, 0, axis)
+        out.append(a)
+    return tree_util.tree_unflatten(treedef, out)

@@ -1,0 +1,410 @@
+"""vmap against a Python loop over the batch: the batching corpus, control
+flow with batched conditions, composition, pytrees, and bad inputs."""
+import os
+import sys
+
+import numpy as np
+import pytest
+
+import tangent_x as tx
+from tangent_x.rules import BATCHING, load_all
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # vmap_corpus
+from vmap_corpus import CASES  # noqa: E402
+
+BATCH = 5
+
+
+def _batch(examples, axis):
+    """Stack per-example values along ``axis`` (None: the first example, shared)."""
+    if axis is None:
+        return examples[0]
+    return np.stack([np.asarray(e) for e in examples], axis=axis)
+
+
+def _loop(fun, batched_args, in_axes):
+    outs = []
+    for k in range(BATCH):
+        args = [a if ax is None else np.take(a, k, axis=ax)
+                for a, ax in zip(batched_args, in_axes)]
+        outs.append(fun(*args))
+    return np.stack([np.asarray(o) for o in outs])
+
+
+def _cases():
+    for name in CASES:
+        for axis in (0, 1, -1):
+            for which in ("both", "first", "second"):
+                yield name, axis, which
+
+
+@pytest.mark.parametrize("name,axis,which", list(_cases()))
+def test_corpus_matches_loop(name, axis, which):
+    fun, make = CASES[name]
+    examples = [make() for _ in range(BATCH)]
+    per_arg = list(zip(*examples))
+    in_axes = {"both": (axis, axis), "first": (axis, None), "second": (None, axis)}[which]
+    # a scalar per example has no axis 1: map it along its only axis instead
+    in_axes = tuple(0 if ax == 1 and np.ndim(per_arg[i][0]) == 0 else ax
+                    for i, ax in enumerate(in_axes))
+    batched = [_batch(list(p), ax) for p, ax in zip(per_arg, in_axes)]
+    expected = _loop(fun, batched, in_axes)
+    got = tx.vmap(fun, in_axes=in_axes)(*batched)
+    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+
+
+def test_every_batching_rule_is_exercised():
+    """Every primitive with a batching rule appears in vectorised code the
+    corpus (or the composition tests below) generates."""
+    load_all()
+    seen = set()
+    import tangent_x.rules.batching as rb
+    original = dict(BATCHING)
+    for key, rule in original.items():
+        def spy(eqn, b, _rule=rule, _key=key):
+            out = _rule(eqn, b)
+            if out is not None:
+                seen.add(_key)
+            return out
+        BATCHING[key] = spy
+    try:
+        for fun, make in CASES.values():
+            examples = [make() for _ in range(BATCH)]
+            for in_axes in ((0, 0), (0, None), (None, 0)):
+                batched = [_batch(list(p), ax) for p, ax in zip(zip(*examples), in_axes)]
+                tx.vmap(fun, in_axes=in_axes)(*batched)
+        _per_example_grads()
+        _composition_grads()
+        rng = np.random.default_rng(12)
+        for argnums in (0, 1):
+            tx.vmap(tx.grad(dot_loss, argnums=argnums), in_axes=(0, None))(
+                rng.normal(size=(4, 3)), rng.normal(size=(2, 3)))
+        test_functional_index_add_matches_loop()
+        test_per_example_gradients_through_container_updates()
+    finally:
+        BATCHING.clear()
+        BATCHING.update(original)
+    del rb
+    missing = sorted(set(original) - seen)
+    assert not missing, f"batching rules never used: {missing}"
+
+
+def dot_loss(x, W):
+    return np.sum(np.tanh(np.dot(W, x)))
+
+
+def test_per_example_gradients_through_np_dot():
+    rng = np.random.default_rng(13)
+    X, W = rng.normal(size=(4, 3)), rng.normal(size=(2, 3))
+    for argnums in (0, 1):
+        got = tx.vmap(tx.grad(dot_loss, argnums=argnums), in_axes=(0, None))(X, W)
+        expected = np.stack([tx.grad(dot_loss, argnums=argnums)(x, W) for x in X])
+        np.testing.assert_allclose(got, expected, rtol=1e-12)
+
+
+def container_loss(x, w):
+    d = {"a": x, "b": w}
+    d["b"] = d["b"] * x
+    return np.sum(d["a"] * d["b"])
+
+
+def test_per_example_gradients_through_container_updates():
+    rng = np.random.default_rng(15)
+    X, w = rng.normal(size=(4, 3)), rng.normal(size=3)
+    got = tx.vmap(tx.grad(container_loss), in_axes=(0, None))(X, w)
+    np.testing.assert_allclose(got, np.stack([tx.grad(container_loss)(x, w) for x in X]),
+                               rtol=1e-12)
+
+
+def at_add(x, y):
+    z = np.zeros(3)
+    z = z.at[np.array([0, 0, 2])].add(y)
+    return z * x
+
+
+def test_functional_index_add_matches_loop():
+    """``.at[].add`` is not NumPy: the reference is tangent_x's own Python stage."""
+    from tangent_x import api
+    plain = api.build(at_add, "python").function
+    rng = np.random.default_rng(14)
+    X, Y = rng.normal(size=(4, 3)), rng.normal(size=4)
+    expected = np.stack([plain(x, y) for x, y in zip(X, Y)])
+    np.testing.assert_allclose(tx.vmap(at_add)(X, Y), expected)
+    np.testing.assert_allclose(tx.vmap(at_add, in_axes=(None, 0))(X[0], Y),
+                               np.stack([plain(X[0], y) for y in Y]))
+
+
+# --- control flow -------------------------------------------------------------
+
+def test_if_with_batched_condition_takes_both_branches():
+    def f(x):
+        if x > 0:
+            y = x * 2.0
+        else:
+            y = -x
+        return y
+    xs = np.array([-2.0, -1.0, 0.5, 3.0])
+    vf = tx.vmap(f)
+    np.testing.assert_allclose(vf(xs), [2.0, 1.0, 1.0, 6.0])
+    assert "select_lanes" in tx.source(vf)
+
+
+def test_while_lanes_finish_at_different_iterations():
+    def count(x):
+        n = 0.0
+        while x < 100.0:
+            x = x * 2.0
+            n = n + 1.0
+        return n
+    xs = np.array([1.0, 50.0, 99.0, 200.0, 3.0])
+    expected = [count(x) for x in xs]
+    np.testing.assert_allclose(tx.vmap(count)(xs), expected)
+    assert expected == [7.0, 1.0, 1.0, 0.0, 6.0]
+
+
+# --- acceptance: per-example gradients, batched matmul ---------------------------
+
+def tanh(x):
+    return np.tanh(x)
+
+
+def test_per_example_gradients_of_tanh():
+    xs = np.linspace(-2.0, 2.0, 5)
+    np.testing.assert_allclose(tx.vmap(tx.grad(tanh))(xs), 1.0 - np.tanh(xs) ** 2,
+                               rtol=1e-15)
+
+
+def _mlp_setup():
+    import importlib.util
+    import os
+    path = os.path.join(os.path.dirname(__file__), "..", "examples", "mlp.py")
+    spec = importlib.util.spec_from_file_location("mlp_example", path)
+    mlp = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mlp)
+    rng = np.random.default_rng(0)
+    params = mlp.init_params([784, 64, 10])
+    return mlp, params, rng.normal(size=(128, 784)), rng.normal(size=(128, 10))
+
+
+def example_loss(params, x, y):
+    return _MLP.loss(params, x[None, :], y[None, :])
+
+
+_MLP = None
+
+
+def _per_example_grads():
+    global _MLP
+    mlp, params, X, Y = _mlp_setup()
+    _MLP = mlp
+    per_example = tx.vmap(tx.grad(example_loss), in_axes=(None, 0, 0))(params, X, Y)
+    return mlp, params, X, Y, per_example
+
+
+def test_per_example_gradients_of_the_mlp_loss():
+    mlp, params, X, Y, per_example = _per_example_grads()
+    single = tx.grad(example_loss)
+    for k in range(128):
+        g = single(params, X[k], Y[k])
+        for layer in range(2):
+            for key in ("W", "b"):
+                np.testing.assert_allclose(per_example[layer][key][k], g[layer][key],
+                                           rtol=1e-10, atol=1e-12)
+
+
+def test_batched_matmul_reads_as_one_matmul():
+    W = np.random.default_rng(1).normal(size=(4, 3))
+    b = np.ones(4)
+
+    def layer(x):
+        return np.tanh(W @ x + b)
+    vf = tx.vmap(layer)
+    X = np.random.default_rng(2).normal(size=(6, 3))
+    np.testing.assert_allclose(vf(X), np.stack([layer(x) for x in X]))
+    text = tx.source(vf)
+    body = text.split("def vmap_layer")[1]
+    assert "x @ W.T" in body
+    assert "for " not in body and "map_lanes" not in body
+
+
+# --- composition --------------------------------------------------------------------
+
+def f_mixed(x, w):
+    return np.sum(np.tanh(x * w) ** 2) + np.sin(x[0]) * w[1]
+
+
+def _composition_grads():
+    rng = np.random.default_rng(3)
+    X, w = rng.normal(size=(4, 3)), rng.normal(size=3)
+    vf = tx.vmap(f_mixed, in_axes=(0, None))
+    vf(X, w)     # called once: its code is specialised before grad inlines it
+    total = tx.grad(lambda w, X: np.sum(vf(X, w)))
+    return X, w, vf, total(w, X)
+
+
+def test_grad_of_vmap_directly():
+    rng = np.random.default_rng(11)
+    X, w = rng.normal(size=(4, 3)), rng.normal(size=3)
+
+    def summed(X, w):
+        return np.sum(tx.vmap(f_mixed, in_axes=(0, None))(X, w))
+    del summed
+    vf = tx.vmap(lambda x, w: f_mixed(x, w) ** 2, in_axes=(0, None))
+    jac = tx.jacrev(vf, argnums=1)(X, w)
+    expected = np.stack([2.0 * f_mixed(x, w) * tx.grad(f_mixed, argnums=1)(x, w) for x in X])
+    np.testing.assert_allclose(jac, expected, rtol=1e-12)
+
+
+def test_grad_of_vmap_equals_sum_of_grads():
+    X, w, vf, g = _composition_grads()
+    expected = sum(tx.grad(f_mixed, argnums=1)(x, w) for x in X)
+    np.testing.assert_allclose(g, expected, rtol=1e-12)
+
+
+def test_jacrev_and_jacfwd_of_vmap():
+    rng = np.random.default_rng(4)
+    X, w = rng.normal(size=(4, 3)), rng.normal(size=3)
+    vf = tx.vmap(f_mixed, in_axes=(0, None))
+    expected = np.stack([tx.grad(f_mixed, argnums=1)(x, w) for x in X])
+    np.testing.assert_allclose(tx.jacrev(vf, argnums=1)(X, w), expected, rtol=1e-12)
+    np.testing.assert_allclose(tx.jacfwd(vf, argnums=1)(X, w), expected, rtol=1e-12)
+
+
+def test_vmap_of_vmap():
+    def f(x, y):
+        return np.tanh(x) * y + np.sum(x)
+    X = np.random.default_rng(5).normal(size=(3, 4, 2))
+    Y = np.random.default_rng(6).normal(size=(4,))
+    vv = tx.vmap(tx.vmap(f, in_axes=(0, 0)), in_axes=(0, None))
+    expected = np.stack([np.stack([f(X[i, j], Y[j]) for j in range(4)]) for i in range(3)])
+    np.testing.assert_allclose(vv(X, Y), expected, rtol=1e-12)
+
+
+def test_vmap_of_jacfwd():
+    def f(x):
+        return np.sin(x) * np.sum(x)
+    X = np.random.default_rng(8).normal(size=(5, 3))
+    got = tx.vmap(tx.jacfwd(f))(X)
+    expected = np.stack([np.diag(np.cos(x)) * np.sum(x) + np.outer(np.sin(x), np.ones(3))
+                         for x in X])
+    np.testing.assert_allclose(got, expected, rtol=1e-12)
+
+
+# --- pytrees, axes, strategies ------------------------------------------------------
+
+def tree_fun(p, x):
+    return {"out": p["w"] * x + p["b"], "norm": np.sum(x * x)}
+
+
+def test_pytree_in_axes_prefix_and_out_axes():
+    rng = np.random.default_rng(9)
+    p = {"w": rng.normal(size=(3, 5)), "b": rng.normal(size=3)}
+    x = rng.normal(size=(5, 3))
+    vf = tx.vmap(tree_fun, in_axes=({"w": 1, "b": None}, 0), out_axes={"out": 1, "norm": 0})
+    got = vf(p, x)
+    loop = [tree_fun({"w": p["w"][:, k], "b": p["b"]}, x[k]) for k in range(5)]
+    np.testing.assert_allclose(got["out"], np.stack([o["out"] for o in loop], axis=1))
+    np.testing.assert_allclose(got["norm"], [o["norm"] for o in loop])
+
+
+def test_shared_output_is_broadcast_and_out_axes_none_allowed_for_it():
+    def f(x, y):
+        return x * 2.0, np.sum(y)
+    xs = np.arange(4.0)
+    y = np.ones(3)
+    a, s = tx.vmap(f, in_axes=(0, None))(xs, y)
+    np.testing.assert_allclose(a, xs * 2.0)
+    np.testing.assert_allclose(s, [3.0] * 4)
+    a, s = tx.vmap(f, in_axes=(0, None), out_axes=(0, None))(xs, y)
+    assert np.shape(s) == ()
+
+
+@pytest.mark.parametrize("method", ["vectorize", "loop"])
+def test_methods_agree(method):
+    def f(x, y):
+        return np.where(x > 0, np.sin(x), x * y) @ np.ones(3)
+    X = np.random.default_rng(10).normal(size=(6, 3))
+    y = 2.0
+    got = tx.vmap(f, in_axes=(0, None), method=method)(X, y)
+    np.testing.assert_allclose(got, [f(x, y) for x in X])
+
+
+def test_loop_method_source_is_a_loop():
+    def f(x):
+        return np.tanh(x)
+    vf = tx.vmap(f, method="loop")
+    vf(np.ones((3, 2)))
+    assert "for k in range(batch_size):" in tx.source(vf)
+
+
+def test_specialisation_cached_per_structure():
+    def f(x):
+        return np.sum(x * x)
+    vf = tx.vmap(f)
+    vf(np.ones((3, 2)))
+    first = vf.generated
+    vf(np.ones((7, 2)))
+    assert vf.generated is first           # same rank and dtype: same code
+    vf(np.ones((3, 2, 2)))
+    assert vf.generated is not first       # another rank: new code
+    np.testing.assert_allclose(vf(np.ones((3, 2, 2))), [4.0] * 3)
+
+
+# --- bad inputs ------------------------------------------------------------------------
+
+def two(x, y):
+    return x + y
+
+
+def test_in_axes_longer_than_arguments():
+    with pytest.raises(ValueError, match=r"len\(in_axes\)=3, len\(args\)=2"):
+        tx.vmap(two, in_axes=(0, 0, 0))(np.ones(3), np.ones(3))
+
+
+def test_axis_out_of_range():
+    with pytest.raises(ValueError, match="argument y along axis 2.*rank should be at least 3"):
+        tx.vmap(two, in_axes=(0, 2))(np.ones(3), np.ones((3, 3)))
+
+
+def test_mismatched_batch_sizes_name_the_arguments():
+    with pytest.raises(ValueError, match="inconsistent sizes(.|\n)*argument x(.|\n)*size 3"
+                                         "(.|\n)*argument y(.|\n)*size 4"):
+        tx.vmap(two)(np.ones(3), np.ones(4))
+
+
+def test_out_axes_none_for_a_batched_output():
+    with pytest.raises(tx.TransformError, match="mapped output but out_axes is None"):
+        tx.vmap(two, out_axes=None)(np.ones(3), np.ones(3))
+
+
+def test_no_mapped_argument():
+    with pytest.raises(ValueError, match="at least one non-None"):
+        tx.vmap(two, in_axes=None)(np.ones(3), np.ones(3))
+
+
+def test_bad_axis_spec_type():
+    with pytest.raises(TypeError, match="in_axes must be an int, None"):
+        tx.vmap(two, in_axes="0")
+
+
+def test_ragged_results_are_a_clear_error():
+    def positives(x):
+        return x[x > 0]
+    with pytest.raises(ValueError):
+        tx.vmap(positives)(np.array([[1.0, -1.0], [1.0, 2.0]]))
+
+
+# --- random: a batch of keys ------------------------------------------------------------
+
+def draws(key, scale):
+    a, b = tx.random.split(key)
+    return (tx.random.normal(a, (3,)) * scale + tx.random.uniform(b, ())
+            + tx.random.bernoulli(b, 0.5, (3,)) + tx.random.randint(a, (), 0, 10))
+
+
+def test_vmap_over_a_batch_of_keys_is_bit_identical_to_a_loop():
+    keys = tx.random.split(tx.random.PRNGKey(0), 6)
+    got = tx.vmap(draws, in_axes=(0, None))(keys, 2.0)
+    expected = np.stack([draws(k, 2.0) for k in keys])
+    assert got.shape == (6, 3)
+    np.testing.assert_array_equal(got, expected)
