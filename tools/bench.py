@@ -7,9 +7,10 @@ Each implementation is checked for equal results before it is timed; times
 are the first call (which includes generating / compiling) and the
 steady-state median, and every target is a ratio against a reference
 measured in the same run, never an absolute number in a test.  Every
-implementation runs on one core: thread counts of Numba, BLAS and XLA are
-pinned to 1 and the process to one CPU before anything numeric is imported,
-so that ratios compare code, not parallelism.
+implementation runs on one core: thread counts of Numba, BLAS, OpenMP and
+XLA are set to 1 before anything numeric is imported (``--pin CPU`` also
+binds the process to one CPU), so that ratios compare code, not
+parallelism.
 
 Issue #7 workloads (the functions are those of examples/):
 
@@ -41,9 +42,13 @@ _ONE_THREAD = ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
                "OPENBLAS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
 
 
-def pin_to_one_core():
-    """One thread everywhere, one CPU for the process (and its children).
-    Must run before NumPy, Numba or JAX are imported."""
+def one_thread(pin=None):
+    """One thread everywhere (Numba, BLAS, OpenMP, XLA): every implementation
+    runs on one core.  With ``pin``, the process (and its children) is also
+    bound to that CPU; not by default, because on a machine shared with
+    other work a pinned process cannot move to the idler core, which adds
+    noise without making the comparison fairer.  Must run before NumPy,
+    Numba or JAX are imported."""
     for var in _ONE_THREAD:
         os.environ[var] = "1"
     flags = os.environ.get("XLA_FLAGS", "")
@@ -51,15 +56,14 @@ def pin_to_one_core():
         if flag not in flags:
             flags = f"{flags} {flag}".strip()
     os.environ["XLA_FLAGS"] = flags
-    if hasattr(os, "sched_setaffinity"):
-        cpus = sorted(os.sched_getaffinity(0))
-        os.sched_setaffinity(0, {cpus[-1]})
-        return cpus[-1]
-    return None
+    if pin is not None:
+        os.sched_setaffinity(0, {pin})
+    return pin
 
 
 if __name__ == "__main__":
-    PINNED_CPU = pin_to_one_core()
+    _pin = sys.argv[sys.argv.index("--pin") + 1] if "--pin" in sys.argv[:-1] else None
+    PINNED_CPU = one_thread(None if _pin is None else int(_pin))
 
 import argparse  # noqa: E402
 import importlib.util  # noqa: E402
@@ -119,7 +123,7 @@ def median_time(fn, repeat=30, number=1):
     return statistics.median(times)
 
 
-def interleaved_steady(calls, repeat=15):
+def interleaved_steady(calls, repeat=21):
     """Steady-state median seconds per call of each of ``calls`` (a dict of
     thunks): batches of at least 2 ms (so that microsecond calls are not
     timer noise), one batch of each in turn, ``repeat`` rounds (3 with
@@ -325,6 +329,10 @@ def bench_workload(name, spec):
     primal_label, primal = compiled_primal(spec)
     firsts["primal"], _ = first_time(lambda: primal(*args))
     calls["primal"] = lambda: primal(*args)
+    if primal_label == "tx.jit":      # and plain Numba: the difference is the call overhead
+        plain = spec["primal"][1]
+        plain(*args)
+        calls["primal_numba"] = lambda: plain(*args)
 
     for peer in PEERS:
         call, cell = peer_call(peer, name, spec)
@@ -353,6 +361,8 @@ def bench_workload(name, spec):
     else:
         row.update(first="—", steady="—", vs_ref="—", vs_primal="—")
     row["primal"] = f"{fmt(t['primal'])} ({primal_label})"
+    if "primal_numba" in t:
+        row["primal"] += f"; {fmt(t['primal_numba'])} (numba.njit)"
     for peer in PEERS:
         row[f"t_{peer}"] = t.get(peer)
         if peer in t:
@@ -611,9 +621,11 @@ def machine():
     except OSError:
         pass
     import numba
-    return (f"{model}, {os.cpu_count()} cores (benchmarks pinned to one: "
-            f"CPU {globals().get('PINNED_CPU')}), Python {platform.python_version()}, "
-            f"NumPy {np.__version__}, Numba {numba.__version__}")
+    pinned = globals().get("PINNED_CPU")
+    where = f"pinned to CPU {pinned}" if pinned is not None else "not pinned"
+    return (f"{model}, {os.cpu_count()} cores (one thread per implementation, {where}), "
+            f"Python {platform.python_version()}, NumPy {np.__version__}, "
+            f"Numba {numba.__version__}")
 
 
 def main(argv=None):
@@ -623,6 +635,8 @@ def main(argv=None):
                         help="smoke run: all equal-results checks, few repeats, small "
                              "per-example input, no first-call subprocesses")
     parser.add_argument("--only", help="comma-separated issue #7 workloads to run")
+    parser.add_argument("--pin", type=int, metavar="CPU",
+                        help="also bind the process to this CPU (read before imports)")
     options = parser.parse_args(argv)
     QUICK = options.quick
 
