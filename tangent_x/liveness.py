@@ -32,8 +32,8 @@ def defs_uses(stmt):
             return {base}, uses | ir.names_in(target.slice) | {base}, False
         if isinstance(target, gast.Tuple) and all(ir.is_name(e) for e in target.elts):
             return {e.id for e in target.elts}, uses, False
-        if ir.is_name(target):
-            return {target.id}, uses, False
+        if ir.is_name(target):       # x = t.pop() also updates t
+            return {target.id} | _mutated(stmt.value), uses, False
         return set(), uses | ir.names_in(target), True
     if isinstance(stmt, gast.AugAssign) and ir.is_name(stmt.target):
         return {stmt.target.id}, ir.names_in(stmt.value) | {stmt.target.id}, False
@@ -44,6 +44,19 @@ def defs_uses(stmt):
         base = call.args[0].id                        # np.add.at(x, i, v) updates x
         return {base}, ir.names_in(stmt), False
     return set(), ir.names_in(stmt), True
+
+
+# methods that change the object they are called on
+_MUTATING = frozenset("pop append extend insert remove clear update setdefault popitem "
+                      "sort reverse fill put resize".split())
+
+
+def _mutated(node):
+    """Names whose object a mutating method call in ``node`` changes
+    (``t`` in ``t.pop()``): the statement must stay while ``t`` is live."""
+    return {n.func.value.id for n in gast.walk(node)
+            if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute)
+            and n.func.attr in _MUTATING and ir.is_name(n.func.value)}
 
 
 def is_update(stmt):

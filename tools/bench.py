@@ -1,39 +1,119 @@
-"""Benchmarks for tangent_x, printed as a markdown table of ratios.
+"""Benchmarks for tangent_x, printed as markdown tables of times and ratios.
 
-    python tools/bench.py
+    python tools/bench.py            # the full run (a few minutes)
+    python tools/bench.py --quick    # smoke run: every equal-results check, few repeats
 
-Each workload is checked for equal results before it is timed; timings are
-medians of repeated runs in this one process, reported as ratios against a
-reference measured in the same run (never as absolute targets in tests).
+Each implementation is checked for equal results before it is timed; times
+are the first call (which includes generating / compiling) and the
+steady-state median, and every target is a ratio against a reference
+measured in the same run, never an absolute number in a test.  Every
+implementation runs on one core: thread counts of Numba, BLAS, OpenMP and
+XLA are set to 1 before anything numeric is imported (``--pin CPU`` also
+binds the process to one CPU), so that ratios compare code, not
+parallelism.
 
-Workloads:
-- transform: source in, source out for a 30-line function (parse,
-  canonical form, reverse mode, rendering) — target under 30 ms;
-- mlp_grad: eager ``tx.grad`` of the examples/mlp.py loss (784-64-10 tanh
-  MLP, batch 128, float64) against a hand-written NumPy backprop — target
-  within 1.3x;
-- scalar_loop: eager grad of a 1000-step scalar recurrence against the eager
-  primal — target at most 4x;
-- tape memory: peak bytes per step of the gradient of an N-step loop for
-  N = 10^3..10^6 — constant per step means O(N * carried state);
-- autograd / JAX / tangent-ad columns appear when those are installed.
+Issue #7 workloads (the functions are those of examples/):
+
+- scalar_loop: 1000 steps of ``x = sin(x) * 0.99 + 0.01``, gradient at 0.5;
+- mlp_grad: mean squared error of a 784-64-10 tanh MLP, batch 128,
+  float64, gradient w.r.t. a list of parameter dicts;
+- per_example_grad: ``vmap(grad(tanh))`` over 10^6 float64;
+- while_newton: Newton's sqrt with a tolerance-based stop, d/da at a = 2;
+- rnn: 50-step tanh RNN (hidden 64, input 32), gradient w.r.t. W and U.
+
+References in the same run: the hand-written gradients of
+tools/bench_refs.py (Numba for the loops and elementwise work, NumPy
+backprop for the MLP) and the compiled primal (``tx.jit(f)``, or
+``numba.njit(f)`` before tangent_x has jit) for the ratio grad / primal.
+Peers (tools/bench_peers.py): ``jax.jit(jax.grad(...))``, autograd and
+tangent-ad, each when installed (``pip install ".[bench]"``).
+
+tangent_x is compiled with ``tx.jit`` when the library has it; otherwise
+the eager transform is measured and the table says "jit not available".
+
+Issue #4 rows, kept: transform time of a 30-line function, eager grad of
+the MLP and of the scalar loop, tape memory per loop step, jvp and
+Hessian-vector-product ratios.
 """
-import importlib.util
 import os
-import statistics
 import sys
-import time
 
-import numpy as np
+_ONE_THREAD = ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
+               "OPENBLAS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
+
+
+def one_thread(pin=None):
+    """One thread everywhere (Numba, BLAS, OpenMP, XLA): every implementation
+    runs on one core.  With ``pin``, the process (and its children) is also
+    bound to that CPU; not by default, because on a machine shared with
+    other work a pinned process cannot move to the idler core, which adds
+    noise without making the comparison fairer.  Must run before NumPy,
+    Numba or JAX are imported."""
+    for var in _ONE_THREAD:
+        os.environ[var] = "1"
+    flags = os.environ.get("XLA_FLAGS", "")
+    for flag in ("--xla_cpu_multi_thread_eigen=false", "intra_op_parallelism_threads=1"):
+        if flag not in flags:
+            flags = f"{flags} {flag}".strip()
+    os.environ["XLA_FLAGS"] = flags
+    if pin is not None:
+        os.sched_setaffinity(0, {pin})
+    return pin
+
+
+if __name__ == "__main__":
+    _pin = sys.argv[sys.argv.index("--pin") + 1] if "--pin" in sys.argv[:-1] else None
+    PINNED_CPU = one_thread(None if _pin is None else int(_pin))
+
+import argparse  # noqa: E402
+import importlib.util  # noqa: E402
+import json  # noqa: E402
+import platform  # noqa: E402
+import shutil  # noqa: E402
+import statistics  # noqa: E402
+import subprocess  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TOOLS = os.path.join(ROOT, "tools")
+
+
+def _fresh_caches():
+    """Fresh cache directories for tangent_x's generated modules and Numba,
+    so that first calls in this run are cold (and nothing of the user's
+    cache is touched)."""
+    base = tempfile.mkdtemp(prefix="tx-bench-")
+    os.environ["TANGENT_X_CACHE_DIR"] = os.path.join(base, "tangent_x")
+    os.environ["NUMBA_CACHE_DIR"] = os.path.join(base, "numba")
+    return base
+
+
+if __name__ == "__main__":
+    CACHE_BASE = _fresh_caches()
+
 sys.path.insert(0, ROOT)
+sys.path.insert(0, TOOLS)
+
+import numpy as np  # noqa: E402
 
 import tangent_x as tx  # noqa: E402
 from tangent_x import api  # noqa: E402
 
+import bench_peers  # noqa: E402
+import bench_refs  # noqa: E402
+
+QUICK = False
+PEERS = ("JAX", "autograd", "tangent-ad")
+CHECKS = []          # (workload, implementation, ok, detail)
+
+
+# ------------------------------------------------------------------ timing
 
 def median_time(fn, repeat=30, number=1):
+    """Median seconds per call over ``repeat`` batches of ``number`` calls."""
+    if QUICK:
+        repeat = min(repeat, 3)
     times = []
     for _ in range(repeat):
         t0 = time.perf_counter()
@@ -42,6 +122,346 @@ def median_time(fn, repeat=30, number=1):
         times.append((time.perf_counter() - t0) / number)
     return statistics.median(times)
 
+
+def interleaved_steady(calls, repeat=21):
+    """Steady-state median seconds per call of each of ``calls`` (a dict of
+    thunks): batches of at least 2 ms (so that microsecond calls are not
+    timer noise), one batch of each in turn, ``repeat`` rounds (3 with
+    --quick)."""
+    if QUICK:
+        repeat = 3
+    numbers, times = {}, {key: [] for key in calls}
+    for key, fn in calls.items():
+        fn()
+        t0 = time.perf_counter()
+        fn()
+        numbers[key] = max(1, int(2e-3 / max(time.perf_counter() - t0, 1e-9)))
+    for _ in range(repeat):
+        for key, fn in calls.items():
+            number = numbers[key]
+            t0 = time.perf_counter()
+            for _ in range(number):
+                fn()
+            times[key].append((time.perf_counter() - t0) / number)
+    return {key: statistics.median(ts) for key, ts in times.items()}
+
+
+def first_time(fn):
+    """(seconds, result) of one call: the first one, compile included."""
+    t0 = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - t0, out
+
+
+def fmt(seconds):
+    if seconds is None:
+        return "—"
+    if seconds >= 1.0:
+        return f"{seconds:.2f} s"
+    if seconds >= 1e-3:
+        return f"{seconds * 1e3:.2f} ms"
+    if seconds >= 1e-6:
+        return f"{seconds * 1e6:.1f} µs"
+    return f"{seconds * 1e9:.0f} ns"
+
+
+# ------------------------------------------------------------------ checks
+
+def _leaves(tree):
+    return [np.asarray(leaf, dtype=float) for leaf in tx.tree_util.tree_leaves(tree)]
+
+
+def same(got, want, rtol=1e-9):
+    """Whether two pytrees of results agree to ``rtol`` (plus an absolute
+    slack of rtol times the largest reference entry, for entries near 0)."""
+    got, want = _leaves(got), _leaves(want)
+    if len(got) != len(want):
+        return False, f"{len(got)} leaves, expected {len(want)}"
+    worst = 0.0
+    for a, b in zip(got, want):
+        if a.shape != b.shape:
+            return False, f"shape {a.shape}, expected {b.shape}"
+        scale = np.max(np.abs(b)) if b.size else 0.0
+        err = np.max(np.abs(a - b) / (np.abs(b) + scale + 1e-300)) if b.size else 0.0
+        worst = max(worst, float(err))
+    return worst <= rtol, f"max relative error {worst:.1e}"
+
+
+def check(workload, impl, got, want, required):
+    """Record an equal-results check; a wrong tangent_x or reference result
+    stops the run (its timing would mean nothing)."""
+    ok, detail = same(got, want)
+    CHECKS.append((workload, impl, ok, detail))
+    if required and not ok:
+        raise AssertionError(f"{workload}: {impl} disagrees with the reference ({detail})")
+    return ok
+
+
+# ------------------------------------------------------------------ workloads
+
+def _load_example(name):
+    spec = importlib.util.spec_from_file_location(name, os.path.join(ROOT, "examples", f"{name}.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+HAS_JIT = hasattr(tx, "jit")
+HAS_VMAP = hasattr(tx, "vmap")
+
+
+def _mlp_inputs():
+    mlp = _load_example("mlp")
+    rng = np.random.default_rng(0)
+    params = mlp.init_params([784, 64, 10])
+    return mlp, params, rng.normal(size=(128, 784)), rng.normal(size=(128, 10))
+
+
+def workloads():
+    """name -> dict(f, argnums, args, reference, primal, jax_args)."""
+    cf = _load_example("control_flow")
+    basics = _load_example("basics")
+    mlp, params, x, y = _mlp_inputs()
+    rng = np.random.default_rng(0)
+    W, U, xs = 0.5 * rng.normal(size=(64, 64)) / 8, rng.normal(size=(64, 32)) / 6, \
+        rng.normal(size=(50, 32))
+    n_per_example = 10 ** 4 if QUICK else 10 ** 6
+    z = rng.normal(size=n_per_example)
+    import numba
+    return {
+        "scalar_loop": dict(
+            f=cf.recurrence, argnums=0, args=(0.5,),
+            reference=("hand Numba", bench_refs.compiled("scalar_loop_grad")),
+            primal=("numba", numba.njit(cf.recurrence))),
+        "mlp_grad": dict(
+            f=mlp.loss, argnums=0, args=(params, x, y),
+            reference=("hand NumPy backprop", bench_refs.mlp_grad_numpy),
+            primal=("NumPy", mlp.loss)),
+        "per_example_grad": dict(
+            f=basics.tanh, argnums=0, args=(z,), vmap=True,
+            reference=("NumPy 1 - tanh(x)**2", bench_refs.tanh_grad_numpy),
+            extra_reference=("hand Numba loop", bench_refs.compiled("tanh_grad_loop")),
+            primal=("NumPy", np.tanh)),
+        "while_newton": dict(
+            f=cf.newton_sqrt, argnums=0, args=(2.0,),
+            reference=("hand Numba", bench_refs.compiled("newton_sqrt_grad")),
+            primal=("numba", numba.njit(cf.newton_sqrt))),
+        "rnn": dict(
+            f=cf.rnn, argnums=(0, 1), args=(W, U, xs),
+            reference=("hand Numba", bench_refs.compiled("rnn_grad")),
+            primal=("numba", numba.njit(cf.rnn))),
+    }
+
+
+def tangent_x_gradient(spec):
+    """(label, callable or None): jit(grad(f)) when tx.jit exists, else the
+    eager grad; vmap(grad(f)) for the per-example workload."""
+    if spec.get("vmap"):
+        if not HAS_VMAP:
+            return "vmap not available", None
+        g = tx.vmap(tx.grad(spec["f"]))
+        label = "vmap(grad)"
+    else:
+        g = tx.grad(spec["f"], argnums=spec["argnums"])
+        label = "grad"
+    if HAS_JIT:
+        return f"jit({label})", tx.jit(g)
+    return f"{label} eager (jit not available)", g
+
+
+def compiled_primal(spec):
+    """The primal as compiled code: tx.jit(f) when it exists, else plain
+    Numba (loops) or NumPy (vectorised workloads)."""
+    kind, fn = spec["primal"]
+    if HAS_JIT and kind == "numba":
+        return "tx.jit", tx.jit(spec["f"])
+    return kind, fn
+
+
+def peer_call(peer, name, spec):
+    """(call, None) for one peer's gradient, or (None, table cell) when it
+    has none."""
+    if not bench_peers.installed(peer):
+        return None, "not installed"
+    try:
+        fn = bench_peers.make(peer, name)
+    except bench_peers.Unsupported as exc:
+        return None, str(exc)
+    args = spec["args"]
+    if peer == "JAX":
+        import jax
+        args = jax.tree_util.tree_map(jax.numpy.asarray, args)
+        return (lambda: jax.block_until_ready(fn(*args))), None
+    return (lambda: fn(*args)), None
+
+
+def bench_workload(name, spec):
+    """One row of the issue #7 table, plus the times the targets need.
+
+    Every implementation's first call is timed alone and its result
+    checked against the hand-written reference; the steady states are then
+    measured interleaved (one batch of each in turn, repeatedly), so that a
+    change of load on the shared machine hits all of them alike."""
+    args = spec["args"]
+    ref_label, ref = spec["reference"]
+    row = {"workload": name}
+    calls, firsts = {}, {}
+    firsts["ref"], want = first_time(lambda: ref(*args))
+    check(name, ref_label, want, want, required=True)
+    calls["ref"] = lambda: ref(*args)
+    if "extra_reference" in spec:
+        extra_label, extra = spec["extra_reference"]
+        firsts["extra"], out = first_time(lambda: extra(*args))
+        check(name, extra_label, out, want, required=True)
+        calls["extra"] = lambda: extra(*args)
+
+    label, grad = tangent_x_gradient(spec)
+    row["tangent_x"] = label
+    if grad is not None:
+        try:
+            firsts["tx"], out = first_time(lambda: grad(*args))
+        except Exception as exc:     # reported in the table, and the run fails
+            CHECKS.append((name, f"tangent_x {label}", False,
+                           f"raised {type(exc).__name__}: {exc}"[:400]))
+            row["tangent_x"] = f"{label}: fails ({type(exc).__name__})"
+        else:
+            check(name, f"tangent_x {label}", out, want, required=True)
+            calls["tx"] = lambda: grad(*args)
+
+    primal_label, primal = compiled_primal(spec)
+    firsts["primal"], _ = first_time(lambda: primal(*args))
+    calls["primal"] = lambda: primal(*args)
+    if primal_label == "tx.jit":      # and plain Numba: the difference is the call overhead
+        plain = spec["primal"][1]
+        plain(*args)
+        calls["primal_numba"] = lambda: plain(*args)
+
+    for peer in PEERS:
+        call, cell = peer_call(peer, name, spec)
+        if call is None:
+            row[peer] = cell
+            continue
+        try:
+            firsts[peer], out = first_time(call)
+        except Exception as exc:
+            CHECKS.append((name, peer, False, f"raised {type(exc).__name__}: {exc}"[:200]))
+            row[peer] = f"fails: {type(exc).__name__}"
+            continue
+        if not check(name, peer, out, want, required=False):
+            row[peer] = "wrong result"
+            continue
+        calls[peer] = call
+
+    t = interleaved_steady(calls)
+    row["t_ref"], row["t_tx"], row["t_primal"] = t["ref"], t.get("tx"), t["primal"]
+    row["reference"] = f"{fmt(t['ref'])} {ref_label}"
+    if "extra" in t:
+        row["reference"] += f"; {fmt(t['extra'])} {extra_label}"
+    if "tx" in t:
+        row.update(first=fmt(firsts["tx"]), steady=fmt(t["tx"]),
+                   vs_ref=f"{t['tx'] / t['ref']:.2f}x", vs_primal=f"{t['tx'] / t['primal']:.2f}x")
+    else:
+        row.update(first="—", steady="—", vs_ref="—", vs_primal="—")
+    row["primal"] = f"{fmt(t['primal'])} ({primal_label})"
+    if "primal_numba" in t:
+        row["primal"] += f"; {fmt(t['primal_numba'])} (numba.njit)"
+    for peer in PEERS:
+        row[f"t_{peer}"] = t.get(peer)
+        if peer in t:
+            row[peer] = f"{fmt(t[peer])} (first {fmt(firsts[peer])})"
+    row["vs_jax"] = f"{t['tx'] / t['JAX']:.2f}x" if "tx" in t and "JAX" in t else "—"
+    return row
+
+
+# ------------------------------------------------------------------ targets
+
+def targets(rows, compile_times):
+    """(target, measured, holds) for issue #7's acceptance ratios."""
+    r = {row["workload"]: row for row in rows}
+    out = []
+
+    def ratio(name, key, limit, text, den=None):
+        row = r[name]
+        t, base = row["t_tx"], row.get(den or key)
+        if t is None or base is None:
+            out.append((text, "not measured", "—"))
+            return
+        value = t / base
+        out.append((text, f"{value:.2f}x", "holds" if value <= limit else "does not hold"))
+
+    ratio("scalar_loop", "t_ref", 1.4, "scalar_loop within 1.4x of hand Numba")
+    ratio("scalar_loop", "t_primal", 2.5, "scalar_loop at most 2.5x the compiled primal")
+    ratio("rnn", "t_ref", 1.5, "rnn within 1.5x of hand Numba")
+    ratio("while_newton", "t_ref", 1.5, "while_newton within 1.5x of hand Numba")
+    ratio("mlp_grad", "t_ref", 1.0, "mlp_grad no slower than hand NumPy backprop")
+    ratio("per_example_grad", "t_ref", 1.0, "per_example_grad no slower than NumPy 1 - tanh(x)**2")
+    for name in ("scalar_loop", "rnn", "while_newton"):
+        if name == "while_newton" and r[name]["t_JAX"] is None:
+            out.append(("while_newton faster than JAX", r[name]["JAX"], "JAX has no number"))
+            continue
+        ratio(name, "t_JAX", 1.0, f"{name} faster than jax.jit(jax.grad)")
+    for name in ("mlp_grad", "per_example_grad"):
+        ratio(name, "t_JAX", 1.1, f"{name} within 1.1x of jax.jit(jax.grad)")
+    for label, seconds, limit in compile_times:
+        if seconds is None:
+            out.append((label, "jit not available", "—"))
+        else:
+            out.append((label, fmt(seconds), "holds" if seconds < limit else "does not hold"))
+    return out
+
+
+# ------------------------------------------------------------------ compile time
+
+_FIRST_CALL_SCRIPT = r"""
+import json, os, sys, time
+sys.path.insert(0, {root!r})
+t0 = time.perf_counter()
+import numpy as np
+import tangent_x as tx
+t_import = time.perf_counter() - t0
+sys.path.insert(0, os.path.join({root!r}, "examples"))
+import mlp
+rng = np.random.default_rng(0)
+params = mlp.init_params([784, 64, 10])
+x, y = rng.normal(size=(128, 784)), rng.normal(size=(128, 10))
+g = tx.jit(tx.grad(mlp.loss)) if hasattr(tx, "jit") else tx.grad(mlp.loss)
+t0 = time.perf_counter()
+g(params, x, y)
+print(json.dumps({{"import": t_import, "first_call": time.perf_counter() - t0,
+                   "jit": hasattr(tx, "jit")}}))
+"""
+
+
+def bench_first_call():
+    """First call of jit(grad(mlp loss)) in a new process with empty caches
+    (cold), then in a second process with the caches the first one wrote
+    (warm: Numba's on-disk cache of the generated module)."""
+    base = tempfile.mkdtemp(prefix="tx-bench-cold-")
+    env = dict(os.environ, TANGENT_X_CACHE_DIR=os.path.join(base, "tangent_x"),
+               NUMBA_CACHE_DIR=os.path.join(base, "numba"))
+    script = _FIRST_CALL_SCRIPT.format(root=ROOT)
+    results = []
+    try:
+        for _ in ("cold", "warm"):
+            proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                                  text=True, timeout=600)
+            if proc.returncode != 0:
+                raise RuntimeError(f"first-call subprocess failed:\n{proc.stderr[-2000:]}")
+            results.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    cold, warm = results
+    if not cold["jit"]:
+        return [("jit(grad(mlp loss)) first call, cold, < 3 s", None, 3.0),
+                ("jit(grad(mlp loss)) first call, warm cache, < 0.5 s", None, 0.5)], \
+            (f"eager grad first call (no jit): {fmt(cold['first_call'])} cold, "
+             f"{fmt(warm['first_call'])} warm; import tangent_x {fmt(cold['import'])}")
+    return [("jit(grad(mlp loss)) first call, cold, < 3 s", cold["first_call"], 3.0),
+            ("jit(grad(mlp loss)) first call, warm cache, < 0.5 s", warm["first_call"], 0.5)], \
+        f"import tangent_x: {fmt(cold['import'])} cold, {fmt(warm['import'])} warm"
+
+
+# ------------------------------------------------------------------ issue #4 rows
 
 def thirty_line_function(x, w, b):
     h1 = np.tanh(w @ x + b)
@@ -86,46 +506,18 @@ def bench_transform():
             "reference": "target 30 ms", "ratio": f"{seconds / 0.030:.2f}x of target"}
 
 
-def _load_example(name):
-    spec = importlib.util.spec_from_file_location(name, os.path.join(ROOT, "examples", f"{name}.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def hand_written_mlp_grad(params, x, y):
-    """Backprop for examples/mlp.py's loss, written out by hand."""
-    W1, b1, W2, b2 = params[0]["W"], params[0]["b"], params[1]["W"], params[1]["b"]
-    hidden = np.tanh(x @ W1.T + b1)
-    err = hidden @ W2.T + b2 - y
-    d_out = 2.0 * err / err.size
-    d_hidden = (d_out @ W2) * (1.0 - hidden * hidden)
-    return [{"W": d_hidden.T @ x, "b": d_hidden.sum(axis=0)},
-            {"W": d_out.T @ hidden, "b": d_out.sum(axis=0)}]
-
-
-def bench_mlp():
-    mlp = _load_example("mlp")
-    rng = np.random.default_rng(0)
-    params = mlp.init_params([784, 64, 10])
-    x = rng.normal(size=(128, 784))
-    y = rng.normal(size=(128, 10))
+def bench_mlp_eager():
+    """Eager tx.grad of the MLP loss against the hand-written NumPy backprop."""
+    mlp, params, x, y = _mlp_inputs()
     grad = tx.grad(mlp.loss)
-    ours, ref = grad(params, x, y), hand_written_mlp_grad(params, x, y)
-    for a, b in zip(tx.tree_util.tree_leaves(ours), tx.tree_util.tree_leaves(ref)):
-        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+    check("mlp_grad eager", "tangent_x grad", grad(params, x, y),
+          bench_refs.mlp_grad_numpy(params, x, y), required=True)
     t_ours = median_time(lambda: grad(params, x, y), repeat=50)
-    t_ref = median_time(lambda: hand_written_mlp_grad(params, x, y), repeat=50)
-    row = {"workload": "mlp_grad (eager, 784-64-10, batch 128)",
-           "tangent_x": f"{t_ours * 1e3:.2f} ms",
-           "reference": f"{t_ref * 1e3:.2f} ms (hand-written NumPy)",
-           "ratio": f"{t_ours / t_ref:.2f}x (target <= 1.3x)"}
-    try:
-        import autograd  # noqa: F401
-        row["autograd"] = "installed (not compared yet)"
-    except ImportError:
-        row["autograd"] = "not installed"
-    return row
+    t_ref = median_time(lambda: bench_refs.mlp_grad_numpy(params, x, y), repeat=50)
+    return {"workload": "mlp_grad (eager, 784-64-10, batch 128)",
+            "tangent_x": f"{t_ours * 1e3:.2f} ms",
+            "reference": f"{t_ref * 1e3:.2f} ms (hand-written NumPy)",
+            "ratio": f"{t_ours / t_ref:.2f}x (target <= 1.3x)"}
 
 
 def recurrence_n(x, n):
@@ -136,6 +528,10 @@ def recurrence_n(x, n):
 
 def recurrence_1000(x):
     return recurrence_n(x, 1000)
+
+
+def _fd(f, x, *rest, eps=1e-6):
+    return (f(x + eps, *rest) - f(x - eps, *rest)) / (2 * eps)
 
 
 def bench_loop_cost():
@@ -150,14 +546,12 @@ def bench_loop_cost():
             "ratio": f"{t_grad / t_primal:.2f}x (target <= 4x)"}
 
 
-def _fd(f, x, *rest, eps=1e-6):
-    return (f(x + eps, *rest) - f(x - eps, *rest)) / (2 * eps)
-
-
 def bench_tape_memory(sizes=(10 ** 3, 10 ** 4, 10 ** 5, 10 ** 6)):
     """Peak memory of the gradient of an N-step loop, per step: constant in N
     means the tape grows as O(N * carried state)."""
     import tracemalloc
+    if QUICK:
+        sizes = sizes[:2]
     grad = tx.grad(recurrence_n)
     grad(0.5, 10)
     rows = []
@@ -171,7 +565,7 @@ def bench_tape_memory(sizes=(10 ** 3, 10 ** 4, 10 ** 5, 10 ** 6)):
     return {"workload": "tape memory of grad through an N-step loop (scalar carry)",
             "tangent_x": per_step, "reference": "O(N * carry) expected",
             "ratio": f"{rows[-1][1] / rows[-1][0] / (rows[0][1] / rows[0][0]):.2f}x "
-                     "bytes/step at 1e6 vs 1e3"}
+                     f"bytes/step at {rows[-1][0]:.0e} vs {rows[0][0]:.0e}"}
 
 
 def bench_forward_and_hvp():
@@ -191,10 +585,8 @@ def bench_forward_and_hvp():
     rows.append({"workload": "scalar_loop Hessian-vector product / primal",
                  "tangent_x": f"{t_hvp * 1e3:.2f} ms", "reference": f"{t_primal * 1e3:.2f} ms",
                  "ratio": f"{t_hvp / t_primal:.2f}x (target <= 6x)"})
-    mlp = _load_example("mlp")
+    mlp, params, x, y = _mlp_inputs()
     rng = np.random.default_rng(0)
-    params = mlp.init_params([784, 64, 10])
-    x, y = rng.normal(size=(128, 784)), rng.normal(size=(128, 10))
     v = tx.tree_util.tree_map(lambda p: rng.normal(size=np.shape(p)), params)
     grad_loss = tx.grad(mlp.loss)
     # Directions in parameter space (the data are constants), as a
@@ -218,19 +610,90 @@ def bench_forward_and_hvp():
     return rows
 
 
-def main():
-    import platform
-    rows = [bench_transform(), bench_mlp(), bench_loop_cost(), bench_tape_memory()]
-    rows += bench_forward_and_hvp()
-    print(f"Machine: {platform.processor() or platform.machine()}, "
-          f"{os.cpu_count()} cores, Python {platform.python_version()}, "
-          f"NumPy {np.__version__}\n")
-    keys = ["workload", "tangent_x", "reference", "ratio"]
-    print("| " + " | ".join(keys) + " |")
-    print("|" + "---|" * len(keys))
-    for row in rows:
-        print("| " + " | ".join(str(row.get(k, "")) for k in keys) + " |")
+# ------------------------------------------------------------------ output
+
+def table(rows, keys, headers=None):
+    lines = ["| " + " | ".join(headers or keys) + " |", "|" + "---|" * len(keys)]
+    lines += ["| " + " | ".join(str(row.get(k, "")) for k in keys) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def machine():
+    model = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    import numba
+    pinned = globals().get("PINNED_CPU")
+    where = f"pinned to CPU {pinned}" if pinned is not None else "not pinned"
+    return (f"{model}, {os.cpu_count()} cores (one thread per implementation, {where}), "
+            f"Python {platform.python_version()}, NumPy {np.__version__}, "
+            f"Numba {numba.__version__}")
+
+
+def main(argv=None):
+    global QUICK
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true",
+                        help="smoke run: all equal-results checks, few repeats, small "
+                             "per-example input, no first-call subprocesses")
+    parser.add_argument("--only", help="comma-separated issue #7 workloads to run")
+    parser.add_argument("--pin", type=int, metavar="CPU",
+                        help="also bind the process to this CPU (read before imports)")
+    options = parser.parse_args(argv)
+    QUICK = options.quick
+
+    print(f"Machine: {machine()}")
+    print(f"tangent_x: {'jit' if HAS_JIT else 'no jit (eager)'}, "
+          f"{'vmap' if HAS_VMAP else 'no vmap'}; peers: " +
+          ", ".join(f"{p} {'installed' if bench_peers.installed(p) else 'not installed'}"
+                    for p in PEERS) + ("  [--quick: smoke run, times are not meaningful]"
+                                       if QUICK else ""))
+    print()
+
+    specs = workloads()
+    names = options.only.split(",") if options.only else list(specs)
+    rows = [bench_workload(name, specs[name]) for name in names]
+    keys = ["workload", "tangent_x", "first", "steady", "reference", "vs_ref", "primal",
+            "vs_primal", "JAX", "vs_jax", "autograd", "tangent-ad"]
+    headers = ["workload", "tangent_x", "first call", "steady", "reference (steady)",
+               "tx / reference", "compiled primal", "tx / primal", "JAX jit(grad)",
+               "tx / JAX", "autograd", "tangent-ad"]
+    print(table(rows, keys, headers))
+    print()
+
+    if QUICK:
+        compile_times, note = [], "first-call subprocesses skipped (--quick)"
+    else:
+        compile_times, note = bench_first_call()
+    if not options.only:
+        print(table([dict(zip(("target", "measured", "status"), t))
+                     for t in targets(rows, compile_times)], ["target", "measured", "status"]))
+        print(f"\n{note}\n")
+
+        old = [bench_transform(), bench_mlp_eager(), bench_loop_cost(), bench_tape_memory()]
+        old += bench_forward_and_hvp()
+        print(table(old, ["workload", "tangent_x", "reference", "ratio"]))
+        print()
+
+    ours = [c for c in CHECKS if c[1] not in PEERS]
+    peers = [c for c in CHECKS if c[1] in PEERS]
+    print(f"Equal-results checks of tangent_x and the references: {len(ours)} run, "
+          f"{sum(not c[2] for c in ours)} failed" +
+          "".join(f"\n- {w}: {i}: {d}" for w, i, ok, d in ours if not ok))
+    print(f"Equal-results checks of the peers: {len(peers)} run, "
+          f"{sum(not c[2] for c in peers)} failed" +
+          "".join(f"\n- {w}: {i}: {d}" for w, i, ok, d in peers if not ok))
+    return 0 if all(c[2] for c in ours) else 1
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        sys.exit(main())
+    finally:
+        shutil.rmtree(CACHE_BASE, ignore_errors=True)
