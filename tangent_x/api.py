@@ -15,6 +15,7 @@ import numpy as np
 
 from . import canonical, emit, ir, lower, modules, primitives as P, runtime
 from .errors import TransformError
+from .vmapping import Unspecialized
 from .reverse import forward_blocks, vjp_blocks
 from .simplify import eliminate_dead_code
 from . import tree_util
@@ -255,7 +256,13 @@ class Transformed:
         checked = range(len(self._argnums)) if self._kind == "jvp" else self._argnums
         _check_inputs(self._kind, self._fun, args, checked)
         self._specialize_inner(args)
-        function = self.generated.function
+        try:
+            function = self.generated.function
+        except Unspecialized:
+            # a vmapped function called inside: one plain run of the function
+            # specialises it on the arguments it really gets (as JAX traces)
+            self._fun(*self._primal_args(args))
+            function = self.generated.function
         try:
             out = function(*args, **kwargs)
         except Exception as exc:
@@ -266,6 +273,19 @@ class Transformed:
     def __repr__(self):
         return f"<tangent_x {self._kind} of {getattr(self._fun, '__qualname__', self._fun)}>"
 
+    def _primal_args(self, args):
+        """The arguments of the untransformed function within ``args`` (jvp
+        code takes primals, tangents, then the rest; vjp code a seed last)."""
+        if self._kind == "jvp":
+            k = len(self._argnums)
+            primals = list(args[:k]) + list(args[2 * k:])
+            order = list(self._argnums) + [i for i in range(len(primals))
+                                           if i not in self._argnums]
+            return [p for _, p in sorted(zip(order, primals))]
+        if self._kind == "vjp":
+            return args[:-1]
+        return args
+
     def _specialize_inner(self, args):
         """A transformed function whose code depends on its arguments'
         structure (a vmapped one) is specialised for the primal arguments
@@ -273,17 +293,7 @@ class Transformed:
         inner = getattr(self._fun, "__tangent_x__", None)
         if not hasattr(inner, "specialize"):
             return
-        if self._kind == "jvp":
-            k = len(self._argnums)
-            primals = list(args[k:2 * k]) and list(args[:k]) + list(args[2 * k:])
-            order = list(self._argnums) + [i for i in range(len(primals))
-                                           if i not in self._argnums]
-            primals = [p for _, p in sorted(zip(order, primals))]
-        elif self._kind == "vjp":
-            primals = args[:-1]
-        else:
-            primals = args
-        specialised = inner.specialize(*primals)
+        specialised = inner.specialize(*self._primal_args(args))
         if getattr(self, "_inner_generated", None) is not specialised:
             self._inner_generated = specialised
             self._generated = None

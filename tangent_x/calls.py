@@ -129,6 +129,11 @@ class Calls:
             _, kwargs = self.call_args(scope, node)
             return self.emit(P.get("dict"), list(kwargs.values()),
                              params={"keys": tuple(kwargs)}, target=target, base="d")
+        if _is_transform(obj):
+            raise self.error(f"tx.{obj.__name__}(...) applied inside a transformed function "
+                             "cannot be transformed", node,
+                             f"apply it once outside, e.g. g = tx.{obj.__name__}(f) at "
+                             "module level, and call g inside", scope)
         wrapped = _transformed_source(obj)
         if wrapped is not None:
             obj = wrapped
@@ -294,6 +299,18 @@ class Calls:
                 bound[p] = default(p, a.kw_defaults[i])
         scope.locals.update(bound)
 
+
+
+_TRANSFORM_MODULES = ("tangent_x.api", "tangent_x.vmapping", "tangent_x.jacobians",
+                      "tangent_x.numba_stage")
+_TRANSFORM_NAMES = {"grad", "value_and_grad", "vjp", "jvp", "vmap", "jacfwd", "jacrev",
+                    "hessian", "jit"}
+
+
+def _is_transform(obj):
+    """tangent_x's own transforms (``tx.vmap`` itself, not a vmapped function)."""
+    return getattr(obj, "__module__", None) in _TRANSFORM_MODULES and \
+        getattr(obj, "__name__", None) in _TRANSFORM_NAMES
 
 
 def _transformed_source(obj):

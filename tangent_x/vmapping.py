@@ -46,6 +46,11 @@ def _check_axes_spec(spec, what):
                             f"dict of those, got {leaf!r} of type {type(leaf).__name__}")
 
 
+class Unspecialized(TypeError):
+    """A vmapped function asked for its code before any call told it the
+    structure of its arguments."""
+
+
 class Generated:
     def __init__(self, function, text, path, deps, description, out_flags):
         self.function = function
@@ -75,7 +80,7 @@ class Vmapped:
     @property
     def generated(self):
         if self._last is None:
-            raise TypeError("vmap specialises its code to the structure of the arguments "
+            raise Unspecialized("vmap specialises its code to the structure of the arguments "
                             "(as JAX traces): call the function once, or use "
                             "`tangent-x vmap FILE:FUNC --example-args ...`, before asking "
                             "for its source")

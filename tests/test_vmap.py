@@ -437,3 +437,36 @@ def test_jacobians_are_batched_by_vmap():
                   axis=-1)
     np.testing.assert_allclose(fwd, fd, rtol=1e-7, atol=1e-9)
     np.testing.assert_allclose(rev, fd, rtol=1e-7, atol=1e-9)
+
+
+def summed_tanh(x, w):
+    return np.sum(np.tanh(x * w))
+
+
+_VF = tx.vmap(summed_tanh, in_axes=(0, None))
+
+
+def uses_vmapped(w, X):
+    return np.sum(_VF(X, w))
+
+
+def applies_vmap_inside(w, X):
+    return np.sum(tx.vmap(summed_tanh, in_axes=(0, None))(X, w))
+
+
+def test_grad_of_a_function_calling_a_vmapped_function_before_any_call():
+    """The vmapped function has never been called: the first grad call runs
+    the function once to specialise it (as JAX traces)."""
+    X, w = np.random.default_rng(17).normal(size=(4, 3)), np.ones(3)
+    fresh = tx.vmap(summed_tanh, in_axes=(0, None))
+    assert fresh._last is None and _VF._last is None
+    got = tx.grad(uses_vmapped)(w, X)
+    expected = sum(tx.grad(summed_tanh, argnums=1)(x, w) for x in X)
+    np.testing.assert_allclose(got, expected, rtol=1e-12)
+
+
+def test_applying_vmap_inside_a_transformed_function_is_a_clear_error():
+    X, w = np.ones((4, 3)), np.ones(3)
+    with pytest.raises(tx.TransformError, match=r"test_vmap.py:\d+.*tx.vmap\(\.\.\.\) applied "
+                                                r"inside(.|\n)*apply it once outside"):
+        tx.grad(applies_vmap_inside)(w, X)
