@@ -221,16 +221,32 @@ class Batcher:
 
     def lanes_of(self, atom, flag, hint=None):
         """``atom`` given the batch axis wherever ``flag`` says so but its own
-        flag does not (a shared value meeting a batched one)."""
+        flag does not (a shared value meeting a batched one); in a container,
+        leaf by leaf.  Returns (atom, statements computing it)."""
         have = self.flag(atom)
         if all_batched(have) or not any_batched(flag):
             return atom, []
-        if isinstance(atom, gast.Constant) or not any_batched(have):
-            name = self.fresh(f"{atom.id}_lanes" if ir.is_name(atom) else f"{hint or 'value'}_lanes")
+        stem = atom.id if ir.is_name(atom) else (hint or "value")
+        if not isinstance(have, (dict, list)) and not isinstance(flag, (dict, list)):
+            name = self.fresh(f"{stem}_lanes")
             self.flags[name] = True
             return ir.name(name), [_assign(name, call("broadcast_lanes", atom,
                                                       self.batch_size))]
-        raise _MixedContainer()
+        from .vmapping import _flag_leaves
+        shape = self.shape(atom)
+        have_full = have if isinstance(have, (dict, list)) else full_flag(shape, bool(have))
+        want_full = flag if isinstance(flag, (dict, list)) else full_flag(shape, bool(flag))
+        have_leaves, want_leaves = _flag_leaves(have_full, None), _flag_leaves(want_full, None)
+        if len(have_leaves) != len(want_leaves) or not isinstance(want_full, (dict, list)):
+            raise _MixedContainer()
+        name = self.fresh(f"{stem}_lanes")
+        self.flags[name] = want_full
+        value = call("finish_lanes", atom,
+                     gast.Tuple(elts=[ir.const(h) for h in have_leaves], ctx=gast.Load()),
+                     gast.Tuple(elts=[ir.const(0 if w else None) for w in want_leaves],
+                                ctx=gast.Load()),
+                     self.batch_size)
+        return ir.name(name), [_assign(name, value)]
 
     def cond(self, eqn):
         pred = eqn.args[0]

@@ -470,3 +470,16 @@ def test_applying_vmap_inside_a_transformed_function_is_a_clear_error():
     with pytest.raises(tx.TransformError, match=r"test_vmap.py:\d+.*tx.vmap\(\.\.\.\) applied "
                                                 r"inside(.|\n)*apply it once outside"):
         tx.grad(applies_vmap_inside)(w, X)
+
+
+def test_branches_returning_containers_of_batched_and_shared_values():
+    def f(x, y):
+        if np.sum(y) > 0:          # a shared condition
+            pair = (x * 2.0, y)
+        else:
+            pair = (y, x)           # x batched in the other slot
+        return pair[0] + pair[1]
+    X, y = np.random.default_rng(18).normal(size=(4, 3)), np.ones(3)
+    for yy in (y, -y):
+        got = tx.vmap(f, in_axes=(0, None))(X, yy)
+        np.testing.assert_allclose(got, np.stack([f(x, yy) for x in X]))

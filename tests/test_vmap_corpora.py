@@ -18,11 +18,6 @@ for _pkg in (corpus, cf_corpus):
     for _m in pkgutil.iter_modules(_pkg.__path__):
         importlib.import_module(f"{_pkg.__name__}.{_m.name}")
 
-# Known limitation: branches returning containers that mix batched and shared
-# values cannot be lined up; vmap says so (a clear TransformError).
-MIXED_CONTAINER_BRANCHES = {"while_loop_counter_lambdas"}
-
-
 def _batchable(case):
     if case.reference is not case.fn:     # not plain NumPy (x.at[...]): no loop reference
         return False
@@ -39,10 +34,6 @@ def test_vmap_over_first_argument_matches_loop(case):
     batch = [first + 0.01 * k * np.ones_like(first) for k in range(4)]
     in_axes = (0,) + (None,) * (len(args) - 1)
     vf = tx.vmap(case.fn, in_axes=in_axes)
-    if case.name in MIXED_CONTAINER_BRANCHES:
-        with pytest.raises(tx.TransformError, match="cannot line up the branches"):
-            vf(np.stack(batch), *args[1:])
-        return
     with np.errstate(all="ignore"):
         expected = [case.fn(b, *args[1:]) for b in batch]
         got = vf(np.stack(batch), *args[1:])
