@@ -476,13 +476,20 @@ def call_jvp(transformed, args, argnums, tangents):
     return transformed(*wrt, *tangents, *rest)
 
 
-STAGES = ("parse", "canonical", "python")
+STAGES = ("parse", "canonical", "python", "numba")
 
 
 def source(fun, stage="python"):
-    """The generated source of a transformed (or plain) function, as a string."""
+    """The generated source of a transformed (or plain) function, as a string.
+
+    ``stage="numba"``: what ``jit`` hands to Numba -- for a jitted function
+    the signature of its latest call, else generic (every argument one array
+    or number)."""
     if stage not in STAGES:
         raise ValueError(f"unknown stage {stage!r}; choose one of {', '.join(STAGES)}")
+    if stage == "numba":
+        from .numba_stage import Jitted
+        return (fun if isinstance(fun, Jitted) else Jitted(fun)).numba_source()
     fun = getattr(fun, "__tangent_x_source__", None) or getattr(fun, "__tangent_x__", fun)
     target = fun.generated.function if isinstance(fun, Transformed) else fun
     if stage == "parse":

@@ -283,13 +283,33 @@ class Jitted:
 
     # -- inspection ---------------------------------------------------------
 
-    def numba_source(self):
-        """The numba-stage source of the most recent call's signature."""
-        if self._last is None:
-            raise ValueError(f"{self._name()} has not been called yet: the numba stage is "
-                             "specialised for a call's arguments; call it once (or use "
-                             "`tangent-x jit FILE:FUNC`, which prints generic code)")
-        return self._last.text
+    def numba_source(self, *args, **kwargs):
+        """The numba-stage source: for ``args`` if given, else of the most
+        recent call, else generic (every argument one array or number)."""
+        generated = self._inner.generated
+        if args or kwargs:
+            bound = self._bind(generated, args, kwargs)
+            _, _, avs = self._signature(generated, bound)
+        elif self._last is not None:
+            return self._last.text
+        else:
+            avs = generic_arguments(generated.function)
+        return numba_stage(generated, avs, self._call_site)[0]
+
+
+def generic_arguments(function):
+    """Abstract arguments when no example is given: each parameter one
+    run-time value (an array or a number); parameters with defaults keep
+    them, folded in as constants."""
+    out = []
+    for name, param in inspect.signature(function).parameters.items():
+        if param.default is not param.empty:
+            out.append(Const(param.default))
+        elif param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            out.append(Const(() if param.kind == param.VAR_POSITIONAL else {}))
+        else:
+            out.append(Dyn(name))
+    return out
 
 
 def numba_stage(generated, avs, call_site=None):

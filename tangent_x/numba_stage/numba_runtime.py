@@ -525,28 +525,36 @@ def _unindex(x, index, g):
             return z
         return impl
 
+    if not (_is_array(index) and index.ndim == 1 or
+            _is_array(index) and isinstance(index.dtype, types.Boolean)):
+        raise TypingError("unindex: only integers, slices, 1-d integer arrays and boolean "
+                          "masks are compiled")
+    mask = isinstance(index.dtype, types.Boolean)
+    g_array = _is_array(g)
+
     def scatter(x, index, g):
         z = np.zeros(x.shape, np.float64)
-        flat_z = z.reshape(-1)
-        if index.dtype == np.bool_:
-            gg = np.asarray(g).reshape(-1)
-            m = index.reshape(-1)
-            j = 0
-            for i in range(m.size):
-                if m[i]:
-                    flat_z[i] += gg[j] if gg.size > 1 else gg[0]
-                    j += 1
+        zf = z.reshape(-1)
+        flat_index = np.ascontiguousarray(index).reshape(-1)
+        row = zf.size // max(x.shape[0] if not mask else flat_index.size, 1)
+        if g_array:
+            gf = np.ascontiguousarray(g).reshape(-1)
         else:
-            ga = np.asarray(g)
-            n = x.shape[0]
-            row = z[0].size if z.ndim > 1 else 1
-            gf = np.ascontiguousarray(ga).reshape(-1)
-            for i in range(index.size):
-                k = index.reshape(-1)[i]
+            gf = np.full(1, g)
+        n = gf.size
+        j = 0
+        for i in range(flat_index.size):
+            if mask:
+                if not flat_index[i]:
+                    continue
+                k = i
+            else:
+                k = flat_index[i]
                 if k < 0:
-                    k += n
-                for j in range(row):
-                    flat_z[k * row + j] += gf[(i * row + j) % gf.size]
+                    k += x.shape[0]
+            for r in range(row):
+                zf[k * row + r] += gf[(j * row + r) % n]
+            j += 1
         return z
     return scatter
 

@@ -226,8 +226,9 @@ class _NeedUnroll(Exception):
     """A container was indexed by a run-time integer: the loop producing it
     must be unrolled (its trip count is then static)."""
 
-    def __init__(self, name):
+    def __init__(self, name, where=None):
         self.name = name
+        self.where = where
 
 
 class _LoopExit(Exception):
@@ -423,9 +424,19 @@ class Specializer:
     def spelled_by_globals(self, node):
         """Whether ``node`` (``np.linalg.norm``) reads only module globals
         that mean the same object here."""
+        import builtins
         names = [n.id for n in ast.walk(node) if isinstance(n, ast.Name)]
-        return all(n not in self.env and n in self.globals for n in names) and \
-            all(self.bind(n, self.globals[n]) for n in names)
+        values = []
+        for n in names:
+            if n in self.env:
+                return False
+            if n in self.globals:
+                values.append(self.globals[n])
+            elif hasattr(builtins, n):
+                values.append(getattr(builtins, n))
+            else:
+                return False
+        return all(self.bind(n, v) for n, v in zip(names, values))
 
     def bind(self, name, obj):
         if name in self.bound and self.bound[name] is not obj:
@@ -478,8 +489,11 @@ class Specializer:
                     break
                 self.stmt(stmt)
         except _NeedUnroll as exc:
-            self.fail(f"'{exc.name}' is a Python container indexed by a value known only "
-                      "at run time")
+            raise SpecializationError(
+                f"'{exc.name}' is a Python container indexed by a value known only at run "
+                "time", exc.where or self.where(),
+                "mark the index static (static_argnums/static_argnames), make the "
+                "container an array, or run without jit (tx.disable_jit())") from None
         return self.finish(result)
 
     def finish(self, result):
@@ -609,7 +623,7 @@ class Specializer:
             if isinstance(current, Const):
                 current = _as_av(current.value)
             if not isinstance(index, Const):
-                raise _NeedUnroll(base.id)
+                raise _NeedUnroll(base.id, self.where())
             updated = copy.copy(current)
             if isinstance(updated, tuple):
                 self.fail("a tuple cannot be assigned into")
@@ -650,7 +664,7 @@ class Specializer:
                     push(t, v)
                 return
             if isinstance(template, Const):
-                if not isinstance(value, Const) or not (template == value):
+                if not (isinstance(value, Const) and value.value is None):
                     self.fail("a loop pushes values of different structures on one list")
                 return
             node = ast.Call(func=ast.Attribute(value=ast.Name(template.name, ast.Load()),
@@ -660,6 +674,11 @@ class Specializer:
         push(tape.template, item)
 
     def tape_pop(self, tape, target):
+        if isinstance(tape.template, Dyn):       # one list: `h = h_tape.pop()`
+            return Expr(ast.Call(func=ast.Attribute(
+                value=ast.Name(tape.template.name, ast.Load()), attr="pop", ctx=ast.Load()),
+                args=[], keywords=[]))
+
         def pop(template):
             if is_container(template):
                 return rebuild(template, [pop(t) for t in children(template)])
@@ -889,6 +908,8 @@ class Specializer:
                 all(same(a, b) for a, b in zip(old, new)):
             if old:
                 self.fail(f"the list '{hint}' is filled before a loop and inside it")
+            if not is_container(new[-1]):
+                return Tape(Dyn(hint))          # the list keeps its name
             return Tape(self.tape_template(new[-1], f"{hint}"))
         if isinstance(old, Tape) or isinstance(new, Tape):
             if isinstance(old, Tape):
@@ -915,7 +936,7 @@ class Specializer:
             keys = list(item.keys()) if isinstance(item, dict) else range(len(item))
             return rebuild(item, [self.tape_template(c, f"{hint}_{k}")
                                   for k, c in zip(keys, children(item))])
-        if isinstance(item, Const):
+        if isinstance(item, Const) and item.value is None:
             return item
         return Dyn(self.fresh(hint if hint.endswith("_tape") else f"{hint}_tape"))
 
@@ -1041,7 +1062,7 @@ class Specializer:
         if is_container(base) or (isinstance(base, Const) and
                                   isinstance(base.value, (dict, list, tuple))):
             if not isinstance(index, Const):
-                raise _NeedUnroll(getattr(node.value, "id", "?"))
+                raise _NeedUnroll(getattr(node.value, "id", "?"), self.where())
             container = base.value if isinstance(base, Const) else base
             try:
                 item = container[index.value]
@@ -1192,6 +1213,8 @@ class Specializer:
             result = fn(*[v.value for v in values])
         except Exception as exc:
             self.fail(f"{type(exc).__name__}: {exc}", "this fails for the static values given")
+        if hasattr(result, "__next__"):      # zip, enumerate, reversed: iterate once
+            result = list(result)
         return Const(result)
 
     def eval_JoinedStr(self, node):

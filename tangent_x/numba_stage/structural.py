@@ -65,7 +65,7 @@ def _open(av):
 def _index(s, index):
     if not isinstance(index, Const):
         from .specialize import _NeedUnroll
-        raise _NeedUnroll("index")
+        raise _NeedUnroll("a container", s.where())
     return index.value
 
 
@@ -433,3 +433,32 @@ _DEFAULTS = {"transpose": {"axes": None}, "squeeze": {"axis": None},
 for _name in ("transpose", "squeeze", "expand_dims", "moveaxis", "broadcast_to", "cumsum",
               "flip", "dot"):
     REWRITES[getattr(np, _name)] = _by_helper(_name)
+
+
+@handles(reversed)
+def _reversed(s, args, kwargs):
+    """``reversed(range(...))``: a static range reversed now; a run-time
+    one spelled as a counting-down ``range`` (what Numba compiles)."""
+    (items,) = args
+    if isinstance(items, Const) and isinstance(items.value, range):
+        return Const(items.value[::-1])
+    if isinstance(items, Expr) and isinstance(items.node, ast.Call) and \
+            isinstance(items.node.func, ast.Name) and items.node.func.id == "range":
+        bounds = items.node.args
+        if len(bounds) == 1:
+            text = "range({0} - 1, -1, -1)"
+        elif len(bounds) == 2:
+            text = "range({1} - 1, {0} - 1, -1)"
+        elif isinstance(bounds[2], ast.Constant) and bounds[2].value in (1, -1):
+            text = "range({1} - 1, {0} - 1, -1)" if bounds[2].value == 1 else \
+                "range({1} + 1, {0} + 1, 1)"
+        else:
+            text = ("range({0} + (max(0, ({1} - {0} + {2} - np.sign({2})) // {2}) - 1) * {2}, "
+                    "{0} - {2}, -{2})")
+        parts = [ast.unparse(b) for b in bounds]
+        node = ast.parse(text.format(*[f"({p})" if not p.isidentifier() and
+                                       not p.lstrip("-").isdigit() else p for p in parts]),
+                         mode="eval").body
+        s.global_name(np, "np")
+        return Expr(node)
+    return NotImplemented

@@ -131,10 +131,15 @@ def make_registry(cases):
 register, case = make_registry(CASES)
 
 
-def check_grad(case):
+def _maybe_jit(transformed, jit):
+    import tangent_x as tx
+    return tx.jit(transformed) if jit else transformed
+
+
+def check_grad(case, jit=False):
     """``tx.grad`` of every variant equals finite differences (or the case's
     ``expected``), with the argument's structure, leaving the arguments as
-    they were."""
+    they were.  ``jit``: the same, compiled (``tx.jit(tx.grad(f))``)."""
     import copy
     import tangent_x as tx
     from _fd import assert_tree_allclose, assert_tree_equal, numerical_grad
@@ -143,7 +148,8 @@ def check_grad(case):
     for i in range(len(case.variants)):
         args = case.args(i)
         before = copy.deepcopy(args)
-        out = tx.grad(case.fn, argnums=case.argnums, has_aux=case.has_aux)(*args)
+        out = _maybe_jit(tx.grad(case.fn, argnums=case.argnums, has_aux=case.has_aux),
+                         jit)(*args)
         grad = out[0] if case.has_aux else out
         assert_tree_equal(args, before, f"{case.describe(i)}: grad mutated its arguments")
         expected = case.expected(*args) if case.expected else \
@@ -151,15 +157,15 @@ def check_grad(case):
         assert_tree_allclose(grad, expected, rtol=1e-5, atol=1e-6, err_msg=case.describe(i))
 
 
-def check_primal(case):
+def check_primal(case, jit=False):
     """The value from ``tx.value_and_grad`` (and the aux) equals what the
-    original function returns, for every variant."""
+    original function returns, for every variant (``jit``: compiled)."""
     import tangent_x as tx
     from _fd import assert_tree_allclose
     for i in range(len(case.variants)):
         args = case.args(i)
-        value, _ = tx.value_and_grad(case.fn, argnums=case.argnums,
-                                     has_aux=case.has_aux)(*args)
+        value, _ = _maybe_jit(tx.value_and_grad(case.fn, argnums=case.argnums,
+                                                has_aux=case.has_aux), jit)(*args)
         expected = case.reference(*case.args(i))
         assert_tree_allclose(value, expected, rtol=1e-10, atol=1e-12,
                              err_msg=f"{case.describe(i)}: primal value")
