@@ -251,87 +251,6 @@ def _dtype_expr(op, a):
     return "a.dtype"
 
 
-def _define_reduction(op):
-    def eager(a, axes, keepdims):
-        return getattr(np, op)(a, axis=axes, keepdims=keepdims)
-    eager.__name__ = f"{op}_axes"
-    eager.__doc__ = f"``np.{op}(a, axis=axes, keepdims=keepdims)``; compiled by Numba too."
-
-    @overload(eager)
-    def _ov(a, axes, keepdims):
-        if not _is_array(a):
-            return lambda a, axes, keepdims: a
-        naxes = _count_axes(axes, a.ndim)
-        keep = keepdims.literal_value if isinstance(keepdims, types.Literal) else None
-        if keep is None:
-            raise TypingError("keepdims must be a literal True/False")
-        kernel = _reduce_kernel(op, a.ndim, naxes, bool(keep), _dtype_expr(op, a))
-        to_tuple = register_jitable(_axes_tuple(axes, a.ndim))
-        return lambda a, axes, keepdims: kernel(a, to_tuple(axes))
-    return eager
-
-
-sum_axes = _define_reduction("sum")
-prod_axes = _define_reduction("prod")
-max_axes = _define_reduction("max")
-min_axes = _define_reduction("min")
-
-
-def mean_axes(a, axes, keepdims):
-    """``np.mean(a, axis=axes, keepdims=keepdims)``; compiled by Numba too."""
-    return np.mean(a, axis=axes, keepdims=keepdims)
-
-
-def var_axes(a, axes, keepdims):
-    """``np.var(a, axis=axes, keepdims=keepdims)``; compiled by Numba too."""
-    return np.var(a, axis=axes, keepdims=keepdims)
-
-
-def std_axes(a, axes, keepdims):
-    """``np.std(a, axis=axes, keepdims=keepdims)``; compiled by Numba too."""
-    return np.std(a, axis=axes, keepdims=keepdims)
-
-
-def all_axes(a, axes, keepdims):
-    return np.all(a, axis=axes, keepdims=keepdims)
-
-
-def any_axes(a, axes, keepdims):
-    return np.any(a, axis=axes, keepdims=keepdims)
-
-
-@overload(mean_axes)
-def _mean_axes(a, axes, keepdims):
-    if not _is_array(a):
-        return lambda a, axes, keepdims: a
-    keep = keepdims.literal_value
-    kernel = _reduce_kernel("sum", a.ndim, _count_axes(axes, a.ndim), bool(keep), "np.float64"
-                            if not isinstance(a.dtype, types.Float) else "a.dtype")
-    to_tuple = register_jitable(_axes_tuple(axes, a.ndim))
-
-    def impl(a, axes, keepdims):
-        total = kernel(a, to_tuple(axes))
-        return total / (a.size / max(np.size(total), 1)) if a.size else total * np.nan
-    return impl
-
-
-@overload(var_axes)
-def _var_axes(a, axes, keepdims):
-    if not _is_array(a):
-        return lambda a, axes, keepdims: 0.0 * a
-    keep = bool(keepdims.literal_value)
-
-    def impl(a, axes, keepdims):
-        centered = a - mean_axes(a, axes, True)
-        return mean_axes(centered * centered, axes, keep)
-    return impl
-
-
-@overload(std_axes)
-def _std_axes(a, axes, keepdims):
-    return lambda a, axes, keepdims: np.sqrt(var_axes(a, axes, keepdims))
-
-
 # --- shape ops -----------------------------------------------------------------
 
 def transpose(a, axes):
@@ -470,12 +389,13 @@ def dot(a, b):
 
 @overload(dot)
 def _dot(a, b):
-    if not _is_array(a) or not _is_array(b):
+    if not _is_array(a) or not _is_array(b) or a.ndim == 0 or b.ndim == 0:
         return lambda a, b: a * b
-    if a.ndim <= 2 and b.ndim <= 2:
-        return lambda a, b: np.dot(np.asarray(a, np.float64) if a.dtype != np.float64 else a,
-                                   np.asarray(b, np.float64) if b.dtype != np.float64 else b)
-    raise TypingError("np.dot of arrays with more than 2 dimensions is not compiled yet")
+    if a.ndim > 2 or b.ndim > 2:
+        raise TypingError("np.dot of arrays with more than 2 dimensions is not compiled yet")
+    if isinstance(a.dtype, types.Float) and isinstance(b.dtype, types.Float):
+        return lambda a, b: np.dot(a, b)
+    return lambda a, b: np.dot(a.astype(np.float64), b.astype(np.float64))
 
 
 # --- cotangent helpers on arrays -------------------------------------------------
@@ -576,6 +496,13 @@ def _add_at(acc, index, g):
 
 @overload(runtime.index_zero)
 def _index_zero(g, index):
+    if _is_array(index) and isinstance(index.dtype, types.Boolean) and index.ndim > 1:
+        def masked(g, index):
+            out = np.copy(g)
+            mask_assign(out, index, 0.0)
+            return out
+        return masked
+
     def impl(g, index):
         out = np.copy(g)
         out[index] = 0
@@ -611,3 +538,372 @@ def _matmul_adjoint_rhs(g, a, b):
     if a.ndim == 2 and b.ndim == 2:
         return lambda g, a, b: np.dot(a.T, g)
     raise TypingError("matmul adjoint for stacked matrices is not compiled yet")
+
+
+# --- keepdims variants (the flag is part of the helper's name: a Numba
+# type must know the result's rank) -------------------------------------------
+
+def _define_keepdims(op, eager_op):
+    def eager(a, axes):
+        return eager_op(a, axes, True)
+    eager.__name__ = f"{op}_axes_keepdims"
+    eager.__doc__ = f"``np.{op}(a, axis=axes, keepdims=True)``; compiled by Numba too."
+    return eager
+
+
+def _reduction_overload(eager, op, keep):
+    @overload(eager)
+    def _ov(a, axes):
+        if not _is_array(a):
+            return lambda a, axes: a
+        kernel = _reduce_kernel(op, a.ndim, _count_axes(axes, a.ndim), keep, _dtype_expr(op, a))
+        to_tuple = register_jitable(_axes_tuple(axes, a.ndim))
+        return lambda a, axes: kernel(a, to_tuple(axes))
+
+
+def _define_drop(op):
+    def eager(a, axes):
+        return getattr(np, op)(a, axis=axes)
+    eager.__name__ = f"{op}_axes"
+    eager.__doc__ = f"``np.{op}(a, axis=axes)``; compiled by Numba too."
+    return eager
+
+
+for _op in ("sum", "prod", "max", "min"):
+    _drop = _define_drop(_op)
+    _keep = _define_keepdims(_op, lambda a, axes, k, _o=_op: getattr(np, _o)(a, axis=axes,
+                                                                            keepdims=k))
+    _reduction_overload(_drop, _op, False)
+    _reduction_overload(_keep, _op, True)
+    globals()[f"{_op}_axes"] = _drop
+    globals()[f"{_op}_axes_keepdims"] = _keep
+
+
+def _mean_like(keep):
+    def mean(a, axes):
+        return np.mean(a, axis=axes, keepdims=keep)
+
+    @overload(mean)
+    def _ov(a, axes):
+        if not _is_array(a):
+            return lambda a, axes: a
+        dtype = "a.dtype" if isinstance(a.dtype, types.Float) else "np.float64"
+        kernel = _reduce_kernel("sum", a.ndim, _count_axes(axes, a.ndim), keep, dtype)
+        to_tuple = register_jitable(_axes_tuple(axes, a.ndim))
+
+        def impl(a, axes):
+            total = kernel(a, to_tuple(axes))
+            return total / (a.size / max(np.size(total), 1))
+        return impl
+    return mean
+
+
+mean_axes = _mean_like(False)
+mean_axes.__name__ = "mean_axes"
+mean_axes_keepdims = _mean_like(True)
+mean_axes_keepdims.__name__ = "mean_axes_keepdims"
+
+
+def _var_like(keep, root):
+    def var(a, axes):
+        out = np.var(a, axis=axes, keepdims=keep)
+        return np.sqrt(out) if root else out
+
+    @overload(var)
+    def _ov(a, axes):
+        if not _is_array(a):
+            return lambda a, axes: 0.0 * a
+        final = mean_axes_keepdims if keep else mean_axes
+
+        def impl(a, axes):
+            centered = a - mean_axes_keepdims(a, axes)
+            out = final(centered * centered, axes)
+            return np.sqrt(out) if root else out
+        return impl
+    return var
+
+
+var_axes, var_axes_keepdims = _var_like(False, False), _var_like(True, False)
+std_axes, std_axes_keepdims = _var_like(False, True), _var_like(True, True)
+for _f, _n in ((var_axes, "var_axes"), (var_axes_keepdims, "var_axes_keepdims"),
+               (std_axes, "std_axes"), (std_axes_keepdims, "std_axes_keepdims")):
+    _f.__name__ = _n
+
+
+# --- more NumPy forms ---------------------------------------------------------------
+
+def reshape(a, shape):
+    """``np.reshape``; compiled on a contiguous copy when the array is a view
+    Numba cannot reshape in place."""
+    return np.reshape(a, shape)
+
+
+@overload(reshape)
+def _reshape(a, shape):
+    if not _is_array(a):
+        return lambda a, shape: np.full(shape, a) if False else np.array([a]).reshape(shape)
+    if isinstance(shape, types.Integer):
+        return lambda a, shape: np.ascontiguousarray(a).reshape((shape,))
+    return lambda a, shape: np.ascontiguousarray(a).reshape(shape)
+
+
+def clip(a, a_min, a_max):
+    return np.clip(a, a_min, a_max)
+
+
+@overload(clip)
+def _clip(a, a_min, a_max):
+    if _is_array(a):
+        return lambda a, a_min, a_max: np.clip(a, a_min, a_max)
+
+    def scalar(a, a_min, a_max):
+        v = a
+        if a_min is not None and v < a_min:
+            v = a_min
+        if a_max is not None and v > a_max:
+            v = a_max
+        return v
+    return scalar
+
+
+def ndim(a):
+    return np.ndim(a)
+
+
+@overload(ndim)
+def _ndim(a):
+    n = a.ndim if _is_array(a) else 0
+    return lambda a: n
+
+
+def array(object):
+    """``np.array(object)``: a copy of an array, or an array of a tuple of
+    numbers or of equally shaped arrays."""
+    return np.array(object)
+
+
+@overload(array)
+def _array(object):
+    if _is_array(object):
+        return lambda object: object.copy()
+    if isinstance(object, types.BaseTuple) and len(object) and \
+            all(_is_array(t) for t in object):
+        return lambda object: np.stack(object)
+    if isinstance(object, (types.Number, types.Boolean)):
+        return lambda object: np.full((), object)
+    return lambda object: np.array(object)
+
+
+def add_at(a, indices, b):
+    """``np.add.at(a, indices, b)`` (unbuffered: repeated indices add up)."""
+    np.add.at(a, indices, b)
+
+
+@overload(add_at)
+def _add_at_ufunc(a, indices, b):
+    if isinstance(indices, (types.Integer, types.SliceType)):
+        def basic(a, indices, b):
+            a[indices] += b
+        return basic
+
+    def scatter(a, indices, b):
+        a += runtime.unindex(a, indices, b)
+    return scatter
+
+
+def whole(x):
+    """``x[...]``: the whole array (a view), spelled for Numba."""
+    return x[...]
+
+
+@overload(whole)
+def _whole(x):
+    if _is_array(x) and x.ndim == 0:
+        return lambda x: x.reshape(1).reshape(())
+    if _is_array(x):
+        return lambda x: x[:]
+    return lambda x: x
+
+
+@overload(runtime.cotangent_item)
+def _cotangent_item(g, key, like):
+    return lambda g, key, like: g[key]
+
+
+def _contract_last(g_shape_ok=True):
+    return None
+
+
+@overload(runtime.dot_adjoint_lhs)
+def _dot_adjoint_lhs(g, a, b):
+    if not _is_array(a) or not _is_array(b) or a.ndim == 0 or b.ndim == 0:
+        return lambda g, a, b: runtime.unbroadcast(g * b, a)
+    return lambda g, a, b: runtime.matmul_adjoint_lhs(g, a, b)
+
+
+@overload(runtime.dot_adjoint_rhs)
+def _dot_adjoint_rhs(g, a, b):
+    if not _is_array(a) or not _is_array(b) or a.ndim == 0 or b.ndim == 0:
+        return lambda g, a, b: runtime.unbroadcast(g * a, b)
+    return lambda g, a, b: runtime.matmul_adjoint_rhs(g, a, b)
+
+
+@overload(runtime.inner_adjoint_lhs)
+def _inner_adjoint_lhs(g, a, b):
+    if not _is_array(a) or not _is_array(b) or a.ndim == 0 or b.ndim == 0:
+        return lambda g, a, b: runtime.unbroadcast(g * b, a)
+    if a.ndim == 1 and b.ndim == 1:
+        return lambda g, a, b: g * b
+    if b.ndim == 1:
+        return lambda g, a, b: np.outer(g, b)
+    return lambda g, a, b: runtime.matmul_adjoint_lhs(g, a, b.T)
+
+
+@overload(runtime.inner_adjoint_rhs)
+def _inner_adjoint_rhs(g, a, b):
+    if not _is_array(a) or not _is_array(b) or a.ndim == 0 or b.ndim == 0:
+        return lambda g, a, b: runtime.unbroadcast(g * a, b)
+    if a.ndim == 1 and b.ndim == 1:
+        return lambda g, a, b: g * a
+    if a.ndim == 1:
+        return lambda g, a, b: np.outer(g, a)
+    return lambda g, a, b: runtime.matmul_adjoint_rhs(g, a, b.T).T
+
+
+@overload(runtime.prod_others)
+def _prod_others(a, axis=None):
+    if not _is_array(a) or not (_is_none(axis) or a.ndim == 1):
+        raise TypingError("prod_others over an axis is not compiled yet")
+
+    def impl(a, axis=None):
+        flat = np.ascontiguousarray(a).reshape(-1)
+        n = flat.size
+        out = np.empty(n, flat.dtype)
+        before = 1.0
+        for i in range(n):
+            out[i] = before
+            before *= flat[i]
+        after = 1.0
+        for i in range(n - 1, -1, -1):
+            out[i] *= after
+            after *= flat[i]
+        return out.reshape(a.shape)
+    return impl
+
+
+@overload(runtime.unstack)
+def _unstack(g, axis=0):
+    if not _is_none(axis) and not isinstance(axis, types.Integer):
+        raise TypingError("unstack: axis must be an int")
+
+    if _is_none(axis) or (isinstance(axis, types.IntegerLiteral) and axis.literal_value == 0):
+        return lambda g, axis=0: [np.ascontiguousarray(g[i]) for i in range(g.shape[0])]
+
+    def impl(g, axis=0):
+        moved = np.moveaxis(g, axis, 0)
+        return [np.ascontiguousarray(moved[i]) for i in range(moved.shape[0])]
+    return impl
+
+
+_BLOCK_CACHE = {}
+
+
+def _block(ndim):
+    """``g`` sliced ``start:stop`` along a run-time ``axis`` (one branch per axis)."""
+    if ndim not in _BLOCK_CACHE:
+        lines = ["def block(g, axis, start, stop):"]
+        for d in range(ndim):
+            index = ", ".join([":"] * d + ["start:stop"])
+            lines.append(f"    if axis == {d}:")
+            lines.append(f"        return np.ascontiguousarray(g[{index}])")
+        lines.append("    return np.ascontiguousarray(g[start:stop])")
+        _BLOCK_CACHE[ndim] = register_jitable(_kernel("\n".join(lines), "block"))
+    return _BLOCK_CACHE[ndim]
+
+
+@overload(runtime.unconcatenate)
+def _unconcatenate(g, arrays, axis=0):
+    if not _is_array(g) or _is_none(axis) or not isinstance(
+            arrays, (types.List, types.UniTuple)) or not _is_array(arrays.dtype):
+        raise TypingError("unconcatenate: compiled for a list of arrays of one rank and an "
+                          "integer axis")
+    block = _block(g.ndim)
+    ndim = g.ndim
+
+    def impl(g, arrays, axis=0):
+        ax = axis % ndim
+        out = []
+        start = 0
+        for x in arrays:
+            stop = start + x.shape[ax]
+            out.append(block(g, ax, start, stop))
+            start = stop
+        return out
+    return impl
+
+
+def inner(a, b):
+    return np.inner(a, b)
+
+
+@overload(inner)
+def _inner(a, b):
+    if not _is_array(a) or not _is_array(b) or a.ndim == 0 or b.ndim == 0:
+        return lambda a, b: a * b
+    if a.ndim <= 2 and b.ndim <= 2:
+        return lambda a, b: np.dot(a, b.T)
+    raise TypingError("np.inner of arrays with more than 2 dimensions is not compiled yet")
+
+
+def mask_select(x, mask):
+    """``x[mask]`` for a boolean ``mask`` of any rank (Numba's own takes 1-d)."""
+    return x[mask]
+
+
+@overload(mask_select)
+def _mask_select(x, mask):
+    if _is_array(mask) and mask.ndim == 1:
+        return lambda x, mask: x[mask]
+
+    def impl(x, mask):
+        flat_mask = np.ascontiguousarray(mask).reshape(-1)
+        row = x.size // max(flat_mask.size, 1)
+        flat_x = np.ascontiguousarray(x).reshape(-1)
+        out = np.empty(np.count_nonzero(flat_mask) * row, x.dtype)
+        j = 0
+        for i in range(flat_mask.size):
+            if flat_mask[i]:
+                for r in range(row):
+                    out[j] = flat_x[i * row + r]
+                    j += 1
+        if row == 1:
+            return out.reshape((out.size,) + x.shape[mask.ndim:mask.ndim])
+        return out.reshape((out.size // row,) + x.shape[mask.ndim:])
+    return impl
+
+
+def mask_assign(x, mask, v):
+    """``x[mask] = v`` in place, for a boolean ``mask`` of any rank."""
+    x[mask] = v
+
+
+@overload(mask_assign)
+def _mask_assign(x, mask, v):
+    v_array = _is_array(v)
+
+    def impl(x, mask, v):
+        flat_mask = np.ascontiguousarray(mask).reshape(-1)
+        row = x.size // max(flat_mask.size, 1)
+        flat_x = x.reshape(-1)
+        if v_array:
+            flat_v = np.ascontiguousarray(v).reshape(-1)
+        else:
+            flat_v = np.full(1, v)
+        n = flat_v.size
+        j = 0
+        for i in range(flat_mask.size):
+            if flat_mask[i]:
+                for r in range(row):
+                    flat_x[i * row + r] = flat_v[j % n]
+                    j += 1
+    return impl

@@ -297,6 +297,7 @@ class Specializer:
         self.current = None      # the python-stage statement being specialised
         self.loops = []          # carried state of the enclosing dynamic loops
         self.emitting = True
+        self.masks = set()       # variables holding boolean arrays (from comparisons)
 
     # -- names ------------------------------------------------------------
 
@@ -359,8 +360,9 @@ class Specializer:
 
     # -- rendering abstract values as expressions ---------------------------
 
-    def render(self, av, hint="value"):
-        """An ast expression computing ``av`` in compiled code."""
+    def render(self, av, hint="value", as_tuple=False):
+        """An ast expression computing ``av`` in compiled code (``as_tuple``:
+        a list as a tuple, which is what Numba's NumPy takes)."""
         if isinstance(av, Expr):
             return av.node
         if isinstance(av, Dyn):
@@ -376,8 +378,13 @@ class Specializer:
             self.fail(f"a dict ({describe(av)}) would have to be passed into compiled "
                       "code as a value")
         if is_container(av):
+            if isinstance(av, list) and av and all(
+                    isinstance(c, Const) and isinstance(c.value, (int, np.integer))
+                    and not isinstance(c.value, bool) for c in av):
+                return ast.Name(self.hidden_arg(np.asarray([c.value for c in av]), "indices"),
+                                ast.Load())
             elts = [self.render(self.materialize(c, hint), hint) for c in children(av)]
-            if isinstance(av, list):
+            if isinstance(av, list) and not as_tuple:
                 return ast.List(elts=elts, ctx=ast.Load())
             return ast.Tuple(elts=elts, ctx=ast.Load())
         raise AssertionError(av)
@@ -405,6 +412,9 @@ class Specializer:
         if isinstance(value, tuple) and not is_namedtuple(value):
             return ast.Tuple(elts=[self.render_const(Const(v), hint) for v in value],
                              ctx=ast.Load())
+        if isinstance(value, list) and value and all(
+                isinstance(v, (int, bool, np.integer, np.bool_)) for v in value):
+            return ast.Name(self.hidden_arg(np.asarray(value), hint), ast.Load())
         if isinstance(value, list) and all(isinstance(v, _LITERAL_TYPES) for v in value):
             return ast.List(elts=[self.render_const(Const(v), hint) for v in value],
                             ctx=ast.Load())
@@ -596,6 +606,10 @@ class Specializer:
         if isinstance(value, Expr):
             self.assign(name, value.node)
             self.env[name] = Dyn(name)
+            if _is_boolean_expr(value.node, self.masks):
+                self.masks.add(name)
+            else:
+                self.masks.discard(name)
         elif isinstance(value, Dyn):
             if value.name != name:
                 self.assign(name, ast.Name(value.name, ast.Load()))
@@ -632,6 +646,13 @@ class Specializer:
             return
         if not isinstance(current, Dyn):
             self.fail(f"cannot assign into {describe(current)}")
+        if isinstance(index, Dyn) and index.name in self.masks:
+            from . import numba_runtime
+            self.emit(ast.Expr(value=ast.Call(
+                func=self.global_name(numba_runtime.mask_assign, "mask_assign"),
+                args=[ast.Name(current.name, ast.Load()), self.render(index),
+                      self.render(value)], keywords=[])))
+            return
         self.emit(ast.Assign(targets=[ast.Subscript(value=ast.Name(current.name, ast.Load()),
                                                     slice=self.render(index, "index"),
                                                     ctx=ast.Store())],
@@ -1077,6 +1098,19 @@ class Specializer:
         if isinstance(base, Const) and isinstance(index, Const) and \
                 not isinstance(base.value, np.ndarray):
             return _as_av(base.value[index.value])
+        if isinstance(index, list) and index and all(
+                isinstance(c, Const) and isinstance(c.value, (int, np.integer)) for c in index):
+            index = Const([c.value for c in index])
+        if isinstance(index, Const) and isinstance(index.value, list):
+            index = Const(np.asarray(index.value))        # x[[0, 2, 2]]: an index array
+        if isinstance(index, Const) and index.value is Ellipsis:
+            return Expr(ast.Call(func=self.global_name(_ellipsis_view(), "whole"),
+                                 args=[self.render(base)], keywords=[]))
+        if isinstance(index, Dyn) and index.name in self.masks:
+            from . import numba_runtime
+            return Expr(ast.Call(func=self.global_name(numba_runtime.mask_select,
+                                                       "mask_select"),
+                                 args=[self.render(base), self.render(index)], keywords=[]))
         return Expr(ast.Subscript(value=self.render(base), slice=self.render(index, "index"),
                                   ctx=ast.Load()))
 
@@ -1091,7 +1125,7 @@ class Specializer:
             if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
                 return a + b
         for side in (a, b):
-            if is_container(side):
+            if isinstance(side, dict):
                 self.fail(f"arithmetic on the container {describe(side)}")
         return Expr(ast.BinOp(left=self.render(a), op=node.op, right=self.render(b)))
 
@@ -1183,6 +1217,13 @@ class Specializer:
                                  keywords=[ast.keyword(arg=k, value=self.render(v))
                                            for k, v in kwargs.items()]))
         fn = func.value
+        if isinstance(fn, type) and issubclass(fn, tuple) and hasattr(fn, "_fields"):
+            items = [self.materialize(a) for a in args]
+            fields = list(fn._fields)
+            values = dict(zip(fields, items))
+            values.update({k: self.materialize(v) for k, v in kwargs.items()})
+            defaults = getattr(fn, "_field_defaults", {})
+            return fn(*[values[f] if f in values else _as_av(defaults[f]) for f in fields])
         handler = structural.HANDLERS.get(_key(fn))
         if handler is not None:
             result = handler(self, args, kwargs)
@@ -1201,8 +1242,10 @@ class Specializer:
             result = rewrite(self, args, kwargs)
             if result is not NotImplemented:
                 return result
+        numpy_call = (getattr(fn, "__module__", None) or "").startswith("numpy")
         return Expr(ast.Call(func=self.render(func, getattr(fn, "__name__", "f")),
-                             args=[self.render(self.materialize(a)) for a in args],
+                             args=[self.render(self.materialize(a), as_tuple=numpy_call)
+                                   for a in args],
                              keywords=[ast.keyword(arg=k, value=self.render(v))
                                        for k, v in kwargs.items()]))
 
@@ -1346,3 +1389,28 @@ _COMPARE = {ast.Eq: _op.eq, ast.NotEq: _op.ne, ast.Lt: _op.lt, ast.LtE: _op.le, 
             ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b}
 
 del numbers
+
+
+def _ellipsis_view():
+    from . import numba_runtime
+    return numba_runtime.whole
+
+
+_BOOLEAN_CALLS = {"logical_and", "logical_or", "logical_not", "logical_xor", "isnan",
+                  "isfinite", "isinf", "signbit"}
+
+
+def _is_boolean_expr(node, masks):
+    """Whether ``node`` computes a boolean array (a mask) by its spelling:
+    comparisons, ``~``/``&``/``|`` of masks, ``np.logical_*``."""
+    if isinstance(node, ast.Compare):
+        return True
+    if isinstance(node, ast.Name):
+        return node.id in masks
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.Invert, ast.Not)):
+        return _is_boolean_expr(node.operand, masks)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.BitAnd, ast.BitOr, ast.BitXor)):
+        return _is_boolean_expr(node.left, masks) and _is_boolean_expr(node.right, masks)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        return node.func.attr in _BOOLEAN_CALLS
+    return False

@@ -344,6 +344,10 @@ def _tuple(s, args, kwargs):
 def _dict(s, args, kwargs):
     if not args:
         return dict(kwargs)
+    if len(args) == 1 and isinstance(_open(args[0]), dict):
+        out = dict(_open(args[0]))
+        out.update(kwargs)
+        return out
     return NotImplemented
 
 
@@ -369,14 +373,16 @@ def _reduction(name):
         if not isinstance(axis, Const) or not isinstance(keepdims, Const):
             return NotImplemented
         if axis.value is None and not keepdims.value:
+            if name in ("all", "any"):
+                return NotImplemented
             return Expr(ast.Call(func=_numpy(s, name), args=[s.render(kwargs["a"])],
                                  keywords=[]))
         axes = axis.value
         axes = None if axes is None else ((int(axes),) if np.ndim(axes) == 0 else
                                           tuple(int(a) for a in axes))
-        return Expr(ast.Call(func=_helper(s, f"{name}_axes"),
-                             args=[s.render(kwargs["a"]), s.render(Const(axes)),
-                                   ast.Constant(bool(keepdims.value))], keywords=[]))
+        helper = f"{name}_axes" + ("_keepdims" if keepdims.value else "")
+        return Expr(ast.Call(func=_helper(s, helper),
+                             args=[s.render(kwargs["a"]), s.render(Const(axes))], keywords=[]))
     return rewrite
 
 
@@ -384,8 +390,7 @@ def _numpy(s, name):
     return ast.Attribute(value=s.global_name(np, "np"), attr=name, ctx=ast.Load())
 
 
-for _name in ("sum", "mean", "max", "min", "prod", "var", "std", "amax", "amin", "all",
-              "any"):
+for _name in ("sum", "mean", "max", "min", "prod", "var", "std", "amax", "amin"):
     if hasattr(np, _name):
         REWRITES[getattr(np, _name)] = _reduction(
             {"amax": "max", "amin": "min"}.get(_name, _name))
@@ -411,8 +416,14 @@ def _by_helper(name):
                 values.append(Const(_DEFAULTS[name][n]))
             else:
                 return NotImplemented
-        return Expr(ast.Call(func=_helper(s, name), args=[s.render(s.materialize(v))
-                                                          for v in values], keywords=[]))
+        rendered = []
+        for v in values:
+            if name == "array" and isinstance(v, (list, tuple)) and not is_namedtuple(v):
+                rendered.append(ast.Tuple(elts=[s.render(s.materialize(c)) for c in v],
+                                          ctx=ast.Load()))
+            else:
+                rendered.append(s.render(s.materialize(v)))
+        return Expr(ast.Call(func=_helper(s, name), args=rendered, keywords=[]))
     return rewrite
 
 
@@ -426,13 +437,20 @@ _SIGNATURES = {
     "cumsum": ["a", "axis"],
     "flip": ["m", "axis"],
     "dot": ["a", "b"],
+    "reshape": ["a", "shape"],
+    "clip": ["a", "a_min", "a_max"],
+    "ndim": ["a"],
+    "inner": ["a", "b"],
+    "array": ["object"],
+    "add_at": ["a", "indices", "b"],
 }
 _DEFAULTS = {"transpose": {"axes": None}, "squeeze": {"axis": None},
              "cumsum": {"axis": None}, "flip": {"axis": None}}
 
 for _name in ("transpose", "squeeze", "expand_dims", "moveaxis", "broadcast_to", "cumsum",
-              "flip", "dot"):
+              "flip", "dot", "reshape", "clip", "ndim", "array", "inner"):
     REWRITES[getattr(np, _name)] = _by_helper(_name)
+REWRITES[np.add.at] = _by_helper("add_at")
 
 
 @handles(reversed)
