@@ -135,13 +135,14 @@ class Jitted:
         inner = self._inner
         if _disabled():
             return inner(*args, **kwargs)
-        checked = range(len(inner._argnums)) if inner._kind == "jvp" else inner._argnums
-        api._check_inputs(inner._kind, inner._fun, args, checked)
         generated = inner.generated
         bound = self._bind(generated, args, kwargs)
         key, leaves, avs = self._signature(generated, bound)
         entry = self._cache.get(key)
         if entry is None or entry[0] is not generated:
+            # input checks (float inputs for grad ...) depend only on the key
+            checked = range(len(inner._argnums)) if inner._kind == "jvp" else inner._argnums
+            api._check_inputs(inner._kind, inner._fun, args, checked)
             compiled = self._compile(generated, avs, key)
             self._cache[key] = (generated, compiled)
         else:
@@ -167,6 +168,9 @@ class Jitted:
 
     def _bind(self, generated, args, kwargs):
         """{parameter: (value, static?)} for the generated function."""
+        fast = self._fast.get(id(generated)) if hasattr(self, "_fast") else None
+        if fast is not None and not kwargs and len(args) == len(fast):
+            return {name: (value, static) for (name, static), value in zip(fast, args)}
         function = generated.function
         try:
             signature = inspect.signature(function)
@@ -191,6 +195,11 @@ class Jitted:
                 out[name] = ((), True)
             elif param.kind == param.VAR_KEYWORD:
                 out[name] = ({}, True)
+        simple = all(p.kind == p.POSITIONAL_OR_KEYWORD for p in signature.parameters.values())
+        if simple and not kwargs and len(args) == len(names):
+            if not hasattr(self, "_fast"):
+                self._fast = {}
+            self._fast[id(generated)] = [(n, n in statics) for n in names]
         return out
 
     def _signature(self, generated, bound):
@@ -241,12 +250,12 @@ class Jitted:
             if value.dtype.kind not in "biufc":
                 raise self._bad_leaf(path, value, f"is an array of dtype {value.dtype}")
             leaves.append(value)
-            return Dyn(self._leaf_name(hint)), "a"
+            return Dyn(self._leaf_name(hint)), value.dtype.char
         if isinstance(value, (bool, numbers.Number, np.generic)) and not isinstance(value, str):
             if isinstance(value, np.generic) and value.dtype.kind not in "biufc":
                 raise self._bad_leaf(path, value, f"has dtype {value.dtype}")
             leaves.append(value)
-            return Dyn(self._leaf_name(hint)), "n"
+            return Dyn(self._leaf_name(hint)), type(value)
         raise self._bad_leaf(path, value, f"is a {type(value).__name__}")
 
     def _leaf_name(self, hint):

@@ -258,13 +258,28 @@ def transpose(a, axes):
     return np.transpose(a, axes)
 
 
+def transposed(a):
+    """``np.transpose(a)``; compiled as a C-contiguous copy (see ``transpose``)."""
+    return np.transpose(a)
+
+
+@overload(transposed)
+def _transposed(a):
+    if not _is_array(a):
+        return lambda a: a
+    return lambda a: np.ascontiguousarray(np.transpose(a))
+
+
 @overload(transpose)
 def _transpose(a, axes):
+    """A C-contiguous copy: products of transposes then need no BLAS binding
+    for other layouts (see the matrix products below); generated code never
+    writes through a transpose without copying it first."""
     if not _is_array(a):
         return lambda a, axes: a
     if _is_none(axes):
-        return lambda a, axes: np.transpose(a)
-    return lambda a, axes: np.transpose(a, axes)
+        return lambda a, axes: np.ascontiguousarray(np.transpose(a))
+    return lambda a, axes: np.ascontiguousarray(np.transpose(a, axes))
 
 
 def squeeze(a, axis):
@@ -510,6 +525,15 @@ def _index_zero(g, index):
     return impl
 
 
+# Matrix products compile one BLAS binding per combination of operand
+# layouts (~1 s each): the adjoints hand np.dot C-contiguous operands only,
+# so a whole backward pass needs one binding.
+
+@register_jitable
+def _c(a):
+    return np.ascontiguousarray(a)
+
+
 @overload(runtime.matmul_adjoint_lhs)
 def _matmul_adjoint_lhs(g, a, b):
     if not (_is_array(a) and _is_array(b)):
@@ -519,9 +543,9 @@ def _matmul_adjoint_lhs(g, a, b):
     if b.ndim == 1 and a.ndim == 2:
         return lambda g, a, b: np.outer(g, b)
     if a.ndim == 1 and b.ndim == 2:
-        return lambda g, a, b: np.dot(b, g)
+        return lambda g, a, b: np.dot(_c(b), _c(g))
     if a.ndim == 2 and b.ndim == 2:
-        return lambda g, a, b: np.dot(g, b.T)
+        return lambda g, a, b: np.dot(_c(g), _c(b.T))
     raise TypingError("matmul adjoint for stacked matrices is not compiled yet")
 
 
@@ -534,9 +558,9 @@ def _matmul_adjoint_rhs(g, a, b):
     if a.ndim == 1 and b.ndim == 2:
         return lambda g, a, b: np.outer(a, g)
     if a.ndim == 2 and b.ndim == 1:
-        return lambda g, a, b: np.dot(a.T, g)
+        return lambda g, a, b: np.dot(_c(a.T), _c(g))
     if a.ndim == 2 and b.ndim == 2:
-        return lambda g, a, b: np.dot(a.T, g)
+        return lambda g, a, b: np.dot(_c(a.T), _c(g))
     raise TypingError("matmul adjoint for stacked matrices is not compiled yet")
 
 
