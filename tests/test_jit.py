@@ -399,3 +399,50 @@ def test_cli_prints_the_numba_stage(capsys):
     assert "def grad_loss(params_0_W, params_0_b, params_1_W, params_1_b, x, y):" in out
     assert cli.main(["jit", f"{mlp}:loss"]) == 0
     assert "def loss(params, x, y):" in capsys.readouterr().out
+
+
+def _quartic(x):
+    return np.sum(x ** 4 + np.sin(x) * x)
+
+
+def test_jit_of_hessian_vector_product_and_has_aux():
+    """Forward over reverse compiles like any other generated code."""
+    from tangent_x import api
+    hvp = api._cached(tx.grad(_quartic), "jvp", (0,), lambda out, a: out)
+    x, v = np.array([0.5, -1.0, 2.0]), np.array([1.0, 0.0, -2.0])
+    grad, hv = tx.jit(hvp)(x, v)
+    np.testing.assert_allclose(grad, tx.grad(_quartic)(x), rtol=1e-12)
+    np.testing.assert_allclose(hv, tx.hessian(_quartic)(x) @ v, rtol=1e-10)
+
+    def with_aux(x):
+        y = np.sin(x)
+        return np.sum(y * y), {"y": y, "label": "sin", "n": 3}
+
+    g, aux = tx.jit(tx.grad(with_aux, has_aux=True))(x)
+    np.testing.assert_allclose(g, 2 * np.sin(x) * np.cos(x), rtol=1e-12)
+    assert aux["label"] == "sin" and aux["n"] == 3
+    np.testing.assert_allclose(aux["y"], np.sin(x))
+
+
+_SCALE = 2.0
+
+
+def _scaled_by_global(x):
+    return np.sum(_SCALE * x * x)
+
+
+def test_rebinding_a_global_number_recompiles_never_a_stale_disk_cache():
+    """A global number is written into the numba stage as a literal: a new
+    value is a new module text, so Numba's on-disk cache cannot serve the
+    code compiled for the old value."""
+    global _SCALE
+    x = np.array([1.0, -2.0])
+    jitted = tx.jit(tx.grad(_scaled_by_global))
+    try:
+        np.testing.assert_allclose(jitted(x), 4.0 * x)
+        first = jitted._last.path
+        _SCALE = 5.0
+        np.testing.assert_allclose(jitted(x), 10.0 * x)
+        assert jitted._last.path != first
+    finally:
+        _SCALE = 2.0

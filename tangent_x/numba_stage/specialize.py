@@ -391,7 +391,11 @@ class Specializer:
 
     def render_const(self, av, hint):
         value = av.value
-        if av.node is not None and self.spelled_by_globals(av.node):
+        # Only functions, modules and classes keep their global spelling: a
+        # number read from a global is written as a literal, so the module's
+        # text (and Numba's on-disk cache keyed by it) changes with the value.
+        if av.node is not None and (callable(value) or isinstance(value, pytypes.ModuleType)) \
+                and not isinstance(value, np.ndarray) and self.spelled_by_globals(av.node):
             return copy.deepcopy(av.node)
         if isinstance(value, bool) or value is None or isinstance(value, str):
             return ast.Constant(value)
