@@ -417,6 +417,20 @@ def _dot(a, b):
 
 @overload(runtime.zeros_like)
 def _zeros_like(x):
+    if isinstance(x, types.Optional):
+        # A value that may still be None (a return value not yet assigned,
+        # read only where it was): its zero is the zero of its type.
+        inner = x.type
+        if _is_array(inner):
+            raise TypingError("an array that may be None has no zero of known shape")
+
+        def optional(x):
+            if x is None:
+                return 0.0
+            return 0.0 * x
+        return optional
+    if isinstance(x, types.NoneType):
+        return lambda x: 0.0
     if _is_array(x):
         return lambda x: np.zeros_like(x)
     if isinstance(x, types.Integer) or isinstance(x, types.Boolean):
@@ -426,6 +440,12 @@ def _zeros_like(x):
 
 @overload(runtime.check_grad_output)
 def _check_grad_output(y):
+    if isinstance(y, (types.Optional, types.NoneType)):
+        def maybe_none(y):
+            if y is None:
+                raise TypeError("Gradient only defined for scalar-output functions. "
+                                "Output was None.")
+        return maybe_none
     if _is_array(y) and y.ndim > 0:
         def impl(y):
             raise TypeError("Gradient only defined for scalar-output functions.")
@@ -440,6 +460,10 @@ def _stop_gradient(x):
 
 @overload(runtime.tree_add)
 def _tree_add(a, b):
+    if isinstance(a, types.NoneType):
+        return lambda a, b: b
+    if isinstance(b, types.NoneType):
+        return lambda a, b: a
     return lambda a, b: a + b
 
 

@@ -298,6 +298,7 @@ class Specializer:
         self.loops = []          # carried state of the enclosing dynamic loops
         self.emitting = True
         self.masks = set()       # variables holding boolean arrays (from comparisons)
+        self.ranges = {}         # variables holding range(...): name -> its arguments
 
     # -- names ------------------------------------------------------------
 
@@ -422,6 +423,8 @@ class Specializer:
         if isinstance(value, list) and all(isinstance(v, _LITERAL_TYPES) for v in value):
             return ast.List(elts=[self.render_const(Const(v), hint) for v in value],
                             ctx=ast.Load())
+        if isinstance(value, range):
+            return _range_node(value.start, value.stop, value.step)
         if isinstance(value, slice):
             return ast.Call(func=ast.Name("slice", ast.Load()),
                             args=[self.render_const(Const(v), hint)
@@ -614,6 +617,11 @@ class Specializer:
                 self.masks.add(name)
             else:
                 self.masks.discard(name)
+            if isinstance(value.node, ast.Call) and isinstance(value.node.func, ast.Name) and \
+                    value.node.func.id == "range":
+                self.ranges[name] = value.node.args
+            else:
+                self.ranges.pop(name, None)
         elif isinstance(value, Dyn):
             if value.name != name:
                 self.assign(name, ast.Name(value.name, ast.Load()))
@@ -768,10 +776,11 @@ class Specializer:
                                for k, x, y in zip(keys, children(a), children(b))])
         if isinstance(a, Tape) or isinstance(b, Tape):
             self.fail(f"the list '{hint}' is filled differently on two paths")
-        name = hint if hint not in self.env or not mentions_any(sides, hint) else hint
         name = self._join_name(hint, sides)
         for (code, _), value in zip(sides, (a, b)):
             if isinstance(value, Dyn) and value.name == name:
+                continue
+            if _is_unbound(value):      # never assigned on this path: assign nothing
                 continue
             code.append(_tag(ast.Assign(targets=[ast.Name(name, ast.Store())],
                                         value=self.render(value, name), lineno=0),
@@ -976,7 +985,8 @@ class Specializer:
             for c, o in zip(children(canon), children(old)):
                 self.initialize(c, o)
             return
-        if isinstance(canon, Dyn) and not (isinstance(old, Dyn) and old.name == canon.name):
+        if isinstance(canon, Dyn) and not (isinstance(old, Dyn) and old.name == canon.name) \
+                and not _is_unbound(old):
             self.assign(canon.name, self.render(old, canon.name))
 
     def restore_carry(self):
@@ -1011,7 +1021,7 @@ class Specializer:
                 self._pairs(c, v, targets, values)
             return
         if isinstance(canon, Dyn):
-            if isinstance(value, Dyn) and value.name == canon.name:
+            if isinstance(value, Dyn) and value.name == canon.name or _is_unbound(value):
                 return
             targets.append(canon.name)
             values.append(self.render(value, canon.name))
@@ -1110,6 +1120,13 @@ class Specializer:
         if isinstance(index, Const) and index.value is Ellipsis:
             return Expr(ast.Call(func=self.global_name(_ellipsis_view(), "whole"),
                                  args=[self.render(base)], keywords=[]))
+        if isinstance(base, Const) and isinstance(base.value, range):
+            r = base.value
+            return Expr(ast.parse(f"{r.start} + ({ast.unparse(self.render(index))}) * {r.step}",
+                                  mode="eval").body)
+        if isinstance(base, Dyn) and base.name in self.ranges:
+            from .structural import HANDLERS
+            return HANDLERS[runtime.iteration_item](self, [base, index], {})
         if isinstance(index, Dyn) and index.name in self.masks:
             from . import numba_runtime
             return Expr(ast.Call(func=self.global_name(numba_runtime.mask_select,
@@ -1418,3 +1435,7 @@ def _is_boolean_expr(node, masks):
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
         return node.func.attr in _BOOLEAN_CALLS
     return False
+
+
+def _is_unbound(av):
+    return isinstance(av, Const) and isinstance(av.value, runtime.Unbound)

@@ -225,6 +225,18 @@ def _check_grad_output(s, args, kwargs):
 @handles(runtime.iteration_item)
 def _iteration_item(s, args, kwargs):
     items, k = args
+    bounds = None
+    if isinstance(items, Expr) and isinstance(items.node, ast.Call) and \
+            isinstance(items.node.func, ast.Name) and items.node.func.id == "range":
+        bounds = items.node.args
+    elif isinstance(items, Dyn) and items.name in s.ranges:
+        bounds = s.ranges[items.name]
+    if bounds is not None:          # item k of range(start, stop, step)
+        start = ast.unparse(bounds[0]) if len(bounds) > 1 else "0"
+        step = ast.unparse(bounds[2]) if len(bounds) > 2 else "1"
+        text = f"({start}) + ({ast.unparse(s.render(k))}) * ({step})"
+        return Expr(ast.parse(text.replace("(0) + ", "").replace(" * (1)", ""),
+                              mode="eval").body)
     items = _open(items)
     if isinstance(items, dict):
         return Const(list(items)[_index(s, k)])
