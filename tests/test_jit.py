@@ -80,6 +80,10 @@ def test_jit_of_jit_and_grad_of_jit():
     np.testing.assert_allclose(tx.jit(tx.grad(jitted))(x), 3 * x ** 2)
     np.testing.assert_allclose(tx.jit(tx.grad(tx.grad(lambda v: np.sin(v) * v)))(0.3),
                                2 * np.cos(0.3) - 0.3 * np.sin(0.3))
+    out, tangent = tx.jvp(jitted, (x,), (np.ones(3),))                 # jvp/vjp of jit(f):
+    np.testing.assert_allclose(tangent, np.sum(3 * x ** 2))            # f's source again
+    out, pullback = tx.vjp(jitted, x)
+    np.testing.assert_allclose(pullback(2.0)[0], 6 * x ** 2)
 
 
 _GRAD_CUBE = tx.grad(_cube_sum)
