@@ -6,7 +6,6 @@ property of it (a static ``if`` disappears, pytrees become leaves).  Speed
 is not asserted here (see tools/bench.py); the cache test checks Numba's
 own hit counter in a second process instead of a clock.
 """
-import collections
 import os
 import subprocess
 import sys
@@ -133,13 +132,11 @@ def test_static_values_are_folded_and_recompile_only_when_they_change():
     relu = FrozenDict(relu=True, scale=3.0)
     np.testing.assert_allclose(jitted(x, relu), tx.grad(_layer)(x, relu))
     src = tx.source(jitted, stage="numba")
-    assert "if " not in src.replace("# ", "#").split("def ")[1].split("#")[0] or \
-        "config" not in "\n".join(line.split("#")[0] for line in src.splitlines())
     code = "\n".join(line.split("#")[0] for line in src.splitlines())
     assert "if" not in code.split("def ")[1] and "np.maximum" in code and "np.tanh" not in code
     assert len(jitted._cache) == 1
     jitted(x + 1.0, FrozenDict(relu=True, scale=3.0))        # equal static value: no compile
-    jitted(np.array([1.0, 2.0]), relu)                       # a new shape: Numba's dispatch
+    jitted(np.ones((2, 2)), relu)                      # a new rank: Numba's own dispatch
     assert len(jitted._cache) == 1
     smooth = FrozenDict(relu=False, scale=0.5)
     np.testing.assert_allclose(jitted(x, smooth), tx.grad(_layer)(x, smooth))

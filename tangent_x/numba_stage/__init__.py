@@ -87,7 +87,6 @@ class Compiled:
         self.path = path
         self.linemap = linemap
         self.origin = origin
-        self.typed = set()
 
 
 class Jitted:

@@ -24,8 +24,11 @@ from numba.extending import overload, register_jitable
 from .. import runtime
 
 __all__ = ["sum_axes", "mean_axes", "max_axes", "min_axes", "prod_axes", "var_axes",
-           "std_axes", "all_axes", "any_axes", "transpose", "squeeze", "expand_dims",
-           "moveaxis", "broadcast_to", "cumsum", "flip", "dot"]
+           "std_axes", "sum_axes_keepdims", "mean_axes_keepdims", "max_axes_keepdims",
+           "min_axes_keepdims", "prod_axes_keepdims", "var_axes_keepdims",
+           "std_axes_keepdims", "transpose", "transposed", "squeeze", "expand_dims",
+           "moveaxis", "broadcast_to", "cumsum", "flip", "dot", "inner", "reshape", "clip",
+           "ndim", "array", "add_at", "whole", "mask_select", "mask_assign"]
 
 
 def _is_array(t):
@@ -776,10 +779,6 @@ def _whole(x):
 @overload(runtime.cotangent_item)
 def _cotangent_item(g, key, like):
     return lambda g, key, like: g[key]
-
-
-def _contract_last(g_shape_ok=True):
-    return None
 
 
 @overload(runtime.dot_adjoint_lhs)

@@ -40,7 +40,7 @@ import types as pytypes
 import numpy as np
 
 from .. import runtime
-from ..errors import Origin, TransformError
+from ..errors import TransformError
 
 
 class SpecializationError(TransformError):
@@ -890,8 +890,6 @@ class Specializer:
                 node = ast.Constant(bool(_truth(test)))
             else:
                 node = self.render(test)
-                if isinstance(test, Dyn) and False:
-                    pass
             return ast.While(test=node, body=[], orelse=[])
         if static_range is not None:
             value = static_range.value if isinstance(static_range, Const) else None
@@ -1343,10 +1341,6 @@ def substitute(av, old, new):
     return av
 
 
-def mentions_any(sides, name):
-    return any(mentions(v, name) for _, env in sides for v in env.values())
-
-
 def _tag(stmt, source):
     stmt._tx_src = getattr(source, "lineno", None)
     return stmt
@@ -1373,17 +1367,17 @@ def _assigned(stmt):
 
 
 def _has_jump(stmts):
+    """Whether a ``break``/``continue`` in ``stmts`` leaves this loop (one in
+    a nested loop leaves only that one)."""
     for stmt in stmts:
-        for node in ast.walk(stmt) if not isinstance(stmt, (ast.For, ast.While)) else \
-                _walk_no_loops(stmt):
-            if isinstance(node, (ast.Break, ast.Continue)):
+        if isinstance(stmt, (ast.Break, ast.Continue)):
+            return True
+        if isinstance(stmt, (ast.For, ast.While)):
+            continue
+        for field in ("body", "orelse"):
+            if _has_jump(getattr(stmt, field, []) or []):
                 return True
     return False
-
-
-def _walk_no_loops(stmt):
-    """Nodes of a nested loop's body do not jump out of the outer loop."""
-    return []
 
 
 def _range_node(start, stop, step):
