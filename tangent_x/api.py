@@ -381,7 +381,9 @@ def grad(fun, argnums=0, has_aux=False):
             return _cast_grads(grads, args, nums, single), aux
         return _cast_grads(out, args, nums, single)
 
-    return Transformed(fun, "grad", nums, has_aux, finish)
+    transformed = Transformed(fun, "grad", nums, has_aux, finish)
+    transformed._single = single      # jit's finishing step reads it
+    return transformed
 
 
 def value_and_grad(fun, argnums=0, has_aux=False):
@@ -399,7 +401,9 @@ def value_and_grad(fun, argnums=0, has_aux=False):
                             f"Output had shape: {np.shape(primal)}.")
         return value, _cast_grads(grads, args, nums, single)
 
-    return Transformed(fun, "value_and_grad", nums, has_aux, finish)
+    transformed = Transformed(fun, "value_and_grad", nums, has_aux, finish)
+    transformed._single = single
+    return transformed
 
 
 def vjp(fun, *primals, has_aux=False):

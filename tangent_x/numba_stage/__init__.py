@@ -147,19 +147,23 @@ class Jitted:
         else:
             compiled = entry[1]
         self._last = compiled
-        out = self._run(compiled, leaves)
-        return inner._finish(compiled.plan.unflatten(out), args)
+        values = self._run(compiled, leaves)
+        out = compiled.plan.unflatten(values)
+        single = getattr(inner, "_single", None)
+        if single is None or compiled.plan.has_zeros:
+            return inner._finish(out, args)
+        return _finish_grads(inner, single, out, args, leaves, values)
 
     def _run(self, compiled, leaves):
         import numba.core.errors as nerr
         dispatcher = compiled.dispatcher
-        known = len(dispatcher.signatures)
+        known = len(dispatcher.overloads)
         try:
             return dispatcher(*leaves, *compiled.hidden)
         except nerr.NumbaError as exc:
             raise _translate(exc, compiled, leaves) from None
         except Exception as exc:
-            if len(dispatcher.signatures) == known and isinstance(
+            if len(dispatcher.overloads) == known and isinstance(
                     exc, (AssertionError, NotImplementedError, KeyError, AttributeError)):
                 raise _translate(exc, compiled, leaves) from None
             modules.annotate(exc)
@@ -305,6 +309,35 @@ class Jitted:
         return numba_stage(generated, avs, self._call_site)[0]
 
 
+def _finish_grads(inner, single, out, args, leaves, values):
+    """``grad``/``value_and_grad``'s finishing step (gradients shaped and
+    typed like their arguments, sharing memory with none), made cheap for
+    compiled results: the flat leaves in and out are at hand, so copies are
+    needed only when a result may share memory with an argument."""
+    kind, nums = inner._kind, inner._argnums
+    if kind == "grad":
+        grads, aux = out if inner._has_aux else (out, None)
+    else:
+        value, grads = out
+        primal = value[0] if inner._has_aux else value
+        if np.shape(primal) != ():
+            raise TypeError("Gradient only defined for scalar-output functions. "
+                            f"Output had shape: {np.shape(primal)}.")
+    grads = (grads,) if single else grads
+    filled = tuple(api._fill(g, args[i]) for g, i in zip(grads, nums))
+    inputs = [a for a in leaves if isinstance(a, np.ndarray)]
+    outputs = [v for v in values if isinstance(v, np.ndarray)]
+    if outputs and (inputs or len(outputs) > 1) and any(
+            not o.flags.writeable or any(np.may_share_memory(o, a) for a in inputs)
+            or any(o is not p and np.may_share_memory(o, p) for p in outputs)
+            for o in outputs):
+        filled = api._owned(filled, args)
+    filled = filled[0] if single else filled
+    if kind == "grad":
+        return (filled, aux) if inner._has_aux else filled
+    return value, filled
+
+
 def generic_arguments(function):
     """Abstract arguments when no example is given: each parameter one
     run-time value (an array or a number); parameters with defaults keep
@@ -338,8 +371,7 @@ def numba_stage(generated, avs, call_site=None):
     for a, av in zip(func.args.args, avs):
         params += [leaf.name for leaf in _dyn_leaves(av)]
     params += [name for name, _ in spec.hidden]
-    plan = Plan(out, spec.hidden, params)
-    plan.bound = dict(spec.bound)
+    plan = Plan(out, spec.hidden, params, dict(spec.bound))
     text, numba_linemap = render_module(fname, params, spec.code, linemap, origin,
                                         generated.description, avs, func, spec.bound)
     return text, numba_linemap, plan, fname

@@ -252,10 +252,14 @@ class Plan:
     passed as extra arguments (arrays read from globals or static values),
     so no array is frozen into Numba's on-disk cache."""
 
-    def __init__(self, out, hidden, params):
+    def __init__(self, out, hidden, params, bound=None):
         self.out = out
         self.hidden = hidden
         self.params = params
+        self.bound = bound or {}
+        self.has_zeros = any(isinstance(leaf, Zero) or (isinstance(leaf, Const) and
+                                                        leaf.value is None)
+                             for leaf in av_leaves(out))
 
     def unflatten(self, values):
         def build(av):
