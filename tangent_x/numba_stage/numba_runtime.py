@@ -26,7 +26,7 @@ from .. import runtime
 __all__ = ["sum_axes", "mean_axes", "max_axes", "min_axes", "prod_axes", "var_axes",
            "std_axes", "sum_axes_keepdims", "mean_axes_keepdims", "max_axes_keepdims",
            "min_axes_keepdims", "prod_axes_keepdims", "var_axes_keepdims",
-           "std_axes_keepdims", "transpose", "transposed", "squeeze", "expand_dims",
+           "std_axes_keepdims", "transpose", "squeeze", "expand_dims",
            "moveaxis", "broadcast_to", "cumsum", "flip", "dot", "inner", "reshape", "clip",
            "ndim", "array", "add_at", "whole", "mask_select", "mask_assign"]
 
@@ -261,28 +261,13 @@ def transpose(a, axes):
     return np.transpose(a, axes)
 
 
-def transposed(a):
-    """``np.transpose(a)``; compiled as a C-contiguous copy (see ``transpose``)."""
-    return np.transpose(a)
-
-
-@overload(transposed)
-def _transposed(a):
-    if not _is_array(a):
-        return lambda a: a
-    return lambda a: np.ascontiguousarray(np.transpose(a))
-
-
 @overload(transpose)
 def _transpose(a, axes):
-    """A C-contiguous copy: products of transposes then need no BLAS binding
-    for other layouts (see the matrix products below); generated code never
-    writes through a transpose without copying it first."""
     if not _is_array(a):
         return lambda a, axes: a
     if _is_none(axes):
-        return lambda a, axes: np.ascontiguousarray(np.transpose(a))
-    return lambda a, axes: np.ascontiguousarray(np.transpose(a, axes))
+        return lambda a, axes: np.transpose(a)
+    return lambda a, axes: np.transpose(a, axes)
 
 
 def squeeze(a, axis):

@@ -417,10 +417,6 @@ def _by_helper(name):
         if set(bound) - set(names):
             return NotImplemented
         optional = _DEFAULTS.get(name, {})
-        if name == "transpose" and isinstance(bound.get("axes", Const(None)), Const) and \
-                bound.get("axes", Const(None)).value is None:
-            return Expr(ast.Call(func=_helper(s, "transposed"),
-                                 args=[s.render(s.materialize(bound["a"]))], keywords=[]))
         if optional and all(isinstance(bound.get(n, Const(None)), Const) and
                             bound.get(n, Const(None)).value is None for n in optional):
             return NotImplemented      # Numba's own NumPy has the plain form
