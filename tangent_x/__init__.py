@@ -10,6 +10,7 @@ from .errors import TransformError  # noqa: E402
 from .api import grad, value_and_grad, vjp, jvp, source  # noqa: E402
 from .jacobians import jacfwd, jacrev, hessian  # noqa: E402
 from .vmapping import vmap  # noqa: E402
+from .numba_stage import jit, disable_jit  # noqa: E402
 from .runtime import stop_gradient  # noqa: E402
 from .custom import _decorator as _custom_decorator, custom_jvp as _cj, custom_vjp as _cv  # noqa: E402
 
@@ -34,7 +35,7 @@ def block_until_ready(x):
 
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev", "hessian", "vmap",
-           "source", "stop_gradient",
+           "source", "stop_gradient", "jit", "disable_jit",
            "custom_jvp", "custom_vjp",
            "TransformError", "tree_util", "tree", "test_util", "lax", "nn",
            "random", "config", "numpy", "block_until_ready"]

@@ -416,7 +416,9 @@ def grad(fun, argnums=0, has_aux=False):
             return _cast_grads(grads, args, nums, single), aux
         return _cast_grads(out, args, nums, single)
 
-    return Transformed(fun, "grad", nums, has_aux, finish)
+    transformed = Transformed(fun, "grad", nums, has_aux, finish)
+    transformed._single = single      # jit's finishing step reads it
+    return transformed
 
 
 def value_and_grad(fun, argnums=0, has_aux=False):
@@ -434,7 +436,9 @@ def value_and_grad(fun, argnums=0, has_aux=False):
                             f"Output had shape: {np.shape(primal)}.")
         return value, _cast_grads(grads, args, nums, single)
 
-    return Transformed(fun, "value_and_grad", nums, has_aux, finish)
+    transformed = Transformed(fun, "value_and_grad", nums, has_aux, finish)
+    transformed._single = single
+    return transformed
 
 
 def vjp(fun, *primals, has_aux=False):
@@ -511,13 +515,20 @@ def call_jvp(transformed, args, argnums, tangents):
     return transformed(*wrt, *tangents, *rest)
 
 
-STAGES = ("parse", "canonical", "python")
+STAGES = ("parse", "canonical", "python", "numba")
 
 
 def source(fun, stage="python"):
-    """The generated source of a transformed (or plain) function, as a string."""
+    """The generated source of a transformed (or plain) function, as a string.
+
+    ``stage="numba"``: what ``jit`` hands to Numba -- for a jitted function
+    the signature of its latest call, else generic (every argument one array
+    or number)."""
     if stage not in STAGES:
         raise ValueError(f"unknown stage {stage!r}; choose one of {', '.join(STAGES)}")
+    if stage == "numba":
+        from .numba_stage import Jitted
+        return (fun if isinstance(fun, Jitted) else Jitted(fun)).numba_source()
     fun = getattr(fun, "__tangent_x_source__", None) or getattr(fun, "__tangent_x__", fun)
     if hasattr(fun, "specialize") and stage == "python":    # vmap: its latest specialisation
         return fun.generated.text

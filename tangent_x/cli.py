@@ -3,6 +3,7 @@
     tangent-x grad examples/basics.py:tanh
     tangent-x grad model.py:loss --argnums 0,1 --has-aux
     tangent-x show examples/basics.py:tanh --stage canonical
+    tangent-x jit examples/mlp.py:loss --transform grad
 
 Highlighted on a terminal, plain when piped.  Anything that cannot be
 transformed exits with status 2 and one line naming FILE:LINE.
@@ -16,7 +17,6 @@ from . import api
 from .errors import TransformError
 
 _TRANSFORMS = ("grad", "value_and_grad", "vjp", "jvp", "hessian", "grad2", "grad3", "vmap")
-_LATER = ("jit",)
 
 
 class CLIError(Exception):
@@ -74,20 +74,26 @@ def build_parser():
     parser = argparse.ArgumentParser(
         prog="tangent-x", description="Print the source tangent_x generates for FILE:FUNC.")
     sub = parser.add_subparsers(dest="command", required=True)
-    for name in _TRANSFORMS + _LATER:
-        p = sub.add_parser(name, help=f"source of {name}(FUNC)")
+    for name in _TRANSFORMS + ("jit",):
+        p = sub.add_parser(name, help=f"source of {name}(FUNC)" if name != "jit" else
+                           "the numba stage: the source jit hands to Numba")
         p.add_argument("target", metavar="FILE:FUNC")
         p.add_argument("--argnums", type=_argnums, default=0)
         p.add_argument("--has-aux", action="store_true")
         p.add_argument("--in-axes", default="0",
                        help="vmap: one axis per argument, e.g. 0,None")
-        p.add_argument("--example-args", default=None,
-                       help="vmap: a Python expression for the (batched) arguments, with "
-                            "numpy as np, e.g. 'np.ones((128, 3)), np.ones((4, 3))'; "
-                            "vmap specialises on their ranks (default: 0.5 per example)")
+        p.add_argument("--example-args", default=None, metavar="EXPR",
+                       help="example arguments to specialise for: a Python expression "
+                            "(NumPy as np), e.g. '(np.ones((128, 3)), {\"w\": 1.0})'; vmap "
+                            "specialises on their ranks (default: 0.5 per example), jit "
+                            "on their structure and dtypes (default: one array or number each)")
         p.add_argument("--method", choices=("vectorize", "loop"), default="vectorize",
                        help="vmap: batching rules, or one call per example")
-        p.add_argument("--transform", default=None)
+        p.add_argument("--transform", default=None,
+                       help="jit and vmap: apply to this transform of FUNC (grad, "
+                            "value_and_grad, jvp, hessian, grad2, grad3)")
+        if name == "jit":
+            p.add_argument("--static-argnums", type=_argnums, default=())
     show = sub.add_parser("show", help="any pipeline stage of FUNC itself")
     show.add_argument("target", metavar="FILE:FUNC")
     show.add_argument("--stage", choices=api.STAGES, default="python")
@@ -100,10 +106,33 @@ def run(args):
         return api.source(fn, stage=args.stage)
     if args.command == "vmap":
         return vmap_source(fn, args.in_axes, args.example_args, args.method, args.transform)
-    if args.command in _LATER:
-        raise CLIError(f"{args.command} is not implemented yet in tangent_x "
-                       f"{__import__('tangent_x').__version__}")
+    if args.command == "jit":
+        return jit_source(fn, args)
     return api.source(transformed_for(fn, args.command, args.argnums, args.has_aux))
+
+
+def jit_source(fn, args):
+    """The numba stage of ``jit(FUNC)`` or ``jit(TRANSFORM(FUNC))``."""
+    from .numba_stage import Jitted
+    target = fn
+    if args.transform:
+        if args.transform not in _TRANSFORMS or args.transform in ("vjp", "vmap"):
+            raise CLIError(f"--transform {args.transform}: choose one of "
+                           f"{', '.join(t for t in _TRANSFORMS if t not in ('vjp', 'vmap'))}")
+        target = transformed_for(fn, args.transform, args.argnums, args.has_aux)
+    static = args.static_argnums
+    static = static if isinstance(static, tuple) else (static,)
+    jitted = Jitted(target, static_argnums=static)
+    if args.example_args is None:
+        return jitted.numba_source()
+    import numpy as np
+    try:
+        example = eval(args.example_args, {"np": np, "numpy": np})
+    except Exception as exc:
+        raise CLIError(f"--example-args: {type(exc).__name__}: {exc}") from exc
+    if not isinstance(example, tuple):
+        example = (example,)
+    return jitted.numba_source(*example)
 
 
 def transformed_for(fn, command, argnums=0, has_aux=False):

@@ -41,15 +41,27 @@ def write(stem, text):
 _counter = [0]
 
 
-def load(stem, text, env, linemap):
-    """Write (if new) and import a generated module with ``env`` bound in it."""
+def load(stem, text, env, linemap, importable=False):
+    """Write (if new) and import a generated module with ``env`` bound in it.
+
+    ``importable``: register it in ``sys.modules`` under a name fixed by its
+    text (``tangent_x_<stem>_<hash>``), so that another process can import
+    it by that name: Numba's on-disk cache refers to compiled functions'
+    modules by name."""
     path = write(stem, text)
     LINEMAPS[path] = linemap
-    _counter[0] += 1
-    modname = f"tangent_x_generated.{os.path.basename(path)[:-3]}_{_counter[0]}"
+    if importable:
+        modname = "tangent_x_" + os.path.basename(path)[:-3]
+        if modname in sys.modules:
+            return sys.modules[modname], path
+    else:
+        _counter[0] += 1
+        modname = f"tangent_x_generated.{os.path.basename(path)[:-3]}_{_counter[0]}"
     spec = importlib.util.spec_from_file_location(modname, path)
     module = importlib.util.module_from_spec(spec)
     module.__dict__.update(env)
+    if importable:
+        sys.modules[modname] = module
     spec.loader.exec_module(module)
     return module, path
 
@@ -77,5 +89,3 @@ def annotate(exc):
             exc.args = (f"{exc.args[0] if exc.args else ''}\n{note}",) + tuple(exc.args[1:])
     return exc
 
-
-del sys

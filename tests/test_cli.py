@@ -79,11 +79,6 @@ def test_forward_and_higher_order_commands(command, fragment):
     assert fragment in proc.stdout
 
 
-def test_commands_not_implemented_yet_exit_2():
-    proc = run("jit", "examples/basics.py:tanh")
-    assert proc.returncode == 2 and "not implemented yet" in proc.stderr
-
-
 def test_vmap_prints_vectorised_source(capsys):
     from tangent_x import cli
     assert cli.main(["vmap", "examples/batching.py:layer",

@@ -2,7 +2,9 @@
 
 The corpus lives in ``tests/corpus/`` (one module per theme; see
 ``tests/corpus/__init__.py`` for how cases and their inputs are declared).
-Two parametrized tests run over every case and every input variant:
+Two parametrized tests run over every case and every input variant, eagerly
+and compiled (``tx.jit`` of the transform; ids ending in ``-jit``; see
+``corpus.jit_params`` for which run by default):
 
 * ``test_grad_matches_finite_differences``: ``tx.grad`` equals central
   differences in float64, with the pytree structure of the argument(s), and
@@ -36,7 +38,7 @@ from tangent_x import tree_util
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # _fd, corpus
 
 from _fd import assert_tree_allclose, numerical_grad
-from corpus import all_cases, check_grad, check_primal
+from corpus import all_cases, check_grad, check_primal, jit_params
 
 CASES = all_cases()
 
@@ -46,14 +48,14 @@ def test_corpus_is_large_enough():
     assert all(len(c.variants) >= 2 for c in CASES)
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
-def test_grad_matches_finite_differences(case):
-    check_grad(case)
+@pytest.mark.parametrize("case, jit", jit_params(CASES))
+def test_grad_matches_finite_differences(case, jit):
+    check_grad(case, jit)
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
-def test_primal_matches_original(case):
-    check_primal(case)
+@pytest.mark.parametrize("case, jit", jit_params(CASES))
+def test_primal_matches_original(case, jit):
+    check_primal(case, jit)
 
 
 # ---------------------------------------------------------------------------

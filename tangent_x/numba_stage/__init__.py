@@ -1,0 +1,536 @@
+"""``jit``: compile the generated source with Numba.
+
+``jit(f)`` (or ``jit(grad(f))``, ``jit(jvp...)``) takes the python stage
+that eager mode runs, specialises it for the call's signature (see
+``specialize``: pytrees flattened into leaves, static arguments folded in)
+and hands the result, the ``numba`` stage, to ``numba.njit(cache=True)``.
+The numba stage is written as a real module file named by a hash of its
+text, so Numba's on-disk cache serves a second process, and a changed
+function (a new text) can never reuse stale compiled code.
+
+Per call the wrapper only flattens the arguments, looks the signature up
+in a dict and rebuilds the result: compiled code does the rest.  A new
+static value or pytree structure specialises again; new dtypes or ranks
+are Numba's own dispatch (same source, new machine code).
+"""
+import ast
+import contextlib
+import functools
+import hashlib
+import inspect
+import numbers
+import os
+import re
+import sys
+import threading
+
+import numpy as np
+
+from .. import api, emit, modules
+from ..errors import Origin, TransformError
+from .specialize import Const, Dyn, Plan, SpecializationError, Specializer
+
+__all__ = ["jit", "disable_jit", "JitError"]
+
+
+class JitError(TransformError):
+    """Code or arguments that Numba cannot compile (located at the user's line)."""
+
+
+_STATE = threading.local()
+
+
+def _disabled():
+    return getattr(_STATE, "disabled", False)
+
+
+@contextlib.contextmanager
+def disable_jit(disable=True):
+    """Run jitted functions as their python stage (eager NumPy) inside the
+    block: for pdb, prints, or code Numba cannot compile."""
+    old = _disabled()
+    _STATE.disabled = disable
+    try:
+        yield
+    finally:
+        _STATE.disabled = old
+
+
+def _runtime_stamp():
+    """A hash of the Numba implementations: part of every numba-stage text,
+    so a changed helper never meets an old on-disk compiled function."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    digest = hashlib.sha256()
+    for name in ("numba_runtime.py", "specialize.py", "structural.py"):
+        with open(os.path.join(here, name), "rb") as f:
+            digest.update(f.read())
+    import numba
+    digest.update(numba.__version__.encode())
+    return digest.hexdigest()[:12]
+
+
+_STAMP = None
+
+
+def _identity(out, args):
+    return out
+
+
+class Compiled:
+    """One specialisation: the Numba dispatcher, its plan and its text."""
+
+    def __init__(self, dispatcher, plan, text, path, linemap, origin):
+        self.dispatcher = dispatcher
+        self.plan = plan
+        self.hidden = [value for _, value in plan.hidden]
+        self.text = text
+        self.path = path
+        self.linemap = linemap
+        self.origin = origin
+
+
+class Jitted:
+    """A function compiled by Numba per call signature (see the module doc)."""
+
+    def __init__(self, fun, static_argnums=(), static_argnames=()):
+        functools.update_wrapper(self, fun, updated=())
+        if isinstance(fun, Jitted):
+            fun = fun._fun
+        self._fun = fun
+        if isinstance(static_argnums, numbers.Integral):
+            static_argnums = (static_argnums,)
+        if isinstance(static_argnames, str):
+            static_argnames = (static_argnames,)
+        self._static_argnums = tuple(int(i) for i in static_argnums)
+        self._static_argnames = tuple(static_argnames)
+        if isinstance(fun, api.Transformed):
+            self._inner = fun
+        else:
+            self._inner = api._cached(fun, "python", (), _identity)
+        if self._inner._kind == "vjp_split":
+            raise TypeError("jit of a vjp's forward function is not supported; jit the "
+                            "function, or use jit(vjp-of-f) via tx.vjp inside jit")
+        self._cache = {}
+        self._last = None
+        self._call_site = api._call_site()
+
+    @property
+    def __tangent_x__(self):
+        """Transforms of a jitted function transform its python stage:
+        ``grad(jit(f))`` is ``grad`` of ``f``'s source."""
+        return self._inner
+
+    def __repr__(self):
+        return f"<tangent_x jit of {getattr(self._fun, '__qualname__', self._fun)}>"
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self
+        return functools.partial(self, obj)
+
+    # -- calling ------------------------------------------------------------
+
+    def __call__(self, *args, **kwargs):
+        inner = self._inner
+        if _disabled():
+            return inner(*args, **kwargs)
+        inner._specialize_inner(args)      # jit(vmap(f)): vmap's code for these arguments
+        generated = inner.generated
+        bound = self._bind(generated, args, kwargs)
+        key, leaves, avs = self._signature(generated, bound)
+        entry = self._cache.get(key)
+        if entry is None or entry[0] is not generated:
+            # input checks (float inputs for grad ...) depend only on the key
+            checked = range(len(inner._argnums)) if inner._kind == "jvp" else inner._argnums
+            api._check_inputs(inner._kind, inner._fun, args, checked)
+            compiled = self._compile(generated, avs, key)
+            self._cache[key] = (generated, compiled)
+        else:
+            compiled = entry[1]
+        self._last = compiled
+        values = self._run(compiled, leaves)
+        out = compiled.plan.unflatten(values)
+        single = getattr(inner, "_single", None)
+        if single is None or compiled.plan.has_zeros:
+            return inner._finish(out, args)
+        return _finish_grads(inner, single, out, args, leaves, values)
+
+    def _run(self, compiled, leaves):
+        import numba.core.errors as nerr
+        dispatcher = compiled.dispatcher
+        known = len(dispatcher.overloads)
+        try:
+            return dispatcher(*leaves, *compiled.hidden)
+        except nerr.NumbaError as exc:
+            raise _translate(exc, compiled, leaves) from None
+        except Exception as exc:
+            if len(dispatcher.overloads) == known and isinstance(
+                    exc, (AssertionError, NotImplementedError, KeyError, AttributeError)):
+                raise _translate(exc, compiled, leaves) from None
+            modules.annotate(exc)
+            raise
+
+    def _bind(self, generated, args, kwargs):
+        """{parameter: (value, static?)} for the generated function."""
+        fast = self._fast.get(id(generated)) if hasattr(self, "_fast") else None
+        if fast is not None and not kwargs and len(args) == len(fast):
+            return {name: (value, static) for (name, static), value in zip(fast, args)}
+        function = generated.function
+        try:
+            signature = inspect.signature(function)
+            bound = signature.bind(*args, **kwargs)
+        except TypeError as exc:
+            raise TypeError(f"{getattr(self._fun, '__name__', 'f')}(): {exc}") from None
+        names = list(signature.parameters)
+        statics = {names[i] for i in self._static_argnums if -len(names) <= i < len(names)}
+        statics |= set(self._static_argnames)
+        out = {}
+        for name, param in signature.parameters.items():
+            if name in bound.arguments:
+                value = bound.arguments[name]
+                if param.kind == param.VAR_POSITIONAL:
+                    value = tuple(value)
+                elif param.kind == param.VAR_KEYWORD:
+                    value = dict(value)
+                out[name] = (value, name in statics)
+            elif param.default is not param.empty:
+                out[name] = (param.default, True)
+            elif param.kind == param.VAR_POSITIONAL:
+                out[name] = ((), True)
+            elif param.kind == param.VAR_KEYWORD:
+                out[name] = ({}, True)
+        simple = all(p.kind == p.POSITIONAL_OR_KEYWORD for p in signature.parameters.values())
+        if simple and not kwargs and len(args) == len(names):
+            if not hasattr(self, "_fast"):
+                self._fast = {}
+            self._fast[id(generated)] = [(n, n in statics) for n in names]
+        return out
+
+    def _signature(self, generated, bound):
+        """(cache key, flat leaves, abstract arguments)."""
+        key, leaves, avs = [], [], []
+        self._names = set()
+        for name, (value, static) in bound.items():
+            if static:
+                try:
+                    hash(value)
+                except TypeError:
+                    raise JitError(
+                        f"static argument '{name}' of {self._name()} is a "
+                        f"{type(value).__name__}, which is not hashable",
+                        _caller(), "pass a hashable value (a tuple instead of a list, "
+                        "a frozen mapping instead of a dict), or do not mark it static"
+                    ) from None
+                key.append(("static", name, type(value), value))
+                avs.append(Const(value))
+            else:
+                av, k = self._flatten(value, name, leaves, name)
+                key.append(k)
+                avs.append(av)
+        return tuple(key), leaves, avs
+
+    def _flatten(self, value, path, leaves, hint):
+        if isinstance(value, dict):
+            items, keys = {}, []
+            for k, v in value.items():
+                if not isinstance(k, (str, int)):
+                    raise self._bad_leaf(path, k, "has a key of type " + type(k).__name__)
+                av, sub = self._flatten(v, f"{path}[{k!r}]", leaves, f"{hint}_{k}")
+                items[k] = av
+                keys.append((k, sub))
+            return items, (type(value), tuple(keys))
+        if isinstance(value, (list, tuple)):
+            items, keys = [], []
+            for i, v in enumerate(value):
+                av, sub = self._flatten(v, f"{path}[{i}]", leaves, f"{hint}_{i}")
+                items.append(av)
+                keys.append(sub)
+            if hasattr(type(value), "_fields"):
+                return type(value)(*items), (type(value), tuple(keys))
+            return type(value)(items), (type(value), tuple(keys))
+        if value is None:
+            return Const(None), None
+        if isinstance(value, np.ndarray):
+            if value.dtype.kind not in "biufc":
+                raise self._bad_leaf(path, value, f"is an array of dtype {value.dtype}")
+            leaves.append(value)
+            return Dyn(self._leaf_name(hint)), value.dtype.char
+        if isinstance(value, (bool, numbers.Number, np.generic)) and not isinstance(value, str):
+            if isinstance(value, np.generic) and value.dtype.kind not in "biufc":
+                raise self._bad_leaf(path, value, f"has dtype {value.dtype}")
+            leaves.append(value)
+            return Dyn(self._leaf_name(hint)), type(value)
+        raise self._bad_leaf(path, value, f"is a {type(value).__name__}")
+
+    def _leaf_name(self, hint):
+        name = re.sub(r"\W", "_", str(hint)) or "leaf"
+        if name[0].isdigit():
+            name = "leaf_" + name
+        base, k = name, 1
+        while name in self._names:
+            name = f"{base}_{k}"
+            k += 1
+        self._names.add(name)
+        return name
+
+    def _bad_leaf(self, path, value, what):
+        return JitError(
+            f"{self._name()}: argument {path} {what} ({_short(value)}); compiled code "
+            "takes arrays, numbers and containers (dict, list, tuple, namedtuple) of them",
+            _caller(), "mark it static (static_argnums=/static_argnames=), flatten it, "
+            "or run without jit (tx.disable_jit())")
+
+    def _name(self):
+        return f"jit({getattr(self._fun, '__name__', 'f')})"
+
+    # -- compiling ----------------------------------------------------------
+
+    def _compile(self, generated, avs, key):
+        text, linemap, plan, name = numba_stage(generated, avs, self._call_site)
+        module, path = modules.load(f"{name}_numba", text, {}, linemap, importable=True)
+        for bound_name, obj in plan.bound.items():
+            module.__dict__.setdefault(bound_name, obj)
+        import numba
+        dispatcher = numba.njit(cache=True, nogil=True)(getattr(module, name))
+        return Compiled(dispatcher, plan, text, path, linemap, generated.canonical.origin)
+
+    # -- inspection ---------------------------------------------------------
+
+    def numba_source(self, *args, **kwargs):
+        """The numba-stage source: for ``args`` if given, else of the most
+        recent call, else generic (every argument one array or number)."""
+        generated = self._inner.generated
+        if args or kwargs:
+            bound = self._bind(generated, args, kwargs)
+            _, _, avs = self._signature(generated, bound)
+        elif self._last is not None:
+            return self._last.text
+        else:
+            avs = generic_arguments(generated.function)
+        return numba_stage(generated, avs, self._call_site)[0]
+
+
+def _finish_grads(inner, single, out, args, leaves, values):
+    """``grad``/``value_and_grad``'s finishing step (gradients shaped and
+    typed like their arguments, sharing memory with none), made cheap for
+    compiled results: the flat leaves in and out are at hand, so copies are
+    needed only when a result may share memory with an argument."""
+    kind, nums = inner._kind, inner._argnums
+    if kind == "grad":
+        grads, aux = out if inner._has_aux else (out, None)
+    else:
+        value, grads = out
+        primal = value[0] if inner._has_aux else value
+        if np.shape(primal) != ():
+            raise TypeError("Gradient only defined for scalar-output functions. "
+                            f"Output had shape: {np.shape(primal)}.")
+    grads = (grads,) if single else grads
+    filled = tuple(api._fill(g, args[i]) for g, i in zip(grads, nums))
+    inputs = [a for a in leaves if isinstance(a, np.ndarray)]
+    outputs = [v for v in values if isinstance(v, np.ndarray)]
+    if outputs and (inputs or len(outputs) > 1) and any(
+            not o.flags.writeable or any(np.may_share_memory(o, a) for a in inputs)
+            or any(o is not p and np.may_share_memory(o, p) for p in outputs)
+            for o in outputs):
+        filled = api._owned(filled, args)
+    filled = filled[0] if single else filled
+    if kind == "grad":
+        return (filled, aux) if inner._has_aux else filled
+    return value, filled
+
+
+def generic_arguments(function):
+    """Abstract arguments when no example is given: each parameter one
+    run-time value (an array or a number); parameters with defaults keep
+    them, folded in as constants."""
+    out = []
+    for name, param in inspect.signature(function).parameters.items():
+        if param.default is not param.empty:
+            out.append(Const(param.default))
+        elif param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            out.append(Const(() if param.kind == param.VAR_POSITIONAL else {}))
+        else:
+            out.append(Dyn(name))
+    return out
+
+
+def numba_stage(generated, avs, call_site=None):
+    """(module text, line map, plan, function name) of ``generated``'s
+    python stage specialised for the abstract arguments ``avs``."""
+    global _STAMP
+    if _STAMP is None:
+        _STAMP = _runtime_stamp()
+    tree = ast.parse(generated.text)
+    fname = generated.function.__name__
+    func = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == fname)
+    linemap = modules.LINEMAPS.get(generated.path, {})
+    origin = generated.canonical.origin
+    namespace = dict(generated.module.__dict__)
+    spec = Specializer(func, namespace, linemap, origin or call_site)
+    out = spec.run(avs)
+    params = []
+    for a, av in zip(func.args.args, avs):
+        params += [leaf.name for leaf in _dyn_leaves(av)]
+    params += [name for name, _ in spec.hidden]
+    plan = Plan(out, spec.hidden, params, dict(spec.bound))
+    text, numba_linemap = render_module(fname, params, spec.code, linemap, origin,
+                                        generated.description, avs, func, spec.bound)
+    return text, numba_linemap, plan, fname
+
+
+def _dyn_leaves(av):
+    from .specialize import av_leaves
+    return [leaf for leaf in av_leaves(av) if isinstance(leaf, Dyn)]
+
+
+def render_module(name, params, stmts, src_linemap, origin, description, avs, func, bound):
+    from .specialize import describe
+    signature = ", ".join(f"{a.arg}: {describe(av)}" for a, av in zip(func.args.args, avs))
+    header = [f"# Generated by tangent_x {__import__('tangent_x').__version__}: numba stage of "
+              f"{description}",
+              f"# specialised for ({signature}); numba runtime {_STAMP}"]
+    if origin is not None:
+        header.append(f"# from {emit.display_path(origin.filename)}:{origin.lineno}. Do not "
+                      "edit: tangent_x regenerates it from that source.")
+    modules_, runtime_names, numba_names, others = [], [], [], []
+    from .. import runtime
+    from . import numba_runtime
+    for n, obj in sorted(bound.items()):
+        if obj is np:
+            modules_.append("import numpy as np" if n == "np" else f"import numpy as {n}")
+        elif isinstance(obj, type(np)):
+            modules_.append(f"import {obj.__name__} as {n}" if n != obj.__name__.split(".")[-1]
+                            or "." in obj.__name__ else f"import {n}")
+        elif getattr(runtime, n, None) is obj:
+            runtime_names.append(n)
+        elif getattr(numba_runtime, n, None) is obj:
+            numba_names.append(n)
+        elif n in dir(__builtins__) or n in __builtins__:
+            continue
+        else:
+            others.append(n)
+    header += sorted(set(modules_))
+    if runtime_names:
+        header.append(f"from tangent_x.runtime import {', '.join(runtime_names)}")
+    header.append("import tangent_x.numba_stage.numba_runtime  # Numba implementations of the helpers")
+    if numba_names:
+        header.append(f"from tangent_x.numba_stage.numba_runtime import {', '.join(numba_names)}")
+    if others:
+        header.append(f"# bound when loaded, from the function's globals: {', '.join(others)}")
+    lines = header + ["", "", f"def {name}({', '.join(params)}):"]
+    origins = [None] * (len(header) + 2) + [origin]
+    state = {"last": None}
+
+    def walk(body, indent):
+        for stmt in body:
+            src = getattr(stmt, "_tx_src", None)
+            o = src_linemap.get(src) if src is not None else None
+            if o is not None and (o.filename, o.lineno) != state["last"]:
+                lines.append(f"{indent}# {o.short()}: {o.text}")
+                origins.append(o)
+                state["last"] = (o.filename, o.lineno)
+            if isinstance(stmt, ast.If):
+                _block(f"if {_text(stmt.test)}:", stmt.body, indent, o)
+                if stmt.orelse:
+                    lines.append(f"{indent}else:")
+                    origins.append(o)
+                    walk(stmt.orelse, indent + "    ")
+            elif isinstance(stmt, ast.For):
+                _block(f"for {_text(stmt.target)} in {_text(stmt.iter)}:", stmt.body, indent, o)
+            elif isinstance(stmt, ast.While):
+                _block(f"while {_text(stmt.test)}:", stmt.body, indent, o)
+            else:
+                for text in _text(stmt).splitlines():
+                    lines.append(indent + text)
+                    origins.append(o)
+
+    def _block(head, body, indent, o):
+        lines.append(indent + head)
+        origins.append(o)
+        state["last"] = None
+        walk(body or [ast.Pass()], indent + "    ")
+        state["last"] = None
+
+    walk(stmts, "    ")
+    linemap = {i + 1: o for i, o in enumerate(origins) if o is not None}
+    return "\n".join(lines) + "\n", linemap
+
+
+def _text(node):
+    node = ast.fix_missing_locations(node)
+    if isinstance(node, ast.stmt):
+        for n in ast.walk(node):
+            if isinstance(n, ast.stmt):
+                n.lineno = n.end_lineno = 1
+                n.col_offset = n.end_col_offset = 0
+    return emit._to_text(node)
+
+
+def _caller():
+    """The user's line calling into tangent_x (for argument errors)."""
+    return api._call_site()
+
+
+def _short(value, limit=50):
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+_LINE = re.compile(r'File "([^"]+)", line (\d+)')
+
+
+def _translate(exc, compiled, leaves):
+    """A Numba compile failure as a located tangent_x error."""
+    message = str(exc)
+    origin, code_line = None, None
+    for path, line in _LINE.findall(message):
+        if os.path.abspath(path) == os.path.abspath(compiled.path):
+            origin = compiled.linemap.get(int(line))
+            code_line = int(line)
+    what = _summary(message) or f"{type(exc).__name__}"
+    types_ = ", ".join(_numba_type(v) for v in leaves)
+    where = ""
+    if code_line is not None:
+        text = compiled.text.splitlines()[code_line - 1].strip()
+        where = f" (numba stage {compiled.path}:{code_line}: {text})"
+    error = JitError(f"Numba cannot compile this: {what}{where}; the compiled function's "
+                     f"arguments are ({types_})", origin or compiled.origin,
+                     "mark the argument static (static_argnums=/static_argnames=), "
+                     "flatten it to arrays and numbers, or run without jit "
+                     "(with tx.disable_jit(): ...)")
+    return error
+
+
+def _summary(message):
+    lines = [ln.strip() for ln in message.splitlines() if ln.strip()]
+    keep = []
+    for ln in lines:
+        if ln.startswith("Failed in ") or ln.startswith("During:") or \
+                ln.startswith("File ") or ln.startswith("^") or set(ln) <= set("- "):
+            continue
+        keep.append(ln)
+        if len(keep) >= 3:
+            break
+    text = " ".join(keep)
+    text = re.sub(r"\x1b\[[0-9;]*m", "", text)
+    return text[:400]
+
+
+def _numba_type(value):
+    if isinstance(value, np.ndarray):
+        return f"array({value.dtype}, {value.ndim}d)"
+    return type(value).__name__
+
+
+def jit(fun=None, static_argnums=(), static_argnames=()):
+    """Compile ``fun`` (plain or transformed) with Numba, per call signature.
+
+    ``static_argnums``/``static_argnames``: arguments whose values are folded
+    into the code (they must be hashable; a new value compiles again).
+    Usable as ``@jit`` or ``@jit(static_argnames='config')``."""
+    if fun is None:
+        return lambda f: Jitted(f, static_argnums, static_argnames)
+    return Jitted(fun, static_argnums, static_argnames)
+
+
+del sys, Origin, SpecializationError

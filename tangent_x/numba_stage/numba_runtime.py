@@ -1,0 +1,936 @@
+"""Numba implementations of the helpers generated code calls.
+
+The numba stage is the python stage's own source (see ``specialize``), so it
+calls the very functions eager code calls: ``tangent_x.runtime.unbroadcast``,
+``np.tanh`` ...  For the runtime helpers, ``numba.extending.overload``
+registers a compiled implementation *for the same function object*: one
+source, two executions.  NumPy calls whose options Numba's NumPy lacks
+(``np.sum(x, axis=(0, 2), keepdims=True)``, ``np.squeeze``) are spelled by
+the specialiser as the helpers defined here (``sum_axes`` ...), which are
+plain NumPy when run eagerly and overloaded for Numba.
+
+Rank-dependent kernels (sum-to-shape, reductions over several axes) are
+generated as source per (rank, rank) pair and compiled on first use: the
+number of axes is part of a Numba type (tuples have a length), so one small
+loop nest per combination is the general mechanism, not a special case.
+Loops write elements one at a time: no slice assignment (whose first use
+in a process costs ~2 s of compile), no ``objmode``.
+"""
+import numpy as np
+from numba import types
+from numba.core.errors import TypingError
+from numba.extending import overload, register_jitable
+
+from .. import runtime
+
+__all__ = ["sum_axes", "mean_axes", "max_axes", "min_axes", "prod_axes", "var_axes",
+           "std_axes", "sum_axes_keepdims", "mean_axes_keepdims", "max_axes_keepdims",
+           "min_axes_keepdims", "prod_axes_keepdims", "var_axes_keepdims",
+           "std_axes_keepdims", "transpose", "squeeze", "expand_dims",
+           "moveaxis", "broadcast_to", "cumsum", "flip", "dot", "inner", "reshape", "clip",
+           "ndim", "array", "add_at", "whole", "mask_select", "mask_assign"]
+
+
+def _is_array(t):
+    return isinstance(t, types.Array)
+
+
+def _is_none(t):
+    return t is None or isinstance(t, (types.NoneType, types.Omitted))
+
+
+def _kernel(source, name, env=None):
+    """Compile-time generated source -> a Python function Numba inlines."""
+    namespace = {"np": np, "register_jitable": register_jitable, "__name__": __name__}
+    namespace.update(env or {})
+    exec(compile(source, f"<tangent_x numba kernel {name}>", "exec"), namespace)
+    return namespace[name]
+
+
+def _tuple_of(prefix, n):
+    return "(" + "".join(f"{prefix}{i}, " for i in range(n)) + ")"
+
+
+# --- shapes --------------------------------------------------------------------
+
+_BROADCAST_CACHE = {}
+
+
+def _broadcast_fill(gn, xn):
+    """``out`` of shape ``shape`` (xn dims) with ``g`` (gn <= xn dims,
+    NumPy-broadcastable) copied in."""
+    key = (gn, xn)
+    if key not in _BROADCAST_CACHE:
+        lead = xn - gn
+        lines = ["def fill(g, shape, dtype):", "    out = np.empty(shape, dtype)",
+                 "    gs = g.shape"]
+        if xn == 0:
+            lines += ["    out[()] = g[()]", "    return out"]
+        else:
+            lines.append("    for idx in np.ndindex(shape):")
+            parts = []
+            for d in range(gn):
+                parts.append(f"0 if gs[{d}] == 1 else idx[{d + lead}]")
+            gidx = "(" + ", ".join(parts) + ("," if gn == 1 else "") + ")" if gn else "()"
+            lines.append(f"        out[idx] = g[{gidx}]")
+            lines.append("    return out")
+        _BROADCAST_CACHE[key] = register_jitable(_kernel("\n".join(lines), "fill"))
+    return _BROADCAST_CACHE[key]
+
+
+_SUM_TO_CACHE = {}
+
+
+def _sum_to(gn, xn):
+    """Sum ``g`` (gn dims) down to shape ``shape`` (xn <= gn dims)."""
+    key = (gn, xn)
+    if key not in _SUM_TO_CACHE:
+        lead = gn - xn
+        lines = ["def sum_to(g, shape):", "    out = np.zeros(shape, g.dtype)"]
+        if gn == 0:
+            lines += ["    out[()] += g[()]", "    return out"]
+        else:
+            lines.append("    for idx in np.ndindex(g.shape):")
+            parts = [f"0 if shape[{d}] == 1 else idx[{d + lead}]" for d in range(xn)]
+            oidx = "(" + ", ".join(parts) + ("," if xn == 1 else "") + ")" if xn else "()"
+            lines.append(f"        out[{oidx}] += g[idx]")
+            lines.append("    return out")
+        _SUM_TO_CACHE[key] = register_jitable(_kernel("\n".join(lines), "sum_to"))
+    return _SUM_TO_CACHE[key]
+
+
+@overload(runtime.unbroadcast)
+def _unbroadcast(g, x):
+    if not _is_array(g):
+        if not _is_array(x):
+            return lambda g, x: g
+        return lambda g, x: np.full(x.shape, g)
+    if not _is_array(x):
+        return lambda g, x: np.sum(g)
+    gn, xn = g.ndim, x.ndim
+    if xn > gn:
+        fill = _broadcast_fill(gn, xn)
+        return lambda g, x: fill(g, x.shape, g.dtype)
+    sum_to = _sum_to(gn, xn)
+    if gn == xn:
+        def impl(g, x):
+            if g.shape == x.shape:
+                return np.ascontiguousarray(g)
+            return sum_to(g, x.shape)
+        return impl
+    return lambda g, x: sum_to(g, x.shape)
+
+
+@overload(runtime.broadcast_like)
+def _broadcast_like(t, ans):
+    if not _is_array(ans):
+        return lambda t, ans: t
+    if not _is_array(t):
+        return lambda t, ans: np.full(ans.shape, t)
+    fill = _broadcast_fill(t.ndim, ans.ndim)
+
+    def impl(t, ans):
+        if t.shape == ans.shape:
+            return np.ascontiguousarray(t)
+        return fill(t, ans.shape, t.dtype)
+    return impl
+
+
+def _count_axes(axis, ndim):
+    if _is_none(axis):
+        return ndim
+    if isinstance(axis, types.Integer):
+        return 1
+    if isinstance(axis, types.BaseTuple):
+        return len(axis)
+    raise TypingError(f"axis must be an int or a tuple of ints, not {axis}")
+
+
+_KEEP_CACHE = {}
+
+
+def _keep_shape(xn):
+    """The keepdims shape of reducing ``shape`` (xn dims) over ``axes``."""
+    if xn not in _KEEP_CACHE:
+        lines = ["def keep(shape, axes):", f"    red = np.zeros({max(xn, 1)}, np.bool_)",
+                 "    for a in axes:", f"        red[a % {max(xn, 1)}] = True"]
+        parts = [f"1 if red[{d}] else shape[{d}]" for d in range(xn)]
+        lines.append("    return (" + ", ".join(parts) + ("," if xn == 1 else "") + ")")
+        _KEEP_CACHE[xn] = register_jitable(_kernel("\n".join(lines), "keep"))
+    return _KEEP_CACHE[xn]
+
+
+def _axes_tuple(axis, ndim):
+    """A jitable ``axis -> tuple of int64`` for a Numba type (a tuple of
+    literals may be heterogeneous; the loops want a homogeneous one)."""
+    if _is_none(axis):
+        src = "def to_tuple(axis):\n    return " + _tuple_of("", 0) if ndim == 0 else \
+            "def to_tuple(axis):\n    return (" + "".join(
+                f"np.int64({d}), " for d in range(ndim)) + ")"
+    elif isinstance(axis, types.Integer):
+        src = "def to_tuple(axis):\n    return (np.int64(axis),)"
+    else:
+        src = "def to_tuple(axis):\n    return (" + "".join(
+            f"np.int64(axis[{i}]), " for i in range(len(axis))) + ")"
+    return _kernel(src, "to_tuple")
+
+
+@overload(runtime.unreduce)
+def _unreduce(g, x, axis=None, keepdims=False):
+    if not _is_array(x):
+        return lambda g, x, axis=None, keepdims=False: g
+    xn = x.ndim
+    if not _is_array(g):
+        return lambda g, x, axis=None, keepdims=False: np.full(x.shape, g)
+    fill = _broadcast_fill(xn, xn)
+    if g.ndim == xn:
+        return lambda g, x, axis=None, keepdims=False: fill(g, x.shape, g.dtype)
+    keep = _keep_shape(xn)
+    to_tuple = register_jitable(_axes_tuple(axis, xn))
+
+    def impl(g, x, axis=None, keepdims=False):
+        shape = keep(x.shape, to_tuple(axis))
+        return fill(np.ascontiguousarray(g).reshape(shape), x.shape, g.dtype)
+    return impl
+
+
+# --- reductions ----------------------------------------------------------------
+
+_REDUCE_CACHE = {}
+_INIT = {"sum": "0", "prod": "1", "max": "-np.inf", "min": "np.inf"}
+_STEP = {"sum": "acc + v", "prod": "acc * v", "max": "v if v > acc or v != v else acc",
+         "min": "v if v < acc or v != v else acc"}
+
+
+def _reduce_kernel(op, xn, naxes, keepdims, dtype_expr):
+    """A loop nest reducing ``a`` (xn dims) over ``axes`` with ``op``."""
+    key = (op, xn, naxes, keepdims, dtype_expr)
+    if key in _REDUCE_CACHE:
+        return _REDUCE_CACHE[key]
+    keep = _keep_shape(xn)
+    n_out = xn if keepdims else xn - naxes
+    lines = ["def reduce(a, axes):",
+             "    shape = a.shape",
+             "    kshape = keep(shape, axes)",
+             f"    out = np.full(kshape, {_INIT[op]}, {dtype_expr})"]
+    if xn:
+        lines.append("    for idx in np.ndindex(shape):")
+        parts = [f"0 if kshape[{d}] == 1 else idx[{d}]" for d in range(xn)]
+        lines.append("        o = (" + ", ".join(parts) + ("," if xn == 1 else "") + ")")
+        lines.append("        acc = out[o]")
+        lines.append("        v = a[idx]")
+        lines.append(f"        out[o] = {_STEP[op]}")
+    else:
+        lines.append("    acc = out[()]")
+        lines.append("    v = a[()]")
+        lines.append(f"    out[()] = {_STEP[op]}")
+    if keepdims:
+        lines.append("    return out")
+    elif n_out == 0:
+        lines.append("    return out.reshape(-1)[0]")
+    else:
+        lines.append(f"    kept = np.empty({n_out}, np.int64)")
+        lines.append("    j = 0")
+        lines.append(f"    for d in range({xn}):")
+        lines.append("        red = False")
+        lines.append("        for ax in axes:")
+        lines.append(f"            if ax % {xn} == d:")
+        lines.append("                red = True")
+        lines.append("        if not red:")
+        lines.append("            kept[j] = shape[d]")
+        lines.append("            j += 1")
+        parts = [f"kept[{d}]" for d in range(n_out)]
+        lines.append("    return out.reshape((" + ", ".join(parts) +
+                     ("," if n_out == 1 else "") + "))")
+    fn = register_jitable(_kernel("\n".join(lines), "reduce", {"keep": keep}))
+    _REDUCE_CACHE[key] = fn
+    return fn
+
+
+def _dtype_expr(op, a):
+    if op in ("sum", "prod"):
+        if isinstance(a.dtype, (types.Boolean, types.Integer)):
+            return "np.int64"
+    return "a.dtype"
+
+
+# --- shape ops -----------------------------------------------------------------
+
+def transpose(a, axes):
+    """``np.transpose(a, axes)``; compiled by Numba too."""
+    return np.transpose(a, axes)
+
+
+@overload(transpose)
+def _transpose(a, axes):
+    if not _is_array(a):
+        return lambda a, axes: a
+    if _is_none(axes):
+        return lambda a, axes: np.transpose(a)
+    return lambda a, axes: np.transpose(a, axes)
+
+
+def squeeze(a, axis):
+    """``np.squeeze(a, axis)``; compiled by Numba too (``axis=None`` needs the
+    sizes, so it is only compiled when they are 1 by rank: see the overload)."""
+    return np.squeeze(a, axis)
+
+
+@overload(squeeze)
+def _squeeze(a, axis):
+    if not _is_array(a):
+        return lambda a, axis: a
+    xn = a.ndim
+    if _is_none(axis):
+        raise TypingError("np.squeeze without axis has a result rank that depends on the "
+                          "sizes; pass axis=")
+    naxes = _count_axes(axis, xn)
+    n_out = xn - naxes
+    to_tuple = register_jitable(_axes_tuple(axis, xn))
+    parts = ", ".join(f"kept[{d}]" for d in range(n_out)) + ("," if n_out == 1 else "")
+    src = "\n".join([
+        "def sq(a, axes):",
+        f"    kept = np.empty({max(n_out, 1)}, np.int64)",
+        "    j = 0",
+        f"    for d in range({xn}):",
+        "        red = False",
+        "        for ax in axes:",
+        f"            if ax % {xn} == d:",
+        "                red = True",
+        "        if not red:",
+        "            kept[j] = a.shape[d]",
+        "            j += 1",
+        f"    return np.ascontiguousarray(a).reshape(({parts}))"])
+    sq = register_jitable(_kernel(src, "sq"))
+    return lambda a, axis: sq(a, to_tuple(axis))
+
+
+def expand_dims(a, axis):
+    """``np.expand_dims(a, axis)`` (axis may be a tuple); compiled by Numba too."""
+    return np.expand_dims(a, axis)
+
+
+@overload(expand_dims)
+def _expand_dims(a, axis):
+    xn = a.ndim if _is_array(a) else 0
+    naxes = _count_axes(axis, xn)
+    n_out = xn + naxes
+    to_tuple = register_jitable(_axes_tuple(axis, n_out))
+    parts = ", ".join(f"shape[{d}]" for d in range(n_out)) + ("," if n_out == 1 else "")
+    src = "\n".join([
+        "def ex(a, axes):",
+        "    arr = np.asarray(a)",
+        f"    new = np.zeros({n_out}, np.bool_)",
+        "    for ax in axes:",
+        f"        new[ax % {n_out}] = True",
+        f"    shape = np.empty({n_out}, np.int64)",
+        "    j = 0",
+        f"    for d in range({n_out}):",
+        "        if new[d]:",
+        "            shape[d] = 1",
+        "        else:",
+        "            shape[d] = arr.shape[j]",
+        "            j += 1",
+        f"    return np.ascontiguousarray(arr).reshape(({parts}))"])
+    ex = register_jitable(_kernel(src, "ex"))
+    return lambda a, axis: ex(a, to_tuple(axis))
+
+
+def moveaxis(a, source, destination):
+    return np.moveaxis(a, source, destination)
+
+
+@overload(moveaxis)
+def _moveaxis(a, source, destination):
+    return lambda a, source, destination: np.moveaxis(a, source, destination)
+
+
+def broadcast_to(array, shape):
+    """``np.broadcast_to`` (a writable copy when compiled)."""
+    return np.broadcast_to(array, shape)
+
+
+@overload(broadcast_to)
+def _broadcast_to(array, shape):
+    n = len(shape) if isinstance(shape, types.BaseTuple) else 1
+    if not _is_array(array):
+        return lambda array, shape: np.full(shape, array)
+    fill = _broadcast_fill(array.ndim, n)
+    return lambda array, shape: fill(array, shape, array.dtype)
+
+
+def cumsum(a, axis):
+    return np.cumsum(a, axis)
+
+
+@overload(cumsum)
+def _cumsum(a, axis):
+    if _is_none(axis):
+        return lambda a, axis: np.cumsum(a)
+    if _is_array(a) and a.ndim == 1:
+        return lambda a, axis: np.cumsum(a)
+    raise TypingError("np.cumsum with axis on a multi-dimensional array is not compiled yet")
+
+
+def flip(m, axis):
+    return np.flip(m, axis)
+
+
+@overload(flip)
+def _flip(m, axis):
+    if _is_none(axis):
+        return lambda m, axis: np.flip(m)
+    if _is_array(m) and m.ndim == 1:
+        return lambda m, axis: m[::-1]
+    raise TypingError("np.flip with axis on a multi-dimensional array is not compiled yet")
+
+
+def dot(a, b):
+    """``np.dot``; compiled with float operands (Numba's needs them)."""
+    return np.dot(a, b)
+
+
+@overload(dot)
+def _dot(a, b):
+    if not _is_array(a) or not _is_array(b) or a.ndim == 0 or b.ndim == 0:
+        return lambda a, b: a * b
+    if a.ndim > 2 or b.ndim > 2:
+        raise TypingError("np.dot of arrays with more than 2 dimensions is not compiled yet")
+    if isinstance(a.dtype, types.Float) and isinstance(b.dtype, types.Float):
+        return lambda a, b: np.dot(a, b)
+    return lambda a, b: np.dot(a.astype(np.float64), b.astype(np.float64))
+
+
+# --- cotangent helpers on arrays -------------------------------------------------
+
+@overload(runtime.zeros_like)
+def _zeros_like(x):
+    if isinstance(x, types.Optional):
+        # A value that may still be None (a return value not yet assigned,
+        # read only where it was): its zero is the zero of its type.
+        inner = x.type
+        if _is_array(inner):
+            raise TypingError("an array that may be None has no zero of known shape")
+
+        def optional(x):
+            if x is None:
+                return 0.0
+            return 0.0 * x
+        return optional
+    if isinstance(x, types.NoneType):
+        return lambda x: 0.0
+    if _is_array(x):
+        return lambda x: np.zeros_like(x)
+    if isinstance(x, types.Integer) or isinstance(x, types.Boolean):
+        return lambda x: 0.0
+    return lambda x: 0.0 * x
+
+
+@overload(runtime.check_grad_output)
+def _check_grad_output(y):
+    if isinstance(y, (types.Optional, types.NoneType)):
+        def maybe_none(y):
+            if y is None:
+                raise TypeError("Gradient only defined for scalar-output functions. "
+                                "Output was None.")
+        return maybe_none
+    if _is_array(y) and y.ndim > 0:
+        def impl(y):
+            raise TypeError("Gradient only defined for scalar-output functions.")
+        return impl
+    return lambda y: None
+
+
+@overload(runtime.stop_gradient)
+def _stop_gradient(x):
+    return lambda x: x
+
+
+@overload(runtime.tree_add)
+def _tree_add(a, b):
+    if isinstance(a, types.NoneType):
+        return lambda a, b: b
+    if isinstance(b, types.NoneType):
+        return lambda a, b: a
+    return lambda a, b: a + b
+
+
+@overload(runtime.iteration_item)
+def _iteration_item(items, k):
+    return lambda items, k: items[k]
+
+
+@overload(runtime.unindex)
+def _unindex(x, index, g):
+    if not _is_array(x):
+        return lambda x, index, g: g
+    if isinstance(index, (types.Integer, types.SliceType, types.BaseTuple)) and not (
+            isinstance(index, types.BaseTuple) and any(_is_array(t) for t in index)):
+        def impl(x, index, g):
+            z = np.zeros(x.shape, np.float64)
+            z[index] = g
+            return z
+        return impl
+
+    if not (_is_array(index) and index.ndim == 1 or
+            _is_array(index) and isinstance(index.dtype, types.Boolean)):
+        raise TypingError("unindex: only integers, slices, 1-d integer arrays and boolean "
+                          "masks are compiled")
+    mask = isinstance(index.dtype, types.Boolean)
+    g_array = _is_array(g)
+
+    def scatter(x, index, g):
+        z = np.zeros(x.shape, np.float64)
+        zf = z.reshape(-1)
+        flat_index = np.ascontiguousarray(index).reshape(-1)
+        row = zf.size // max(x.shape[0] if not mask else flat_index.size, 1)
+        if g_array:
+            gf = np.ascontiguousarray(g).reshape(-1)
+        else:
+            gf = np.full(1, g)
+        n = gf.size
+        j = 0
+        for i in range(flat_index.size):
+            if mask:
+                if not flat_index[i]:
+                    continue
+                k = i
+            else:
+                k = flat_index[i]
+                if k < 0:
+                    k += x.shape[0]
+            for r in range(row):
+                zf[k * row + r] += gf[(j * row + r) % n]
+            j += 1
+        return z
+    return scatter
+
+
+@overload(runtime.add_at)
+def _add_at(acc, index, g):
+    if not _is_array(acc):
+        return lambda acc, index, g: acc + g
+    if isinstance(index, (types.Integer, types.SliceType)):
+        def impl(acc, index, g):
+            acc[index] += g
+            return acc
+        return impl
+
+    def general(acc, index, g):
+        return acc + runtime.unindex(acc, index, g)
+    return general
+
+
+@overload(runtime.index_zero)
+def _index_zero(g, index):
+    if _is_array(index) and isinstance(index.dtype, types.Boolean) and index.ndim > 1:
+        def masked(g, index):
+            out = np.copy(g)
+            mask_assign(out, index, 0.0)
+            return out
+        return masked
+
+    def impl(g, index):
+        out = np.copy(g)
+        out[index] = 0
+        return out
+    return impl
+
+
+# Matrix products hand transposed views straight to BLAS (no copies): measured
+# here, forcing C-contiguous operands (one BLAS binding to compile instead of
+# three) saved no compile time worth the copy of ``x.T`` at run time.
+
+@overload(runtime.matmul_adjoint_lhs)
+def _matmul_adjoint_lhs(g, a, b):
+    if not (_is_array(a) and _is_array(b)):
+        raise TypingError("matmul of non-arrays")
+    if b.ndim == 1 and a.ndim == 1:
+        return lambda g, a, b: g * b
+    if b.ndim == 1 and a.ndim == 2:
+        return lambda g, a, b: np.outer(g, b)
+    if a.ndim == 1 and b.ndim == 2:
+        return lambda g, a, b: np.dot(b, g)
+    if a.ndim == 2 and b.ndim == 2:
+        return lambda g, a, b: np.dot(g, b.T)
+    raise TypingError("matmul adjoint for stacked matrices is not compiled yet")
+
+
+@overload(runtime.matmul_adjoint_rhs)
+def _matmul_adjoint_rhs(g, a, b):
+    if not (_is_array(a) and _is_array(b)):
+        raise TypingError("matmul of non-arrays")
+    if b.ndim == 1 and a.ndim == 1:
+        return lambda g, a, b: g * a
+    if a.ndim == 1 and b.ndim == 2:
+        return lambda g, a, b: np.outer(a, g)
+    if a.ndim == 2 and b.ndim == 1:
+        return lambda g, a, b: np.dot(a.T, g)
+    if a.ndim == 2 and b.ndim == 2:
+        return lambda g, a, b: np.dot(a.T, g)
+    raise TypingError("matmul adjoint for stacked matrices is not compiled yet")
+
+
+# --- keepdims variants (the flag is part of the helper's name: a Numba
+# type must know the result's rank) -------------------------------------------
+
+def _define_keepdims(op, eager_op):
+    def eager(a, axes):
+        return eager_op(a, axes, True)
+    eager.__name__ = f"{op}_axes_keepdims"
+    eager.__doc__ = f"``np.{op}(a, axis=axes, keepdims=True)``; compiled by Numba too."
+    return eager
+
+
+def _reduction_overload(eager, op, keep):
+    @overload(eager)
+    def _ov(a, axes):
+        if not _is_array(a):
+            return lambda a, axes: a
+        kernel = _reduce_kernel(op, a.ndim, _count_axes(axes, a.ndim), keep, _dtype_expr(op, a))
+        to_tuple = register_jitable(_axes_tuple(axes, a.ndim))
+        return lambda a, axes: kernel(a, to_tuple(axes))
+
+
+def _define_drop(op):
+    def eager(a, axes):
+        return getattr(np, op)(a, axis=axes)
+    eager.__name__ = f"{op}_axes"
+    eager.__doc__ = f"``np.{op}(a, axis=axes)``; compiled by Numba too."
+    return eager
+
+
+for _op in ("sum", "prod", "max", "min"):
+    _drop = _define_drop(_op)
+    _keep = _define_keepdims(_op, lambda a, axes, k, _o=_op: getattr(np, _o)(a, axis=axes,
+                                                                            keepdims=k))
+    _reduction_overload(_drop, _op, False)
+    _reduction_overload(_keep, _op, True)
+    globals()[f"{_op}_axes"] = _drop
+    globals()[f"{_op}_axes_keepdims"] = _keep
+
+
+def _mean_like(keep):
+    def mean(a, axes):
+        return np.mean(a, axis=axes, keepdims=keep)
+
+    @overload(mean)
+    def _ov(a, axes):
+        if not _is_array(a):
+            return lambda a, axes: a
+        dtype = "a.dtype" if isinstance(a.dtype, types.Float) else "np.float64"
+        kernel = _reduce_kernel("sum", a.ndim, _count_axes(axes, a.ndim), keep, dtype)
+        to_tuple = register_jitable(_axes_tuple(axes, a.ndim))
+
+        def impl(a, axes):
+            total = kernel(a, to_tuple(axes))
+            return total / (a.size / max(np.size(total), 1))
+        return impl
+    return mean
+
+
+mean_axes = _mean_like(False)
+mean_axes.__name__ = "mean_axes"
+mean_axes_keepdims = _mean_like(True)
+mean_axes_keepdims.__name__ = "mean_axes_keepdims"
+
+
+def _var_like(keep, root):
+    def var(a, axes):
+        out = np.var(a, axis=axes, keepdims=keep)
+        return np.sqrt(out) if root else out
+
+    @overload(var)
+    def _ov(a, axes):
+        if not _is_array(a):
+            return lambda a, axes: 0.0 * a
+        final = mean_axes_keepdims if keep else mean_axes
+
+        def impl(a, axes):
+            centered = a - mean_axes_keepdims(a, axes)
+            out = final(centered * centered, axes)
+            return np.sqrt(out) if root else out
+        return impl
+    return var
+
+
+var_axes, var_axes_keepdims = _var_like(False, False), _var_like(True, False)
+std_axes, std_axes_keepdims = _var_like(False, True), _var_like(True, True)
+for _f, _n in ((var_axes, "var_axes"), (var_axes_keepdims, "var_axes_keepdims"),
+               (std_axes, "std_axes"), (std_axes_keepdims, "std_axes_keepdims")):
+    _f.__name__ = _n
+
+
+# --- more NumPy forms ---------------------------------------------------------------
+
+def reshape(a, shape):
+    """``np.reshape``; compiled on a contiguous copy when the array is a view
+    Numba cannot reshape in place."""
+    return np.reshape(a, shape)
+
+
+@overload(reshape)
+def _reshape(a, shape):
+    if not _is_array(a):
+        return lambda a, shape: np.full(shape, a) if False else np.array([a]).reshape(shape)
+    if isinstance(shape, types.Integer):
+        return lambda a, shape: np.ascontiguousarray(a).reshape((shape,))
+    return lambda a, shape: np.ascontiguousarray(a).reshape(shape)
+
+
+def clip(a, a_min, a_max):
+    return np.clip(a, a_min, a_max)
+
+
+@overload(clip)
+def _clip(a, a_min, a_max):
+    if _is_array(a):
+        return lambda a, a_min, a_max: np.clip(a, a_min, a_max)
+
+    def scalar(a, a_min, a_max):
+        v = a
+        if a_min is not None and v < a_min:
+            v = a_min
+        if a_max is not None and v > a_max:
+            v = a_max
+        return v
+    return scalar
+
+
+def ndim(a):
+    return np.ndim(a)
+
+
+@overload(ndim)
+def _ndim(a):
+    n = a.ndim if _is_array(a) else 0
+    return lambda a: n
+
+
+def array(object):
+    """``np.array(object)``: a copy of an array, or an array of a tuple of
+    numbers or of equally shaped arrays."""
+    return np.array(object)
+
+
+@overload(array)
+def _array(object):
+    if _is_array(object):
+        return lambda object: object.copy()
+    if isinstance(object, types.BaseTuple) and len(object) and \
+            all(_is_array(t) for t in object):
+        return lambda object: np.stack(object)
+    if isinstance(object, (types.Number, types.Boolean)):
+        return lambda object: np.full((), object)
+    return lambda object: np.array(object)
+
+
+def add_at(a, indices, b):
+    """``np.add.at(a, indices, b)`` (unbuffered: repeated indices add up)."""
+    np.add.at(a, indices, b)
+
+
+@overload(add_at)
+def _add_at_ufunc(a, indices, b):
+    if isinstance(indices, (types.Integer, types.SliceType)):
+        def basic(a, indices, b):
+            a[indices] += b
+        return basic
+
+    def scatter(a, indices, b):
+        a += runtime.unindex(a, indices, b)
+    return scatter
+
+
+def whole(x):
+    """``x[...]``: the whole array (a view), spelled for Numba."""
+    return x[...]
+
+
+@overload(whole)
+def _whole(x):
+    if _is_array(x) and x.ndim == 0:
+        return lambda x: x.reshape(1).reshape(())
+    if _is_array(x):
+        return lambda x: x[:]
+    return lambda x: x
+
+
+@overload(runtime.cotangent_item)
+def _cotangent_item(g, key, like):
+    return lambda g, key, like: g[key]
+
+
+@overload(runtime.dot_adjoint_lhs)
+def _dot_adjoint_lhs(g, a, b):
+    if not _is_array(a) or not _is_array(b) or a.ndim == 0 or b.ndim == 0:
+        return lambda g, a, b: runtime.unbroadcast(g * b, a)
+    return lambda g, a, b: runtime.matmul_adjoint_lhs(g, a, b)
+
+
+@overload(runtime.dot_adjoint_rhs)
+def _dot_adjoint_rhs(g, a, b):
+    if not _is_array(a) or not _is_array(b) or a.ndim == 0 or b.ndim == 0:
+        return lambda g, a, b: runtime.unbroadcast(g * a, b)
+    return lambda g, a, b: runtime.matmul_adjoint_rhs(g, a, b)
+
+
+@overload(runtime.inner_adjoint_lhs)
+def _inner_adjoint_lhs(g, a, b):
+    if not _is_array(a) or not _is_array(b) or a.ndim == 0 or b.ndim == 0:
+        return lambda g, a, b: runtime.unbroadcast(g * b, a)
+    if a.ndim == 1 and b.ndim == 1:
+        return lambda g, a, b: g * b
+    if b.ndim == 1:
+        return lambda g, a, b: np.outer(g, b)
+    return lambda g, a, b: runtime.matmul_adjoint_lhs(g, a, b.T)
+
+
+@overload(runtime.inner_adjoint_rhs)
+def _inner_adjoint_rhs(g, a, b):
+    if not _is_array(a) or not _is_array(b) or a.ndim == 0 or b.ndim == 0:
+        return lambda g, a, b: runtime.unbroadcast(g * a, b)
+    if a.ndim == 1 and b.ndim == 1:
+        return lambda g, a, b: g * a
+    if a.ndim == 1:
+        return lambda g, a, b: np.outer(g, a)
+    return lambda g, a, b: runtime.matmul_adjoint_rhs(g, a, b.T).T
+
+
+@overload(runtime.prod_others)
+def _prod_others(a, axis=None):
+    if not _is_array(a) or not (_is_none(axis) or a.ndim == 1):
+        raise TypingError("prod_others over an axis is not compiled yet")
+
+    def impl(a, axis=None):
+        flat = np.ascontiguousarray(a).reshape(-1)
+        n = flat.size
+        out = np.empty(n, flat.dtype)
+        before = 1.0
+        for i in range(n):
+            out[i] = before
+            before *= flat[i]
+        after = 1.0
+        for i in range(n - 1, -1, -1):
+            out[i] *= after
+            after *= flat[i]
+        return out.reshape(a.shape)
+    return impl
+
+
+@overload(runtime.unstack)
+def _unstack(g, axis=0):
+    if not _is_none(axis) and not isinstance(axis, types.Integer):
+        raise TypingError("unstack: axis must be an int")
+
+    if _is_none(axis) or (isinstance(axis, types.IntegerLiteral) and axis.literal_value == 0):
+        return lambda g, axis=0: [np.ascontiguousarray(g[i]) for i in range(g.shape[0])]
+
+    def impl(g, axis=0):
+        moved = np.moveaxis(g, axis, 0)
+        return [np.ascontiguousarray(moved[i]) for i in range(moved.shape[0])]
+    return impl
+
+
+_BLOCK_CACHE = {}
+
+
+def _block(ndim):
+    """``g`` sliced ``start:stop`` along a run-time ``axis`` (one branch per axis)."""
+    if ndim not in _BLOCK_CACHE:
+        lines = ["def block(g, axis, start, stop):"]
+        for d in range(ndim):
+            index = ", ".join([":"] * d + ["start:stop"])
+            lines.append(f"    if axis == {d}:")
+            lines.append(f"        return np.ascontiguousarray(g[{index}])")
+        lines.append("    return np.ascontiguousarray(g[start:stop])")
+        _BLOCK_CACHE[ndim] = register_jitable(_kernel("\n".join(lines), "block"))
+    return _BLOCK_CACHE[ndim]
+
+
+@overload(runtime.unconcatenate)
+def _unconcatenate(g, arrays, axis=0):
+    if not _is_array(g) or _is_none(axis) or not isinstance(
+            arrays, (types.List, types.UniTuple)) or not _is_array(arrays.dtype):
+        raise TypingError("unconcatenate: compiled for a list of arrays of one rank and an "
+                          "integer axis")
+    block = _block(g.ndim)
+    ndim = g.ndim
+
+    def impl(g, arrays, axis=0):
+        ax = axis % ndim
+        out = []
+        start = 0
+        for x in arrays:
+            stop = start + x.shape[ax]
+            out.append(block(g, ax, start, stop))
+            start = stop
+        return out
+    return impl
+
+
+def inner(a, b):
+    return np.inner(a, b)
+
+
+@overload(inner)
+def _inner(a, b):
+    if not _is_array(a) or not _is_array(b) or a.ndim == 0 or b.ndim == 0:
+        return lambda a, b: a * b
+    if a.ndim <= 2 and b.ndim <= 2:
+        return lambda a, b: np.dot(a, b.T)
+    raise TypingError("np.inner of arrays with more than 2 dimensions is not compiled yet")
+
+
+def mask_select(x, mask):
+    """``x[mask]`` for a boolean ``mask`` of any rank (Numba's own takes 1-d)."""
+    return x[mask]
+
+
+@overload(mask_select)
+def _mask_select(x, mask):
+    if _is_array(mask) and mask.ndim == 1:
+        return lambda x, mask: x[mask]
+
+    def impl(x, mask):
+        flat_mask = np.ascontiguousarray(mask).reshape(-1)
+        row = x.size // max(flat_mask.size, 1)
+        flat_x = np.ascontiguousarray(x).reshape(-1)
+        out = np.empty(np.count_nonzero(flat_mask) * row, x.dtype)
+        j = 0
+        for i in range(flat_mask.size):
+            if flat_mask[i]:
+                for r in range(row):
+                    out[j] = flat_x[i * row + r]
+                    j += 1
+        if row == 1:
+            return out.reshape((out.size,) + x.shape[mask.ndim:mask.ndim])
+        return out.reshape((out.size // row,) + x.shape[mask.ndim:])
+    return impl
+
+
+def mask_assign(x, mask, v):
+    """``x[mask] = v`` in place, for a boolean ``mask`` of any rank."""
+    x[mask] = v
+
+
+@overload(mask_assign)
+def _mask_assign(x, mask, v):
+    v_array = _is_array(v)
+
+    def impl(x, mask, v):
+        flat_mask = np.ascontiguousarray(mask).reshape(-1)
+        row = x.size // max(flat_mask.size, 1)
+        flat_x = x.reshape(-1)
+        if v_array:
+            flat_v = np.ascontiguousarray(v).reshape(-1)
+        else:
+            flat_v = np.full(1, v)
+        n = flat_v.size
+        j = 0
+        for i in range(flat_mask.size):
+            if flat_mask[i]:
+                for r in range(row):
+                    flat_x[i * row + r] = flat_v[j % n]
+                    j += 1
+    return impl

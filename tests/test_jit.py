@@ -1,0 +1,449 @@
+"""``tx.jit``: the numba stage, compiled, checked against eager execution.
+
+Results are compared with the python stage (eager) and with the original
+functions; the numba-stage *source* is checked where the issue promises a
+property of it (a static ``if`` disappears, pytrees become leaves).  Speed
+is not asserted here (see tools/bench.py); the cache test checks Numba's
+own hit counter in a second process instead of a clock.
+"""
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import tangent_x as tx
+from tangent_x import tree_util
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(ROOT, "examples"))
+
+from mlp import loss as mlp_loss  # noqa: E402
+
+
+def _allclose(a, b, **kw):
+    assert tree_util.tree_structure(a) == tree_util.tree_structure(b)
+    for x, y in zip(tree_util.tree_leaves(a), tree_util.tree_leaves(b)):
+        np.testing.assert_allclose(x, y, **kw)
+
+
+def _mlp_args(seed=0, batch=16):
+    rng = np.random.default_rng(seed)
+    params = [{"W": rng.standard_normal((8, 5)), "b": rng.standard_normal(8)},
+              {"W": rng.standard_normal((3, 8)), "b": rng.standard_normal(3)}]
+    return params, rng.standard_normal((batch, 5)), rng.standard_normal((batch, 3))
+
+
+# ---------------------------------------------------------------------------
+# Transforms under jit
+# ---------------------------------------------------------------------------
+
+def test_jit_grad_of_mlp_keeps_the_pytree_and_matches_eager():
+    args = _mlp_args()
+    got = tx.jit(tx.grad(mlp_loss))(*args)
+    _allclose(got, tx.grad(mlp_loss)(*args), rtol=1e-12)
+    assert type(got) is list and all(type(d) is dict for d in got)
+    assert all(isinstance(v, np.ndarray) and v.flags.writeable
+               for v in tree_util.tree_leaves(got))
+
+
+def test_numba_stage_takes_leaves_and_has_no_containers():
+    jitted = tx.jit(tx.grad(mlp_loss))
+    jitted(*_mlp_args())
+    src = tx.source(jitted, stage="numba")
+    assert "def grad_loss(params_0_W, params_0_b, params_1_W, params_1_b, x, y):" in src
+    code = "\n".join(line.split("#")[0] for line in src.splitlines())
+    assert "unindex" not in code and "tree_add" not in code and "['W']" not in code
+
+
+def test_jit_value_and_grad_and_plain_function():
+    args = _mlp_args(1)
+    value, grads = tx.jit(tx.value_and_grad(mlp_loss))(*args)
+    np.testing.assert_allclose(value, mlp_loss(*args), rtol=1e-12)
+    _allclose(grads, tx.grad(mlp_loss)(*args), rtol=1e-12)
+    np.testing.assert_allclose(tx.jit(mlp_loss)(*args), mlp_loss(*args), rtol=1e-12)
+
+
+def _cube_sum(x):
+    return np.sum(x ** 3)
+
+
+def test_jit_of_jit_and_grad_of_jit():
+    x = np.array([0.5, -1.5, 2.0])
+    jitted = tx.jit(_cube_sum)
+    np.testing.assert_allclose(tx.jit(jitted)(x), _cube_sum(x))
+    np.testing.assert_allclose(tx.grad(jitted)(x), 3 * x ** 2)        # transforms f's source
+    np.testing.assert_allclose(tx.jit(tx.grad(jitted))(x), 3 * x ** 2)
+    np.testing.assert_allclose(tx.jit(tx.grad(tx.grad(lambda v: np.sin(v) * v)))(0.3),
+                               2 * np.cos(0.3) - 0.3 * np.sin(0.3))
+    out, tangent = tx.jvp(jitted, (x,), (np.ones(3),))                 # jvp/vjp of jit(f):
+    np.testing.assert_allclose(tangent, np.sum(3 * x ** 2))            # f's source again
+    out, pullback = tx.vjp(jitted, x)
+    np.testing.assert_allclose(pullback(2.0)[0], 6 * x ** 2)
+
+
+_GRAD_CUBE = tx.grad(_cube_sum)
+
+
+def _uses_a_gradient(x):
+    return np.sum(_GRAD_CUBE(x) * x)
+
+
+def test_transformed_function_called_inside_jit():
+    x = np.array([0.5, -1.5, 2.0])
+    np.testing.assert_allclose(tx.jit(_uses_a_gradient)(x), np.sum(3 * x ** 3))
+    np.testing.assert_allclose(tx.jit(tx.grad(_uses_a_gradient))(x), 9 * x ** 2)
+
+
+def test_jit_of_a_jvp_function():
+    """jvp's generated code (tangents after their primals) compiles too."""
+    from tangent_x import api
+    jvp_fn = api._cached(_cube_sum, "jvp", (0,), lambda out, a: out)
+    x, t = np.array([0.5, -1.5]), np.array([1.0, 2.0])
+    value, tangent = tx.jit(jvp_fn)(x, t)
+    np.testing.assert_allclose(value, _cube_sum(x))
+    np.testing.assert_allclose(tangent, np.sum(3 * x ** 2 * t))
+
+
+# ---------------------------------------------------------------------------
+# Static arguments
+# ---------------------------------------------------------------------------
+
+class FrozenDict(dict):
+    def __hash__(self):
+        return hash(tuple(sorted(self.items())))
+
+
+def _layer(x, config):
+    h = x * 2.0
+    if config["relu"]:
+        h = np.maximum(h, 0.0)
+    else:
+        h = np.tanh(h)
+    return np.sum(h * config["scale"])
+
+
+def test_static_values_are_folded_and_recompile_only_when_they_change():
+    x = np.array([0.5, -1.5, 2.0])
+    jitted = tx.jit(tx.grad(_layer), static_argnames="config")
+    relu = FrozenDict(relu=True, scale=3.0)
+    np.testing.assert_allclose(jitted(x, relu), tx.grad(_layer)(x, relu))
+    src = tx.source(jitted, stage="numba")
+    code = "\n".join(line.split("#")[0] for line in src.splitlines())
+    assert "if" not in code.split("def ")[1] and "np.maximum" in code and "np.tanh" not in code
+    assert len(jitted._cache) == 1
+    jitted(x + 1.0, FrozenDict(relu=True, scale=3.0))        # equal static value: no compile
+    jitted(np.ones((2, 2)), relu)                      # a new rank: Numba's own dispatch
+    assert len(jitted._cache) == 1
+    smooth = FrozenDict(relu=False, scale=0.5)
+    np.testing.assert_allclose(jitted(x, smooth), tx.grad(_layer)(x, smooth))
+    assert len(jitted._cache) == 2
+    assert "np.tanh" in tx.source(jitted, stage="numba")
+
+
+def _power(x, n):
+    return x ** n
+
+
+def test_static_argnums_and_defaults():
+    jitted = tx.jit(_power, static_argnums=1)
+    assert jitted(3.0, 2) == 9.0 and jitted(2.0, 3) == 8.0
+    assert len(jitted._cache) == 2
+
+
+# ---------------------------------------------------------------------------
+# Beyond JAX: value-dependent control flow and shapes
+# ---------------------------------------------------------------------------
+
+def _negatives_squared(x):
+    neg = x[x < 0]
+    return np.sum(neg * neg)
+
+
+def _newton_sqrt(a):
+    x = a
+    while np.abs(x * x - a) > 1e-12:
+        x = 0.5 * (x + a / x)
+    return x
+
+
+def _branchy(x):
+    total = 0.0
+    for i in range(x.shape[0]):
+        if x[i] > 0:
+            total = total + np.sin(x[i])
+        else:
+            total = total - x[i] * x[i]
+    return total
+
+
+@pytest.mark.parametrize("fn, x", [
+    (_negatives_squared, np.array([0.5, -1.5, 2.0, -0.25])),
+    (_negatives_squared, np.array([-3.0, 1.0])),
+    (_newton_sqrt, 2.0),
+    (_newton_sqrt, 9.0),
+    (_branchy, np.array([0.3, -0.7, 1.2, -2.0])),
+], ids=["mask-4", "mask-2", "newton-2", "newton-9", "branchy"])
+def test_value_dependent_control_flow_and_shapes(fn, x):
+    np.testing.assert_allclose(tx.jit(fn)(x), fn(x), rtol=1e-12)
+    np.testing.assert_allclose(tx.jit(tx.grad(fn))(x), tx.grad(fn)(x), rtol=1e-12)
+
+
+def test_newton_sqrt_gradient_under_jit():
+    np.testing.assert_allclose(tx.jit(tx.grad(_newton_sqrt))(2.0), 0.5 / np.sqrt(2.0),
+                               rtol=1e-9)
+
+
+def _rnn(W, U, xs):
+    h = np.zeros(W.shape[0])
+    for x in xs:
+        h = np.tanh(W @ h + U @ x)
+    return np.sum(h)
+
+
+def test_rnn_gradient_with_a_tape_under_jit():
+    rng = np.random.default_rng(3)
+    W, U, xs = rng.standard_normal((4, 4)) * 0.5, rng.standard_normal((4, 3)), \
+        rng.standard_normal((6, 3))
+    got = tx.jit(tx.grad(_rnn, argnums=(0, 1)))(W, U, xs)
+    _allclose(got, tx.grad(_rnn, argnums=(0, 1))(W, U, xs), rtol=1e-12)
+
+
+def _loop_over_layers(params, x):
+    for layer in params:
+        x = np.tanh(x @ layer["W"] + layer["b"])
+    return np.sum(x)
+
+
+def test_loop_over_a_list_of_parameter_dicts_is_unrolled():
+    rng = np.random.default_rng(4)
+    params = [{"W": rng.standard_normal((3, 3)), "b": rng.standard_normal(3)}
+              for _ in range(3)]
+    x = rng.standard_normal((2, 3))
+    _allclose(tx.jit(tx.grad(_loop_over_layers))(params, x),
+              tx.grad(_loop_over_layers)(params, x), rtol=1e-12)
+
+
+# ---------------------------------------------------------------------------
+# disable_jit
+# ---------------------------------------------------------------------------
+
+def test_disable_jit_runs_the_python_stage():
+    jitted = tx.jit(tx.grad(_cube_sum))
+    x = np.array([1.0, 2.0])
+    with tx.disable_jit():
+        np.testing.assert_allclose(jitted(x), 3 * x ** 2)
+    assert jitted._last is None and not jitted._cache
+    np.testing.assert_allclose(jitted(x), 3 * x ** 2)
+    assert jitted._last is not None
+
+
+# ---------------------------------------------------------------------------
+# Bad inputs: clear errors naming the user's line
+# ---------------------------------------------------------------------------
+
+def _scaled(x, mode):
+    return np.sum(x) * 2.0
+
+
+def _line_of(marker):
+    with open(__file__) as f:
+        for i, line in enumerate(f, 1):
+            if marker in line and "_line_of" not in line:
+                return i
+    raise AssertionError(marker)
+
+
+def test_string_argument_not_marked_static_is_a_located_error():
+    jitted = tx.jit(_scaled)
+    with pytest.raises(tx.TransformError) as info:
+        jitted(np.ones(3), "fast")  # CALL-WITH-STRING
+    message = str(info.value)
+    assert f"test_jit.py:{_line_of('CALL-WITH-STRING')}" in message
+    assert "mode" in message and "str" in message and "static" in message
+    assert tx.jit(_scaled, static_argnames="mode")(np.ones(3), "fast") == 6.0
+
+
+def _weighted(params, x):
+    return np.sum(params["w"] * x) * params["scale"]
+
+
+def test_dict_with_mixed_value_types():
+    """Arrays and numbers mix freely (each leaf its own argument); a string
+    leaf is a located error naming the key."""
+    x = np.array([1.0, 2.0])
+    params = {"w": np.array([0.5, -1.0]), "scale": 3.0}
+    np.testing.assert_allclose(tx.jit(_weighted)(params, x), _weighted(params, x))
+    np.testing.assert_allclose(tx.jit(tx.grad(_weighted))(params, x)["w"], 3.0 * x)
+    with pytest.raises(tx.TransformError) as info:
+        tx.jit(_weighted)({"w": x, "scale": 3.0, "name": "relu"}, x)  # MIXED-DICT
+    message = str(info.value)
+    assert f"test_jit.py:{_line_of('MIXED-DICT')}" in message
+    assert "params['name']" in message and "str" in message and "static" in message
+
+
+def test_unhashable_static_argument_is_a_located_error():
+    jitted = tx.jit(_layer, static_argnames="config")
+    with pytest.raises(tx.TransformError) as info:
+        jitted(np.ones(2), {"relu": True, "scale": 1.0})  # UNHASHABLE-STATIC
+    message = str(info.value)
+    assert f"test_jit.py:{_line_of('UNHASHABLE-STATIC')}" in message
+    assert "config" in message and "hashable" in message
+
+
+def _median_rows(x):
+    m = np.median(x, axis=0)  # NUMBA-CANNOT
+    return np.sum(m * m)
+
+
+def test_numba_typing_failure_names_the_users_line_not_a_numba_traceback():
+    x = np.arange(6.0).reshape(2, 3)
+    with pytest.raises(tx.TransformError) as info:
+        tx.jit(_median_rows)(x)
+    message = str(info.value)
+    assert f"test_jit.py:{_line_of('NUMBA-CANNOT')}" in message
+    assert "median" in message and "disable_jit" in message and "static" in message
+    assert "Traceback" not in message
+    assert info.value.__cause__ is None
+    with tx.disable_jit():
+        np.testing.assert_allclose(tx.jit(_median_rows)(x), _median_rows(x))
+
+
+def test_dynamic_index_into_a_container_is_a_located_error():
+    def pick(params, i):
+        return params[i] * 2.0  # PICK-DYNAMIC
+
+    with pytest.raises(tx.TransformError) as info:
+        tx.jit(pick)([np.ones(2), np.zeros(2)], 1)
+    assert f"test_jit.py:{_line_of('PICK-DYNAMIC')}" in str(info.value)
+    assert "static" in str(info.value)
+    np.testing.assert_allclose(tx.jit(pick, static_argnums=1)([np.ones(2), np.zeros(2)], 1),
+                               np.zeros(2))
+
+
+# ---------------------------------------------------------------------------
+# Files and caches: never stale, reused across processes
+# ---------------------------------------------------------------------------
+
+def _load(path, name):
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_changed_function_body_never_reuses_stale_code(tmp_path):
+    path = tmp_path / "model.py"
+    x = np.array([1.0, 2.0])
+    path.write_text("import numpy as np\n\ndef f(x):\n    return np.sum(x * x)\n")
+    first = _load(str(path), "jit_model_v1")
+    j1 = tx.jit(tx.grad(first.f))
+    np.testing.assert_allclose(j1(x), 2 * x)
+    import linecache
+    path.write_text("import numpy as np\n\ndef f(x):\n    return np.sum(x * x * x)\n")
+    linecache.checkcache(str(path))
+    second = _load(str(path), "jit_model_v2")
+    j2 = tx.jit(tx.grad(second.f))
+    np.testing.assert_allclose(j2(x), 3 * x ** 2)
+    assert j1._last.path != j2._last.path
+    np.testing.assert_allclose(tx.jit(second.f)(x), 9.0)
+
+
+_CHILD = textwrap.dedent("""
+    import sys, numpy as np
+    sys.path[:0] = [{root!r}, {examples!r}]
+    import tangent_x as tx
+    from mlp import loss
+    rng = np.random.default_rng(0)
+    params = [{{"W": rng.standard_normal((8, 5)), "b": rng.standard_normal(8)}},
+              {{"W": rng.standard_normal((3, 8)), "b": rng.standard_normal(3)}}]
+    x, y = rng.standard_normal((4, 5)), rng.standard_normal((4, 3))
+    jitted = tx.jit(tx.grad(loss))
+    g = jitted(params, x, y)
+    stats = jitted._last.dispatcher.stats
+    print(stats.cache_hits.__len__() if hasattr(stats.cache_hits, '__len__') else
+          stats.cache_hits, float(np.sum(g[0]["W"])))
+""")
+
+
+def test_second_process_loads_compiled_code_from_numbas_disk_cache(tmp_path):
+    env = dict(os.environ, TANGENT_X_CACHE_DIR=str(tmp_path))
+    code = _CHILD.format(root=ROOT, examples=os.path.join(ROOT, "examples"))
+    runs = [subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                           text=True, timeout=300) for _ in range(2)]
+    for run in runs:
+        assert run.returncode == 0, run.stderr[-2000:]
+    (hits_1, value_1), (hits_2, value_2) = (run.stdout.split() for run in runs)
+    assert int(hits_1) == 0 and int(hits_2) >= 1
+    assert value_1 == value_2
+
+
+# ---------------------------------------------------------------------------
+# CLI
+# ---------------------------------------------------------------------------
+
+def test_cli_prints_the_numba_stage(capsys):
+    from tangent_x import cli
+    mlp = os.path.join(ROOT, "examples", "mlp.py")
+    assert cli.main(["jit", f"{mlp}:loss", "--transform", "grad"]) == 0
+    out = capsys.readouterr().out
+    assert "numba stage of grad of loss" in out and "def grad_loss(params, x, y):" in out
+    example = ("([{'W': np.ones((4, 3)), 'b': np.ones(4)}, {'W': np.ones((2, 4)), "
+               "'b': np.ones(2)}], np.ones((5, 3)), np.ones((5, 2)))")
+    assert cli.main(["jit", f"{mlp}:loss", "--transform", "grad",
+                     "--example-args", example]) == 0
+    out = capsys.readouterr().out
+    assert "def grad_loss(params_0_W, params_0_b, params_1_W, params_1_b, x, y):" in out
+    assert cli.main(["jit", f"{mlp}:loss"]) == 0
+    assert "def loss(params, x, y):" in capsys.readouterr().out
+
+
+def _quartic(x):
+    return np.sum(x ** 4 + np.sin(x) * x)
+
+
+def test_jit_of_hessian_vector_product_and_has_aux():
+    """Forward over reverse compiles like any other generated code."""
+    from tangent_x import api
+    hvp = api._cached(tx.grad(_quartic), "jvp", (0,), lambda out, a: out)
+    x, v = np.array([0.5, -1.0, 2.0]), np.array([1.0, 0.0, -2.0])
+    grad, hv = tx.jit(hvp)(x, v)
+    np.testing.assert_allclose(grad, tx.grad(_quartic)(x), rtol=1e-12)
+    np.testing.assert_allclose(hv, tx.hessian(_quartic)(x) @ v, rtol=1e-10)
+
+    def with_aux(x):
+        y = np.sin(x)
+        return np.sum(y * y), {"y": y, "label": "sin", "n": 3}
+
+    g, aux = tx.jit(tx.grad(with_aux, has_aux=True))(x)
+    np.testing.assert_allclose(g, 2 * np.sin(x) * np.cos(x), rtol=1e-12)
+    assert aux["label"] == "sin" and aux["n"] == 3
+    np.testing.assert_allclose(aux["y"], np.sin(x))
+
+
+_SCALE = 2.0
+
+
+def _scaled_by_global(x):
+    return np.sum(_SCALE * x * x)
+
+
+def test_rebinding_a_global_number_recompiles_never_a_stale_disk_cache():
+    """A global number is written into the numba stage as a literal: a new
+    value is a new module text, so Numba's on-disk cache cannot serve the
+    code compiled for the old value."""
+    global _SCALE
+    x = np.array([1.0, -2.0])
+    jitted = tx.jit(tx.grad(_scaled_by_global))
+    try:
+        np.testing.assert_allclose(jitted(x), 4.0 * x)
+        first = jitted._last.path
+        _SCALE = 5.0
+        np.testing.assert_allclose(jitted(x), 10.0 * x)
+        assert jitted._last.path != first
+    finally:
+        _SCALE = 2.0
