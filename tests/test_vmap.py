@@ -483,3 +483,31 @@ def test_branches_returning_containers_of_batched_and_shared_values():
     for yy in (y, -y):
         got = tx.vmap(f, in_axes=(0, None))(X, yy)
         np.testing.assert_allclose(got, np.stack([f(x, yy) for x in X]))
+
+
+# --- with jit ----------------------------------------------------------------------------
+
+def test_jit_of_vmap_and_vmap_of_jit():
+    x = np.linspace(-1.0, 1.0, 7)
+    expected = 1.0 - np.tanh(x) ** 2
+    np.testing.assert_allclose(tx.jit(tx.vmap(tx.grad(tanh)))(x), expected, rtol=1e-14)
+    vj = tx.vmap(tx.jit(tx.grad(tanh)))
+    assert isinstance(vj, type(tx.jit(tanh)))      # still compiled: jit(vmap(f))
+    np.testing.assert_allclose(vj(x), expected, rtol=1e-14)
+
+
+def steps_to(x, limit):
+    n = 0.0
+    while x < limit:
+        x = x * 2.0
+        n = n + 1.0
+    return n
+
+
+def test_jit_of_vmap_with_lanes_finishing_at_different_iterations():
+    xs = np.array([1.0, 3.0, 40.0, 200.0])
+    got = tx.jit(tx.vmap(steps_to, in_axes=(0, None)))(xs, 100.0)
+    np.testing.assert_array_equal(got, [steps_to(x, 100.0) for x in xs])
+    with tx.disable_jit():
+        np.testing.assert_array_equal(
+            tx.jit(tx.vmap(steps_to, in_axes=(0, None)))(xs, 100.0), got)

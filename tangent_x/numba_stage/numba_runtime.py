@@ -934,3 +934,43 @@ def _mask_assign(x, mask, v):
                     flat_x[i * row + r] = flat_v[j % n]
                     j += 1
     return impl
+
+
+# --- vmap's lane helpers (arrays and numbers; pytrees are flattened by jit) ---
+
+@overload(runtime.broadcast_lanes)
+def _broadcast_lanes(x, batch_size):
+    if not _is_array(x):
+        return lambda x, batch_size: np.full(batch_size, x)
+    fill = _broadcast_fill(x.ndim, x.ndim + 1)
+    return lambda x, batch_size: fill(x, (batch_size,) + x.shape, x.dtype)
+
+
+@overload(runtime.select_lanes)
+def _select_lanes(pred, on_true, on_false):
+    """Lane ``k`` of ``on_true`` where ``pred[k]``, else of ``on_false``: one
+    loop over the lanes and the elements of each (no slice assignment)."""
+    if not _is_array(pred):
+        return None
+    if not _is_array(on_true) and not _is_array(on_false):
+        return lambda pred, on_true, on_false: np.where(pred, on_true, on_false)
+
+    if not _is_array(on_true) or not _is_array(on_false):
+        return None        # vmap gives both sides the batch axis first (lanes_of)
+
+    def impl(pred, on_true, on_false):
+        a = np.ascontiguousarray(on_true)
+        b = np.ascontiguousarray(on_false)
+        out = np.empty(a.shape, a.dtype)
+        n = pred.shape[0]
+        per = a.size // n if n else 0
+        flat = out.reshape(a.size)
+        fa = a.reshape(a.size)
+        fb = b.reshape(b.size)
+        for k in range(n):
+            take = pred[k]
+            for j in range(per):
+                i = k * per + j
+                flat[i] = fa[i] if take else fb[i]
+        return out
+    return impl
