@@ -39,6 +39,14 @@ class JitError(TransformError):
 
 _STATE = threading.local()
 
+# Numba's advice to use contiguous arrays is about code the user did not
+# write (a generated numba stage); it would only be noise.
+import warnings  # noqa: E402
+from numba.core.errors import NumbaPerformanceWarning  # noqa: E402
+
+warnings.filterwarnings("ignore", category=NumbaPerformanceWarning,
+                        module=r".*_numba_[0-9a-f]{16}")
+
 
 def _disabled():
     return getattr(_STATE, "disabled", False)

@@ -820,11 +820,12 @@ def _prod_others(a, axis=None):
 
 @overload(runtime.unstack)
 def _unstack(g, axis=0):
-    if not _is_none(axis) and not isinstance(axis, types.Integer):
-        raise TypingError("unstack: axis must be an int")
-
-    if _is_none(axis) or (isinstance(axis, types.IntegerLiteral) and axis.literal_value == 0):
+    if isinstance(axis, int) or _is_none(axis) or (
+            isinstance(axis, types.IntegerLiteral) and axis.literal_value == 0):
         return lambda g, axis=0: [np.ascontiguousarray(g[i]) for i in range(g.shape[0])]
+
+    if not isinstance(axis, types.Integer):
+        raise TypingError("unstack: axis must be an int")
 
     def impl(g, axis=0):
         moved = np.moveaxis(g, axis, 0)
