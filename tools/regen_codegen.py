@@ -50,6 +50,13 @@ ENTRIES = [
     ("control_flow.py", "first_above", "grad", {}),
     ("control_flow.py", "logsumexp_loop", "grad", {}),
     ("control_flow.py", "squares_of_positives", "grad", {}),
+    # the numba stage (what jit hands to Numba), for example arguments
+    ("mlp.py", "loss", "jit.grad", {"example_args": (
+        "([{'W': np.ones((16, 4)), 'b': np.ones(16)}, {'W': np.ones((1, 16)), "
+        "'b': np.ones(1)}], np.ones((8, 4)), np.ones((8, 1)))")}),
+    ("control_flow.py", "newton_sqrt", "jit.grad", {"example_args": "(2.0,)"}),
+    ("control_flow.py", "rnn", "jit.grad", {"argnums": (0, 1), "example_args": (
+        "(np.ones((4, 4)), np.ones((4, 3)), np.ones((6, 3)))")}),
 ]
 
 
@@ -69,6 +76,12 @@ def render(example, function, transform, options):
     fn = getattr(_load(example), function)
     if transform == "python":
         return tx.source(fn)
+    if transform.startswith("jit."):
+        import numpy as np
+        options = dict(options)
+        example_args = eval(options.pop("example_args"), {"np": np})
+        inner = transformed_for(fn, transform[4:], **options)
+        return tx.jit(inner).numba_source(*example_args)
     return tx.source(transformed_for(fn, transform, **options))
 
 
