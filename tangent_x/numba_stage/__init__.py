@@ -179,9 +179,10 @@ class Jitted:
 
     def _bind(self, generated, args, kwargs):
         """{parameter: (value, static?)} for the generated function."""
-        fast = self._fast.get(id(generated)) if hasattr(self, "_fast") else None
-        if fast is not None and not kwargs and len(args) == len(fast):
-            return {name: (value, static) for (name, static), value in zip(fast, args)}
+        fast = getattr(self, "_fast", None)     # (generated, [(name, static)])
+        if fast is not None and fast[0] is generated and not kwargs and \
+                len(args) == len(fast[1]):
+            return {name: (value, static) for (name, static), value in zip(fast[1], args)}
         function = generated.function
         try:
             signature = inspect.signature(function)
@@ -208,9 +209,7 @@ class Jitted:
                 out[name] = ({}, True)
         simple = all(p.kind == p.POSITIONAL_OR_KEYWORD for p in signature.parameters.values())
         if simple and not kwargs and len(args) == len(names):
-            if not hasattr(self, "_fast"):
-                self._fast = {}
-            self._fast[id(generated)] = [(n, n in statics) for n in names]
+            self._fast = (generated, [(n, n in statics) for n in names])
         return out
 
     def _signature(self, generated, bound):
