@@ -63,6 +63,13 @@ ENTRIES = [
                                                 "example_args": "np.ones(4), 100.0"}),
     ("mlp.py", "predict", "vmap", {"in_axes": "None,0", "example_args": MLP_EXAMPLE}),
     ("mlp.py", "loss", "vmap_grad", {"in_axes": "None,0,0", "example_args": MLP_EXAMPLE_XY}),
+    # the numba stage (what jit hands to Numba), for example arguments
+    ("mlp.py", "loss", "jit.grad", {"example_args": (
+        "([{'W': np.ones((16, 4)), 'b': np.ones(16)}, {'W': np.ones((1, 16)), "
+        "'b': np.ones(1)}], np.ones((8, 4)), np.ones((8, 1)))")}),
+    ("control_flow.py", "newton_sqrt", "jit.grad", {"example_args": "(2.0,)"}),
+    ("control_flow.py", "rnn", "jit.grad", {"argnums": (0, 1), "example_args": (
+        "(np.ones((4, 4)), np.ones((4, 3)), np.ones((6, 3)))")}),
 ]
 
 
@@ -87,6 +94,12 @@ def render(example, function, transform, options):
         inner = transform.partition("_")[2] or None
         return vmap_source(fn, options.get("in_axes", "0"), options.get("example_args"),
                            options.get("method", "vectorize"), inner)
+    if transform.startswith("jit."):
+        import numpy as np
+        options = dict(options)
+        example_args = eval(options.pop("example_args"), {"np": np})
+        inner = transformed_for(fn, transform[4:], **options)
+        return tx.jit(inner).numba_source(*example_args)
     return tx.source(transformed_for(fn, transform, **options))
 
 

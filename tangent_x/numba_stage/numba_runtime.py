@@ -31,6 +31,13 @@ __all__ = ["sum_axes", "mean_axes", "max_axes", "min_axes", "prod_axes", "var_ax
            "ndim", "array", "add_at", "whole", "mask_select", "mask_assign"]
 
 
+# Implementations are compiled once per type signature and cached on disk
+# next to this module, so that a new user function's first compile reuses
+# them (a process starting with an empty generated-code cache compiles only
+# the numba stage itself).
+_CACHED = {"cache": True}
+
+
 def _is_array(t):
     return isinstance(t, types.Array)
 
@@ -99,7 +106,7 @@ def _sum_to(gn, xn):
     return _SUM_TO_CACHE[key]
 
 
-@overload(runtime.unbroadcast)
+@overload(runtime.unbroadcast, jit_options=_CACHED)
 def _unbroadcast(g, x):
     if not _is_array(g):
         if not _is_array(x):
@@ -121,7 +128,7 @@ def _unbroadcast(g, x):
     return lambda g, x: sum_to(g, x.shape)
 
 
-@overload(runtime.broadcast_like)
+@overload(runtime.broadcast_like, jit_options=_CACHED)
 def _broadcast_like(t, ans):
     if not _is_array(ans):
         return lambda t, ans: t
@@ -175,7 +182,7 @@ def _axes_tuple(axis, ndim):
     return _kernel(src, "to_tuple")
 
 
-@overload(runtime.unreduce)
+@overload(runtime.unreduce, jit_options=_CACHED)
 def _unreduce(g, x, axis=None, keepdims=False):
     if not _is_array(x):
         return lambda g, x, axis=None, keepdims=False: g
@@ -261,7 +268,7 @@ def transpose(a, axes):
     return np.transpose(a, axes)
 
 
-@overload(transpose)
+@overload(transpose, jit_options=_CACHED)
 def _transpose(a, axes):
     if not _is_array(a):
         return lambda a, axes: a
@@ -276,7 +283,7 @@ def squeeze(a, axis):
     return np.squeeze(a, axis)
 
 
-@overload(squeeze)
+@overload(squeeze, jit_options=_CACHED)
 def _squeeze(a, axis):
     if not _is_array(a):
         return lambda a, axis: a
@@ -310,7 +317,7 @@ def expand_dims(a, axis):
     return np.expand_dims(a, axis)
 
 
-@overload(expand_dims)
+@overload(expand_dims, jit_options=_CACHED)
 def _expand_dims(a, axis):
     xn = a.ndim if _is_array(a) else 0
     naxes = _count_axes(axis, xn)
@@ -340,7 +347,7 @@ def moveaxis(a, source, destination):
     return np.moveaxis(a, source, destination)
 
 
-@overload(moveaxis)
+@overload(moveaxis, jit_options=_CACHED)
 def _moveaxis(a, source, destination):
     return lambda a, source, destination: np.moveaxis(a, source, destination)
 
@@ -350,7 +357,7 @@ def broadcast_to(array, shape):
     return np.broadcast_to(array, shape)
 
 
-@overload(broadcast_to)
+@overload(broadcast_to, jit_options=_CACHED)
 def _broadcast_to(array, shape):
     n = len(shape) if isinstance(shape, types.BaseTuple) else 1
     if not _is_array(array):
@@ -363,7 +370,7 @@ def cumsum(a, axis):
     return np.cumsum(a, axis)
 
 
-@overload(cumsum)
+@overload(cumsum, jit_options=_CACHED)
 def _cumsum(a, axis):
     if _is_none(axis):
         return lambda a, axis: np.cumsum(a)
@@ -376,7 +383,7 @@ def flip(m, axis):
     return np.flip(m, axis)
 
 
-@overload(flip)
+@overload(flip, jit_options=_CACHED)
 def _flip(m, axis):
     if _is_none(axis):
         return lambda m, axis: np.flip(m)
@@ -390,7 +397,7 @@ def dot(a, b):
     return np.dot(a, b)
 
 
-@overload(dot)
+@overload(dot, jit_options=_CACHED)
 def _dot(a, b):
     if not _is_array(a) or not _is_array(b) or a.ndim == 0 or b.ndim == 0:
         return lambda a, b: a * b
@@ -403,7 +410,7 @@ def _dot(a, b):
 
 # --- cotangent helpers on arrays -------------------------------------------------
 
-@overload(runtime.zeros_like)
+@overload(runtime.zeros_like, jit_options=_CACHED)
 def _zeros_like(x):
     if isinstance(x, types.Optional):
         # A value that may still be None (a return value not yet assigned,
@@ -426,7 +433,7 @@ def _zeros_like(x):
     return lambda x: 0.0 * x
 
 
-@overload(runtime.check_grad_output)
+@overload(runtime.check_grad_output, jit_options=_CACHED)
 def _check_grad_output(y):
     if isinstance(y, (types.Optional, types.NoneType)):
         def maybe_none(y):
@@ -441,12 +448,12 @@ def _check_grad_output(y):
     return lambda y: None
 
 
-@overload(runtime.stop_gradient)
+@overload(runtime.stop_gradient, jit_options=_CACHED)
 def _stop_gradient(x):
     return lambda x: x
 
 
-@overload(runtime.tree_add)
+@overload(runtime.tree_add, jit_options=_CACHED)
 def _tree_add(a, b):
     if isinstance(a, types.NoneType):
         return lambda a, b: b
@@ -455,12 +462,12 @@ def _tree_add(a, b):
     return lambda a, b: a + b
 
 
-@overload(runtime.iteration_item)
+@overload(runtime.iteration_item, jit_options=_CACHED)
 def _iteration_item(items, k):
     return lambda items, k: items[k]
 
 
-@overload(runtime.unindex)
+@overload(runtime.unindex, jit_options=_CACHED)
 def _unindex(x, index, g):
     if not _is_array(x):
         return lambda x, index, g: g
@@ -506,7 +513,7 @@ def _unindex(x, index, g):
     return scatter
 
 
-@overload(runtime.add_at)
+@overload(runtime.add_at, jit_options=_CACHED)
 def _add_at(acc, index, g):
     if not _is_array(acc):
         return lambda acc, index, g: acc + g
@@ -521,7 +528,7 @@ def _add_at(acc, index, g):
     return general
 
 
-@overload(runtime.index_zero)
+@overload(runtime.index_zero, jit_options=_CACHED)
 def _index_zero(g, index):
     if _is_array(index) and isinstance(index.dtype, types.Boolean) and index.ndim > 1:
         def masked(g, index):
@@ -541,7 +548,7 @@ def _index_zero(g, index):
 # here, forcing C-contiguous operands (one BLAS binding to compile instead of
 # three) saved no compile time worth the copy of ``x.T`` at run time.
 
-@overload(runtime.matmul_adjoint_lhs)
+@overload(runtime.matmul_adjoint_lhs, jit_options=_CACHED)
 def _matmul_adjoint_lhs(g, a, b):
     if not (_is_array(a) and _is_array(b)):
         raise TypingError("matmul of non-arrays")
@@ -556,7 +563,7 @@ def _matmul_adjoint_lhs(g, a, b):
     raise TypingError("matmul adjoint for stacked matrices is not compiled yet")
 
 
-@overload(runtime.matmul_adjoint_rhs)
+@overload(runtime.matmul_adjoint_rhs, jit_options=_CACHED)
 def _matmul_adjoint_rhs(g, a, b):
     if not (_is_array(a) and _is_array(b)):
         raise TypingError("matmul of non-arrays")
@@ -583,7 +590,7 @@ def _define_keepdims(op, eager_op):
 
 
 def _reduction_overload(eager, op, keep):
-    @overload(eager)
+    @overload(eager, jit_options=_CACHED)
     def _ov(a, axes):
         if not _is_array(a):
             return lambda a, axes: a
@@ -614,7 +621,7 @@ def _mean_like(keep):
     def mean(a, axes):
         return np.mean(a, axis=axes, keepdims=keep)
 
-    @overload(mean)
+    @overload(mean, jit_options=_CACHED)
     def _ov(a, axes):
         if not _is_array(a):
             return lambda a, axes: a
@@ -640,7 +647,7 @@ def _var_like(keep, root):
         out = np.var(a, axis=axes, keepdims=keep)
         return np.sqrt(out) if root else out
 
-    @overload(var)
+    @overload(var, jit_options=_CACHED)
     def _ov(a, axes):
         if not _is_array(a):
             return lambda a, axes: 0.0 * a
@@ -669,7 +676,7 @@ def reshape(a, shape):
     return np.reshape(a, shape)
 
 
-@overload(reshape)
+@overload(reshape, jit_options=_CACHED)
 def _reshape(a, shape):
     if not _is_array(a):
         return lambda a, shape: np.full(shape, a) if False else np.array([a]).reshape(shape)
@@ -682,7 +689,7 @@ def clip(a, a_min, a_max):
     return np.clip(a, a_min, a_max)
 
 
-@overload(clip)
+@overload(clip, jit_options=_CACHED)
 def _clip(a, a_min, a_max):
     if _is_array(a):
         return lambda a, a_min, a_max: np.clip(a, a_min, a_max)
@@ -701,7 +708,7 @@ def ndim(a):
     return np.ndim(a)
 
 
-@overload(ndim)
+@overload(ndim, jit_options=_CACHED)
 def _ndim(a):
     n = a.ndim if _is_array(a) else 0
     return lambda a: n
@@ -713,7 +720,7 @@ def array(object):
     return np.array(object)
 
 
-@overload(array)
+@overload(array, jit_options=_CACHED)
 def _array(object):
     if _is_array(object):
         return lambda object: object.copy()
@@ -730,7 +737,7 @@ def add_at(a, indices, b):
     np.add.at(a, indices, b)
 
 
-@overload(add_at)
+@overload(add_at, jit_options=_CACHED)
 def _add_at_ufunc(a, indices, b):
     if isinstance(indices, (types.Integer, types.SliceType)):
         def basic(a, indices, b):
@@ -747,7 +754,7 @@ def whole(x):
     return x[...]
 
 
-@overload(whole)
+@overload(whole, jit_options=_CACHED)
 def _whole(x):
     if _is_array(x) and x.ndim == 0:
         return lambda x: x.reshape(1).reshape(())
@@ -756,26 +763,26 @@ def _whole(x):
     return lambda x: x
 
 
-@overload(runtime.cotangent_item)
+@overload(runtime.cotangent_item, jit_options=_CACHED)
 def _cotangent_item(g, key, like):
     return lambda g, key, like: g[key]
 
 
-@overload(runtime.dot_adjoint_lhs)
+@overload(runtime.dot_adjoint_lhs, jit_options=_CACHED)
 def _dot_adjoint_lhs(g, a, b):
     if not _is_array(a) or not _is_array(b) or a.ndim == 0 or b.ndim == 0:
         return lambda g, a, b: runtime.unbroadcast(g * b, a)
     return lambda g, a, b: runtime.matmul_adjoint_lhs(g, a, b)
 
 
-@overload(runtime.dot_adjoint_rhs)
+@overload(runtime.dot_adjoint_rhs, jit_options=_CACHED)
 def _dot_adjoint_rhs(g, a, b):
     if not _is_array(a) or not _is_array(b) or a.ndim == 0 or b.ndim == 0:
         return lambda g, a, b: runtime.unbroadcast(g * a, b)
     return lambda g, a, b: runtime.matmul_adjoint_rhs(g, a, b)
 
 
-@overload(runtime.inner_adjoint_lhs)
+@overload(runtime.inner_adjoint_lhs, jit_options=_CACHED)
 def _inner_adjoint_lhs(g, a, b):
     if not _is_array(a) or not _is_array(b) or a.ndim == 0 or b.ndim == 0:
         return lambda g, a, b: runtime.unbroadcast(g * b, a)
@@ -786,7 +793,7 @@ def _inner_adjoint_lhs(g, a, b):
     return lambda g, a, b: runtime.matmul_adjoint_lhs(g, a, b.T)
 
 
-@overload(runtime.inner_adjoint_rhs)
+@overload(runtime.inner_adjoint_rhs, jit_options=_CACHED)
 def _inner_adjoint_rhs(g, a, b):
     if not _is_array(a) or not _is_array(b) or a.ndim == 0 or b.ndim == 0:
         return lambda g, a, b: runtime.unbroadcast(g * a, b)
@@ -797,7 +804,7 @@ def _inner_adjoint_rhs(g, a, b):
     return lambda g, a, b: runtime.matmul_adjoint_rhs(g, a, b.T).T
 
 
-@overload(runtime.prod_others)
+@overload(runtime.prod_others, jit_options=_CACHED)
 def _prod_others(a, axis=None):
     if not _is_array(a) or not (_is_none(axis) or a.ndim == 1):
         raise TypingError("prod_others over an axis is not compiled yet")
@@ -818,13 +825,14 @@ def _prod_others(a, axis=None):
     return impl
 
 
-@overload(runtime.unstack)
+@overload(runtime.unstack, jit_options=_CACHED)
 def _unstack(g, axis=0):
-    if not _is_none(axis) and not isinstance(axis, types.Integer):
-        raise TypingError("unstack: axis must be an int")
-
-    if _is_none(axis) or (isinstance(axis, types.IntegerLiteral) and axis.literal_value == 0):
+    if isinstance(axis, int) or _is_none(axis) or (
+            isinstance(axis, types.IntegerLiteral) and axis.literal_value == 0):
         return lambda g, axis=0: [np.ascontiguousarray(g[i]) for i in range(g.shape[0])]
+
+    if not isinstance(axis, types.Integer):
+        raise TypingError("unstack: axis must be an int")
 
     def impl(g, axis=0):
         moved = np.moveaxis(g, axis, 0)
@@ -848,7 +856,7 @@ def _block(ndim):
     return _BLOCK_CACHE[ndim]
 
 
-@overload(runtime.unconcatenate)
+@overload(runtime.unconcatenate, jit_options=_CACHED)
 def _unconcatenate(g, arrays, axis=0):
     if not _is_array(g) or _is_none(axis) or not isinstance(
             arrays, (types.List, types.UniTuple)) or not _is_array(arrays.dtype):
@@ -873,7 +881,7 @@ def inner(a, b):
     return np.inner(a, b)
 
 
-@overload(inner)
+@overload(inner, jit_options=_CACHED)
 def _inner(a, b):
     if not _is_array(a) or not _is_array(b) or a.ndim == 0 or b.ndim == 0:
         return lambda a, b: a * b
@@ -887,7 +895,7 @@ def mask_select(x, mask):
     return x[mask]
 
 
-@overload(mask_select)
+@overload(mask_select, jit_options=_CACHED)
 def _mask_select(x, mask):
     if _is_array(mask) and mask.ndim == 1:
         return lambda x, mask: x[mask]
@@ -914,7 +922,7 @@ def mask_assign(x, mask, v):
     x[mask] = v
 
 
-@overload(mask_assign)
+@overload(mask_assign, jit_options=_CACHED)
 def _mask_assign(x, mask, v):
     v_array = _is_array(v)
 
