@@ -27,8 +27,7 @@ def grad_newton_sqrt(a):
         y_tape.append(y)
         a_1_over_y = a_1 / y
         y_plus_a_1_over_y = y + a_1_over_y
-        y_1 = 0.5 * y_plus_a_1_over_y
-        y = y_1
+        y = 0.5 * y_plus_a_1_over_y
     # control_flow.py:13: def newton_sqrt(a):
     check_grad_output(y)
     # control_flow.py:16: while abs(y * y - a) > 1e-12:
@@ -40,8 +39,6 @@ def grad_newton_sqrt(a):
         a_1 = a_1_tape.pop()
         y = y_tape.pop()
         a_1_over_y = a_1 / y
-        y_plus_a_1_over_y = y + a_1_over_y
-        y_1 = 0.5 * y_plus_a_1_over_y
         a_1_bar_1 = a_1_bar
         y_1_bar = y_bar
         y_plus_a_1_over_y_bar = y_1_bar * 0.5

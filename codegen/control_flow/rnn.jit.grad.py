@@ -10,10 +10,9 @@ def grad_rnn(W, U, xs):
     # control_flow.py:30: h = np.zeros(W.shape[0])
     shape_W = np.shape(W)
     shape_W_0 = shape_W[0]
-    h = np.zeros(shape_W_0)
+    h_1 = np.zeros(shape_W_0)
     # control_flow.py:31: for x in xs:
     n = len(xs)
-    h_1 = h
     h_1_tape = []
     for k in range(n):
         # control_flow.py:31: for x in xs:
@@ -47,6 +46,5 @@ def grad_rnn(W, U, xs):
         U_at_item_bar = unbroadcast(plus_W_at_h_1_bar, U_at_item)
         U_bar = U_bar + matmul_adjoint_lhs(U_at_item_bar, U, item)
         W_bar = W_bar + matmul_adjoint_lhs(W_at_h_1_bar, W, h_1)
-        h_1_bar_1 = matmul_adjoint_rhs(W_at_h_1_bar, W, h_1)
-        h_1_bar = h_1_bar_1
+        h_1_bar = matmul_adjoint_rhs(W_at_h_1_bar, W, h_1)
     return (W_bar, U_bar)
