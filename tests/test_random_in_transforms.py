@@ -86,3 +86,17 @@ def test_gradients_through_probabilities_are_zero_as_in_jax():
         return np.sum(jr.bernoulli(key, p, (3,)) * 1.0) + np.sum(jr.choice(key, 3, (4,), p=p))
 
     np.testing.assert_array_equal(tx.grad(f)(np.array([0.2, 0.3, 0.5])), np.zeros(3))
+
+
+def _draws_for_jit(key):
+    a, b = tx.random.split(key)
+    return tx.random.normal(a, (3,)), tx.random.uniform(b, (2, 2)), tx.random.fold_in(a, 7)
+
+
+def test_draws_under_jit_are_bit_identical():
+    key = tx.random.PRNGKey(42)
+    compiled = tx.jit(_draws_for_jit)(key)
+    eager = _draws_for_jit(key)
+    for c, e in zip(compiled, eager):
+        assert np.asarray(c).dtype == np.asarray(e).dtype
+        np.testing.assert_array_equal(c, e)
