@@ -79,6 +79,19 @@ class Calls:
             obj = callee.obj
         return self.call_object(scope, obj, node, target)
 
+    def _static_argument(self, scope, node):
+        """The Python value of an argument fixed at transform time."""
+        import ast
+        if isinstance(node, (gast.Name, gast.Attribute)):
+            value = self.expr(scope, node)
+            if isinstance(value, self.Static) and not isinstance(value.obj, self.LocalFunction):
+                return value.obj
+            raise _NotStatic()
+        try:
+            return ast.literal_eval(gast.gast_to_ast(node))
+        except (ValueError, TypeError, SyntaxError):
+            raise _NotStatic() from None
+
     def call_object(self, scope, obj, node, target):
         if isinstance(obj, self.LocalFunction):
             args, kwargs = self.call_args(scope, node, allow_static=True)
@@ -130,10 +143,19 @@ class Calls:
             return self.emit(P.get("dict"), list(kwargs.values()),
                              params={"keys": tuple(kwargs)}, target=target, base="d")
         if _is_transform(obj):
-            raise self.error(f"tx.{obj.__name__}(...) applied inside a transformed function "
-                             "cannot be transformed", node,
-                             f"apply it once outside, e.g. g = tx.{obj.__name__}(f) at "
-                             "module level, and call g inside", scope)
+            # tx.grad(g)(x) inside: the transform is applied now, to static
+            # arguments (module-level functions, literal argnums/in_axes), and
+            # its generated code is inlined like any transformed callable
+            try:
+                args = [self._static_argument(scope, a) for a in node.args]
+                kwargs = {k.arg: self._static_argument(scope, k.value) for k in node.keywords}
+            except _NotStatic:
+                raise self.error(f"tx.{obj.__name__}(...) inside a transformed function "
+                                 "needs static arguments (a module-level function, literal "
+                                 "options)", node,
+                                 f"apply it once outside, e.g. g = tx.{obj.__name__}(f) at "
+                                 "module level, and call g inside", scope) from None
+            return self.Static(obj(*args, **kwargs))
         wrapped = _transformed_source(obj)
         if wrapped is not None:
             obj = wrapped
@@ -299,6 +321,10 @@ class Calls:
                 bound[p] = default(p, a.kw_defaults[i])
         scope.locals.update(bound)
 
+
+
+class _NotStatic(Exception):
+    pass
 
 
 _TRANSFORM_MODULES = ("tangent_x.api", "tangent_x.vmapping", "tangent_x.jacobians",

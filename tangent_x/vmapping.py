@@ -16,6 +16,7 @@ correct, and the shape a compiled loop (Numba ``prange``) wants.
 """
 import functools
 import numbers
+import weakref
 
 import gast
 import numpy as np
@@ -41,7 +42,19 @@ def vmap(fun, in_axes=0, out_axes=0, method="vectorize"):
         return Jitted(Vmapped(fun._fun, in_axes, out_axes, method),
                       static_argnums=fun._static_argnums,
                       static_argnames=fun._static_argnames)
-    return Vmapped(fun, in_axes, out_axes, method)
+    # one Vmapped per (function, options): vmap applied inside a function
+    # body keeps its specialisations from call to call
+    try:
+        table = _VMAPPED.setdefault(fun, {})
+    except TypeError:
+        return Vmapped(fun, in_axes, out_axes, method)
+    key = (repr(in_axes), repr(out_axes), method)
+    if key not in table:
+        table[key] = Vmapped(fun, in_axes, out_axes, method)
+    return table[key]
+
+
+_VMAPPED = weakref.WeakKeyDictionary()
 
 
 def _check_axes_spec(spec, what):

@@ -57,6 +57,8 @@ def test_every_batching_rule_is_exercised():
     """Every primitive with a batching rule appears in vectorised code the
     corpus (or the composition tests below) generates."""
     load_all()
+    from tangent_x import vmapping
+    vmapping._VMAPPED.clear()      # earlier tests' specialisations would be reused
     seen = set()
     import tangent_x.rules.batching as rb
     original = dict(BATCHING)
@@ -465,11 +467,27 @@ def test_grad_of_a_function_calling_a_vmapped_function_before_any_call():
     np.testing.assert_allclose(got, expected, rtol=1e-12)
 
 
-def test_applying_vmap_inside_a_transformed_function_is_a_clear_error():
-    X, w = np.ones((4, 3)), np.ones(3)
-    with pytest.raises(tx.TransformError, match=r"test_vmap.py:\d+.*tx.vmap\(\.\.\.\) applied "
-                                                r"inside(.|\n)*apply it once outside"):
-        tx.grad(applies_vmap_inside)(w, X)
+def test_vmap_applied_inside_a_transformed_function():
+    X, w = np.random.default_rng(19).normal(size=(4, 3)), np.ones(3)
+    got = tx.grad(applies_vmap_inside)(w, X)
+    expected = sum(tx.grad(summed_tanh, argnums=1)(x, w) for x in X)
+    np.testing.assert_allclose(got, expected, rtol=1e-12)
+
+
+def grad_inside(x):
+    return tx.grad(np.sin)(x) * x
+
+
+def applies_to_a_local(w, X):
+    local = lambda x, w: np.sum(x * w)     # noqa: E731
+    return np.sum(tx.vmap(local, in_axes=(0, None))(X, w))
+
+
+def test_grad_applied_inside_and_the_clear_error_for_non_static_arguments():
+    np.testing.assert_allclose(tx.grad(grad_inside)(0.3), np.cos(0.3) - 0.3 * np.sin(0.3))
+    with pytest.raises(tx.TransformError, match=r"test_vmap.py:\d+.*needs static arguments"
+                                                r"(.|\n)*apply it once outside"):
+        tx.grad(applies_to_a_local)(np.ones(3), np.ones((4, 3)))
 
 
 def test_branches_returning_containers_of_batched_and_shared_values():
