@@ -119,7 +119,7 @@ class Vmapped:
             examples = [tree_util.tree_map(lambda a, ax: a if ax is None
                                            else np.take(a, 0, axis=ax), arg, ax,
                                            is_leaf=lambda v: v is None)
-                        if True else None for arg, ax in zip(args, axes)]
+                        for arg, ax in zip(args, axes)]
             gen = build(self._fun, args, axes, examples, self.out_axes, self.method)
             self._cache[key] = gen
         self._last = gen

@@ -620,8 +620,9 @@ def transpose(eqn, b):
     return _with(eqn, axes=_const(new))
 
 
-def _axis_rule(*params, defaults=None):
-    """Shape ops whose only batching change is shifting axis parameters."""
+def _axis_rule(*params, defaults=None, none_is_every_axis=False):
+    """Shape ops whose only batching change is shifting axis parameters
+    (``none_is_every_axis``: ``axis=None`` means every axis, as for flip)."""
     def rule(eqn, b):
         bound = _bound(eqn)
         if bound is None:
@@ -634,17 +635,12 @@ def _axis_rule(*params, defaults=None):
         for p in params:
             atom = bound.get(p)
             value = _value(b, atom) if atom is not None else (defaults or {}).get(p, _NO_VALUE)
-            if value is _NO_VALUE or value is None and atom is not None:
-                if value is None and p in ("axis",) and eqn.prim.name == "flip":
-                    changes[p] = _const(_lanes_axes(rank))
-                    continue
+            if value is None and none_is_every_axis:
+                changes[p] = _const(_lanes_axes(rank))
+            elif value is None or value is _NO_VALUE:
                 return None
-            if value is None:
-                if eqn.prim.name == "flip":
-                    changes[p] = _const(_lanes_axes(rank))
-                    continue
-                return None
-            changes[p] = _const(_shift(value, rank))
+            else:
+                changes[p] = _const(_shift(value, rank))
         b.mark(eqn.out)
         return _with(eqn, **changes)
     return rule
@@ -654,7 +650,7 @@ batching("swapaxes")(_axis_rule("axis1", "axis2"))
 batching("moveaxis")(_axis_rule("source", "destination"))
 batching("expand_dims")(_axis_rule("axis"))
 batching("squeeze")(_axis_rule("axis"))
-batching("flip")(_axis_rule("axis", defaults={"axis": None}))
+batching("flip")(_axis_rule("axis", defaults={"axis": None}, none_is_every_axis=True))
 batching("diagonal")(_axis_rule("axis1", "axis2", defaults={"axis1": 0, "axis2": 1}))
 batching("trace")(_axis_rule("axis1", "axis2", defaults={"axis1": 0, "axis2": 1}))
 batching("repeat")(_axis_rule("axis"))
