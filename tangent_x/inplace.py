@@ -26,6 +26,7 @@ the updated name is live after it (``liveness``).
 import gast
 
 from . import ir
+from .unionfind import UnionFind
 from .liveness import walk_blocks
 
 # calls that read a list without keeping a reference to it
@@ -60,21 +61,6 @@ def _is_last_item(node):
         isinstance(node.slice, gast.Constant) and node.slice.value == -1
 
 
-class _Families:
-    def __init__(self):
-        self.parent = {}
-
-    def find(self, a):
-        self.parent.setdefault(a, a)
-        while self.parent[a] != a:
-            self.parent[a] = self.parent[self.parent[a]]
-            a = self.parent[a]
-        return a
-
-    def union(self, a, b):
-        self.parent[self.find(a)] = self.find(b)
-
-
 def _statements(blocks):
     for block in blocks:
         for stmt in block.stmts:
@@ -91,7 +77,7 @@ def _nested(stmt):
 def _owned_families(blocks):
     """Families (root name -> member names) that certainly hold lists this
     function created and never escape."""
-    families = _Families()
+    families = UnionFind()
     sources = {}          # name -> list of ("fresh" | "derived" | "zeros" | "other", source)
     safe_reads = set()    # id() of Name nodes read in a way that keeps no reference
     for stmt in _statements(blocks):

@@ -25,6 +25,7 @@ Dead-code elimination runs after it (``simplify``).
 import gast
 
 from . import ir, primitives as P
+from .unionfind import UnionFind
 from .simplify import fold_binop, fold_unaryop
 
 _ELEMENTWISE = {P.BY_NAME[n].spelling for n in
@@ -49,18 +50,12 @@ def _spelling(func):
     return ".".join([func.id] + parts[::-1])
 
 
-class _Shapes:
+class _Shapes(UnionFind):
     """Classes of names known to have equal shapes."""
 
     def __init__(self, once):
-        self.once, self.parent = once, {}
-
-    def find(self, a):
-        self.parent.setdefault(a, a)
-        while self.parent[a] != a:
-            self.parent[a] = self.parent[self.parent[a]]
-            a = self.parent[a]
-        return a
+        super().__init__()
+        self.once = once
 
     def of(self, node):
         """The shape class of an expression, ``_SCALAR`` for a number, or None."""
