@@ -28,6 +28,7 @@ import numpy as np
 
 from .. import api, emit, modules
 from ..errors import Origin, TransformError
+from ..naming import Namer
 from .specialize import Const, Dyn, Plan, SpecializationError, Specializer
 
 __all__ = ["jit", "disable_jit", "JitError"]
@@ -216,7 +217,7 @@ class Jitted:
     def _signature(self, generated, bound):
         """(cache key, flat leaves, abstract arguments)."""
         key, leaves, avs = [], [], []
-        self._names = set()
+        self._names = Namer()
         for name, (value, static) in bound.items():
             if static:
                 try:
@@ -270,15 +271,7 @@ class Jitted:
         raise self._bad_leaf(path, value, f"is a {type(value).__name__}")
 
     def _leaf_name(self, hint):
-        name = re.sub(r"\W", "_", str(hint)) or "leaf"
-        if name[0].isdigit():
-            name = "leaf_" + name
-        base, k = name, 1
-        while name in self._names:
-            name = f"{base}_{k}"
-            k += 1
-        self._names.add(name)
-        return name
+        return self._names.fresh(str(hint) or "leaf")
 
     def _bad_leaf(self, path, value, what):
         return JitError(

@@ -41,6 +41,7 @@ import numpy as np
 
 from .. import runtime
 from ..errors import TransformError
+from ..naming import Namer
 
 
 class SpecializationError(TransformError):
@@ -291,8 +292,8 @@ class Specializer:
         self.globals = globals_
         self.linemap = linemap or {}
         self.origin = origin
-        self.taken = {n.id for n in ast.walk(func) if isinstance(n, ast.Name)} | \
-            {a.arg for a in func.args.args} | set(globals_)
+        self.namer = Namer({n.id for n in ast.walk(func) if isinstance(n, ast.Name)} |
+                           {a.arg for a in func.args.args} | set(globals_))
         self.bound = {}          # name in the numba module -> object
         self.hidden = []         # (parameter name, value)
         self.hidden_ids = {}
@@ -306,16 +307,17 @@ class Specializer:
 
     # -- names ------------------------------------------------------------
 
+    @property
+    def taken(self):
+        """Names in use (saved and restored around trial specialisations)."""
+        return self.namer.taken
+
+    @taken.setter
+    def taken(self, names):
+        self.namer.taken = names
+
     def fresh(self, hint):
-        hint = "".join(c if c.isalnum() or c == "_" else "_" for c in str(hint)) or "v"
-        if hint[0].isdigit():
-            hint = "v_" + hint
-        name, k = hint, 1
-        while name in self.taken:
-            name = f"{hint}_{k}"
-            k += 1
-        self.taken.add(name)
-        return name
+        return self.namer.fresh(str(hint))
 
     # -- errors -----------------------------------------------------------
 
