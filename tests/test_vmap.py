@@ -529,3 +529,34 @@ def test_jit_of_vmap_with_lanes_finishing_at_different_iterations():
     with tx.disable_jit():
         np.testing.assert_array_equal(
             tx.jit(tx.vmap(steps_to, in_axes=(0, None)))(xs, 100.0), got)
+
+
+# --- derivatives of vectorised control flow (select_lanes, broadcast_lanes) ----------
+
+def branchy(x, w):
+    if x[0] > 0:
+        y = x * w
+    else:
+        y = -x * w[0]
+    n = 0.0
+    while n < np.abs(x[1]) * 3.0:      # lanes finish at different iterations
+        y = np.sin(y) * w
+        n = n + 1.0
+    return np.sum(y) + n
+
+
+_VBRANCHY = tx.vmap(branchy, in_axes=(0, None))
+
+
+def vectorised_loss(w, X):
+    return np.sum(_VBRANCHY(X, w) ** 2)
+
+
+@pytest.mark.parametrize("shape", [(5, 3), (1, 3), (7, 4)])
+def test_derivatives_through_vectorised_branches_and_loops(shape):
+    from tangent_x.test_util import check_grads
+    rng = np.random.default_rng(20)
+    X, w = rng.normal(size=shape), rng.normal(size=shape[1:])
+    check_grads(lambda w: vectorised_loss(w, X), (w,), order=2, modes=("fwd", "rev"))
+    text = tx.source(_VBRANCHY)
+    assert "select_lanes" in text and "broadcast_lanes" in text
