@@ -33,20 +33,21 @@ def loaded_names(nodes):
     return found
 
 
-def stored_names(stmts, updates=True):
+def stored_names(stmts, updates=True, binds=True):
     """Names the statements bind (not looking inside nested functions).
 
     With ``updates``, also the names they change in place -- ``x[i] = v``,
     ``xs.append(v)``, ``xs.pop()`` -- which a loop must carry; without, just
-    what Python counts as local assignments."""
+    what Python counts as local assignments.  Without ``binds``, only the
+    names changed in place."""
     found = set()
 
     def visit(n):
         if isinstance(n, (gast.FunctionDef, gast.Lambda, gast.ClassDef)):
-            if not isinstance(n, gast.Lambda):
+            if binds and not isinstance(n, gast.Lambda):
                 found.add(n.name)
             return
-        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+        if binds and isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
             found.add(n.id)
         if updates and isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) \
                 and n.func.attr in ("append", "pop") and isinstance(n.func.value, gast.Name):
@@ -175,10 +176,18 @@ class ControlFlow:
     # --- loops ----------------------------------------------------------------
 
     def carried(self, scope, stmts, extra_reads, live_after):
-        """Variables a loop carries: assigned in it, and read in it or after it."""
+        """Variables a loop carries: assigned in it, and read in it or after it.
+
+        A name changed in place (``y[i] = v``, ``ys.append(v)``) changes every
+        alias of its value too (after ``y = a``, ``a`` is the same array), so
+        those aliases are carried as well.  Rebinding (``y = 0.5 * y``) leaves
+        the old value alone: after ``y = a`` a loop that only rebinds ``y``
+        does not carry ``a``, which stays loop-invariant (a reverse pass then
+        need not tape it every iteration)."""
         assigned = stored_names(stmts)
+        mutated = stored_names(stmts, binds=False)
         atoms = {gast.dump(v) for n, v in scope.locals.items()
-                 if n in assigned and ir.is_name(v)}
+                 if n in mutated and ir.is_name(v)}
         assigned |= {n for n, v in scope.locals.items()      # aliases change too
                      if ir.is_name(v) and gast.dump(v) in atoms}
         reads = loaded_names(stmts) | extra_reads

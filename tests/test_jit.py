@@ -447,3 +447,222 @@ def test_rebinding_a_global_number_recompiles_never_a_stale_disk_cache():
         assert jitted._last.path != first
     finally:
         _SCALE = 2.0
+
+
+# ---------------------------------------------------------------------------
+# The fast path: after a call with arrays and numbers only, the jitted
+# function's __call__ is a guard written for that signature
+# ---------------------------------------------------------------------------
+
+def _has_fast_path(jitted):
+    return "__call__" in type(jitted).__dict__
+
+
+def _sum_of_squares(x):
+    return np.sum(x * x)
+
+
+def test_fast_path_compiles_again_for_a_new_type_rank_or_dtype():
+    jitted, eager = tx.jit(tx.grad(_sum_of_squares)), tx.grad(_sum_of_squares)
+    cases = [1.5, np.array([1.0, -2.0]), np.arange(6.0).reshape(2, 3),
+             np.array(3.0), np.array([1.0, 2.0], dtype=np.float32), np.float32(0.25),
+             -1.5, np.arange(4.0)[::2], np.asfortranarray(np.ones((2, 3)))]
+    for x in cases + cases[::-1]:
+        for _ in range(2):          # the second call goes through the fast path
+            got = jitted(x)
+            want = eager(x)
+            assert type(got) is type(want) and np.shape(got) == np.shape(x)
+            assert np.result_type(got) == np.result_type(want)
+            np.testing.assert_allclose(got, want, rtol=1e-6)
+            assert _has_fast_path(jitted)
+    for bad in (np.array([1, 2]), 3):         # grad's input check, also after fast calls
+        with pytest.raises(TypeError, match="float"):
+            jitted(bad)
+
+
+def _triple(x):
+    return x * 3
+
+
+def test_fast_path_keeps_the_type_of_a_plain_functions_result():
+    jitted = tx.jit(_triple)
+    assert jitted(2.0) == 6.0 and type(jitted(2.0)) is float
+    got = jitted(2)                           # an int is not run as a float
+    assert got == 6 and isinstance(got, int)
+    assert jitted(True) == 3
+    got = jitted(np.arange(3))
+    assert got.dtype == np.arange(3).dtype and list(got) == [0, 3, 6]
+    np.testing.assert_allclose(jitted(np.ones((2, 2))), 3 * np.ones((2, 2)))
+
+
+def _dot_sum(x, y):
+    return np.sum(x * y)
+
+
+def test_fast_path_gradients_never_share_memory_with_the_arguments():
+    jitted = tx.jit(tx.grad(_dot_sum, argnums=(0, 1)))
+    x, y = np.array([1.0, 2.0]), np.array([3.0, -1.0])
+    for _ in range(3):
+        gx, gy = jitted(x, y)
+        np.testing.assert_allclose(gx, y)
+        np.testing.assert_allclose(gy, x)
+        assert not np.shares_memory(gx, y) and not np.shares_memory(gy, x)
+        assert gx.flags.writeable and gy.flags.writeable
+    assert _has_fast_path(jitted)
+
+
+def _loss_with_aux(x, y):
+    return x * x * y, x + y
+
+
+def test_fast_path_of_value_and_grad_and_has_aux():
+    vg = tx.jit(tx.value_and_grad(_loss_with_aux, argnums=(0, 1), has_aux=True))
+    g = tx.jit(tx.grad(_loss_with_aux, has_aux=True))
+    for _ in range(3):
+        (value, aux), (gx, gy) = vg(2.0, 3.0)
+        assert (value, aux, gx, gy) == (12.0, 5.0, 12.0, 4.0)
+        assert all(type(v) is float for v in (value, aux, gx, gy))
+        grad, aux = g(2.0, 3.0)
+        assert (grad, aux) == (12.0, 5.0) and type(grad) is float
+    assert _has_fast_path(vg) and _has_fast_path(g)
+    plain = tx.jit(tx.value_and_grad(_sum_of_squares))
+    for _ in range(2):
+        value, grad = plain(np.array([1.0, 2.0]))
+        assert value == 5.0
+        np.testing.assert_allclose(grad, [2.0, 4.0])
+
+
+def _scaled_power(x, n=3):
+    return x ** n
+
+
+def test_fast_path_binds_keywords_and_reports_missing_arguments():
+    jitted = tx.jit(_scaled_power)
+    assert jitted(2.0, 2) == 4.0 and _has_fast_path(jitted)
+    assert jitted(2.0, n=2) == 4.0 and jitted(x=3.0, n=2) == 9.0 and jitted(n=2, x=5.0) == 25.0
+    assert jitted(2.0) == 8.0                        # the default, through the general path
+    with pytest.raises(TypeError, match="x"):
+        jitted(n=2)
+    with pytest.raises(TypeError):
+        jitted(2.0, 2, 1)
+    assert jitted(2.0, 2) == 4.0 and _has_fast_path(jitted)
+
+
+_FACTOR = 2.0
+
+
+def _times_factor(x):
+    return np.sum(_FACTOR * x * x)
+
+
+class _Settings:
+    power = 2.0
+
+
+def _settings_power(x):
+    return x ** _Settings.power
+
+
+def _helper(x):
+    return x * x
+
+
+def _calls_helper(x):
+    return _helper(x) + 1.0
+
+
+def test_fast_path_never_runs_stale_code_after_a_rebinding():
+    """Globals, attributes and helper functions the code was built from are
+    checked on every call, the fast path included: a new value compiles
+    again, the old value back reuses nothing stale."""
+    global _FACTOR, _helper
+    x = np.array([1.0, -2.0])
+    scaled = tx.jit(tx.grad(_times_factor))
+    powered = tx.jit(_settings_power)
+    helped = tx.jit(_calls_helper)
+    old_helper = _helper
+    try:
+        for _ in range(2):
+            np.testing.assert_allclose(scaled(x), 4.0 * x)
+            assert powered(3.0) == 9.0 and helped(3.0) == 10.0
+        assert _has_fast_path(scaled) and _has_fast_path(powered) and _has_fast_path(helped)
+        _FACTOR, _Settings.power = 5.0, 3.0
+        _helper = lambda x: x * x * x  # noqa: E731
+        for _ in range(2):
+            np.testing.assert_allclose(scaled(x), 10.0 * x)
+            assert powered(3.0) == 27.0 and helped(3.0) == 28.0
+        _FACTOR, _Settings.power, _helper = 2.0, 2.0, old_helper
+        np.testing.assert_allclose(scaled(x), 4.0 * x)
+        assert powered(3.0) == 9.0 and helped(3.0) == 10.0
+    finally:
+        _FACTOR, _Settings.power, _helper = 2.0, 2.0, old_helper
+
+
+def test_fast_path_never_runs_stale_code_after_a_closure_changes():
+    scale = 2.0
+
+    def f(x):
+        return x * scale
+
+    jitted = tx.jit(tx.grad(f))
+    assert jitted(1.0) == 2.0 and jitted(1.0) == 2.0 and _has_fast_path(jitted)
+    scale = 7.0
+    assert jitted(1.0) == 7.0 and jitted(1.0) == 7.0
+
+
+def test_fast_path_steps_aside_under_disable_jit(monkeypatch):
+    from tangent_x import api
+    jitted = tx.jit(tx.grad(_sum_of_squares))
+    x = np.array([1.0, 3.0])
+    jitted(x)
+    assert _has_fast_path(jitted)
+    eager_calls = []
+    original = api.Transformed.__call__
+
+    def counting(self, *args, **kwargs):
+        eager_calls.append(self)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(api.Transformed, "__call__", counting)
+    with tx.disable_jit():
+        assert not _has_fast_path(jitted)
+        np.testing.assert_allclose(jitted(x), 2 * x)
+        np.testing.assert_allclose(jitted(x), 2 * x)
+        with tx.disable_jit(False):           # compiled again, but no fast path inside
+            np.testing.assert_allclose(jitted(x), 2 * x)
+            assert not _has_fast_path(jitted)
+    assert len(eager_calls) == 2
+    np.testing.assert_allclose(jitted(x), 2 * x)
+    np.testing.assert_allclose(jitted(x), 2 * x)
+    assert len(eager_calls) == 2 and _has_fast_path(jitted)
+
+
+def _rows_total(x):
+    s = 0.0
+    for v in x:  # ROWS-TOTAL
+        s = s + v
+    return s
+
+
+def test_errors_on_the_fast_path_are_the_general_paths_errors():
+    jitted = tx.jit(tx.grad(_triple))
+    assert jitted(np.array(2.0)) == 3.0 and _has_fast_path(jitted)
+    with pytest.raises(TypeError, match="scalar-output"):   # raised by the compiled code
+        jitted(np.array([1.0, 2.0]))
+    summed = tx.jit(_rows_total)
+    assert summed(np.array([1.0, 2.0])) == 3.0 and _has_fast_path(summed)
+    with pytest.raises(tx.TransformError) as info:         # Numba cannot type a new rank
+        summed(np.ones((2, 2)))
+    assert f"test_jit.py:{_line_of('ROWS-TOTAL')}" in str(info.value)
+    assert "Traceback" not in str(info.value)
+
+
+def test_pytree_call_after_a_fast_call_uses_the_general_path():
+    jitted = tx.jit(tx.grad(_weighted))
+    params, x = {"w": np.array([0.5, -1.0]), "scale": 3.0}, np.array([1.0, 2.0])
+    g = tx.jit(tx.grad(_dot_sum))
+    np.testing.assert_allclose(g(x, x), x)
+    assert _has_fast_path(g)
+    for _ in range(2):
+        np.testing.assert_allclose(jitted(params, x)["w"], 3.0 * x)
+        assert not _has_fast_path(jitted)

@@ -2,55 +2,48 @@
 # specialised for (a: *)
 # from examples/control_flow.py:13. Do not edit: tangent_x regenerates it from that source.
 import numpy as np
-from tangent_x.runtime import check_grad_output, tree_add, unbroadcast, zeros_like
+from tangent_x.runtime import check_grad_output, unbroadcast, zeros_like
 import tangent_x.numba_stage.numba_runtime  # Numba implementations of the helpers
 
 
 def grad_newton_sqrt(a):
     # control_flow.py:16: while abs(y * y - a) > 1e-12:
-    a_1 = a
     y = a
-    a_1_tape = []
     y_tape = []
     while True:
         # control_flow.py:16: while abs(y * y - a) > 1e-12:
         y_times_y = y * y
-        y_times_y_minus_a_1 = y_times_y - a_1
-        abs_y_times_y_minus_a_1 = np.abs(y_times_y_minus_a_1)
-        gt = abs_y_times_y_minus_a_1 > 1e-12
+        y_times_y_minus_a = y_times_y - a
+        abs_y_times_y_minus_a = np.abs(y_times_y_minus_a)
+        gt = abs_y_times_y_minus_a > 1e-12
         test = not gt
         if test:
             # control_flow.py:16: while abs(y * y - a) > 1e-12:
             break
         # control_flow.py:16: while abs(y * y - a) > 1e-12:
-        a_1_tape.append(a_1)
         y_tape.append(y)
-        a_1_over_y = a_1 / y
-        y_plus_a_1_over_y = y + a_1_over_y
-        y = 0.5 * y_plus_a_1_over_y
+        a_over_y = a / y
+        y_plus_a_over_y = y + a_over_y
+        y = 0.5 * y_plus_a_over_y
     # control_flow.py:13: def newton_sqrt(a):
     check_grad_output(y)
     # control_flow.py:16: while abs(y * y - a) > 1e-12:
-    a_1_bar = zeros_like(a_1)
-    v = len(a_1_tape)
+    a_bar = zeros_like(a)
+    v = len(y_tape)
     y_bar = 1.0
     for step in range(v):
         # control_flow.py:16: while abs(y * y - a) > 1e-12:
-        a_1 = a_1_tape.pop()
         y = y_tape.pop()
-        a_1_over_y = a_1 / y
-        a_1_bar_1 = a_1_bar
+        a_over_y = a / y
         y_1_bar = y_bar
-        y_plus_a_1_over_y_bar = y_1_bar * 0.5
-        y_bar_1 = unbroadcast(y_plus_a_1_over_y_bar, y)
-        a_1_over_y_bar = unbroadcast(y_plus_a_1_over_y_bar, a_1_over_y)
-        v_1 = a_1_over_y_bar / y
-        a_1_bar_1 = a_1_bar_1 + unbroadcast(v_1, a_1)
-        v_2 = -a_1_over_y_bar * a_1_over_y / y
+        y_plus_a_over_y_bar = y_1_bar * 0.5
+        y_bar_1 = unbroadcast(y_plus_a_over_y_bar, y)
+        a_over_y_bar = unbroadcast(y_plus_a_over_y_bar, a_over_y)
+        v_1 = a_over_y_bar / y
+        a_bar = a_bar + unbroadcast(v_1, a)
+        v_2 = -a_over_y_bar * a_over_y / y
         y_bar_1 = y_bar_1 + unbroadcast(v_2, y)
-        a_1_bar = a_1_bar_1
         y_bar = y_bar_1
     # control_flow.py:16: while abs(y * y - a) > 1e-12:
-    a_bar = a_1_bar
-    a_bar = tree_add(a_bar, y_bar)
-    return (a_bar,)
+    a_bar = a_bar + y_bar
+    return a_bar

@@ -9,15 +9,15 @@ def jvp_newton_sqrt(a, a_dot):
     y_dot = a_dot
     while True:
         y_times_y = y * y
-        y_times_y_minus_a_1 = y_times_y - a
-        abs_y_times_y_minus_a_1 = np.abs(y_times_y_minus_a_1)
-        gt = abs_y_times_y_minus_a_1 > 1e-12
+        y_times_y_minus_a = y_times_y - a
+        abs_y_times_y_minus_a = np.abs(y_times_y_minus_a)
+        gt = abs_y_times_y_minus_a > 1e-12
         if not gt:
             break
-        a_1_over_y = a / y
-        a_1_over_y_dot = a_dot / y - a_1_over_y * y_dot / y
-        y_plus_a_1_over_y = y + a_1_over_y
-        y_plus_a_1_over_y_dot = y_dot + a_1_over_y_dot
-        y = 0.5 * y_plus_a_1_over_y
-        y_dot = 0.5 * y_plus_a_1_over_y_dot
+        a_over_y = a / y
+        a_over_y_dot = a_dot / y - a_over_y * y_dot / y
+        y_plus_a_over_y = y + a_over_y
+        y_plus_a_over_y_dot = y_dot + a_over_y_dot
+        y = 0.5 * y_plus_a_over_y
+        y_dot = 0.5 * y_plus_a_over_y_dot
     return (y, y_dot)

@@ -12,6 +12,14 @@ Per call the wrapper only flattens the arguments, looks the signature up
 in a dict and rebuilds the result: compiled code does the rest.  A new
 static value or pytree structure specialises again; new dtypes or ranks
 are Numba's own dispatch (same source, new machine code).
+
+Calls whose arguments are all arrays and numbers skip even that: after
+such a call the jitted function's ``__call__`` becomes a small guard
+written for that signature (see ``Jitted._install``), which checks the
+argument types, that jit is not disabled and that every global, closure
+value and attribute the code was built from is still the same object,
+then calls the Numba dispatcher directly.  Anything else falls through to
+the general path.
 """
 import ast
 import contextlib
@@ -23,6 +31,7 @@ import os
 import re
 import sys
 import threading
+import weakref
 
 import numpy as np
 
@@ -39,6 +48,11 @@ class JitError(TransformError):
 
 
 _STATE = threading.local()
+# How many disable_jit() blocks are open in any thread: while one is, no
+# jitted function has a fast path (see Jitted._install); the general path
+# reads this thread's own setting.
+_DISABLING = [0]
+_DISABLING_LOCK = threading.Lock()
 
 # Numba's advice to use contiguous arrays is about code the user did not
 # write (a generated numba stage); it would only be noise.
@@ -59,10 +73,15 @@ def disable_jit(disable=True):
     block: for pdb, prints, or code Numba cannot compile."""
     old = _disabled()
     _STATE.disabled = disable
+    with _DISABLING_LOCK:
+        _DISABLING[0] += 1
+        _uninstall_all()
     try:
         yield
     finally:
         _STATE.disabled = old
+        with _DISABLING_LOCK:
+            _DISABLING[0] -= 1
 
 
 def _runtime_stamp():
@@ -75,10 +94,16 @@ def _runtime_stamp():
             digest.update(f.read())
     import numba
     digest.update(numba.__version__.encode())
+    # Numba's cache index does not tell apart compile options (nogil ...)
+    digest.update(repr(sorted(_NJIT_OPTIONS.items())).encode())
     return digest.hexdigest()[:12]
 
 
 _STAMP = None
+# Not nogil: releasing and retaking the GIL costs 40-100 ns a call, a fifth
+# of a small function's whole call (Newton's sqrt); a caller that runs
+# compiled code on threads would compile it with nogil.
+_NJIT_OPTIONS = {"cache": True}
 
 
 def _identity(out, args):
@@ -99,7 +124,17 @@ class Compiled:
 
 
 class Jitted:
-    """A function compiled by Numba per call signature (see the module doc)."""
+    """A function compiled by Numba per call signature (see the module doc).
+
+    Every instance has a class of its own, so that its ``__call__`` can be
+    the fast path of the last signature it was called with (``_install``):
+    the interpreter then calls that guard directly, with no dispatching
+    method in between."""
+
+    def __new__(cls, *args, **kwargs):
+        own = type(cls.__name__, (cls,), {"__module__": cls.__module__,
+                                          "__qualname__": cls.__qualname__})
+        return super().__new__(own)
 
     def __init__(self, fun, static_argnums=(), static_argnames=()):
         functools.update_wrapper(self, fun, updated=())
@@ -140,6 +175,9 @@ class Jitted:
     # -- calling ------------------------------------------------------------
 
     def __call__(self, *args, **kwargs):
+        """The general path: bind, flatten, look the signature up, compile
+        if new, run, rebuild.  (An instance's own class may override this
+        with the fast path of one signature; see ``_install``.)"""
         inner = self._inner
         if _disabled():
             return inner(*args, **kwargs)
@@ -148,16 +186,28 @@ class Jitted:
         bound = self._bind(generated, args, kwargs)
         key, leaves, avs = self._signature(generated, bound)
         entry = self._cache.get(key)
-        if entry is None or entry[0] is not generated:
+        if entry is None or entry[0] is not generated or kwargs:
             # input checks (float inputs for grad ...) depend only on the key
             checked = range(len(inner._argnums)) if inner._kind == "jvp" else inner._argnums
             api._check_inputs(inner._kind, inner._fun, args, checked)
-            compiled = self._compile(generated, avs, key)
-            self._cache[key] = (generated, compiled)
+            if entry is None or entry[0] is not generated:
+                compiled = self._compile(generated, avs, key)
+                self._cache[key] = (generated, compiled)
+            else:
+                compiled = entry[1]
         else:
             compiled = entry[1]
         self._last = compiled
         values = self._run(compiled, leaves)
+        result = self._finish(compiled, values, args, leaves)
+        self._install(generated, compiled, key, args, kwargs, values)
+        return result
+
+    def _finish(self, compiled, values, args, leaves):
+        """The result from the compiled function's flat values."""
+        if compiled.plan.bare:
+            values = (values,)
+        inner = self._inner
         out = compiled.plan.unflatten(values)
         single = getattr(inner, "_single", None)
         if single is None or compiled.plan.has_zeros:
@@ -165,19 +215,155 @@ class Jitted:
         return _finish_grads(inner, single, out, args, leaves, values)
 
     def _run(self, compiled, leaves):
-        import numba.core.errors as nerr
         dispatcher = compiled.dispatcher
         known = len(dispatcher.overloads)
         try:
             return dispatcher(*leaves, *compiled.hidden)
-        except nerr.NumbaError as exc:
-            raise _translate(exc, compiled, leaves) from None
         except Exception as exc:
-            if len(dispatcher.overloads) == known and isinstance(
-                    exc, (AssertionError, NotImplementedError, KeyError, AttributeError)):
-                raise _translate(exc, compiled, leaves) from None
-            modules.annotate(exc)
-            raise
+            self._failed(exc, compiled, leaves, known)
+
+    def _failed(self, exc, compiled, leaves, known):
+        """Raise what a failed compiled call raised: a Numba compile failure
+        as a located error, anything else annotated with the user's line."""
+        import numba.core.errors as nerr
+        if isinstance(exc, nerr.NumbaError) or (
+                len(compiled.dispatcher.overloads) == known and isinstance(
+                    exc, (AssertionError, NotImplementedError, KeyError, AttributeError))):
+            raise _translate(exc, compiled, leaves) from None
+        modules.annotate(exc)
+        raise exc
+
+    # -- the fast path --------------------------------------------------------
+
+    def _install(self, generated, compiled, key, args, kwargs, values):
+        """Make ``__call__`` the fast path of this call's signature, when
+        every argument is an array or a number and every parameter is given
+        (nothing to flatten, bind, default or fold in); otherwise go back to
+        the general path.
+
+        The fast path (``_entry``) is a function written for the signature:
+        it checks each argument's type (and an array's dtype: grad's input
+        checks depend on it; ranks and layouts are Numba's own dispatch,
+        which compiles the same text again) and that every global, closure
+        cell and attribute the code was built from still holds the object
+        it held (the check ``api.Transformed.generated`` makes before
+        reusing code: a rebound value is never run stale).  Then it calls
+        the Numba dispatcher and rebuilds the result; any other call takes
+        the general path.  No fast path is installed while a
+        ``disable_jit`` block is open in any thread, and opening one removes
+        them all (``_uninstall_all``), so the fast path need not ask."""
+        fast = getattr(self, "_fast", None)
+        eligible = (not kwargs and fast is not None and fast[0] is generated and
+                    len(args) == len(fast[1]) and
+                    not any(static or name.startswith("_tx_") for name, static in fast[1])
+                    and getattr(getattr(self._inner._fun, "__tangent_x__", None),
+                                "specialize", None) is None and
+                    all(_plain_leaf(a) for a in args))
+        if eligible:
+            entries = self.__dict__.setdefault("_entries", {})
+            entry = entries.get(key)
+            if entry is None or entry[0] is not compiled:
+                names = [name for name, _ in fast[1]]
+                entry = (compiled, self._entry(generated, compiled, names, args, values))
+                entries[key] = entry
+        with _DISABLING_LOCK:
+            own = type(self)
+            if eligible and not _DISABLING[0]:
+                if own.__dict__.get("__call__") is not entry[1]:
+                    own.__call__ = entry[1]
+                    _INSTALLED.add(self)
+            else:
+                self._uninstall()
+
+    def _uninstall(self):
+        own = type(self)
+        if "__call__" in own.__dict__:
+            del own.__call__              # back to Jitted.__call__
+        _INSTALLED.discard(self)
+
+    def _entry(self, generated, compiled, names, args, values):
+        """The fast path's function (see ``_install``): Python source written
+        for one signature, because on a call that costs a few hundred
+        nanoseconds in all, each generic step (a loop over the arguments, a
+        dict lookup, even a ``**kwargs`` dict) would cost more than the
+        compiled code.  Its parameters are the function's own, so keyword
+        arguments bind as they would; their default marks one not passed,
+        which the general path then reports as any call would."""
+        env = {"_tx_dispatcher": compiled.dispatcher,
+               "_tx_general": functools.partial(_general_call, self, names),
+               "_tx_failed": functools.partial(self._failed, compiled=compiled,
+                                               known=len(compiled.dispatcher.overloads)),
+               "_tx_missing": _MISSING, "_tx_attribute_holds": _attribute_holds,
+               "_tx_cell_holds": _cell_holds}
+        checks = []
+        for i, (name, value) in enumerate(zip(names, args)):
+            env[f"_tx_t{i}"] = type(value)
+            checks.append(f"type({name}) is _tx_t{i}")
+            if isinstance(value, np.ndarray):
+                env[f"_tx_d{i}"] = value.dtype
+                checks.append(f"{name}.dtype is _tx_d{i}")
+        holders, seen = {}, set()
+        for j, (kind, holder, attr, value) in enumerate(generated.deps):
+            if (kind, id(holder), attr, id(value)) in seen:
+                continue
+            seen.add((kind, id(holder), attr, id(value)))
+            env[f"_tx_v{j}"] = value
+            if kind == "global":
+                h = holders.setdefault(id(holder), f"_tx_g{len(holders)}")
+                env[h] = holder
+                checks.append(f"{h}.get({attr!r}, _tx_missing) is _tx_v{j}")
+            elif kind == "cell":
+                env[f"_tx_c{j}"] = holder
+                checks.append(f"_tx_cell_holds(_tx_c{j}, _tx_v{j})")
+            else:
+                env[f"_tx_o{j}"] = holder
+                checks.append(f"_tx_attribute_holds(_tx_o{j}, {attr!r}, _tx_v{j})")
+        hidden = []
+        for k, value in enumerate(compiled.hidden):
+            env[f"_tx_h{k}"] = value
+            hidden.append(f"_tx_h{k}")
+        given = ", ".join(names)
+        packed = f"({given}{',' if names else ''})"
+        result = self._fast_result(compiled, args, values, env, packed)
+        fname = getattr(self._fun, "__name__", "")
+        if not fname.isidentifier() or fname in env or fname in names:
+            fname = "jitted"
+        text = "\n".join([
+            f"def {fname}({', '.join(f'{n}=_tx_missing' for n in names)}):",
+            f"    if {' and '.join(checks or ['True'])}:",
+            "        try:",
+            f"            _tx_values = _tx_dispatcher({', '.join(names + hidden)})",
+            "        except Exception as _tx_exc:",
+            f"            _tx_failed(_tx_exc, leaves={packed})",
+            f"        return {result}",
+            f"    return _tx_general({given})",
+            ""])
+        code = compile(text, f"<tangent_x jit fast path of {self._name()}>", "exec")
+        exec(code, env)
+        function = env[fname]
+        function.source = text       # for reading: type(jitted).__call__.source
+        return staticmethod(function)
+
+    def _fast_result(self, compiled, args, values, env, packed):
+        """The expression of the fast path's result.  The structure is
+        rebuilt inline; a gradient is returned as computed where the general
+        path's finishing (cast to the argument's type, copy what shares
+        memory) would give it back unchanged: every argument a Python float
+        or int (no array to share memory with; Numba's types, fixed by the
+        argument types, give float gradients and a float value, as this
+        call showed).  Otherwise the general finishing runs."""
+        plan, inner = compiled.plan, self._inner
+        direct = inner._finish is _identity
+        if not direct and getattr(inner, "_single", None) is not None and \
+                not plan.has_zeros and not inner._has_aux and \
+                all(type(a) in (float, int) for a in args):
+            flat = (values,) if plan.bare else values
+            direct = all(type(v) is float for v in flat) and \
+                all(type(args[i]) is float for i in inner._argnums)
+        if direct:
+            return _rebuild_text(plan.out, "_tx_values" if plan.bare else None, env)
+        env["_tx_finish"] = functools.partial(self._finish, compiled)
+        return f"_tx_finish(_tx_values, {packed}, {packed})"
 
     def _bind(self, generated, args, kwargs):
         """{parameter: (value, static?)} for the generated function."""
@@ -295,7 +481,7 @@ class Jitted:
         for bound_name, obj in plan.bound.items():
             module.__dict__.setdefault(bound_name, obj)
         import numba
-        dispatcher = numba.njit(cache=True, nogil=True)(getattr(module, name))
+        dispatcher = numba.njit(**_NJIT_OPTIONS)(getattr(module, name))
         return Compiled(dispatcher, plan, text, path, linemap, generated.canonical.origin)
 
     # -- inspection ---------------------------------------------------------
@@ -312,6 +498,83 @@ class Jitted:
         else:
             avs = generic_arguments(generated.function)
         return numba_stage(generated, avs, self._call_site)[0]
+
+
+_MISSING = object()
+_INSTALLED = weakref.WeakSet()      # jitted functions whose fast path is installed
+
+
+def _uninstall_all():
+    """Every jitted function back to its general path (under the lock)."""
+    for jitted in list(_INSTALLED):
+        jitted._uninstall()
+
+
+def _general_call(jitted, names, *values):
+    """The general path called from a fast path that stepped aside: the
+    parameters given, by position up to the first one not given, by name
+    after it."""
+    args, kwargs = [], {}
+    for name, value in zip(names, values):
+        if value is _MISSING:
+            continue
+        if kwargs or len(args) < names.index(name):
+            kwargs[name] = value
+        else:
+            args.append(value)
+    return Jitted.__call__(jitted, *args, **kwargs)
+
+
+def _plain_leaf(value):
+    """An argument the fast path takes as it is: an array or a number of a
+    type the compiled code accepts."""
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind in "biufc"
+    if type(value) in (float, int, bool, complex):
+        return True
+    return isinstance(value, np.generic) and value.dtype.kind in "biufc"
+
+
+def _cell_holds(cell, value):
+    try:
+        return cell.cell_contents is value
+    except ValueError:       # emptied
+        return False
+
+
+def _attribute_holds(holder, attr, value):
+    current = getattr(holder, attr, _MISSING)
+    # bound methods are new objects on every access (as canonical.deps_current)
+    return current is value or (callable(value) and current == value)
+
+
+def _rebuild_text(av, bare, env):
+    """Python source rebuilding a plan's result structure from the flat
+    ``_tx_values`` (``bare``: the name of the one value returned unwrapped)."""
+    from .specialize import Zero, children, is_container, is_namedtuple
+    if is_container(av):
+        items = [_rebuild_text(c, bare, env) for c in children(av)]
+        if isinstance(av, dict):
+            keys = []
+            for k in av:
+                env[f"_tx_k{len(env)}"] = k
+                keys.append(f"_tx_k{len(env) - 1}")
+            return "{" + ", ".join(f"{k}: {v}" for k, v in zip(keys, items)) + "}"
+        if type(av) is tuple:
+            return "(" + "".join(f"{v}, " for v in items) + ")"
+        if type(av) is list:
+            return "[" + ", ".join(items) + "]"
+        env[f"_tx_T{len(env)}"] = type(av)
+        t = f"_tx_T{len(env) - 1}"
+        if is_namedtuple(av):
+            return f"{t}({', '.join(items)})"
+        return f"{t}([{', '.join(items)}])"
+    if isinstance(av, Dyn):
+        return bare if bare is not None else f"_tx_values[{int(av.name[1:])}]"
+    if isinstance(av, Zero):
+        return "None"
+    env[f"_tx_k{len(env)}"] = av.value
+    return f"_tx_k{len(env) - 1}"
 
 
 def _finish_grads(inner, single, out, args, leaves, values):

@@ -251,16 +251,19 @@ class Plan:
     ``out``: the result's structure, its compiled leaves replaced by their
     position in the returned tuple (``Dyn('#3')``); ``hidden``: constants
     passed as extra arguments (arrays read from globals or static values),
-    so no array is frozen into Numba's on-disk cache."""
+    so no array is frozen into Numba's on-disk cache.  ``bare``: the
+    compiled function returns its only leaf itself, not a 1-tuple."""
 
     def __init__(self, out, hidden, params, bound=None):
         self.out = out
         self.hidden = hidden
         self.params = params
         self.bound = bound or {}
+        leaves = av_leaves(out)
         self.has_zeros = any(isinstance(leaf, Zero) or (isinstance(leaf, Const) and
                                                         leaf.value is None)
-                             for leaf in av_leaves(out))
+                             for leaf in leaves)
+        self.bare = sum(isinstance(leaf, Dyn) for leaf in leaves) == 1
 
     def unflatten(self, values):
         def build(av):
@@ -520,7 +523,8 @@ class Specializer:
         return self.finish(result)
 
     def finish(self, result):
-        """Flatten the result: compiled leaves are returned as a tuple."""
+        """Flatten the result: compiled leaves are returned as a tuple, a
+        single leaf as itself (see ``Plan.bare``)."""
         values = []
 
         def plan(av, hint):
@@ -538,7 +542,9 @@ class Specializer:
             return Dyn(f"#{len(values) - 1}")
 
         out = plan(result, "out")
-        self.emit(ast.Return(value=ast.Tuple(elts=values, ctx=ast.Load())))
+        # one leaf is returned as it is: no tuple to build, box and unpack
+        self.emit(ast.Return(value=values[0] if len(values) == 1 else
+                             ast.Tuple(elts=values, ctx=ast.Load())))
         return out
 
     def body(self, stmts):
