@@ -360,8 +360,16 @@ class Jitted:
             flat = (values,) if plan.bare else values
             direct = all(type(v) is float for v in flat) and \
                 all(type(args[i]) is float for i in inner._argnums)
+        rebuilt = _rebuild_text(plan.out, "_tx_values" if plan.bare else None, env)
         if direct:
-            return _rebuild_text(plan.out, "_tx_values" if plan.bare else None, env)
+            return rebuilt
+        if getattr(inner, "_single", None) is not None and not plan.has_zeros:
+            # the general finishing of gradients, less its pytree walks:
+            # every argument is a leaf (so _fill is _cast_like)
+            env["_tx_finish_grads"] = functools.partial(
+                _finish_grads, inner, inner._single, fill=_cast_leaf)
+            flat = "(_tx_values,)" if plan.bare else "_tx_values"
+            return f"_tx_finish_grads({rebuilt}, {packed}, {packed}, {flat})"
         env["_tx_finish"] = functools.partial(self._finish, compiled)
         return f"_tx_finish(_tx_values, {packed}, {packed})"
 
@@ -501,6 +509,7 @@ class Jitted:
 
 
 _MISSING = object()
+from numba.core.runtime._nrt_python import _MemInfo as _MEMINFO  # noqa: E402
 _INSTALLED = weakref.WeakSet()      # jitted functions whose fast path is installed
 
 
@@ -577,11 +586,12 @@ def _rebuild_text(av, bare, env):
     return f"_tx_k{len(env) - 1}"
 
 
-def _finish_grads(inner, single, out, args, leaves, values):
+def _finish_grads(inner, single, out, args, leaves, values, fill=api._fill):
     """``grad``/``value_and_grad``'s finishing step (gradients shaped and
     typed like their arguments, sharing memory with none), made cheap for
     compiled results: the flat leaves in and out are at hand, so copies are
-    needed only when a result may share memory with an argument."""
+    needed only when a result may share memory with an argument.  ``fill``:
+    ``_cast_leaf`` when every argument is a leaf (the fast path)."""
     kind, nums = inner._kind, inner._argnums
     if kind == "grad":
         grads, aux = out if inner._has_aux else (out, None)
@@ -592,18 +602,56 @@ def _finish_grads(inner, single, out, args, leaves, values):
             raise TypeError("Gradient only defined for scalar-output functions. "
                             f"Output had shape: {np.shape(primal)}.")
     grads = (grads,) if single else grads
-    filled = tuple(api._fill(g, args[i]) for g, i in zip(grads, nums))
-    inputs = [a for a in leaves if isinstance(a, np.ndarray)]
-    outputs = [v for v in values if isinstance(v, np.ndarray)]
-    if outputs and (inputs or len(outputs) > 1) and any(
-            not o.flags.writeable or any(np.may_share_memory(o, a) for a in inputs)
-            or any(o is not p and np.may_share_memory(o, p) for p in outputs)
-            for o in outputs):
+    filled = tuple([fill(g, args[i]) for g, i in zip(grads, nums)])
+    if _may_share(leaves, values):
         filled = api._owned(filled, args)
     filled = filled[0] if single else filled
     if kind == "grad":
         return (filled, aux) if inner._has_aux else filled
     return value, filled
+
+
+def _cast_leaf(g, x):
+    """``api._cast_like`` (a gradient shaped and typed like its argument),
+    with the usual case first: an array already of the argument's shape and
+    dtype, which ``_cast_like`` would give back as it is."""
+    if type(g) is np.ndarray and type(x) is np.ndarray and g.dtype == x.dtype and \
+            g.shape == x.shape:
+        return g
+    return api._cast_like(g, x)
+
+
+def _may_share(leaves, values):
+    """Whether an array the compiled code returned is read-only or may
+    share memory with an argument or with another returned array.
+
+    First the common case, decided without comparing addresses: every
+    returned array is writable and is the whole of a buffer Numba
+    allocated in this call (its base is a Numba MemInfo with no parent
+    array), each a different buffer."""
+    outputs = [v for v in values if isinstance(v, np.ndarray)]
+    if not outputs:
+        return False
+    buffers = set()
+    for o in outputs:
+        base = o.base
+        if type(base) is not _MEMINFO or base.parent is not None or \
+                id(base) in buffers or not o.flags.writeable:
+            break
+        buffers.add(id(base))
+    else:
+        return False
+    inputs = [a for a in leaves if isinstance(a, np.ndarray)]
+    for k, o in enumerate(outputs):
+        if not o.flags.writeable:
+            return True
+        for other in inputs:
+            if np.may_share_memory(o, other):
+                return True
+        for other in outputs[k + 1:]:
+            if o is not other and np.may_share_memory(o, other):
+                return True
+    return False
 
 
 def generic_arguments(function):
