@@ -499,6 +499,10 @@ def _dot_sum(x, y):
     return np.sum(x * y)
 
 
+def _plus_sum(x, y):
+    return np.sum(x + y)
+
+
 def test_fast_path_gradients_never_share_memory_with_the_arguments():
     jitted = tx.jit(tx.grad(_dot_sum, argnums=(0, 1)))
     x, y = np.array([1.0, 2.0]), np.array([3.0, -1.0])
@@ -509,6 +513,16 @@ def test_fast_path_gradients_never_share_memory_with_the_arguments():
         assert not np.shares_memory(gx, y) and not np.shares_memory(gy, x)
         assert gx.flags.writeable and gy.flags.writeable
     assert _has_fast_path(jitted)
+    # both gradients are one buffer in the compiled code: one is copied
+    both = tx.jit(tx.grad(_plus_sum, argnums=(0, 1)))
+    for _ in range(3):
+        gx, gy = both(x, y)
+        np.testing.assert_allclose(gx, np.ones(2))
+        np.testing.assert_allclose(gy, np.ones(2))
+        assert not np.shares_memory(gx, gy)
+        gx[0] = 5.0
+        assert gy[0] == 1.0
+    assert _has_fast_path(both)
 
 
 def _loss_with_aux(x, y):

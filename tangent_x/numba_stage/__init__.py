@@ -35,7 +35,7 @@ import weakref
 
 import numpy as np
 
-from .. import api, emit, modules
+from .. import api, emit, modules, tree_util
 from ..errors import Origin, TransformError
 from ..naming import Namer
 from .specialize import Const, Dyn, Plan, SpecializationError, Specializer
@@ -604,7 +604,7 @@ def _finish_grads(inner, single, out, args, leaves, values, fill=api._fill):
     grads = (grads,) if single else grads
     filled = tuple([fill(g, args[i]) for g, i in zip(grads, nums)])
     if _may_share(leaves, values):
-        filled = api._owned(filled, args)
+        filled = _owned(filled, leaves)
     filled = filled[0] if single else filled
     if kind == "grad":
         return (filled, aux) if inner._has_aux else filled
@@ -619,6 +619,26 @@ def _cast_leaf(g, x):
             g.shape == x.shape:
         return g
     return api._cast_like(g, x)
+
+
+def _owned(grads, leaves):
+    """Every gradient array writable and sharing memory with no argument and
+    no other gradient: the others are copied.  (``api._owned`` finds shared
+    memory by following ``.base`` to a common owner, but arrays Numba
+    returns each have their own wrapper of Numba's buffer as their base,
+    so here the memory ranges are compared.)"""
+    inputs = [a for a in leaves if isinstance(a, np.ndarray)]
+    kept = []
+
+    def own(leaf):
+        if isinstance(leaf, np.ndarray):
+            if not leaf.flags.writeable or any(np.may_share_memory(leaf, other)
+                                               for other in inputs + kept):
+                leaf = leaf.copy()
+            kept.append(leaf)
+        return leaf
+
+    return tree_util.tree_map(own, grads)
 
 
 def _may_share(leaves, values):
@@ -636,9 +656,9 @@ def _may_share(leaves, values):
     for o in outputs:
         base = o.base
         if type(base) is not _MEMINFO or base.parent is not None or \
-                id(base) in buffers or not o.flags.writeable:
+                base.data in buffers or not o.flags.writeable:
             break
-        buffers.add(id(base))
+        buffers.add(base.data)
     else:
         return False
     inputs = [a for a in leaves if isinstance(a, np.ndarray)]
@@ -648,8 +668,8 @@ def _may_share(leaves, values):
         for other in inputs:
             if np.may_share_memory(o, other):
                 return True
-        for other in outputs[k + 1:]:
-            if o is not other and np.may_share_memory(o, other):
+        for other in outputs[k + 1:]:       # (the same array twice shares too)
+            if np.may_share_memory(o, other):
                 return True
     return False
 
