@@ -680,3 +680,39 @@ def test_pytree_call_after_a_fast_call_uses_the_general_path():
     for _ in range(2):
         np.testing.assert_allclose(jitted(params, x)["w"], 3.0 * x)
         assert not _has_fast_path(jitted)
+
+
+def _stack_refill(x):
+    stack = []
+    for i in range(4):
+        stack.append(x * i)
+    total = 0.0
+    for i in range(2):
+        total = total + stack.pop()
+    for i in range(3):
+        stack.append(x + i)          # pushed after pops
+    for i in range(len(stack)):
+        total = total * 0.5 + stack.pop() * x
+    return total
+
+
+def _stack_peek(x):
+    stack = []
+    for i in range(4):
+        stack.append(x + i)
+    top = stack[-1]
+    return top * stack.pop() + len(stack)
+
+
+def test_lists_used_as_stacks_push_after_pop():
+    """A list only pushed, popped and measured is kept with its size in
+    compiled code (pops do not shrink it): pushes after pops overwrite, and
+    len() is the size; a list read otherwise stays a plain list.  (Tapes
+    of generated gradients are such stacks: the control-flow corpus checks
+    them under jit.)"""
+    for f in (_stack_refill, _stack_peek):
+        for x in (0.5, -1.25):
+            assert tx.jit(f)(x) == pytest.approx(f(x), rel=1e-12)
+    code = tx.jit(_stack_refill).numba_source(0.5)
+    assert "_size]" in code and ".pop()" not in code
+    assert ".pop()" in tx.jit(_stack_peek).numba_source(0.5)

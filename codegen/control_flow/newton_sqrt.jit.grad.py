@@ -10,6 +10,7 @@ def grad_newton_sqrt(a):
     # control_flow.py:16: while abs(y * y - a) > 1e-12:
     y = a
     y_tape = []
+    y_tape_size = 0
     while True:
         # control_flow.py:16: while abs(y * y - a) > 1e-12:
         y_times_y = y * y
@@ -21,7 +22,12 @@ def grad_newton_sqrt(a):
             # control_flow.py:16: while abs(y * y - a) > 1e-12:
             break
         # control_flow.py:16: while abs(y * y - a) > 1e-12:
-        y_tape.append(y)
+        if y_tape_size < len(y_tape):
+            y_tape[y_tape_size] = y
+        else:
+            y_tape.append(y)
+        # control_flow.py:16: while abs(y * y - a) > 1e-12:
+        y_tape_size += 1
         a_over_y = a / y
         y_plus_a_over_y = y + a_over_y
         y = 0.5 * y_plus_a_over_y
@@ -29,11 +35,12 @@ def grad_newton_sqrt(a):
     check_grad_output(y)
     # control_flow.py:16: while abs(y * y - a) > 1e-12:
     a_bar = zeros_like(a)
-    v = len(y_tape)
+    v = y_tape_size
     y_bar = 1.0
     for step in range(v):
         # control_flow.py:16: while abs(y * y - a) > 1e-12:
-        y = y_tape.pop()
+        y_tape_size -= 1
+        y = y_tape[y_tape_size]
         a_over_y = a / y
         y_1_bar = y_bar
         y_plus_a_over_y_bar = y_1_bar * 0.5

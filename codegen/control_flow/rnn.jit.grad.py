@@ -14,9 +14,15 @@ def grad_rnn(W, U, xs):
     # control_flow.py:31: for x in xs:
     n = len(xs)
     h_1_tape = []
+    h_1_tape_size = 0
     for k in range(n):
         # control_flow.py:31: for x in xs:
-        h_1_tape.append(h_1)
+        if h_1_tape_size < len(h_1_tape):
+            h_1_tape[h_1_tape_size] = h_1
+        else:
+            h_1_tape.append(h_1)
+        # control_flow.py:31: for x in xs:
+        h_1_tape_size += 1
         item = iteration_item(xs, k)
         W_at_h_1 = W @ h_1
         U_at_item = U @ item
@@ -34,7 +40,8 @@ def grad_rnn(W, U, xs):
     W_bar = zeros_like(W)
     for k in range(n - 1, -1, -1):
         # control_flow.py:31: for x in xs:
-        h_1 = h_1_tape.pop()
+        h_1_tape_size -= 1
+        h_1 = h_1_tape[h_1_tape_size]
         item = iteration_item(xs, k)
         W_at_h_1 = W @ h_1
         U_at_item = U @ item

@@ -13,7 +13,8 @@ abstract value for every variable,
 * ``Const(v)``   a value known now: static arguments, literals, shapes of
   containers, functions and modules;
 * ``Zero(like)`` a symbolic zero cotangent shaped like ``like``;
-* ``Tape(t)``    a growable list (per leaf) filled by a loop;
+* ``Tape(t)``    a growable list (per leaf) filled by a loop (see
+  ``Specializer.sizes`` for how it is kept);
 * Python ``dict``/``list``/``tuple``/namedtuple of abstract values: a
   pytree whose structure is known and whose leaves are any of the above.
 
@@ -307,6 +308,15 @@ class Specializer:
         self.emitting = True
         self.masks = set()       # variables holding boolean arrays (from comparisons)
         self.ranges = {}         # variables holding range(...): name -> its arguments
+        # A tape that is only pushed, popped and measured keeps its size in
+        # a variable of its own (list name -> size variable): a pop lowers
+        # the size and reads, a push writes at the size (appending when the
+        # list is full), and the list never shrinks.  Numba's list.pop gives
+        # memory back as the list empties, and a push after it takes it
+        # again: on a short loop those reallocations cost as much as the
+        # arithmetic.
+        self.stacks = _stack_lists(func)
+        self.sizes = {}
 
     # -- names ------------------------------------------------------------
 
@@ -361,6 +371,10 @@ class Specializer:
         saved = self.fresh(f"{name}_saved")
         self.emit(ast.Assign(targets=[ast.Name(saved, ast.Store())],
                              value=ast.Name(name, ast.Load()), lineno=0))
+        if name in self.sizes:
+            self.sizes[saved] = self.fresh(f"{saved}_size")
+            self.emit(ast.Assign(targets=[ast.Name(self.sizes[saved], ast.Store())],
+                                 value=ast.Name(self.sizes[name], ast.Load()), lineno=0))
         for k in readers:
             self.env[k] = substitute(self.env[k], name, saved)
         for carried in self.loops:
@@ -712,17 +726,32 @@ class Specializer:
                 if not (isinstance(value, Const) and value.value is None):
                     self.fail("a loop pushes values of different structures on one list")
                 return
+            item = self.render(value)
             node = ast.Call(func=ast.Attribute(value=ast.Name(template.name, ast.Load()),
                                                attr="append", ctx=ast.Load()),
-                            args=[self.render(value)], keywords=[])
-            self.emit(ast.Expr(value=node))
+                            args=[item], keywords=[])
+            size = self.sizes.get(template.name)
+            if size is None:
+                self.emit(ast.Expr(value=node))
+                return
+            # y_tape[y_tape_size] = y, or y_tape.append(y) when it is full
+            self.emit(ast.If(
+                test=ast.Compare(left=ast.Name(size, ast.Load()), ops=[ast.Lt()],
+                                 comparators=[ast.Call(func=ast.Name("len", ast.Load()),
+                                                       args=[ast.Name(template.name, ast.Load())],
+                                                       keywords=[])]),
+                body=[ast.Assign(targets=[ast.Subscript(
+                    value=ast.Name(template.name, ast.Load()),
+                    slice=ast.Name(size, ast.Load()), ctx=ast.Store())],
+                    value=copy.deepcopy(item), lineno=0)],
+                orelse=[ast.Expr(value=node)]))
+            self.emit(ast.AugAssign(target=ast.Name(size, ast.Store()), op=ast.Add(),
+                                    value=ast.Constant(1)))
         push(tape.template, item)
 
     def tape_pop(self, tape, target):
         if isinstance(tape.template, Dyn):       # one list: `h = h_tape.pop()`
-            return Expr(ast.Call(func=ast.Attribute(
-                value=ast.Name(tape.template.name, ast.Load()), attr="pop", ctx=ast.Load()),
-                args=[], keywords=[]))
+            return Expr(self.pop_node(tape.template.name))
 
         def pop(template):
             if is_container(template):
@@ -730,11 +759,21 @@ class Specializer:
             if isinstance(template, Const):
                 return template
             name = self.fresh(template.name.replace("_tape", "") + "_item")
-            self.assign(name, ast.Call(func=ast.Attribute(
-                value=ast.Name(template.name, ast.Load()), attr="pop", ctx=ast.Load()),
-                args=[], keywords=[]))
+            self.assign(name, self.pop_node(template.name))
             return Dyn(name)
         return pop(tape.template)
+
+    def pop_node(self, lst):
+        """``lst.pop()``, or for a sized tape ``lst[size]`` after the size
+        went down by one (emitted here)."""
+        size = self.sizes.get(lst)
+        if size is None:
+            return ast.Call(func=ast.Attribute(value=ast.Name(lst, ast.Load()), attr="pop",
+                                               ctx=ast.Load()), args=[], keywords=[])
+        self.emit(ast.AugAssign(target=ast.Name(size, ast.Store()), op=ast.Sub(),
+                                value=ast.Constant(1)))
+        return ast.Subscript(value=ast.Name(lst, ast.Load()), slice=ast.Name(size, ast.Load()),
+                             ctx=ast.Load())
 
     # -- control flow -------------------------------------------------------
 
@@ -944,7 +983,7 @@ class Specializer:
         value before the loop) and ``new`` (after one iteration)."""
         canon = self.canonical(old, new, name)
         carried.names[name] = canon
-        self.initialize(canon, old)
+        self.initialize(canon, old, sized=name in self.stacks)
         self.env[name] = canon
 
     def canonical(self, old, new, hint):
@@ -984,12 +1023,17 @@ class Specializer:
             return item
         return Dyn(self.fresh(hint if hint.endswith("_tape") else f"{hint}_tape"))
 
-    def initialize(self, canon, old):
-        """Before the loop: the carried variables of ``canon`` hold ``old``."""
+    def initialize(self, canon, old, sized=False):
+        """Before the loop: the carried variables of ``canon`` hold ``old``
+        (``sized``: a tape kept with its size, see ``sizes``)."""
         if isinstance(canon, Tape):
             for leaf in av_leaves(canon.template):
                 if isinstance(leaf, Dyn):
                     self.assign(leaf.name, ast.List(elts=[], ctx=ast.Load()))
+                    if sized or leaf.name in self.sizes:
+                        size = self.sizes.setdefault(leaf.name,
+                                                     self.fresh(f"{leaf.name}_size"))
+                        self.assign(size, ast.Constant(0))
             return
         if is_container(canon):
             for c, o in zip(children(canon), children(old)):
@@ -1339,6 +1383,38 @@ def _as_av(value):
     if isinstance(value, (list, tuple)):
         return type(value)(_as_av(v) for v in value)
     return Const(value)
+
+
+def _stack_lists(func):
+    """Names of the python stage's lists used only as stacks: bound to
+    ``[]``, pushed (``xs.append(v)``), popped (``xs.pop()``) and measured
+    (``len(xs)``), nothing else (no indexing, iterating or passing on)."""
+    parents = {}
+    for node in ast.walk(func):
+        for child in ast.iter_child_nodes(node):
+            parents[child] = node
+    ok, bad = set(), set()
+    for node in ast.walk(func):
+        if not isinstance(node, ast.Name):
+            continue
+        parent = parents.get(node)
+        grand = parents.get(parent)
+        if isinstance(node.ctx, ast.Store):
+            use = isinstance(parent, ast.Assign) and len(parent.targets) == 1 and \
+                parent.targets[0] is node and isinstance(parent.value, ast.List) and \
+                not parent.value.elts
+        elif isinstance(parent, ast.Attribute) and parent.value is node and \
+                isinstance(grand, ast.Call) and grand.func is parent:
+            use = (parent.attr == "append" and len(grand.args) == 1 and
+                   isinstance(parents.get(grand), ast.Expr)) or \
+                (parent.attr == "pop" and not grand.args)
+        elif isinstance(parent, ast.Call) and node in parent.args:
+            use = isinstance(parent.func, ast.Name) and parent.func.id == "len" and \
+                len(parent.args) == 1 and not parent.keywords
+        else:
+            use = False
+        (ok if use else bad).add(node.id)
+    return ok - bad
 
 
 def substitute(av, old, new):

@@ -295,6 +295,9 @@ def _len(s, args, kwargs):
     if isinstance(x, Tape):
         leaves = [leaf for leaf in _tape_leaves(x)]
         if leaves:
+            size = s.sizes.get(leaves[0].name)       # a tape kept with its size
+            if size is not None:
+                return Expr(ast.Name(size, ast.Load()))
             return Expr(ast.Call(func=ast.Name("len", ast.Load()),
                                  args=[ast.Name(leaves[0].name, ast.Load())], keywords=[]))
     return NotImplemented
