@@ -304,7 +304,16 @@ class Reverse:
     def adjoint_loop(self, eqn):
         """Replay the loop backwards: restore each iteration's carry from the
         tape, recompute the body, run its adjoint (checkpointing per step:
-        the tape holds only the carried state)."""
+        the tape holds only the carried state).
+
+        What the body computes *into the carry* is not recomputed: at the
+        start of backward step k the carried variables still hold their
+        values at the end of forward iteration k (the next step's start, or
+        the loop's final state), which are the body's results.  Those are
+        bound from the carry before the pop, their equations leave the
+        recomputation, and dead-code elimination then drops whatever only
+        fed them (``h = tanh(W @ h + U @ x)``: the adjoint reads the new
+        ``h``, nothing recomputes it)."""
         carry = list(eqn.params["carry"])
         body = eqn.params["body"]
         tapes = self.tape_names(eqn)
@@ -328,11 +337,12 @@ class Reverse:
         seeds = [(r, ir.name(carry_bars[c])) for c, r in zip(carry, body.results)
                  if c in carry_bars]
         inner_stmts, inner = self.sub(body, seeds, extra_wrt=active)
-        recompute = lower.lower(body.eqns, inner.tape_names)
+        ends, eqns = _results_from_carry(carry, body, inner.tape_names)
+        recompute = lower.lower(eqns, inner.tape_names)
         new_bars = [inner.bars.get(c) if ir.is_name(inner.bars.get(c)) else _zeros_like(c)
                     for c in active]
         update = lower.assign_many([carry_bars[c] for c in active], new_bars)
-        loop_body = restore + recompute + inner_stmts + update
+        loop_body = ends + restore + recompute + inner_stmts + update
         if eqn.prim.kind == "for_range":
             start, stop, step = eqn.args[:3]
             iterator = gast.Call(func=ir.name("reversed"),
@@ -352,6 +362,32 @@ class Reverse:
         for c in carry:
             self.bars.pop(c, None)
         return stmts
+
+
+# Equations that replaying the body must run even when their outputs are
+# known: control flow (its branches' and inner loops' values feed their own
+# adjoints, inner loops fill tapes) and effects.
+_REPLAYED = ("cond", "while", "for_range", "custom", "effect")
+
+
+def _results_from_carry(carry, body, tapes):
+    """(``r = c`` for each body result ``r`` a body equation computes,
+    bound from its carried variable ``c`` before the pop; the body's
+    equations less those whose outputs are all bound so).
+
+    Sound because a body result at the end of forward iteration k is the
+    carry at the start of iteration k+1: exactly what ``c`` holds when
+    backward step k begins.  A result that is a carry-in or an outer value
+    is left alone (the pop or nothing rebinds it)."""
+    defined = {o for e in body.eqns for o in e.outs}
+    ends, bound = [], set()
+    for c, r in zip(carry, body.results):
+        if ir.is_name(r) and r.id in defined and r.id not in bound and r.id not in carry:
+            ends.append(_assign(r.id, ir.name(c)))
+            bound.add(r.id)
+    eqns = [e for e in body.eqns
+            if e.prim.kind in _REPLAYED or tapes(e) is not None or not set(e.outs) <= bound]
+    return ends, eqns
 
 
 def _arg_positions(eqn):

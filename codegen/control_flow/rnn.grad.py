@@ -30,12 +30,11 @@ def grad_rnn(W, U, xs):
     U_bar = zeros_like(U)
     W_bar = zeros_like(W)
     for k in reversed(range(n)):
+        h_2 = h_1
         h_1 = h_1_tape.pop()
         item = iteration_item(xs, k)
         W_at_h_1 = W @ h_1
         U_at_item = U @ item
-        plus_W_at_h_1 = W_at_h_1 + U_at_item
-        h_2 = np.tanh(plus_W_at_h_1)
         h_2_bar = h_1_bar
         plus_W_at_h_1_bar = h_2_bar * (1.0 - h_2 * h_2)
         W_at_h_1_bar = unbroadcast(plus_W_at_h_1_bar, W_at_h_1)
