@@ -4,6 +4,7 @@
 import numpy as np
 from tangent_x.runtime import check_grad_output, iteration_item, matmul_adjoint_lhs, matmul_adjoint_rhs, unbroadcast, unreduce, zeros_like
 import tangent_x.numba_stage.numba_runtime  # Numba implementations of the helpers
+from tangent_x.numba_stage.numba_runtime import add_matmul_adjoint_lhs
 
 
 def grad_rnn(W, U, xs):
@@ -43,7 +44,7 @@ def grad_rnn(W, U, xs):
         plus_W_at_h_1_bar = h_2_bar * (1.0 - h_2 * h_2)
         W_at_h_1_bar = unbroadcast(plus_W_at_h_1_bar, W_at_h_1)
         U_at_item_bar = unbroadcast(plus_W_at_h_1_bar, U_at_item)
-        U_bar = U_bar + matmul_adjoint_lhs(U_at_item_bar, U, item)
-        W_bar = W_bar + matmul_adjoint_lhs(W_at_h_1_bar, W, h_1)
+        U_bar = add_matmul_adjoint_lhs(U_bar, U_at_item_bar, U, item)
+        W_bar = add_matmul_adjoint_lhs(W_bar, W_at_h_1_bar, W, h_1)
         h_1_bar = matmul_adjoint_rhs(W_at_h_1_bar, W, h_1)
     return (W_bar, U_bar)
