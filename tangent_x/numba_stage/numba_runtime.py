@@ -130,6 +130,13 @@ def _unbroadcast(g, x):
     return lambda g, x: sum_to(g, x.shape)
 
 
+@overload(runtime.shaped, jit_options=_CACHED)
+def _shaped(shape):
+    if len(shape) == 0:
+        return lambda shape: 0.0
+    return lambda shape: np.broadcast_to(0.0, shape)
+
+
 @overload(runtime.broadcast_like, jit_options=_CACHED)
 def _broadcast_like(t, ans):
     if not _is_array(ans):
@@ -629,8 +636,9 @@ def _add_outer(acc, u, v):
             return False
         for i in range(m):
             ui = u[i]
+            row = acc[i]         # a row view: the inner loop vectorises
             for j in range(n):
-                acc[i, j] += ui * v[j]
+                row[j] += ui * v[j]
         return True
     return add_outer
 
