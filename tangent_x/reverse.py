@@ -313,7 +313,8 @@ class Reverse:
         bound from the carry before the pop, their equations leave the
         recomputation, and dead-code elimination then drops whatever only
         fed them (``h = tanh(W @ h + U @ x)``: the adjoint reads the new
-        ``h``, nothing recomputes it)."""
+        ``h``, nothing recomputes it).  Nor are values the adjoint reads
+        only for their shape (see ``_read_for_shape``)."""
         carry = list(eqn.params["carry"])
         body = eqn.params["body"]
         tapes = self.tape_names(eqn)
