@@ -110,7 +110,7 @@ def _owned_families(blocks):
         elif isinstance(stmt, gast.For):
             for n in ir.walk_names(stmt.target):
                 sources.setdefault(n.id, []).append(("other", None))
-        for node in gast.walk(stmt):
+        for node in ir.walk(stmt):
             if _is_last_item(node):
                 safe_reads.add(id(node.value))
             elif _call_name(node) in _READERS and node.args:
@@ -147,9 +147,9 @@ def _shallow_walk(stmt):
     if isinstance(stmt, (gast.For, gast.While, gast.If)):
         heads = [stmt.iter, stmt.target] if isinstance(stmt, gast.For) else [stmt.test]
         for head in heads:
-            yield from gast.walk(head)
+            yield from ir.walk(head)
         return
-    yield from gast.walk(stmt)
+    yield from ir.walk(stmt)
 
 
 def reuse_dead_lists(blocks, live_out):

@@ -414,7 +414,7 @@ def _read_for_shape(eqns, stmts, tapes):
     recomputed as before."""
     positions = set()
     for stmt in stmts:
-        for node in gast.walk(stmt):
+        for node in ir.walk(stmt):
             if isinstance(node, gast.Call) and ir.is_name(node.func) and \
                     node.func.id in _SHAPE_ARGS and len(node.args) > _SHAPE_ARGS[node.func.id]:
                 arg = node.args[_SHAPE_ARGS[node.func.id]]
@@ -422,7 +422,7 @@ def _read_for_shape(eqns, stmts, tapes):
                     positions.add(id(arg))
     shape_reads, needed = set(), set()
     for stmt in stmts:
-        for node in gast.walk(stmt):
+        for node in ir.walk(stmt):
             if isinstance(node, gast.Name) and not isinstance(node.ctx, gast.Store):
                 (shape_reads if id(node) in positions else needed).add(node.id)
     for e in reversed(eqns):
@@ -611,7 +611,7 @@ def vjp_parts(fn, namer, wrt, has_aux, seed_name=None):
             fn.origin, "grad is defined for scalar outputs only"))
     # The backward pass replays loops, rebinding their variables: keep the
     # values the function returns in names of their own.
-    rebound = {n.id for b in backward for s in b.stmts for n in gast.walk(s)
+    rebound = {n.id for b in backward for s in b.stmts for n in ir.walk(s)
                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
     kept = []
     for atom in (value, aux):
