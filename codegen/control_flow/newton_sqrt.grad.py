@@ -31,8 +31,8 @@ def grad_newton_sqrt(a):
         y_plus_a_over_y_bar = y_1_bar * 0.5
         y_bar_1 = unbroadcast(y_plus_a_over_y_bar, y)
         a_over_y_bar = unbroadcast(y_plus_a_over_y_bar, a_over_y)
-        a_bar = a_bar + unbroadcast(a_over_y_bar / y, a)
+        a_bar += unbroadcast(a_over_y_bar / y, a)
         y_bar_1 = y_bar_1 + unbroadcast(-a_over_y_bar * a_over_y / y, y)
         y_bar = y_bar_1
-    a_bar = a_bar + y_bar
+    a_bar += y_bar
     return a_bar

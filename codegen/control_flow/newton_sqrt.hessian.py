@@ -71,8 +71,8 @@ def jvp_grad_newton_sqrt(a, a_dot):
         over_a_over_y_bar_dot = a_over_y_bar_dot / y_4 - over_a_over_y_bar * y_4_dot / y_4
         unbroadcast_over_a_over_y_bar = unbroadcast(over_a_over_y_bar, a)
         unbroadcast_over_a_over_y_bar_do = unbroadcast(over_a_over_y_bar_dot, a)
-        a_bar_1 = a_bar_1 + unbroadcast_over_a_over_y_bar
-        a_bar_1_dot = a_bar_1_dot + unbroadcast_over_a_over_y_bar_do
+        a_bar_1 += unbroadcast_over_a_over_y_bar
+        a_bar_1_dot += unbroadcast_over_a_over_y_bar_do
         neg_a_over_y_bar = -a_over_y_bar
         neg_a_over_y_bar_dot = -a_over_y_bar_dot
         times_neg_a_over_y_bar = neg_a_over_y_bar * a_over_y_4
@@ -83,6 +83,8 @@ def jvp_grad_newton_sqrt(a, a_dot):
         unbroadcast_over_times_neg_a_ove_1 = unbroadcast(over_times_neg_a_over_y_bar_dot, y_4)
         y_bar = y_bar_1 + unbroadcast_over_times_neg_a_ove
         y_bar_dot = y_bar_1_dot + unbroadcast_over_times_neg_a_ove_1
-    a_bar_3 = a_bar_1 + y_bar
-    a_bar_3_dot = a_bar_1_dot + y_bar_dot
+    a_bar_1 += y_bar
+    a_bar_3 = a_bar_1
+    a_bar_1_dot += y_bar_dot
+    a_bar_3_dot = a_bar_1_dot
     return (a_bar_3, a_bar_3_dot)

@@ -47,10 +47,10 @@ def grad_newton_sqrt(a):
         y_bar_1 = unbroadcast(y_plus_a_over_y_bar, y)
         a_over_y_bar = unbroadcast(y_plus_a_over_y_bar, a_over_y)
         v_1 = a_over_y_bar / y
-        a_bar = a_bar + unbroadcast(v_1, a)
+        a_bar += unbroadcast(v_1, a)
         v_2 = -a_over_y_bar * a_over_y / y
         y_bar_1 = y_bar_1 + unbroadcast(v_2, y)
         y_bar = y_bar_1
     # control_flow.py:16: while abs(y * y - a) > 1e-12:
-    a_bar = a_bar + y_bar
+    a_bar += y_bar
     return a_bar
