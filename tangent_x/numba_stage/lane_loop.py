@@ -23,7 +23,9 @@ allocates and sweeps whole-batch temporaries for what is, per example, a
 recurrence held in registers).  Straight-line code and loops over array
 examples stay batched: there one vectorised pass per operation (a batched
 matmul, a SIMD ufunc) is what the examples need.  If vmap cannot vectorise
-the function at all, the loop is the strategy too.
+the function at all, or Numba cannot compile its batched code (an
+operation whose batched form Numba's NumPy lacks), the loop is the strategy
+too: whatever compiles for one example compiles for a batch.
 
 The compiled driver is a module of its own (``render``), named by a hash of
 its text, which names the per-example module (itself named by a hash of
@@ -39,6 +41,7 @@ from .. import modules, tree_util
 from ..errors import TransformError
 from ..naming import Namer
 from . import Compiled, JitError, Jitted, _disabled
+from .lane_runtime import RAGGED
 from .specialize import SpecializationError
 
 __all__ = ["JittedVmap"]
@@ -61,12 +64,30 @@ class JittedVmap(Jitted):
         if _disabled() or kwargs:
             return super().__call__(*args, **kwargs)
         axes, size, key = self._vmapped._boundary(args)
-        loop = self._strategy(args, axes, self._key(key, args))
+        key = self._key(key, args)
+        loop = self._strategy(args, axes, key)
         if loop is None:
             self._last_loop = None
-            return super().__call__(*args)
+            try:
+                return super().__call__(*args)
+            except (JitError, SpecializationError):
+                # Numba cannot compile the batched code (an einsum, a
+                # map_lanes lambda): the loop over examples, if it compiles
+                loop = self._fallback(args, axes)
+                if loop is None:
+                    raise
+                self._loops[key] = loop
         self._last_loop = loop
         return loop(args, axes, size)
+
+    def _fallback(self, args, axes):
+        per_example = self._example_jitted()
+        if per_example is None:
+            return None
+        try:
+            return LaneLoop(per_example, self._vmapped, args, axes)
+        except (JitError, SpecializationError):
+            return None
 
     def strategy(self, *args):
         """``"loop"`` or ``"batched"``: what a call with ``args`` runs."""
@@ -280,7 +301,8 @@ def render(name, compiled, leaf_axes, args, n_out):
     n_leaves = len(leaf_axes)
     namer = Namer(set(params) | {"np", "numba", "lane_buffer", "set_lane"})
     example = namer.fresh(f"{name[len('vmap_'):]}_example")
-    batch_size, k, first, lane = (namer.fresh(h) for h in ("batch_size", "k", "first", "lane"))
+    batch_size, k, first, lane, ragged = (namer.fresh(h) for h in (
+        "batch_size", "k", "first", "lane", "ragged"))
     outs = [namer.fresh(f"out_{j}") for j in range(n_out)]
     hidden = params[n_leaves:]
 
@@ -309,10 +331,19 @@ def render(name, compiled, leaf_axes, args, n_out):
     for j, out in enumerate(outs):
         lines.append(f"    {out} = lane_buffer({first}[{j}], {batch_size})")
         lines.append(f"    set_lane({out}, 0, {first}[{j}])")
+    lines.append(f"    {ragged} = 0")
     lines.append(f"    for {k} in numba.prange(1, {batch_size}):")
     lines.append(f"        {lane} = {example}({lane_args(k)})")
-    for j, out in enumerate(outs):
-        lines.append(f"        set_lane({out}, {k}, {lane}[{j}])")
+    writes = [f"set_lane({out}, {k}, {lane}[{j}])" for j, out in enumerate(outs)]
+    # one reduction statement: Numba's prange takes ``r += ...`` once per body
+    if len(writes) == 1:
+        lines.append(f"        {ragged} += {writes[0]}")
+    else:
+        indent = " " * (len(ragged) + 13)
+        lines.append(f"        {ragged} += ({writes[0]}")
+        lines += [f"{indent}+ {w}" for w in writes[1:-1]] + [f"{indent}+ {writes[-1]})"]
+    lines.append(f"    if {ragged}:")
+    lines.append(f"        raise ValueError({RAGGED!r})")
     lines.append(f"    return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
     return "\n".join(lines) + "\n", {}, {example: compiled.dispatcher}
 

@@ -12,7 +12,7 @@ import numpy as np
 from numba.core import types
 from numba.extending import overload
 
-__all__ = ["lane_buffer", "set_lane"]
+__all__ = ["lane_buffer", "set_lane", "RAGGED"]
 
 
 def lane_buffer(first, batch_size):
@@ -22,15 +22,18 @@ def lane_buffer(first, batch_size):
 
 
 def set_lane(buf, k, value):
-    """``buf[k] = value``, after checking that ``value`` has the shape of
-    the examples before it."""
+    """``buf[k] = value``; returns 1 (and writes nothing) when ``value``'s
+    shape is not the examples' before it, else 0.  A count, not an
+    exception: an exception raised inside a ``prange`` loop does not reach
+    the caller, so the driver sums these and raises after the loop."""
     if np.shape(value) != buf.shape[1:]:
-        raise ValueError(_RAGGED)
+        return 1
     buf[k] = value
+    return 0
 
 
-_RAGGED = ("vmap: the examples' results have different shapes; a batched result "
-           "needs one shape for every example")
+RAGGED = ("vmap: the examples' results have different shapes; a batched result "
+          "needs one shape for every example")
 
 
 @overload(lane_buffer)
@@ -45,13 +48,15 @@ def _set_lane(buf, k, value):
     if not isinstance(value, types.Array):
         def scalar(buf, k, value):
             buf[k] = value
+            return 0
         return scalar
 
     def impl(buf, k, value):
         if value.shape != buf.shape[1:]:
-            raise ValueError(_RAGGED)
+            return 1
         row = buf[k].reshape(value.size)
         flat = np.ascontiguousarray(value).reshape(value.size)
         for j in range(value.size):
             row[j] = flat[j]
+        return 0
     return impl
