@@ -125,12 +125,23 @@ def _driver(jacobian, rebuild):
     return jacobian
 
 
+def _no_aux(which, fun, has_aux):
+    """``has_aux`` is JAX's signature, not yet tangent_x's: say so rather
+    than treat ``(value, aux)`` as the output to differentiate."""
+    if has_aux:
+        raise NotImplementedError(
+            f"{which}({getattr(fun, '__name__', 'f')}, has_aux=True) is not supported yet: "
+            f"differentiate a function returning only the value, or use "
+            f"tx.value_and_grad(..., has_aux=True) / tx.vjp(..., has_aux=True)")
+
+
 def jacfwd(fun, argnums=0, has_aux=False, *, _wrap=None):
     """Jacobian by forward mode: one jvp per input element.
 
     ``_wrap`` (used by ``jit``, see ``_driver``): applied to the generated
     callables the Jacobian runs, e.g. ``tx.jit``."""
     nums, single = _argnums_tuple(argnums)
+    _no_aux("jacfwd", fun, has_aux)
 
     @functools.wraps(fun)
     def jacobian(*args):
@@ -198,6 +209,7 @@ def jacrev(fun, argnums=0, has_aux=False, *, _wrap=None):
     """Jacobian by reverse mode: one forward pass, one backward pass per
     output element.  (``_wrap``: see ``jacfwd``.)"""
     nums, single = _argnums_tuple(argnums)
+    _no_aux("jacrev", fun, has_aux)
 
     @functools.wraps(fun)
     def jacobian(*args):

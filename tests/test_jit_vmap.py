@@ -254,7 +254,7 @@ def test_jit_of_a_jacobian_shows_its_compiled_pieces():
     with pytest.raises(ValueError, match="has not been called"):
         jitted.numba_source()
     text = jitted.numba_source(x)
-    assert "numba stage of" in text and "jvp of grad of quartic" in text
+    assert "numba stage of jvp of grad_quartic" in text and "def jvp_grad_quartic(" in text
     with pytest.raises(TypeError, match="static arguments"):
         tx.jit(tx.jacfwd(quartic), static_argnums=0)
 
@@ -269,3 +269,11 @@ def test_cli_prints_the_compiled_pieces_of_a_hessian(capsys):
                      "np.array([0.5, -1.0])"]) == 0
     out = capsys.readouterr().out
     assert "def vmap_jvp_grad_polynomial(" in out and "def jvp_grad_polynomial(" in out
+
+
+def test_has_aux_of_a_jacobian_is_a_clear_error():
+    def f(x):
+        return np.sin(x), {"x": x}
+    for J in (tx.jacfwd, tx.jacrev):
+        with pytest.raises(NotImplementedError, match="has_aux=True"):
+            J(f, has_aux=True)

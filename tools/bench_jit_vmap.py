@@ -38,6 +38,13 @@ def scalar_loop(x):
     return x
 
 
+def logistic(x):
+    """100 steps of the logistic map per example: arithmetic only, no libm."""
+    for _ in range(100):
+        x = 3.7 * x * (1.0 - x)
+    return x
+
+
 def newton_sqrt(a):
     """Newton's square root with a tolerance: 4-40 steps per example."""
     y = a
@@ -101,6 +108,8 @@ def main(quick=False):
                  (rng.uniform(0.5, 1000.0, n), 1000.0), (0, None), rounds),
         workload("scalar_loop (100 steps per example)", scalar_loop,
                  (rng.uniform(-1.0, 1.0, n),), 0, rounds),
+        workload("logistic (100 steps per example, no libm)", logistic,
+                 (rng.uniform(0.1, 0.9, n),), 0, rounds),
         workload("newton_sqrt (tolerance stop)", newton_sqrt,
                  (rng.uniform(0.1, 1e6, n),), 0, rounds),
     ]

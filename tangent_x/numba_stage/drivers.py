@@ -19,7 +19,7 @@ class JittedDriver:
     """``jit`` of a driver function (see the module doc)."""
 
     def __init__(self, fun, jit, static_argnums=(), static_argnames=()):
-        if static_argnums or static_argnames:
+        if isinstance(static_argnums, int) or static_argnums or static_argnames:
             raise TypeError(
                 f"jit({getattr(fun, '__name__', 'f')}): static arguments of a Jacobian or "
                 "Hessian are not supported; close over them instead "
@@ -46,11 +46,16 @@ class JittedDriver:
         return f"<tangent_x jit of {getattr(self._fun, '__qualname__', self._fun)}>"
 
     def numba_source(self, *args, **kwargs):
-        """The numba-stage source of the compiled pieces, in the order the
-        driver runs them (after a call with ``args``, or the latest call)."""
+        """The numba-stage source of the compiled pieces the driver has run,
+        in the order it made them (after a call with ``args``, or the
+        latest call): which pieces there are depends on the arguments
+        (a batched jvp, or one jvp per basis vector where vmap cannot
+        batch), so there is no source before a call."""
         if args or kwargs:
             self(*args, **kwargs)
-        if not self._parts:
+        ran = [part for part in self._parts if part._last is not None
+               or getattr(part, "_last_loop", None) is not None]
+        if not ran:
             raise ValueError(f"{self!r} has not been called yet: its compiled pieces depend "
                              "on the arguments; call it (or pass example arguments) first")
-        return "\n\n".join(part.numba_source() for part in self._parts)
+        return "\n\n".join(part.numba_source() for part in ran)
