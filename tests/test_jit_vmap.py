@@ -77,7 +77,8 @@ def test_loop_over_examples_matches_eager_vmap_and_a_python_loop(name, axis, whi
     ("while_lanes", "loop"),            # lanes finish at different iterations
     ("if_batched", "loop"),             # both branches, picked per lane
     ("opaque_callable", "loop"),        # np.sort has no batching rule: map_lanes
-    ("break_loop", "loop"),             # a scalar loop per example
+    ("break_loop", "loop"),             # a break on a per-example condition
+    ("per_example_trip_count", "loop"),
     ("elementwise_unary", "batched"),   # straight-line whole-array code
     ("rank_mismatch", "batched"),
     ("while_shared", "batched"),        # a shared loop over vector examples
@@ -148,12 +149,18 @@ def test_loop_strategy_with_pytrees_in_and_out_and_out_axes():
         np.testing.assert_allclose(eager[1], s, rtol=1e-12)
 
 
+def branchy(x):
+    if x > 0:
+        y = np.sin(x)
+    else:
+        y = x * x
+    for _ in range(5):
+        y = np.sin(y) * 0.9 + 0.1
+    return y
+
+
 def test_per_example_gradients_by_the_loop():
-    def f(x):
-        y = x
-        for _ in range(5):
-            y = np.sin(y) * 0.9 + 0.1
-        return y
+    f = branchy
     xs = np.linspace(-1.0, 1.0, 9)
     jitted = tx.jit(tx.vmap(tx.grad(f)))
     got = jitted(xs)

@@ -72,9 +72,9 @@ def _median_interleaved(fns, rounds):
 
 def workload(name, fun, args, in_axes, rounds):
     batched = Jitted(tx.vmap(fun, in_axes=in_axes))          # the vectorised code, compiled
-    loop = tx.jit(tx.vmap(fun, in_axes=in_axes))             # the cost model's choice
+    loop = tx.jit(tx.vmap(fun, in_axes=in_axes, method="loop"))   # the prange loop
     eager = tx.vmap(fun, in_axes=in_axes)
-    chosen = loop.strategy(*args)
+    chosen = tx.jit(tx.vmap(fun, in_axes=in_axes)).strategy(*args)   # what jit(vmap(f)) runs
     first = {}
     for label, f in (("batched", batched), ("loop", loop)):
         t = time.perf_counter()
