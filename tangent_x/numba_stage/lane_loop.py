@@ -83,7 +83,15 @@ class JittedVmap(Jitted):
                     raise
                 self._loops[key] = loop
         self._last_loop = loop
-        return loop(args, axes, size)
+        try:
+            return loop(args, axes, size)
+        except (JitError, SpecializationError):
+            # Numba compiles at the first call: a loop the cost model chose
+            # whose example does not compile leaves the batched code to try
+            if self._vmapped.method == "loop" or loop.ran:
+                raise
+            self._loops[key] = self._last_loop = None
+            return super().__call__(*args)
 
     def _fallback(self, args, axes):
         per_example = self._example_jitted()
@@ -206,6 +214,7 @@ class LaneLoop:
             compiled = entry[1]
         self.generated = generated
         self.compiled = compiled
+        self.ran = False          # compiled (by a first call) and run
         self.per_example = per_example
         self.out_axes = vmapped.out_axes
         self.name = f"vmap_{generated.function.__name__}"
@@ -245,6 +254,7 @@ class LaneLoop:
         leaves = [leaf for value, static in bound.values() if not static
                   for leaf in _leaves(value)]
         values = self.per_example._run(self.runner, leaves)
+        self.ran = True
         return _finish(self.compiled.plan.out, values, size, self.out_axes)
 
     def source(self):
