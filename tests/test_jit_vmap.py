@@ -284,3 +284,38 @@ def test_has_aux_of_a_jacobian_is_a_clear_error():
     for J in (tx.jacfwd, tx.jacrev):
         with pytest.raises(NotImplementedError, match="has_aux=True"):
             J(f, has_aux=True)
+
+
+def loop_with_branches(x):
+    s = 0.0
+    for i in range(3):
+        if x[i] > 0:
+            s = s + x[i] ** 3
+        else:
+            s = s + np.sin(x[i])
+    return s
+
+
+@pytest.mark.parametrize("x", [np.array([0.5, -1.0, 2.0]), np.array([-0.3, -1.0, 0.7])])
+def test_eager_hessian_through_a_loop_with_branches(x):
+    """Its vmapped jvp-of-gradient runs add_at per example (map_lanes) on a
+    lane of a broadcast, read-only value: the lane is copied first."""
+    want = np.diag(np.where(x > 0, 6.0 * x, -np.sin(x)))
+    np.testing.assert_allclose(tx.hessian(loop_with_branches)(x), want, rtol=1e-12)
+
+
+def test_jacfwd_of_dict_parameters_agrees_with_jacrev_and_finite_differences():
+    """A jvp returning (shared dict, batched dict): vmap's result flags for a
+    container that is shared as a whole (a bool standing for all its leaves)."""
+    rng = np.random.default_rng(6)
+    params = {"W": rng.normal(size=(2, 3)), "b": rng.normal(size=3)}
+    x = rng.normal(size=3)
+    fwd, rev = tx.jacfwd(tree_fn)(params, x), tx.jacrev(tree_fn)(params, x)
+    for g, w in zip(tx.tree_util.tree_leaves(fwd), tx.tree_util.tree_leaves(rev)):
+        np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-14)
+    eps = 1e-6
+    bump = {"W": np.zeros((2, 3)), "b": np.zeros(3)}
+    bump["b"][1] = eps
+    up = tree_fn({k: params[k] + bump[k] for k in params}, x)
+    down = tree_fn({k: params[k] - bump[k] for k in params}, x)
+    np.testing.assert_allclose(fwd["b"]["b"][1], (up["b"] - down["b"]) / (2 * eps), rtol=1e-6)
