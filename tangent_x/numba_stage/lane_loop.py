@@ -21,13 +21,13 @@ operation with no batching rule (``map_lanes``: one call per example
 anyway, and a lambda Numba cannot compile).  Everything else stays
 batched, loops with a shared trip count included, even over scalar
 examples: measured (``tools/bench_jit_vmap.py``), 100 steps of the
-logistic map per example run 1.7x *faster* batched, because a recurrence
+logistic map per example run 1.8-1.9x *faster* batched, because a recurrence
 is a chain of dependent operations per example while the batched form
 runs the examples side by side in SIMD lanes (Numba fuses the array
 expression into one vectorised loop); with libm calls in the body
-(``sin``) the two are within 1.3x, libm bound.  A per-example ``while``
-with different trip counts is where the loop wins (3.6x on
-``steps_to_exceed``).  If vmap cannot vectorise
+(``sin``) batched is still 1.3x faster, libm bound.  A per-example
+``while`` with different trip counts is where the loop wins (6-7.6x on
+``steps_to_exceed``, 1.3-1.4x on a Newton square root; one thread each).  If vmap cannot vectorise
 the function at all, or Numba cannot compile its batched code (an
 operation whose batched form Numba's NumPy lacks), the loop is the strategy
 too: whatever compiles for one example compiles for a batch.
