@@ -319,3 +319,27 @@ def test_jacfwd_of_dict_parameters_agrees_with_jacrev_and_finite_differences():
     up = tree_fn({k: params[k] + bump[k] for k in params}, x)
     down = tree_fn({k: params[k] - bump[k] for k in params}, x)
     np.testing.assert_allclose(fwd["b"]["b"][1], (up["b"] - down["b"]) / (2 * eps), rtol=1e-6)
+
+
+def constant_and_steps(x, scale):
+    n = 0.0
+    while x < 10.0:
+        x = x * scale
+        n = n + 1.0
+    return {"n": n, "one": 1.0}
+
+
+def test_loop_with_constant_results_and_static_arguments():
+    xs = np.array([1.0, 3.0, 9.0, 11.0])
+    want = {s: np.array([constant_and_steps(x, s)["n"] for x in xs]) for s in (2.0, 3.0)}
+    jitted = tx.jit(tx.vmap(constant_and_steps, in_axes=(0, None), method="loop"),
+                    static_argnums=1)
+    for s in (2.0, 3.0, 2.0):
+        got = jitted(xs, s)
+        np.testing.assert_array_equal(got["n"], want[s])
+        np.testing.assert_array_equal(got["one"], np.ones(4))
+        assert got["one"].flags.writeable
+    text = jitted.numba_source()        # the static value folded into the example
+    assert "def constant_and_steps(x):" in text and "* 2.0" in text
+    eager = tx.vmap(constant_and_steps, in_axes=(0, None))(xs, 2.0)
+    np.testing.assert_array_equal(eager["one"], np.ones(4))

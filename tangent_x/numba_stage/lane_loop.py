@@ -37,6 +37,7 @@ its text, which names the per-example module (itself named by a hash of
 its text): Numba's on-disk cache can never pair a driver with a stale
 per-example function.
 """
+import ast
 import hashlib
 import os
 
@@ -47,7 +48,8 @@ from ..errors import TransformError
 from ..naming import Namer
 from . import Compiled, JitError, Jitted, _disabled
 from .lane_runtime import RAGGED
-from .specialize import SpecializationError
+from .specialize import (Const, Dyn, SpecializationError, Zero, av_leaves, children,
+                         is_container, rebuild)
 
 __all__ = ["JittedVmap"]
 
@@ -186,7 +188,6 @@ class JittedVmap(Jitted):
 def _per_example_work(generated):
     """Whether the vectorised code does work per example that the loop
     over examples does better (the cost model of the module doc)."""
-    import ast
     tree = ast.parse(generated.text)
     calls = {node.func.id for node in ast.walk(tree)
              if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)}
@@ -226,8 +227,8 @@ class LaneLoop:
                 self.leaf_axes += _leaf_axes(args[i], axes[i])
         n_leaves = len(compiled.plan.params) - len(compiled.hidden)
         assert len(self.leaf_axes) == n_leaves, (self.leaf_axes, compiled.plan.params)
-        self.n_out = sum(1 for leaf in _out_leaves(compiled.plan.out) if _is_dyn(leaf))
-        self.text, linemap, env = render(self.name, compiled, self.leaf_axes, args, self.n_out)
+        self.n_out = sum(1 for leaf in av_leaves(compiled.plan.out) if isinstance(leaf, Dyn))
+        self.text, linemap, env = render(self.name, compiled, self.leaf_axes, self.n_out)
         from . import _STAMP
         stamp = hashlib.sha256((_STAMP or "").encode() + _lane_runtime_digest()).hexdigest()[:12]
         module, path = modules.load(f"{self.name}_lanes_{stamp}", self.text, env, linemap,
@@ -240,11 +241,10 @@ class LaneLoop:
                                compiled.origin)
 
     def current(self):
-        """Whether the per-example code is still what the user's source says."""
-        from .. import canonical
-        generated = self.per_example._inner.generated
-        return generated is self.generated and canonical.deps_current(
-            getattr(generated, "deps", ()))
+        """Whether the per-example code is still what the user's source says
+        (a transformed function rebuilds its code when a global or closure
+        value it was built from has been rebound)."""
+        return self.per_example._inner.generated is self.generated
 
     def __call__(self, args, axes, size):
         if size == 0:
@@ -282,23 +282,13 @@ def _leaf_axes(value, axes):
     return [axes]
 
 
-def _out_leaves(av):
-    from .specialize import av_leaves
-    return av_leaves(av)
-
-
-def _is_dyn(av):
-    from .specialize import Dyn
-    return isinstance(av, Dyn)
-
-
 def _lane_runtime_digest():
     with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "lane_runtime.py"),
               "rb") as f:
         return f.read()
 
 
-def render(name, compiled, leaf_axes, args, n_out):
+def render(name, compiled, leaf_axes, n_out):
     """(text, line map, namespace) of the driver: the first example run on
     its own (its results tell the batched results' shapes and dtypes), then
     the others in a ``prange`` loop, each example's results written into
@@ -306,7 +296,7 @@ def render(name, compiled, leaf_axes, args, n_out):
     plan = compiled.plan
     params = list(plan.params)
     n_leaves = len(leaf_axes)
-    namer = Namer(set(params) | {"np", "numba", "lane_buffer", "set_lane"})
+    namer = Namer(set(params) | {"numba", "lane_buffer", "set_lane"})
     example = namer.fresh(f"{name[len('vmap_'):]}_example")
     batch_size, k, first, lane, ragged = (namer.fresh(h) for h in (
         "batch_size", "k", "first", "lane", "ragged"))
@@ -327,7 +317,6 @@ def render(name, compiled, leaf_axes, args, n_out):
         f"# {example}: the numba stage of one example, compiled from {example_module}",
         f"#     ({compiled.path}); bound when loaded",
         "import numba",
-        "import numpy as np",
         "from tangent_x.numba_stage.lane_runtime import lane_buffer, set_lane",
         "",
         "",
@@ -338,19 +327,20 @@ def render(name, compiled, leaf_axes, args, n_out):
     for j, out in enumerate(outs):
         lines.append(f"    {out} = lane_buffer({first}[{j}], {batch_size})")
         lines.append(f"    set_lane({out}, 0, {first}[{j}])")
-    lines.append(f"    {ragged} = 0")
-    lines.append(f"    for {k} in numba.prange(1, {batch_size}):")
-    lines.append(f"        {lane} = {example}({lane_args(k)})")
     writes = [f"set_lane({out}, {k}, {lane}[{j}])" for j, out in enumerate(outs)]
-    # one reduction statement: Numba's prange takes ``r += ...`` once per body
-    if len(writes) == 1:
-        lines.append(f"        {ragged} += {writes[0]}")
-    else:
-        indent = " " * (len(ragged) + 13)
-        lines.append(f"        {ragged} += ({writes[0]}")
-        lines += [f"{indent}+ {w}" for w in writes[1:-1]] + [f"{indent}+ {writes[-1]})"]
-    lines.append(f"    if {ragged}:")
-    lines.append(f"        raise ValueError({RAGGED!r})")
+    if writes:         # (results that are all constants need no loop)
+        lines.append(f"    {ragged} = 0")
+        lines.append(f"    for {k} in numba.prange(1, {batch_size}):")
+        lines.append(f"        {lane} = {example}({lane_args(k)})")
+        # one reduction statement: Numba's prange takes ``r += ...`` once per body
+        if len(writes) == 1:
+            lines.append(f"        {ragged} += {writes[0]}")
+        else:
+            indent = " " * (len(ragged) + 13)
+            lines.append(f"        {ragged} += ({writes[0]}")
+            lines += [f"{indent}+ {w}" for w in writes[1:-1]] + [f"{indent}+ {writes[-1]})"]
+        lines.append(f"    if {ragged}:")
+        lines.append(f"        raise ValueError({RAGGED!r})")
     lines.append(f"    return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
     return "\n".join(lines) + "\n", {}, {example: compiled.dispatcher}
 
@@ -368,7 +358,6 @@ def _finish(out_av, values, size, out_axes):
     """The pytree of results: compiled leaves batched on axis 0, constants
     (the same for every example) given the batch axis, then every batch
     moved to its ``out_axes`` entry (as eager vmap's ``finish_lanes``)."""
-    from .specialize import Const, Dyn, Zero, children, is_container, rebuild
 
     def build(av):
         if is_container(av):
