@@ -119,7 +119,11 @@ def _driver(jacobian, rebuild):
     and ``jit`` rebuilds the driver with its batched derivative compiled
     (``__tangent_x_rebuild__(wrap)``: ``wrap`` is applied to each generated
     callable the driver runs), rather than compiling NumPy glue code whose
-    shapes Numba would have to re-derive."""
+    shapes Numba would have to re-derive.  *Why a rebuild with ``wrap``,
+    not a flag the helpers consult:* the compiled pieces are cached per
+    (function, wrap), so an eager Jacobian and a jitted one of the same
+    function never share or evict each other's pieces, and nothing depends
+    on which thread or ``with`` block the driver runs in."""
     jacobian.__tangent_x_loop__ = True
     jacobian.__tangent_x_rebuild__ = rebuild
     return jacobian
@@ -135,13 +139,16 @@ def _no_aux(which, fun, has_aux):
             f"tx.value_and_grad(..., has_aux=True) / tx.vjp(..., has_aux=True)")
 
 
-def jacfwd(fun, argnums=0, has_aux=False, *, _wrap=None):
-    """Jacobian by forward mode: one jvp per input element.
-
-    ``_wrap`` (used by ``jit``, see ``_driver``): applied to the generated
-    callables the Jacobian runs, e.g. ``tx.jit``."""
-    nums, single = _argnums_tuple(argnums)
+def jacfwd(fun, argnums=0, has_aux=False):
+    """Jacobian by forward mode: one jvp per input element."""
     _no_aux("jacfwd", fun, has_aux)
+    return _jacfwd(fun, argnums, None)
+
+
+def _jacfwd(fun, argnums, wrap):
+    """jacfwd's driver; ``wrap`` (None eagerly, ``jit`` under jit: see
+    ``_driver``) is applied to the generated callables it runs."""
+    nums, single = _argnums_tuple(argnums)
 
     @functools.wraps(fun)
     def jacobian(*args):
@@ -149,13 +156,13 @@ def jacfwd(fun, argnums=0, has_aux=False, *, _wrap=None):
         transformed = _cached(fun, "jvp", nums, lambda out, a: out)
         wrt = [args[i] for i in nums]
         in_leaves, in_tree = tree_util.tree_flatten(list(wrt))
-        batched = _jvp_batched(transformed, args, nums, in_leaves, in_tree, _wrap)
+        batched = _jvp_batched(transformed, args, nums, in_leaves, in_tree, wrap)
         if batched is not None:
             out, columns = batched
             return _assemble(out, columns, in_leaves, in_tree, single, axis_last=True)
         columns = [[] for _ in in_leaves]
         out = None
-        one = _once(transformed, _wrap) if _wrap is not None else transformed
+        one = _once(transformed, wrap) if wrap is not None else transformed
         for j, tangent_leaves in _basis(in_leaves):
             tangents = tree_util.tree_unflatten(in_tree, tangent_leaves)
             out, out_dot = call_jvp(one, args, nums, tangents)
@@ -164,7 +171,7 @@ def jacfwd(fun, argnums=0, has_aux=False, *, _wrap=None):
             out = fun(*args)
         return _assemble(out, columns, in_leaves, in_tree, single, axis_last=True)
 
-    return _driver(jacobian, lambda w: jacfwd(fun, argnums, has_aux, _wrap=w))
+    return _driver(jacobian, lambda w: _jacfwd(fun, argnums, w))
 
 
 _ONCE = weakref.WeakKeyDictionary()
@@ -205,17 +212,27 @@ def _vjp_batched(backward, residuals, out_leaves, out_tree, in_leaves, in_tree, 
     return tree_util.tree_unflatten(out_tree, blocks)
 
 
-def jacrev(fun, argnums=0, has_aux=False, *, _wrap=None):
+def jacrev(fun, argnums=0, has_aux=False):
     """Jacobian by reverse mode: one forward pass, one backward pass per
-    output element.  (``_wrap``: see ``jacfwd``.)"""
-    nums, single = _argnums_tuple(argnums)
+    output element."""
     _no_aux("jacrev", fun, has_aux)
+    return _jacrev(fun, argnums, None)
+
+
+def _jacrev(fun, argnums, wrap):
+    """jacrev's driver (``wrap``: see ``_jacfwd``).  Eagerly: the generated
+    forward pass once, then its backward pass batched over all one-hot
+    cotangents.  Compiled, the backward function cannot be a piece of its
+    own (its residuals hold the tapes, Python lists whose every entry would
+    be one compiled argument), so ``_jacrev_wrapped`` runs the whole vjp,
+    batched instead."""
+    nums, single = _argnums_tuple(argnums)
 
     @functools.wraps(fun)
     def jacobian(*args):
         _check_inputs("jacrev", fun, args, nums)
-        if _wrap is not None:
-            return _jacrev_wrapped(fun, args, nums, single, _wrap)
+        if wrap is not None:
+            return _jacrev_wrapped(fun, args, nums, single, wrap)
         transformed = _cached(fun, "vjp_split", nums, lambda out, a: out)
         out, residuals = transformed(*args)
         backward = getattr(transformed.generated.module,
@@ -253,7 +270,7 @@ def jacrev(fun, argnums=0, has_aux=False, *, _wrap=None):
             blocks.append(inner[0] if single else tuple(inner))
         return tree_util.tree_unflatten(out_tree, blocks)
 
-    return _driver(jacobian, lambda w: jacrev(fun, argnums, has_aux, _wrap=w))
+    return _driver(jacobian, lambda w: _jacrev(fun, argnums, w))
 
 
 def _jacrev_wrapped(fun, args, nums, single, wrap):
