@@ -65,6 +65,7 @@ class JittedVmap(Jitted):
         self._vmapped = vmapped
         self._per_example = None
         self._loops = {}          # vmap structure key -> LaneLoop, or None: batched
+        self._loop_errors = {}    # key -> why the loop the cost model chose cannot run
         self._last_loop = None
 
     def __call__(self, *args, **kwargs):
@@ -74,26 +75,37 @@ class JittedVmap(Jitted):
         key = self._key(key, args)
         loop = self._strategy(args, axes, key)
         if loop is None:
-            self._last_loop = None
-            try:
-                return super().__call__(*args)
-            except (JitError, SpecializationError):
-                # Numba cannot compile the batched code (an einsum, a
-                # map_lanes lambda): the loop over examples, if it compiles
-                loop = self._fallback(args, axes)
-                if loop is None:
-                    raise
-                self._loops[key] = loop
+            return self._batched(args, axes, size, key)
         self._last_loop = loop
         try:
             return loop(args, axes, size)
-        except (JitError, SpecializationError):
+        except (JitError, SpecializationError) as exc:
             # Numba compiles at the first call: a loop the cost model chose
             # whose example does not compile leaves the batched code to try
             if self._vmapped.method == "loop" or loop.ran:
                 raise
-            self._loops[key] = self._last_loop = None
+            self._loops[key] = None
+            self._loop_errors[key] = exc
+            return self._batched(args, axes, size, key)
+
+    def _batched(self, args, axes, size, key):
+        self._last_loop = None
+        try:
             return super().__call__(*args)
+        except TransformError as exc:
+            if key in self._loop_errors:
+                # neither compiles: what Numba could not do for one example
+                # says more than the batched form's error
+                raise self._loop_errors[key] from None
+            if not isinstance(exc, (JitError, SpecializationError)):
+                raise
+            # Numba cannot compile the batched code (an einsum, a map_lanes
+            # lambda): the loop over examples, if it compiles
+            loop = self._fallback(args, axes)
+            if loop is None:
+                raise
+            self._loops[key] = self._last_loop = loop
+        return loop(args, axes, size)
 
     def _fallback(self, args, axes):
         per_example = self._example_jitted()
@@ -123,14 +135,12 @@ class JittedVmap(Jitted):
 
     def _strategy(self, args, axes, key):
         loop = self._loops.get(key, _Missing)
-        if loop is _Missing:
-            loop = self._choose(args, axes)
-            self._loops[key] = loop
-        elif loop is not None and not loop.current():
-            loop = self._loops[key] = self._choose(args, axes)
+        if loop is _Missing or (loop is not None and not loop.current()):
+            self._loop_errors.pop(key, None)
+            loop = self._loops[key] = self._choose(args, axes, key)
         return loop
 
-    def _choose(self, args, axes):
+    def _choose(self, args, axes, key):
         vmapped = self._vmapped
         per_example = self._example_jitted()
         if vmapped.method == "vectorize":
@@ -152,10 +162,11 @@ class JittedVmap(Jitted):
             return None
         try:
             return LaneLoop(per_example, vmapped, args, axes)
-        except (JitError, SpecializationError):
+        except (JitError, SpecializationError) as exc:
             if vmapped.method == "loop":
                 raise
-            return None        # the batched code, then (its own errors if any)
+            self._loop_errors[key] = exc
+            return None        # the batched code, then
 
     def _example_jitted(self):
         """The per-example function as a ``Jitted`` (its specialisation and
