@@ -38,7 +38,7 @@ import math
 
 import numpy as np
 from llvmlite import ir
-from numba import types, vectorize
+from numba import types
 from numba.extending import intrinsic, overload, register_jitable
 
 
@@ -116,13 +116,7 @@ _SHIFTER_BITS = 0x4338000000000000       # its IEEE bits
 _TINY = 2.0 ** -54                       # below this, expm1(x) and log1p(x) round to x
 
 
-@register_jitable(inline="always")
-def _pow2(k):
-    """2.0**k for int64 k in [-1022, 1023], built from the exponent bits."""
-    return _from_bits((k + 1023) << 52)
-
-
-@register_jitable(inline="always")
+@register_jitable
 def _expm1_reduced(x):
     """(exp(r) - 1, k) with x = k ln2 + r, |r| <= ln2/2, for finite x with
     |x/ln2| < 2**51."""
@@ -145,7 +139,7 @@ def _expm1_reduced(x):
     return p, _bits(t) - _SHIFTER_BITS
 
 
-@register_jitable(inline="always")
+@register_jitable
 def exp64(x):
     # clamp so 2^k stays a product of two normal powers of two; exp(-746)
     # underflows to 0 and exp(710) overflows to inf through the arithmetic
@@ -153,23 +147,25 @@ def exp64(x):
     xc = _select(xc < 710.0, xc, 710.0)
     p, k = _expm1_reduced(xc)
     k1 = k >> 1
-    y = _fma(p, _pow2(k1), _pow2(k1)) * _pow2(k - k1)
+    s1 = _from_bits((k1 + 1023) << 52)           # 2^k = s1 * s2, both normal
+    s2 = _from_bits((k - k1 + 1023) << 52)
+    y = _fma(p, s1, s1) * s2
     return _select(x == x, y, x)
 
 
-@register_jitable(inline="always")
+@register_jitable
 def expm1_64(x):
     # below -40 the result rounds to -1; above 710 it is inf
     xc = _select(x > -40.0, x, -40.0)
     xc = _select(xc < 710.0, xc, 710.0)
     p, k = _expm1_reduced(xc)
-    s = _pow2(k - 1)                     # k - 1 in [-59, 1023]: normal
+    s = _from_bits((k - 1 + 1023) << 52)     # 2^(k-1), k - 1 in [-59, 1023]
     y = 2.0 * _fma(s, p, s - 0.5)        # 2^k (p + 1) - 1
     y = _select(abs(x) < _TINY, x, y)    # also keeps -0.0 and subnormals
     return _select(x == x, y, x)
 
 
-@register_jitable(inline="always")
+@register_jitable
 def tanh64(x):
     a = 2.0 * abs(x)
     a = _select(a > 44.0, 44.0, a)       # tanh(22) rounds to 1; keeps NaN
@@ -182,7 +178,7 @@ _MANTISSA = 0x000fffffffffffff
 _SMALLEST_NORMAL = 2.2250738585072014e-308
 
 
-@register_jitable(inline="always")
+@register_jitable
 def log64(x):
     sub = x < _SMALLEST_NORMAL
     xs = _select(sub, x * 18014398509481984.0, x)  # subnormals scaled by 2**54
@@ -213,7 +209,7 @@ def log64(x):
     return _select(x == x, y, x)
 
 
-@register_jitable(inline="always")
+@register_jitable
 def log1p64(x):
     u = 1.0 + x
     y = log64(u) - _div((u - 1.0) - x, u)
@@ -222,55 +218,47 @@ def log1p64(x):
     return _select(x == -1.0, -math.inf, y)
 
 
-# -- one generic kernel per function: float32 through float64 ----------------------
+# -- the functions the numba stage calls ----------------------------------------
 
-def _typed(kernel64):
-    """An overloadable stub: float64 (and integers, like NumPy) use the
-    kernel; float32 is computed in float64 and rounded once."""
-    def stub(x):
-        raise NotImplementedError
+def _compiled_like(numpy_fn, kernel64):
+    """``numpy_fn`` when called from Python; compiled by Numba, the kernel:
+    on a number, one call; on an array, one loop over a fresh C-ordered
+    result (the loop LLVM vectorises).  float32 is computed in float64 and
+    rounded once; integers and booleans give float64, as in NumPy."""
+    def fn(x):
+        return numpy_fn(x)
+    fn.__name__ = fn.__qualname__ = numpy_fn.__name__
+    fn.__doc__ = f"np.{numpy_fn.__name__}, compiled as a loop over a vectorisable kernel."
 
-    @overload(stub, inline="always")
+    @overload(fn)
     def _impl(x):
+        if isinstance(x, types.Array):
+            dtype = x.dtype
+            single = dtype == types.float32
+            if not isinstance(dtype, (types.Float, types.Integer, types.Boolean)):
+                return None
+            contiguous = x.layout == "C"
+
+            def loop(x):
+                flat = (x if contiguous else np.ascontiguousarray(x)).reshape(-1)
+                out = np.empty(flat.size, np.float32 if single else np.float64)
+                for i in range(flat.size):
+                    out[i] = kernel64(np.float64(flat[i]))
+                return out.reshape(x.shape)
+            return loop
         if x == types.float32:
             return lambda x: np.float32(kernel64(np.float64(x)))
         if isinstance(x, (types.Float, types.Integer, types.Boolean)):
             return lambda x: kernel64(np.float64(x))
         return None
-    return stub
+    return fn
 
 
-_exp = _typed(exp64)
-_expm1 = _typed(expm1_64)
-_log = _typed(log64)
-_log1p = _typed(log1p64)
-_tanh = _typed(tanh64)
+exp = _compiled_like(np.exp, exp64)
+expm1 = _compiled_like(np.expm1, expm1_64)
+log = _compiled_like(np.log, log64)
+log1p = _compiled_like(np.log1p, log1p64)
+tanh = _compiled_like(np.tanh, tanh64)
 
-
-@vectorize(cache=True)
-def exp(x):
-    return _exp(x)
-
-
-@vectorize(cache=True)
-def expm1(x):
-    return _expm1(x)
-
-
-@vectorize(cache=True)
-def log(x):
-    return _log(x)
-
-
-@vectorize(cache=True)
-def log1p(x):
-    return _log1p(x)
-
-
-@vectorize(cache=True)
-def tanh(x):
-    return _tanh(x)
-
-
-# NumPy's function -> the kernel the numba stage calls instead
+# NumPy's function -> the function the numba stage calls instead
 KERNELS = {np.exp: exp, np.expm1: expm1, np.log: log, np.log1p: log1p, np.tanh: tanh}
