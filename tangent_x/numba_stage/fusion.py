@@ -168,17 +168,19 @@ def _kernel(body, members, local, loads, taken):
     """(the call statement, the kernel's FunctionDef or None) for one group."""
     root = body[members[-1]]
     defined = {body[i].targets[0].id for i in members}
-    params = []
-    for i in members:
+    params, so_far = [], set()
+    for i in members:                     # names read before the group defines them
         for n in ast.walk(body[i].value):
-            if isinstance(n, ast.Name) and n.id in local and n.id not in defined and \
+            if isinstance(n, ast.Name) and n.id in local and n.id not in so_far and \
                     n.id not in params:
                 params.append(n.id)
+        so_far.add(body[i].targets[0].id)
     if all(loads[n] == 1 for n in defined - {root.targets[0].id}):
         # a tree: one expression, which Numba's array-expression pass
         # already compiles to one loop (no kernel to compile)
         values = {body[i].targets[0].id: body[i].value for i in members[:-1]}
-        call = ast.Assign(targets=[root.targets[0]], value=_substitute(root.value, values))
+        call = ast.copy_location(
+            ast.Assign(targets=[root.targets[0]], value=_substitute(root.value, values)), root)
         call._tx_src = getattr(root, "_tx_src", None)
         return call, None
     name = _fresh(f"elementwise_{root.targets[0].id}", taken)
@@ -189,10 +191,11 @@ def _kernel(body, members, local, loads, taken):
                                       kwarg=None, defaults=[]),
         body=stmts, decorator_list=[ast.parse("vectorize(cache=True)", mode="eval").body],
         returns=None, type_params=[])
-    call = ast.Assign(targets=[root.targets[0]],
-                      value=ast.Call(func=ast.Name(name, ast.Load()),
-                                     args=[ast.Name(p, ast.Load()) for p in params],
-                                     keywords=[]))
+    ast.fix_missing_locations(ast.copy_location(kernel, root))
+    call = ast.copy_location(ast.Assign(
+        targets=[root.targets[0]], value=ast.Call(func=ast.Name(name, ast.Load()),
+                                                  args=[ast.Name(p, ast.Load()) for p in params],
+                                                  keywords=[])), root)
     call._tx_src = getattr(root, "_tx_src", None)
     return call, kernel
 

@@ -1,18 +1,20 @@
 """Elementwise math that LLVM vectorises: ``exp``, ``expm1``, ``log``,
-``log1p`` and ``tanh`` as Numba ufuncs, for the numba stage.
+``log1p`` and ``tanh`` for the numba stage.
 
 Why: Numba lowers ``np.tanh``/``np.exp`` on arrays to one scalar libm call
 per element (the PyPI llvmlite has no SVML), about 10x slower than NumPy's
 SIMD loops on large arrays.  The kernels here are branch-free straight-line
-float and integer arithmetic, so when a loop calls them (after inlining)
-LLVM's loop vectoriser turns the loop into AVX2/AVX-512 code, as XLA does
-with its own math.  They are ``numba.vectorize`` ufuncs (compiled lazily,
-per input type, on first use): Numba's array-expression pass fuses a ufunc
-call with the arithmetic around it, so ``x_bar = 1.0 - y * y`` after
-``y = vmath.tanh(x)`` becomes one loop with no temporary array.
+float and integer arithmetic, so a loop calling them (LLVM inlines them)
+becomes AVX2/AVX-512 code, as XLA does with its own math.
 
 The numba stage spells ``np.tanh(x)`` ... as ``vmath.tanh(x)``
-(``structural.REWRITES``); eager code keeps calling NumPy.
+(``structural.REWRITES``).  Called from Python these are NumPy's functions;
+compiled, a number is one kernel call and an array one flat loop (see
+``_compiled_like``), and ``fusion`` puts a chain such as
+``1.0 - tanh(x)**2`` in one loop.  Kernels are ordinary ``register_jitable``
+functions, not IR-inlined ones: Numba's IR inlining made the first compile
+of ``tanh`` ~2 s; as separate functions it is ~0.4 s and the loop is still
+vectorised (LLVM inlines them when it optimises the caller).
 
 Accuracy (float64, measured against NumPy in ``tests/test_vmath.py``):
 at most 2 ulp over dense grids of several magnitudes; NaN, +-inf, +-0.0
@@ -31,8 +33,13 @@ there is no float-to-int conversion.  ``tanh(x) = sign(x) e/(e + 2)`` with
 bits, then ``log(1+f) = 2 atanh(f / (2 + f))`` (odd series).  ``log1p(x)``
 is ``log(1 + x)`` plus the rounding error of ``1 + x`` divided by ``1 + x``.
 Special values are fixed by selects at the end, never by branches in the
-arithmetic, which is what keeps the loop vectorisable.  No fastmath: it
-would let LLVM drop the NaN and infinity handling.
+arithmetic, which is what keeps the loop vectorisable; divisions are bare
+``fdiv`` (Numba's default error model would add a zero check, a branch).
+No fastmath: it would let LLVM drop the NaN and infinity handling and
+reassociate the range reduction, whose exactness the accuracy rests on;
+the one contraction that matters is written as ``llvm.fma`` explicitly
+(one instruction on the FMA hardware Numba compiles for; a libm call, so
+correct but slow, on a CPU without it).
 """
 import math
 
@@ -118,11 +125,14 @@ _TINY = 2.0 ** -54                       # below this, expm1(x) and log1p(x) rou
 
 @register_jitable
 def _expm1_reduced(x):
-    """(exp(r) - 1, k) with x = k ln2 + r, |r| <= ln2/2, for finite x with
-    |x/ln2| < 2**51."""
+    """(r, c, k) with x = k ln2 + r' and exp(r') - 1 = r + c to well below an
+    ulp (|r| <= ln2/2, |c| < r*r), for finite x with |x/ln2| < 2**51.  r'
+    is carried as r plus its rounding error, which goes into c."""
     t = x * _INV_LN2 + _SHIFTER
     k = t - _SHIFTER
-    r = (x - k * _LN2_HI) - k * _LN2_LO
+    rh = _fma(-k, _LN2_HI, x)                # exact
+    r = _fma(-k, _LN2_LO, rh)
+    rl = _fma(-k, _LN2_LO, rh - r)           # r + rl = rh - k*_LN2_LO
     q = 1.0 / 6227020800.0
     q = _fma(q, r, 1.0 / 479001600.0)
     q = _fma(q, r, 1.0 / 39916800.0)
@@ -135,8 +145,7 @@ def _expm1_reduced(x):
     q = _fma(q, r, 1.0 / 24.0)
     q = _fma(q, r, 1.0 / 6.0)
     q = _fma(q, r, 0.5)
-    p = _fma(r * r, q, r)
-    return p, _bits(t) - _SHIFTER_BITS
+    return r, _fma(r * r, q, rl), _bits(t) - _SHIFTER_BITS
 
 
 @register_jitable
@@ -145,11 +154,11 @@ def exp64(x):
     # underflows to 0 and exp(710) overflows to inf through the arithmetic
     xc = _select(x > -746.0, x, -746.0)
     xc = _select(xc < 710.0, xc, 710.0)
-    p, k = _expm1_reduced(xc)
+    r, c, k = _expm1_reduced(xc)
     k1 = k >> 1
     s1 = _from_bits((k1 + 1023) << 52)           # 2^k = s1 * s2, both normal
     s2 = _from_bits((k - k1 + 1023) << 52)
-    y = _fma(p, s1, s1) * s2
+    y = _fma(r + c, s1, s1) * s2
     return _select(x == x, y, x)
 
 
@@ -158,9 +167,11 @@ def expm1_64(x):
     # below -40 the result rounds to -1; above 710 it is inf
     xc = _select(x > -40.0, x, -40.0)
     xc = _select(xc < 710.0, xc, 710.0)
-    p, k = _expm1_reduced(xc)
+    r, c, k = _expm1_reduced(xc)
     s = _from_bits((k - 1 + 1023) << 52)     # 2^(k-1), k - 1 in [-59, 1023]
-    y = 2.0 * _fma(s, p, s - 0.5)        # 2^k (p + 1) - 1
+    # 2^k (1 + r + c) - 1 = 2 (s r + (s - 1/2) + s c): for k = 0 and 1 the
+    # first fma is exact, so one rounding in all
+    y = 2.0 * _fma(s, c, _fma(s, r, s - 0.5))
     y = _select(abs(x) < _TINY, x, y)    # also keeps -0.0 and subnormals
     return _select(x == x, y, x)
 
@@ -169,8 +180,28 @@ def expm1_64(x):
 def tanh64(x):
     a = 2.0 * abs(x)
     a = _select(a > 44.0, 44.0, a)       # tanh(22) rounds to 1; keeps NaN
-    e = expm1_64(a)
-    return math.copysign(_div(e, e + 2.0), x)
+    # e = expm1(a) as eh + el, unrounded: for a < 1.04 (k = 0, 1) the sum
+    # below is exact up to the Fast2Sum's error term, which is kept
+    r, c, k = _expm1_reduced(a)
+    s = _from_bits((k - 1 + 1023) << 52)
+    big = _fma(s, r, s - 0.5)
+    small = s * c
+    eh = 2.0 * (big + small)
+    el = 2.0 * (small - (0.5 * eh - big))
+    eh = _select(a < _TINY, a, eh)
+    el = _select(a < _TINY, 0.0, el)
+    d = eh + 2.0
+    # d's rounding error: exact (Fast2Sum) while eh <= 2; above, t >= 1/2
+    # and the error left is a small part of an ulp (measured)
+    err = (2.0 - d) + eh
+    # e / (e + 2) as e * (1/d) plus one Newton correction with the remainder
+    # e - t (d + err + el): one division, and a final rounding of t + (a
+    # small correction) instead of two roundings in a row
+    inv = _div(1.0, d)
+    t = eh * inv
+    rem = _fma(-t, err + el, _fma(-t, d, eh) + el)
+    t = _fma(rem, inv, t)
+    return math.copysign(t, x)
 
 
 _SQRT_HALF_BITS = 0x3fe6a09e667f3bcd     # bits of sqrt(2)/2
