@@ -2,6 +2,7 @@
 # specialised for (W: *, U: *, xs: *)
 # from examples/control_flow.py:28. Do not edit: tangent_x regenerates it from that source.
 import numpy as np
+import tangent_x.numba_stage.vmath as vmath
 from tangent_x.runtime import check_grad_output, iteration_item, matmul_adjoint_lhs, matmul_adjoint_rhs, unbroadcast, unreduce, zeros_like
 import tangent_x.numba_stage.numba_runtime  # Numba implementations of the helpers
 
@@ -21,7 +22,7 @@ def grad_rnn(W, U, xs):
         W_at_h_1 = W @ h_1
         U_at_item = U @ item
         plus_W_at_h_1 = W_at_h_1 + U_at_item
-        h_2 = np.tanh(plus_W_at_h_1)
+        h_2 = vmath.tanh(plus_W_at_h_1)
         h_1 = h_2
     # control_flow.py:33: return np.sum(h)
     sum_h_1 = np.sum(h_1)
@@ -39,7 +40,7 @@ def grad_rnn(W, U, xs):
         W_at_h_1 = W @ h_1
         U_at_item = U @ item
         plus_W_at_h_1 = W_at_h_1 + U_at_item
-        h_2 = np.tanh(plus_W_at_h_1)
+        h_2 = vmath.tanh(plus_W_at_h_1)
         h_2_bar = h_1_bar
         plus_W_at_h_1_bar = h_2_bar * (1.0 - h_2 * h_2)
         W_at_h_1_bar = unbroadcast(plus_W_at_h_1_bar, W_at_h_1)
