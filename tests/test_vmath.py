@@ -260,14 +260,16 @@ def test_values_used_later_are_not_fused():
     assert code == ["y = vmath.exp(x)", "z = y * w", "return (z, y)"] and kernels == []
 
 
-def test_operand_reassigned_in_between_is_not_moved():
-    code, kernels = _fuse("""
+@pytest.mark.parametrize("between", ["x = x + 1.0", "mask_assign(x, x > 0.0, 0.0)",
+                                     "w = np.sum(x)"])
+def test_statements_in_between_are_never_reordered(between):
+    code, kernels = _fuse(f"""
         y = vmath.exp(x)
-        x = x + 1.0
+        {between}
         z = y * y
         return z
     """, params=("x",))
-    assert code[:2] == ["y = vmath.exp(x)", "x = x + 1.0"] and kernels == []
+    assert code == ["y = vmath.exp(x)", between, "z = y * y", "return z"] and kernels == []
 
 
 def test_arithmetic_without_kernels_is_left_to_numba():

@@ -24,12 +24,14 @@ Which statements: an assignment ``name = expr`` whose ``expr`` is built of
 names, numbers, ``+ - * / **``, unary ``-``/``+`` and ``vmath`` calls is
 elementwise.  Starting from the last one in a straight-line body, the
 statements defining its operands join the group when the name they define is
-assigned once in the whole function and read only inside the group; their
-own operands must not be reassigned between them and the group's end (the
-computation moves there).  A group is emitted only if it calls a ``vmath``
-kernel and has at least two statements: plain arithmetic in one statement
-is already fused by Numba, and tuples added to tuples (shape arithmetic,
-also spelled with ``+``) never meet a ``vmath`` kernel.
+assigned once in the whole function and read only inside the group, and
+when every statement between them and the group's end is in the group: a
+group is a run of adjacent statements, so nothing is reordered (a call in
+between may update an array in place: ``mask_assign(x, m, v)``).  A group
+is emitted only if it calls a ``vmath`` kernel and has at least two
+statements: plain arithmetic in one statement is already fused by Numba,
+and tuples added to tuples (shape arithmetic, also spelled with ``+``)
+never meet a ``vmath`` kernel.
 """
 import ast
 import copy
@@ -119,19 +121,11 @@ def _group(body, j, elementwise, defined_at, loads, stores, local, used):
             if k is None or k in members or k in used or k > j or stores[name] != 1 or \
                     loads[name] != inside[name]:
                 continue
-            operands = {n.id for n in ast.walk(body[k].value)
-                        if isinstance(n, ast.Name) and n.id in local}
-            if any(_stores_any(body[m], operands) for m in range(k + 1, j) if m not in members):
-                continue
+            if any(m not in members for m in range(k + 1, j)):
+                continue          # only a run of adjacent statements: nothing reordered
             members.add(k)
             changed = True
     return members
-
-
-def _stores_any(stmt, names):
-    stores = Counter()
-    _count(stmt, Counter(), stores)
-    return bool(names & set(stores))
 
 
 def _is_elementwise_assign(stmt, vmath_name):
