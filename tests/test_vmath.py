@@ -146,6 +146,9 @@ def test_shapes_layouts_and_dtypes(name):
     assert f(ints).dtype == np.float64
     assert f(0.75) == pytest.approx(npf(0.75), rel=1e-15, abs=0)
     assert f(2) == pytest.approx(npf(2), rel=1e-15, abs=0)
+    z = np.array([0.5 + 0.25j, 1.5 - 1.0j])           # not ours: Numba's own
+    np.testing.assert_allclose(f(z), npf(z), rtol=1e-14)
+    np.testing.assert_allclose(f(z[0]), npf(z[0]), rtol=1e-14)
 
 
 def test_python_calls_are_numpy():

@@ -260,7 +260,8 @@ def _compiled_like(numpy_fn, kernel64):
     """``numpy_fn`` when called from Python; compiled by Numba, the kernel:
     on a number, one call; on an array, one loop over a fresh C-ordered
     result (the loop LLVM vectorises).  float32 is computed in float64 and
-    rounded once; integers and booleans give float64, as in NumPy."""
+    rounded once; integers and booleans give float64, as in NumPy; other
+    types (complex) are left to Numba's own ``numpy_fn``."""
     def fn(x):
         return numpy_fn(x)
     fn.__name__ = fn.__qualname__ = numpy_fn.__name__
@@ -271,8 +272,9 @@ def _compiled_like(numpy_fn, kernel64):
         if isinstance(x, types.Array):
             dtype = x.dtype
             single = dtype == types.float32
-            if not isinstance(dtype, (types.Float, types.Integer, types.Boolean)):
-                return None
+            if dtype not in (types.float32, types.float64) and \
+                    not isinstance(dtype, (types.Integer, types.Boolean)):
+                return lambda x: numpy_fn(x)          # complex ...: Numba's own
             contiguous = x.layout == "C"
 
             def loop(x):
@@ -284,9 +286,9 @@ def _compiled_like(numpy_fn, kernel64):
             return loop
         if x == types.float32:
             return lambda x: np.float32(kernel64(np.float64(x)))
-        if isinstance(x, (types.Float, types.Integer, types.Boolean)):
+        if x == types.float64 or isinstance(x, (types.Integer, types.Boolean)):
             return lambda x: kernel64(np.float64(x))
-        return None
+        return lambda x: numpy_fn(x)
     return fn
 
 
