@@ -267,7 +267,9 @@ def _compiled_like(numpy_fn, kernel64):
     fn.__name__ = fn.__qualname__ = numpy_fn.__name__
     fn.__doc__ = f"np.{numpy_fn.__name__}, compiled as a loop over a vectorisable kernel."
 
-    @overload(fn)
+    # cached on disk (per function and type: the kernel is part of the key
+    # through the closure), so a new process compiles only its own code
+    @overload(fn, jit_options={"cache": True})
     def _impl(x):
         if isinstance(x, types.Array):
             dtype = x.dtype
