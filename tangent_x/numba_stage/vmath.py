@@ -51,7 +51,7 @@ from numba import types
 from numba.extending import intrinsic, overload, register_jitable
 
 
-# -- bit casts and fused multiply-add, as single LLVM instructions ---------------
+# -- single LLVM instructions: bit casts, fma, bare division, select ------------
 
 @intrinsic
 def _bits(typingctx, x):
@@ -122,7 +122,7 @@ _LN2_LO = 1.90821492927058770002e-10     # ln2 - _LN2_HI
 _INV_LN2 = 1.44269504088896338700e+00
 _SHIFTER = 6755399441055744.0            # 1.5 * 2**52
 _SHIFTER_BITS = 0x4338000000000000       # its IEEE bits
-_TINY = 2.0 ** -54                       # below this, expm1(x) and log1p(x) round to x
+_TINY = 2.0 ** -54                       # below this, expm1(x) rounds to x
 
 
 @register_jitable
