@@ -716,3 +716,13 @@ def test_lists_used_as_stacks_push_after_pop():
     code = tx.jit(_stack_refill).numba_source(0.5)
     assert "_size]" in code and ".pop()" not in code
     assert ".pop()" in tx.jit(_stack_peek).numba_source(0.5)
+
+
+def test_jit_of_vmap_keeps_its_own_call_path():
+    """jit(vmap(f)) chooses per call between batched code and a loop over
+    examples: no fast path replaces that choice."""
+    jitted = tx.jit(tx.vmap(_sum_of_squares))
+    X = np.arange(6.0).reshape(3, 2)
+    for _ in range(3):
+        np.testing.assert_allclose(jitted(X), np.sum(X * X, axis=1))
+    assert not _has_fast_path(jitted)

@@ -335,10 +335,13 @@ def render(name, compiled, leaf_axes, n_out):
         f"    {batch_size} = {params[mapped]}.shape[{leaf_axes[mapped]}]",
         f"    {first} = {example}({lane_args(0)})",
     ]
+    def result(var, j):       # an example's j-th result (a lone one is not in a tuple)
+        return var if plan.bare else f"{var}[{j}]"
+
     for j, out in enumerate(outs):
-        lines.append(f"    {out} = lane_buffer({first}[{j}], {batch_size})")
-        lines.append(f"    set_lane({out}, 0, {first}[{j}])")
-    writes = [f"set_lane({out}, {k}, {lane}[{j}])" for j, out in enumerate(outs)]
+        lines.append(f"    {out} = lane_buffer({result(first, j)}, {batch_size})")
+        lines.append(f"    set_lane({out}, 0, {result(first, j)})")
+    writes = [f"set_lane({out}, {k}, {result(lane, j)})" for j, out in enumerate(outs)]
     if writes:         # (results that are all constants need no loop)
         lines.append(f"    {ragged} = 0")
         lines.append(f"    for {k} in numba.prange(1, {batch_size}):")
