@@ -197,6 +197,36 @@ def test_newton_sqrt_gradient_under_jit():
                                rtol=1e-9)
 
 
+def test_newton_sqrt_hessian_under_jit():
+    """The jvp of the gradient fills its tapes under the loop's exit test:
+    a tape is ``[]`` on the path that leaves and ``[a]`` on the other,
+    which must join as one run-time list."""
+    for a in (2.0, 9.0):
+        got = tx.jit(tx.hessian(_newton_sqrt))(a)
+        np.testing.assert_allclose(got, tx.hessian(_newton_sqrt)(a), rtol=1e-12)
+        np.testing.assert_allclose(got, -0.25 * a ** -1.5, rtol=1e-9)
+
+
+def _pushed_under_if(x):
+    pairs = []
+    if x[0] > 0:
+        pairs.append((x[0] * 2.0, np.sin(x)))
+        pairs.append((x[1], np.cos(x)))
+    total = np.sum(x)
+    for _ in range(len(pairs)):
+        scale, v = pairs.pop()
+        total = total + scale * np.sum(v)
+    return total
+
+
+@pytest.mark.parametrize("x", [np.array([0.5, -1.0, 2.0]), np.array([-0.5, 1.0, 2.0])],
+                         ids=["pushed", "empty"])
+def test_list_filled_on_one_path_of_an_if(x):
+    """A list of (scalar, array) pairs, filled on one path only: one
+    run-time list per element leaf, empty before the ``if``."""
+    np.testing.assert_allclose(tx.jit(_pushed_under_if)(x), _pushed_under_if(x), rtol=1e-12)
+
+
 def _rnn(W, U, xs):
     h = np.zeros(W.shape[0])
     for x in xs:
