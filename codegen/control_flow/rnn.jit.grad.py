@@ -4,6 +4,7 @@
 import numpy as np
 from tangent_x.runtime import check_grad_output, iteration_item, matmul_adjoint_lhs, matmul_adjoint_rhs, unbroadcast, unreduce, zeros_like
 import tangent_x.numba_stage.numba_runtime  # Numba implementations of the helpers
+from tangent_x.numba_stage.numba_runtime import matmul
 
 
 def grad_rnn(W, U, xs):
@@ -18,8 +19,8 @@ def grad_rnn(W, U, xs):
         # control_flow.py:31: for x in xs:
         h_1_tape.append(h_1)
         item = iteration_item(xs, k)
-        W_at_h_1 = W @ h_1
-        U_at_item = U @ item
+        W_at_h_1 = matmul(W, h_1)
+        U_at_item = matmul(U, item)
         plus_W_at_h_1 = W_at_h_1 + U_at_item
         h_2 = np.tanh(plus_W_at_h_1)
         h_1 = h_2
@@ -36,8 +37,8 @@ def grad_rnn(W, U, xs):
         # control_flow.py:31: for x in xs:
         h_1 = h_1_tape.pop()
         item = iteration_item(xs, k)
-        W_at_h_1 = W @ h_1
-        U_at_item = U @ item
+        W_at_h_1 = matmul(W, h_1)
+        U_at_item = matmul(U, item)
         plus_W_at_h_1 = W_at_h_1 + U_at_item
         h_2 = np.tanh(plus_W_at_h_1)
         h_2_bar = h_1_bar

@@ -1152,6 +1152,11 @@ class Specializer:
         for side in (a, b):
             if isinstance(side, dict):
                 self.fail(f"arithmetic on the container {describe(side)}")
+        if isinstance(node.op, ast.MatMult):
+            # ``a @ b`` as numba_runtime.matmul: matrix products in our kernel
+            from . import numba_runtime
+            return Expr(ast.Call(func=self.global_name(numba_runtime.matmul, "matmul"),
+                                 args=[self.render(a), self.render(b)], keywords=[]))
         return Expr(ast.BinOp(left=self.render(a), op=node.op, right=self.render(b)))
 
     def eval_UnaryOp(self, node):
