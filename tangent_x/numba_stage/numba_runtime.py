@@ -411,7 +411,7 @@ def _dot(a, b):
     if a.ndim > 2 or b.ndim > 2:
         raise TypingError("np.dot of arrays with more than 2 dimensions is not compiled yet")
     if _kernel_product(a, b):
-        return lambda a, b: _product(_any_layout(a), _any_layout(b))
+        return lambda a, b: _product(a, b)
     if isinstance(a.dtype, types.Float) and isinstance(b.dtype, types.Float):
         return lambda a, b: np.dot(a, b)
     return lambda a, b: np.dot(a.astype(np.float64), b.astype(np.float64))
@@ -483,48 +483,6 @@ def _gemm_nt_source(mr, nr):
 _gemm_nt = register_jitable(fastmath={"reassoc", "contract"})(
     _kernel(_gemm_nt_source(_MR, _NR), "gemm_nt"))
 
-_GEMM_SYMBOL = "tangent_x_gemm_nt_f64"
-_f64p = types.CPointer(types.float64)
-_GEMM_SIGNATURE = types.void(_f64p, types.intp, types.intp, _f64p, types.intp, types.intp,
-                             _f64p, types.intp, types.intp, types.intp, types.intp)
-
-
-@cfunc(_GEMM_SIGNATURE, cache=True)
-def _gemm_entry(a, ra, m, b, rb, n, c, ldc, i0, j0, k):
-    """The kernel as a C function of pointers: A (ra + m, k), B (rb + n, k)
-    and C (i0 + m, ldc) C-contiguous."""
-    _gemm_nt(carray(a, (ra + m, k)), ra, m, carray(b, (rb + n, k)), rb, n,
-             carray(c, (i0 + m, ldc)), i0, j0)
-
-
-llvm_binding.add_symbol(_GEMM_SYMBOL, _gemm_entry.address)
-
-
-@intrinsic
-def _gemm(typingctx, a, ra, m, b, rb, n, c, i0, j0):
-    """``gemm_nt(a, ra, m, b, rb, n, c, i0, j0)`` called by symbol name."""
-    sig = types.void(a, ra, m, b, rb, n, c, i0, j0)
-
-    def codegen(context, builder, sig, args):
-        a_, ra_, m_, b_, rb_, n_, c_, i0_, j0_ = args
-        intp = context.get_value_type(types.intp)
-        ptr = context.get_value_type(_f64p)
-        fnty = llvm_ir.FunctionType(llvm_ir.VoidType(), [ptr, intp, intp, ptr, intp, intp,
-                                                          ptr, intp, intp, intp, intp])
-        fn = cgutils.get_or_insert_function(builder.module, fnty, _GEMM_SYMBOL)
-        arr_a = make_array(sig.args[0])(context, builder, a_)
-        arr_b = make_array(sig.args[3])(context, builder, b_)
-        arr_c = make_array(sig.args[6])(context, builder, c_)
-        k = cgutils.unpack_tuple(builder, arr_a.shape, 2)[1]
-        ldc = cgutils.unpack_tuple(builder, arr_c.shape, 2)[1]
-        ints = [context.cast(builder, v, t, types.intp)
-                for v, t in ((ra_, ra), (m_, m), (rb_, rb), (n_, n), (i0_, i0), (j0_, j0))]
-        builder.call(fn, [arr_a.data, ints[0], ints[1], arr_b.data, ints[2], ints[3],
-                          arr_c.data, ldc, ints[4], ints[5], k])
-        return context.get_dummy_value()
-    return sig, codegen
-
-
 # A packed panel is at most this many elements (64 KiB of float64): small
 # enough to stay in cache while the kernel reads it again for every block,
 # and below the size at which malloc hands out fresh pages (whose first
@@ -538,78 +496,95 @@ def _panel_size(n, k, block):
     return min(n, max(block, (_PANEL // max(k, 1)) // block * block))
 
 
-@intrinsic
-def _any_layout(typingctx, a):
-    """The same array typed as of unknown layout ('A'): every matrix product
-    then runs one compiled ``_product``, whatever its operands' layouts."""
-    def codegen(context, builder, sig, args):
-        return impl_ret_borrowed(context, builder, sig.return_type, args[0])
-    return a.copy(layout="A")(a), codegen
+@register_jitable
+def _pack(dst, src, s0, s1, start, n, K):
+    """``dst[i, k] = src[(start + i) * s0 + k * s1]`` for ``i < n``: rows of a
+    strided matrix (strides in elements, any sign) into the C-contiguous
+    ``dst``, in ``dst``'s order (writes in order, reads strided: the other
+    way round, strided stores 1 KiB apart for K = 128, measured 8x slower)."""
+    for i in range(n):
+        base = (start + i) * s0
+        for k in range(K):
+            dst[i, k] = src[base + k * s1]
+
+
+_GEMM_SYMBOL = "tangent_x_matmul_f64"
+_f64p = types.CPointer(types.float64)
+_GEMM_SIGNATURE = types.void(_f64p, types.intp, types.intp, _f64p, types.intp, types.intp,
+                             _f64p, types.intp, types.intp, types.intp)
+
+
+@cfunc(_GEMM_SIGNATURE, cache=True)
+def _matmul_entry(a, as0, as1, b, bs0, bs1, c, M, N, K):
+    """``c = a @ b`` for float64 matrices given by pointer and strides (in
+    elements): a (M, K), b (K, N), c (M, N) C-contiguous.  Rows of ``a`` and
+    columns of ``b`` are the kernel's rows: read in place when contiguous
+    (``a`` C-ordered, ``b`` F-ordered, as ``W.T`` is), otherwise packed
+    panel by panel, as BLAS packs: an outer loop over panels of ``a``'s
+    rows, an inner one over panels of ``b``'s columns (packed once when one
+    panel holds them all)."""
+    out = carray(c, (M, N))
+    pack_a = not (as1 == 1 and as0 == K)
+    pack_b = not (bs0 == 1 and bs1 == K)
+    mc = _panel_size(M, K, _MR) if pack_a else M
+    nc = _panel_size(N, K, _NR) if pack_b else N
+    rows = np.empty((mc, K), np.float64) if pack_a else carray(a, (M, K))
+    cols = np.empty((nc, K), np.float64) if pack_b else carray(b, (N, K))
+    once = pack_b and nc == N
+    if once:
+        _pack(cols, b, bs1, bs0, 0, N, K)
+    for i0 in range(0, M, mc):
+        m = min(mc, M - i0)
+        if pack_a:
+            _pack(rows, a, as0, as1, i0, m, K)
+        for j0 in range(0, N, nc):
+            n = min(nc, N - j0)
+            if pack_b and not once:
+                _pack(cols, b, bs1, bs0, j0, n, K)
+            _gemm_nt(rows, 0 if pack_a else i0, m, cols, 0 if pack_b and not once else j0, n,
+                     out, i0, j0)
+
+
+llvm_binding.add_symbol(_GEMM_SYMBOL, _matmul_entry.address)
 
 
 @intrinsic
-def _as_c(typingctx, a):
-    """The same array typed C-contiguous, for the kernel to read (the caller
-    has checked ``a.flags.c_contiguous``)."""
+def _matmul_call(typingctx, a, b, out):
+    """``out = a @ b`` by the kernel's symbol name (``out`` C-contiguous)."""
     def codegen(context, builder, sig, args):
-        return impl_ret_borrowed(context, builder, sig.return_type, args[0])
-    return a.copy(layout="C", readonly=False)(a), codegen
+        intp = context.get_value_type(types.intp)
+        ptr = context.get_value_type(_f64p)
+        fnty = llvm_ir.FunctionType(llvm_ir.VoidType(), [ptr, intp, intp, ptr, intp, intp,
+                                                          ptr, intp, intp, intp])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, _GEMM_SYMBOL)
+        arr_a, arr_b, arr_c = (make_array(t)(context, builder, v)
+                               for t, v in zip(sig.args, args))
+        M, K = cgutils.unpack_tuple(builder, arr_a.shape, 2)
+        N = cgutils.unpack_tuple(builder, arr_b.shape, 2)[1]
+        eight = intp(8)
+        strides = [builder.sdiv(s, eight) for arr in (arr_a, arr_b)
+                   for s in cgutils.unpack_tuple(builder, arr.strides, 2)]
+        builder.call(fn, [arr_a.data, strides[0], strides[1], arr_b.data, strides[2],
+                          strides[3], arr_c.data, M, N, K])
+        return context.get_dummy_value()
+    return types.void(a, b, out), codegen
 
 
 @register_jitable
 def _product(a, b):
-    """``a @ b`` through the kernel.  Rows of ``a`` and columns of ``b`` are
-    the kernel's rows: read in place when contiguous (``a`` C-ordered, ``b``
-    F-ordered, as ``W.T`` is), otherwise packed panel by panel (as BLAS
-    packs): an outer loop over panels of ``a``'s rows, an inner one over
-    panels of ``b``'s columns (packed once when one panel holds them all).
-    The layouts are checked at run time (``a`` and ``b`` are typed 'A'), so
-    that this compiles once."""
-    M, K = a.shape
-    N = b.shape[1]
-    if b.shape[0] != K:
+    """``a @ b`` for float64 matrices, by the kernel."""
+    if b.shape[0] != a.shape[1]:
         raise ValueError("matmul: the operands' inner dimensions differ")
-    out = np.empty((M, N), np.float64)
-    if M == 0 or N == 0:
-        return out
-    bt = b.T
-    pack_a = not a.flags.c_contiguous
-    pack_b = not bt.flags.c_contiguous
-    mc = _panel_size(M, K, _MR) if pack_a else M
-    nc = _panel_size(N, K, _NR) if pack_b else N
-    rows = np.empty((mc, K), np.float64) if pack_a else _as_c(a)
-    cols = np.empty((nc, K), np.float64) if pack_b else _as_c(bt)
-    once = pack_b and nc == N
-    if once:
-        _pack(cols, bt, 0, N)
-    for i0 in range(0, M, mc):
-        m = min(mc, M - i0)
-        if pack_a:
-            _pack(rows, a, i0, m)
-        for j0 in range(0, N, nc):
-            n = min(nc, N - j0)
-            if pack_b and not once:
-                _pack(cols, bt, j0, n)
-            _gemm(rows, 0 if pack_a else i0, m, cols, 0 if pack_b and not once else j0, n,
-                  out, i0, j0)
+    out = np.empty((a.shape[0], b.shape[1]), np.float64)
+    if out.size:
+        _matmul_call(a, b, out)
     return out
 
 
-@register_jitable
-def _pack(dst, src, start, n):
-    """``dst[:n] = src[start:start + n]`` for a C-contiguous ``dst``, in
-    ``dst``'s order: writes in order, reads strided (the other way round,
-    strided stores 1 KiB apart for K = 128 measured 8x slower)."""
-    K = src.shape[1]
-    for i in range(n):
-        for k in range(K):
-            dst[i, k] = src[start + i, k]
-
-
 def _kernel_product(a, b):
-    """Whether ``a @ b`` runs in the kernel: two float64 matrices."""
+    """Whether ``a @ b`` runs in the kernel: two (aligned) float64 matrices."""
     return (_is_array(a) and _is_array(b) and a.ndim == 2 and b.ndim == 2 and
-            a.dtype == types.float64 and b.dtype == types.float64)
+            a.dtype == types.float64 and b.dtype == types.float64 and a.aligned and b.aligned)
 
 
 def matmul(a, b):
@@ -621,7 +596,7 @@ def matmul(a, b):
 @overload(matmul, jit_options=_CACHED)
 def _matmul(a, b):
     if _kernel_product(a, b):
-        return lambda a, b: _product(_any_layout(a), _any_layout(b))
+        return lambda a, b: _product(a, b)
     return lambda a, b: a @ b
 
 
@@ -774,7 +749,7 @@ def _matmul_adjoint_lhs(g, a, b):
     if a.ndim == 1 and b.ndim == 2:
         return lambda g, a, b: np.dot(b, g)
     if a.ndim == 2 and b.ndim == 2:
-        return lambda g, a, b: _product(_any_layout(g), _any_layout(b.T))
+        return lambda g, a, b: _product(g, b.T)
     raise TypingError("matmul adjoint for stacked matrices is not compiled yet")
 
 
@@ -789,7 +764,7 @@ def _matmul_adjoint_rhs(g, a, b):
     if a.ndim == 2 and b.ndim == 1:
         return lambda g, a, b: np.dot(a.T, g)
     if a.ndim == 2 and b.ndim == 2:
-        return lambda g, a, b: _product(_any_layout(a.T), _any_layout(g))
+        return lambda g, a, b: _product(a.T, g)
     raise TypingError("matmul adjoint for stacked matrices is not compiled yet")
 
 
