@@ -294,6 +294,9 @@ class Jitted:
                                     importable=True)
         for bound_name, obj in plan.bound.items():
             module.__dict__.setdefault(bound_name, obj)
+        from . import numba_runtime
+        if numba_runtime.may_call_kernel(plan.bound.values()):
+            numba_runtime.matmul_kernel()     # before Numba may load cached code naming it
         import numba
         dispatcher = numba.njit(cache=True, nogil=True)(getattr(module, name))
         return Compiled(dispatcher, plan, text, path, linemap, generated.canonical.origin)
