@@ -556,19 +556,16 @@ def _matmul_entry(a, as0, as1, b, bs0, bs1, c, M, N, K):
     nc = _panel_size(N, K, _NR) if pack_b else N
     rows = np.empty((mc, K), np.float64) if pack_a else carray(a, (M, K))
     cols = np.empty((nc, K), np.float64) if pack_b else carray(b, (N, K))
-    once = pack_b and nc == N
-    if once:
-        _pack(cols, b, bs1, bs0, 0, N, K)
+    once = nc == N
     for i0 in range(0, M, mc):
         m = min(mc, M - i0)
         if pack_a:
             _pack(rows, a, as0, as1, i0, m, K)
         for j0 in range(0, N, nc):
             n = min(nc, N - j0)
-            if pack_b and not once:
+            if pack_b and not (once and i0 > 0):
                 _pack(cols, b, bs1, bs0, j0, n, K)
-            _gemm_nt(rows, 0 if pack_a else i0, m, cols, 0 if pack_b and not once else j0, n,
-                     out, i0, j0)
+            _gemm_nt(rows, 0 if pack_a else i0, m, cols, 0 if pack_b else j0, n, out, i0, j0)
 
 
 _MATMUL_KERNEL = []
