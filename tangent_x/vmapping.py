@@ -351,7 +351,7 @@ def build(fun, args, axes, examples, out_axes, method):
     used = set()
     for block in blocks:
         for stmt in block.stmts:
-            used |= {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name)}
+            used |= {n.id for n in ir.walk(stmt) if isinstance(n, gast.Name)}
     used |= ir.names_in(result)
     imports = used & P.RUNTIME_NAMES
     env = {k: v for k, v in env.items() if k in used}
