@@ -467,15 +467,15 @@ def _dot(a, b):
 # lanes; "contract" makes fused multiply-adds).  Entries are computed in
 # blocks of _MR x _NR: each pass over K loads _MR + _NR rows' elements and
 # does _MR * _NR multiply-adds, kept in registers.  Operands in another
-# layout are packed first, as BLAS packs (see ``_product``).
+# layout are packed first, as BLAS packs (see ``_matmul_entry``).
 #
-# The kernel is compiled once, as a C callable (``numba.cfunc``, cached on
-# disk), and called by its symbol name, the way Numba calls BLAS: a compiled
-# function that calls a Numba function gets a copy of its LLVM code and
-# optimises it again, which for the vectorised kernel cost ~0.5 s per
-# calling function; a call by name costs nothing to compile.  The symbol is
-# registered when this module is imported, before any cached numba stage
-# (which imports this module) is loaded.
+# The kernel is compiled once per process, as a C callable (``numba.cfunc``,
+# cached on disk), and called by its symbol name, the way Numba calls BLAS:
+# a compiled function that calls a Numba function gets a copy of its LLVM
+# code and optimises it again, which for the vectorised kernel cost ~0.5 s
+# per calling function; a call by name costs nothing to compile.  Compiling
+# it costs ~0.6-0.9 s once (nothing when Numba's disk cache has it), paid
+# only by processes that compile a product (see ``matmul_kernel``).
 
 _MR, _NR = 4, 4
 
