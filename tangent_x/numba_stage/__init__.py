@@ -545,7 +545,14 @@ def jit(fun=None, static_argnums=(), static_argnames=()):
     into the code (they must be hashable; a new value compiles again).
     Usable as ``@jit`` or ``@jit(static_argnames='config')``."""
     if fun is None:
-        return lambda f: Jitted(f, static_argnums, static_argnames)
+        return lambda f: jit(f, static_argnums, static_argnames)
+    if hasattr(fun, "__tangent_x_rebuild__"):         # jacfwd, jacrev, hessian
+        from .drivers import JittedDriver
+        return JittedDriver(fun, jit, static_argnums, static_argnames)
+    from ..vmapping import Vmapped
+    if isinstance(fun, Vmapped):                      # batched, or a prange loop
+        from .lane_loop import JittedVmap
+        return JittedVmap(fun, static_argnums, static_argnames)
     return Jitted(fun, static_argnums, static_argnames)
 
 
