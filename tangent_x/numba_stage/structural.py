@@ -449,6 +449,7 @@ _SIGNATURES = {
     "cumsum": ["a", "axis"],
     "flip": ["m", "axis"],
     "dot": ["a", "b"],
+    "matmul": ["x1", "x2"],
     "reshape": ["a", "shape"],
     "clip": ["a", "a_min", "a_max"],
     "ndim": ["a"],
@@ -460,7 +461,7 @@ _DEFAULTS = {"transpose": {"axes": None}, "squeeze": {"axis": None},
              "cumsum": {"axis": None}, "flip": {"axis": None}}
 
 for _name in ("transpose", "squeeze", "expand_dims", "moveaxis", "broadcast_to", "cumsum",
-              "flip", "dot", "reshape", "clip", "ndim", "array", "inner"):
+              "flip", "dot", "matmul", "reshape", "clip", "ndim", "array", "inner"):
     REWRITES[getattr(np, _name)] = _by_helper(_name)
 REWRITES[np.add.at] = _by_helper("add_at")
 
@@ -492,3 +493,25 @@ def _reversed(s, args, kwargs):
         s.global_name(np, "np")
         return Expr(node)
     return NotImplemented
+
+
+def _vectorisable(name):
+    """``np.tanh(x)`` ... spelled ``vmath.tanh(x)``: the same function as a
+    Numba ufunc whose loop LLVM vectorises (Numba's own ``np.tanh`` calls
+    scalar libm per element).  Calls with ``out=``/``dtype=`` keep NumPy's."""
+    def rewrite(s, args, kwargs):
+        if len(args) != 1 or kwargs:
+            return NotImplemented
+        from . import vmath
+        func = ast.Attribute(value=s.global_name(vmath, "vmath"), attr=name, ctx=ast.Load())
+        return Expr(ast.Call(func=func, args=[s.render(s.materialize(args[0]))], keywords=[]))
+    return rewrite
+
+
+def _register_vectorisable():
+    from . import vmath
+    for numpy_fn, kernel in vmath.KERNELS.items():
+        REWRITES[numpy_fn] = _vectorisable(kernel.__name__)
+
+
+_register_vectorisable()
