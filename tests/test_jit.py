@@ -227,6 +227,20 @@ def test_list_filled_on_one_path_of_an_if(x):
     np.testing.assert_allclose(tx.jit(_pushed_under_if)(x), _pushed_under_if(x), rtol=1e-12)
 
 
+def _filled_before_and_under_if_in_loop(x):
+    t = [x]
+    for i in range(3):
+        if x > i:
+            t.append(x * i)
+    return len(t) * x
+
+
+def test_list_filled_before_a_loop_and_under_an_if_in_it_is_a_clear_error():
+    from tangent_x.errors import TransformError
+    with pytest.raises(TransformError, match="filled before a loop and inside it"):
+        tx.jit(_filled_before_and_under_if_in_loop)(2.5)
+
+
 def _rnn(W, U, xs):
     h = np.zeros(W.shape[0])
     for x in xs:

@@ -1042,6 +1042,8 @@ class Specializer:
             if not is_container(new[-1]):
                 return Tape(Dyn(hint))          # the list keeps its name
             return Tape(self.tape_template(new[-1], f"{hint}"))
+        if isinstance(old, list) and old and isinstance(new, Tape):
+            self.fail(f"the list '{hint}' is filled before a loop and inside it")
         if isinstance(old, list) and not old and isinstance(new, Tape):
             # filled under an ``if`` in the body (``merge_lists``): the
             # tape's variables made there belong to the trial pass
