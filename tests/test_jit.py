@@ -426,6 +426,38 @@ def test_second_process_loads_compiled_code_from_numbas_disk_cache(tmp_path):
     assert value_1 == value_2
 
 
+_CHILD_BIG = textwrap.dedent("""
+    import sys, numpy as np
+    sys.path[:0] = [{root!r}, {examples!r}]
+    import tangent_x as tx
+    from mlp import loss
+    rng = np.random.default_rng(0)
+    params = [{{"W": rng.standard_normal((300, 400)), "b": rng.standard_normal(300)}},
+              {{"W": rng.standard_normal((3, 300)), "b": rng.standard_normal(3)}}]
+    x, y = rng.standard_normal((200, 400)), rng.standard_normal((200, 3))
+    jitted = tx.jit(tx.grad(loss))
+    g = jitted(params, x, y)
+    want = tx.grad(loss)(params, x, y)
+    np.testing.assert_allclose(g[0]["W"], want[0]["W"], rtol=1e-10, atol=1e-12)
+    print(len(jitted._last.dispatcher.stats.cache_hits), repr(float(np.sum(g[0]["W"]))))
+""")
+
+
+def test_second_process_runs_cached_code_whose_products_call_blas(tmp_path):
+    """x @ W.T here is 200 x 400 x 300 multiply-adds, past the kernel's
+    hand-over to dgemm, whose address differs per process: cached code
+    must call it by name."""
+    env = dict(os.environ, TANGENT_X_CACHE_DIR=str(tmp_path))
+    code = _CHILD_BIG.format(root=ROOT, examples=os.path.join(ROOT, "examples"))
+    runs = [subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                           text=True, timeout=300) for _ in range(2)]
+    for run in runs:
+        assert run.returncode == 0, run.stderr[-2000:]
+    (hits_1, value_1), (hits_2, value_2) = (run.stdout.split() for run in runs)
+    assert int(hits_1) == 0 and int(hits_2) >= 1
+    assert value_1 == value_2
+
+
 # ---------------------------------------------------------------------------
 # CLI
 # ---------------------------------------------------------------------------
@@ -812,6 +844,36 @@ def test_matrix_products_under_jit_match_numpy(m, k, n, layouts):
         got = tx.jit(fn)(a_, b_)
         assert got.shape == want.shape and got.dtype == np.float64
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("m, k, n", [(260, 250, 270), (1, 70000, 300), (300, 70, 900)])
+@pytest.mark.parametrize("layouts", ["CC", "CF", "FC", "FF", "AC", "CA"])
+def test_large_matrix_products_under_jit_run_in_blas_and_match_numpy(m, k, n, layouts):
+    from tangent_x.numba_stage import numba_runtime
+    assert m * k * n > numba_runtime._BLAS_WORK        # the dgemm path, not the kernel
+    rng = np.random.default_rng(m + k + n)
+    a, b = rng.standard_normal((m, k)), rng.standard_normal((k, n))
+    a_, b_ = _layout(a, layouts[0]), _layout(b, layouts[1])
+    want = a @ b
+    got = tx.jit(_matmul)(a_, b_)
+    assert got.shape == want.shape and got.flags.c_contiguous
+    np.testing.assert_allclose(got, want, rtol=1e-11, atol=1e-11)
+
+
+def test_large_matrix_products_of_views_under_jit_match_numpy():
+    """Views BLAS cannot read in place (reversed, every other element,
+    broadcast rows: stride 0) are copied first; a slice of a larger matrix
+    is read in place with its leading dimension."""
+    from tangent_x.numba_stage import numba_runtime
+    rng = np.random.default_rng(5)
+    big = rng.standard_normal((600, 700))
+    views = [(big[:300, :250], big[100:350, 300:600]),
+             (big[::-2, ::3][:280, :233], big[:233, ::-1][:, :300]),
+             (big[:300, :250].T, big[:300, 250:550]),
+             (np.broadcast_to(big[0, :600], (300, 600)), big[:, 100:400].T.copy().T)]
+    for a, b in views:
+        assert a.shape[0] * a.shape[1] * b.shape[1] > numba_runtime._BLAS_WORK
+        np.testing.assert_allclose(tx.jit(_matmul)(a, b), a @ b, rtol=1e-11, atol=1e-11)
 
 
 def test_matrix_products_of_other_dtypes_and_ranks_under_jit_match_numpy():
