@@ -70,7 +70,8 @@ def _runtime_stamp():
     name, so a changed helper never meets an old on-disk compiled function."""
     here = os.path.dirname(os.path.abspath(__file__))
     digest = hashlib.sha256()
-    for name in ("numba_runtime.py", "specialize.py", "structural.py"):
+    for name in ("numba_runtime.py", "specialize.py", "structural.py", "contractions.py",
+                 "shape_ops.py"):
         with open(os.path.join(here, name), "rb") as f:
             digest.update(f.read())
     import numba

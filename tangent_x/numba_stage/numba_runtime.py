@@ -867,11 +867,14 @@ def _unconcatenate(g, arrays, axis=0):
 
     def impl(g, arrays, axis=0):
         ax = axis % ndim
+        # extents from sizes, pieces shaped like their arrays: vstack/hstack
+        # first promote 1-d arrays to 2-d (see runtime.unconcatenate)
+        across = g.size // g.shape[ax] if g.shape[ax] else 1
         out = []
         start = 0
         for x in arrays:
-            stop = start + x.shape[ax]
-            out.append(block(g, ax, start, stop))
+            stop = start + x.size // max(across, 1)
+            out.append(block(g, ax, start, stop).reshape(x.shape))
             start = stop
         return out
     return impl
@@ -982,3 +985,8 @@ def _select_lanes(pred, on_true, on_false):
                 flat[i] = fa[i] if take else fb[i]
         return out
     return impl
+
+
+# Registered on import: Numba implementations kept in modules of their own.
+from .contractions import einsum, tensordot  # noqa: E402,F401
+from .shape_ops import diagonal, tile  # noqa: E402,F401

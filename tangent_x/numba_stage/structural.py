@@ -492,3 +492,66 @@ def _reversed(s, args, kwargs):
         s.global_name(np, "np")
         return Expr(node)
     return NotImplemented
+
+
+# -- contractions (numba_stage.contractions): static options positional --------
+
+def _contraction_helper(s, name):
+    from . import contractions
+    return s.global_name(getattr(contractions, name), name)
+
+
+@rewrites(np.einsum)
+def _einsum(s, args, kwargs):
+    """``np.einsum('ij,jk->ik', a, b)`` with a constant subscripts string
+    (and no options): the loop-nest helper of the same meaning."""
+    if kwargs or not args or not isinstance(args[0], Const) or \
+            not isinstance(args[0].value, str):
+        return NotImplemented
+    operands = [s.render(s.materialize(a)) for a in args[1:]]
+    return Expr(ast.Call(func=_contraction_helper(s, "einsum"),
+                         args=[ast.Constant(args[0].value)] + operands, keywords=[]))
+
+
+@rewrites(np.tensordot)
+def _tensordot(s, args, kwargs):
+    """``np.tensordot(a, b, axes=n)`` with a constant integer ``n``."""
+    bound = dict(zip(["a", "b", "axes"], args))
+    bound.update(kwargs)
+    axes = bound.get("axes", Const(2))
+    if set(bound) - {"a", "b", "axes"} or "a" not in bound or "b" not in bound or \
+            not isinstance(axes, Const) or not isinstance(axes.value, (int, np.integer)):
+        return NotImplemented
+    return Expr(ast.Call(func=_contraction_helper(s, "tensordot"),
+                         args=[s.render(s.materialize(bound["a"])),
+                               s.render(s.materialize(bound["b"])),
+                               ast.Constant(int(axes.value))], keywords=[]))
+
+
+def _shape_op_helper(s, name):
+    from . import shape_ops
+    return s.global_name(getattr(shape_ops, name), name)
+
+
+@rewrites(np.tile)
+def _tile(s, args, kwargs):
+    bound = dict(zip(["A", "reps"], args))
+    bound.update(kwargs)
+    if set(bound) != {"A", "reps"}:
+        return NotImplemented
+    return Expr(ast.Call(func=_shape_op_helper(s, "tile"),
+                         args=[s.render(s.materialize(bound["A"])),
+                               s.render(s.materialize(bound["reps"]))], keywords=[]))
+
+
+@rewrites(np.diagonal)
+def _diagonal(s, args, kwargs):
+    names = ["a", "offset", "axis1", "axis2"]
+    bound = dict(zip(names, args))
+    bound.update(kwargs)
+    if set(bound) - set(names) or "a" not in bound:
+        return NotImplemented
+    defaults = {"offset": 0, "axis1": 0, "axis2": 1}
+    rendered = [s.render(s.materialize(bound["a"]))] + [
+        s.render(s.materialize(bound.get(n, Const(defaults[n])))) for n in names[1:]]
+    return Expr(ast.Call(func=_shape_op_helper(s, "diagonal"), args=rendered, keywords=[]))
