@@ -136,11 +136,13 @@ def test_static_values_are_folded_and_recompile_only_when_they_change():
     assert "if" not in code.split("def ")[1] and "np.maximum" in code and "np.tanh" not in code
     assert len(jitted._cache) == 1
     jitted(x + 1.0, FrozenDict(relu=True, scale=3.0))        # equal static value: no compile
-    jitted(np.ones((2, 2)), relu)                      # a new rank: Numba's own dispatch
     assert len(jitted._cache) == 1
+    # a new rank is a new signature (the specialiser folds x.ndim), the same text
+    jitted(np.ones((2, 2)), relu)
+    assert len(jitted._cache) == 2 and tx.source(jitted, stage="numba") == src
     smooth = FrozenDict(relu=False, scale=0.5)
     np.testing.assert_allclose(jitted(x, smooth), tx.grad(_layer)(x, smooth))
-    assert len(jitted._cache) == 2
+    assert len(jitted._cache) == 3
     assert "np.tanh" in tx.source(jitted, stage="numba")
 
 
@@ -447,3 +449,29 @@ def test_rebinding_a_global_number_recompiles_never_a_stale_disk_cache():
         assert jitted._last.path != first
     finally:
         _SCALE = 2.0
+
+
+# The contraction kernels (numba_stage.contractions) are one loop-nest
+# generator; these cover what the corpus does not: repeated letters
+# (diagonals), ellipses with broadcast batch axes, scalars out, stacked
+# matmul with broadcasting, tensordot over two axes.
+_CONTRACTIONS = [
+    (lambda a, b: np.sum(np.einsum("ii->i", a) * b), ((3, 3), (3,))),
+    (lambda a, b: np.sum(np.einsum("...ij,...jk->...ik", a, b) ** 2), ((2, 1, 3, 2), (4, 2, 3))),
+    (lambda a, b: np.einsum("i,i->", a, b) ** 2, ((4,), (4,))),
+    (lambda a, b: np.sum(np.sin(a @ b)), ((1, 3, 2), (4, 2, 5))),
+    (lambda a, b: np.sum(np.tensordot(a, b, axes=2) ** 2), ((2, 3, 4), (3, 4, 2))),
+]
+
+
+@pytest.mark.slow        # ~20 s each: three kernels compiled per case
+@pytest.mark.parametrize("fn, shapes", _CONTRACTIONS)
+def test_contractions_compile_to_the_eager_values_and_gradients(fn, shapes):
+    rng = np.random.default_rng(7)
+    a, b = (rng.standard_normal(s) for s in shapes)
+    f = tx.value_and_grad(fn, argnums=(0, 1))
+    value, (ga, gb) = tx.jit(f)(a, b)
+    expected, (ea, eb) = f(a, b)
+    np.testing.assert_allclose(value, expected, rtol=1e-12)
+    np.testing.assert_allclose(ga, ea, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(gb, eb, rtol=1e-10, atol=1e-12)

@@ -219,6 +219,7 @@ class Jitted:
         """(cache key, flat leaves, abstract arguments)."""
         key, leaves, avs = [], [], []
         self._names = Namer()
+        self._ranks = {}
         for name, (value, static) in bound.items():
             if static:
                 try:
@@ -263,7 +264,9 @@ class Jitted:
             if value.dtype.kind not in "biufc":
                 raise self._bad_leaf(path, value, f"is an array of dtype {value.dtype}")
             leaves.append(value)
-            return Dyn(self._leaf_name(hint)), value.dtype.char
+            name = self._leaf_name(hint)
+            self._ranks[name] = value.ndim        # the specialiser folds x.ndim
+            return Dyn(name), (value.dtype.char, value.ndim)
         if isinstance(value, (bool, numbers.Number, np.generic)) and not isinstance(value, str):
             if isinstance(value, np.generic) and value.dtype.kind not in "biufc":
                 raise self._bad_leaf(path, value, f"has dtype {value.dtype}")
@@ -287,7 +290,7 @@ class Jitted:
     # -- compiling ----------------------------------------------------------
 
     def _compile(self, generated, avs, key):
-        text, linemap, plan, name = numba_stage(generated, avs, self._call_site)
+        text, linemap, plan, name = numba_stage(generated, avs, self._call_site, self._ranks)
         # The runtime stamp is part of the file's name, not of its text: a
         # changed helper never meets an old on-disk compiled function, and
         # the text stays what a reader (and the gallery) should see.
@@ -308,11 +311,12 @@ class Jitted:
         if args or kwargs:
             bound = self._bind(generated, args, kwargs)
             _, _, avs = self._signature(generated, bound)
+            ranks = self._ranks
         elif self._last is not None:
             return self._last.text
         else:
-            avs = generic_arguments(generated.function)
-        return numba_stage(generated, avs, self._call_site)[0]
+            avs, ranks = generic_arguments(generated.function), None
+        return numba_stage(generated, avs, self._call_site, ranks)[0]
 
 
 def _finish_grads(inner, single, out, args, leaves, values):
@@ -359,9 +363,10 @@ def generic_arguments(function):
     return out
 
 
-def numba_stage(generated, avs, call_site=None):
+def numba_stage(generated, avs, call_site=None, ranks=None):
     """(module text, line map, plan, function name) of ``generated``'s
-    python stage specialised for the abstract arguments ``avs``."""
+    python stage specialised for the abstract arguments ``avs`` (``ranks``:
+    argument leaf name -> rank, for the arrays among them)."""
     global _STAMP
     if _STAMP is None:
         _STAMP = _runtime_stamp()
@@ -372,6 +377,7 @@ def numba_stage(generated, avs, call_site=None):
     origin = generated.canonical.origin
     namespace = dict(generated.module.__dict__)
     spec = Specializer(func, namespace, linemap, origin or call_site)
+    spec.ranks = dict(ranks or {})
     out = spec.run(avs)
     params = []
     for a, av in zip(func.args.args, avs):

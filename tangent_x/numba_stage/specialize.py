@@ -304,6 +304,11 @@ class Specializer:
         self.emitting = True
         self.masks = set()       # variables holding boolean arrays (from comparisons)
         self.ranges = {}         # variables holding range(...): name -> its arguments
+        # Ranks of the argument arrays (part of the call signature): ``x.ndim``
+        # is a constant, so ``(1,) * (x.ndim - 1)`` is a tuple Numba can type.
+        # A name's entry lasts until code assigning that name is emitted (a
+        # compiled variable keeps one rank in loops: Numba's types demand it).
+        self.ranks = {}
 
     # -- names ------------------------------------------------------------
 
@@ -341,6 +346,10 @@ class Specializer:
         if self.emitting:
             stmt._tx_src = getattr(self.current, "lineno", None)
             self.code.append(stmt)
+            if self.ranks:
+                for node in ast.walk(stmt):
+                    if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                        self.ranks.pop(node.id, None)
 
     def assign(self, name, value_node):
         self.clobber(name)
@@ -1093,6 +1102,8 @@ class Specializer:
             return Const(value, node if base.node is not None else None)
         if is_container(base):
             self.fail(f"{describe(base)} has no attribute {node.attr}")
+        if node.attr == "ndim" and isinstance(base, Dyn) and base.name in self.ranks:
+            return Const(self.ranks[base.name])
         return Expr(ast.Attribute(value=self.render(base), attr=node.attr, ctx=ast.Load()))
 
     def eval_Subscript(self, node):

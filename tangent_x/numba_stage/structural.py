@@ -324,6 +324,17 @@ def _shape_of_container(s, args, kwargs):
     return NotImplemented
 
 
+def _ndim(s, args, kwargs):
+    """``np.ndim`` of an argument array: its rank, a constant of the signature."""
+    x = _open(args[0]) if len(args) == 1 and not kwargs else None
+    if isinstance(x, Dyn) and x.name in s.ranks:
+        return Const(s.ranks[x.name])
+    return _shape_of_container(s, args, kwargs)
+
+
+HANDLERS[np.ndim] = _ndim
+
+
 @handles(runtime.appended)
 def _appended(s, args, kwargs):
     items, item = _open(args[0]), args[1]

@@ -219,19 +219,6 @@ def check_second_order(case):
 JIT_KNOWN_FAILURES = {
     "method_flatten_ravel_squeeze": "np.squeeze without axis: the result's rank depends on sizes",
     "expand_dims_squeeze": "np.squeeze without axis: the result's rank depends on sizes",
-    "prod": "prod_others over one axis of a 2-d array has no Numba implementation yet",
-    "cumsum": "np.cumsum with axis on a 2-d array has no Numba implementation yet",
-    "hstack_vstack": "unhstack has no Numba implementation yet",
-    "tile_repeat": "untile/unrepeat have no Numba implementation yet",
-    "tensordot": "tensordot adjoints have no Numba implementation yet",
-    "trace": "undiagonal has no Numba implementation yet",
-    "einsum": "np.einsum and its adjoint have no Numba implementation yet",
-    "linalg_solve": "solve_transposed has no Numba implementation yet",
-    "swap_with_fancy_index": "a tuple repeated by a run-time count ((1,) * n) does not type",
-    "tuple_target_subscript_swap": "a tuple repeated by a run-time count ((1,) * n) "
-                                   "does not type",
-    "batched_matmul": "Numba's @ takes 1-d and 2-d operands only",
-    "batched_matmul_with_vector": "Numba's @ takes 1-d and 2-d operands only",
 }
 
 
