@@ -111,12 +111,12 @@ JIT_KNOWN_FAILURES = {
 }
 
 
-@pytest.mark.parametrize("case, jit", jit_params(CASES, JIT_KNOWN_FAILURES))
+@pytest.mark.parametrize("case, jit", jit_params(CASES, JIT_KNOWN_FAILURES, rest="env"))
 def test_grad_matches_finite_differences(case, jit):
     check_grad(case, jit)
 
 
-@pytest.mark.parametrize("case, jit", jit_params(CASES, JIT_KNOWN_FAILURES))
+@pytest.mark.parametrize("case, jit", jit_params(CASES, JIT_KNOWN_FAILURES, rest="env"))
 def test_primal_matches_original(case, jit):
     check_primal(case, jit)
 

@@ -475,3 +475,49 @@ def test_contractions_compile_to_the_eager_values_and_gradients(fn, shapes):
     np.testing.assert_allclose(value, expected, rtol=1e-12)
     np.testing.assert_allclose(ga, ea, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(gb, eb, rtol=1e-10, atol=1e-12)
+
+
+# np.squeeze without axis: the signature includes which axes have size 1
+# (numba_stage.unit_axes), only for code that squeezes so.
+
+def _squeezed(x):
+    y = np.expand_dims(x, 0) * 2.0
+    return np.sum(np.squeeze(y) * x)
+
+
+def test_squeeze_without_axis_specialises_on_size_one_axes():
+    jitted = tx.jit(tx.grad(_squeezed))
+    for shape in [(3,), (2, 1), (1, 3), (2, 3)]:
+        x = np.random.default_rng(0).standard_normal(shape)
+        np.testing.assert_allclose(jitted(x), tx.grad(_squeezed)(x), rtol=1e-12)
+    assert len(jitted._cache) == 4                   # four size-1 patterns
+    jitted(np.ones((5, 4)))                          # the pattern of (2, 3): no compile
+    assert len(jitted._cache) == 4
+    plain = tx.jit(tx.grad(_layer), static_argnames="config")
+    relu = FrozenDict(relu=True, scale=3.0)
+    plain(np.ones((2, 3)), relu)
+    plain(np.ones((1, 3)), relu)                     # no squeeze: sizes never matter
+    assert len(plain._cache) == 1
+
+
+def _squeeze_of_a_carry(x, n):
+    y = x
+    for _ in range(n):
+        y = y * 2.0          # keeps y's size-1 axes: an invariant of the loop
+    return np.sum(np.squeeze(y) * x)
+
+
+def _squeeze_of_a_growing_carry(x, n):
+    y = x
+    for _ in range(n):
+        y = np.expand_dims(y[0], 0) + y
+    return np.sum(np.squeeze(y))  # SQUEEZE-CARRY
+
+
+def test_squeeze_of_a_loop_carry_compiles_when_its_size_one_axes_are_invariant():
+    x = np.arange(3.0).reshape(1, 3)
+    np.testing.assert_allclose(tx.jit(_squeeze_of_a_carry)(x, 3), _squeeze_of_a_carry(x, 3))
+    with pytest.raises(tx.TransformError) as info:
+        tx.jit(_squeeze_of_a_growing_carry)(np.ones((1, 3)), 2)
+    message = str(info.value)
+    assert f"test_jit.py:{_line_of('SQUEEZE-CARRY')}" in message and "axis" in message

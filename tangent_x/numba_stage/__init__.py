@@ -220,6 +220,12 @@ class Jitted:
         key, leaves, avs = [], [], []
         self._names = Namer()
         self._ranks = {}
+        if getattr(self, "_units_of", (None,))[0] is not generated:
+            from .unit_axes import needs_unit_axes
+            tree = ast.parse(generated.text)
+            self._units_of = (generated, needs_unit_axes(tree))
+        # size-1 axes: part of the signature only for code that needs them
+        self._units = {} if self._units_of[1] else None
         for name, (value, static) in bound.items():
             if static:
                 try:
@@ -266,12 +272,19 @@ class Jitted:
             leaves.append(value)
             name = self._leaf_name(hint)
             self._ranks[name] = value.ndim        # the specialiser folds x.ndim
+            if self._units is not None:
+                from .unit_axes import of_value
+                self._units[name] = of_value(value)
+                return Dyn(name), (value.dtype.char, value.ndim, self._units[name])
             return Dyn(name), (value.dtype.char, value.ndim)
         if isinstance(value, (bool, numbers.Number, np.generic)) and not isinstance(value, str):
             if isinstance(value, np.generic) and value.dtype.kind not in "biufc":
                 raise self._bad_leaf(path, value, f"has dtype {value.dtype}")
             leaves.append(value)
-            return Dyn(self._leaf_name(hint)), type(value)
+            name = self._leaf_name(hint)
+            if self._units is not None:
+                self._units[name] = ()
+            return Dyn(name), type(value)
         raise self._bad_leaf(path, value, f"is a {type(value).__name__}")
 
     def _leaf_name(self, hint):
@@ -290,7 +303,8 @@ class Jitted:
     # -- compiling ----------------------------------------------------------
 
     def _compile(self, generated, avs, key):
-        text, linemap, plan, name = numba_stage(generated, avs, self._call_site, self._ranks)
+        text, linemap, plan, name = numba_stage(generated, avs, self._call_site, self._ranks,
+                                                self._units)
         # The runtime stamp is part of the file's name, not of its text: a
         # changed helper never meets an old on-disk compiled function, and
         # the text stays what a reader (and the gallery) should see.
@@ -311,12 +325,12 @@ class Jitted:
         if args or kwargs:
             bound = self._bind(generated, args, kwargs)
             _, _, avs = self._signature(generated, bound)
-            ranks = self._ranks
+            ranks, units = self._ranks, self._units
         elif self._last is not None:
             return self._last.text
         else:
-            avs, ranks = generic_arguments(generated.function), None
-        return numba_stage(generated, avs, self._call_site, ranks)[0]
+            avs, ranks, units = generic_arguments(generated.function), None, None
+        return numba_stage(generated, avs, self._call_site, ranks, units)[0]
 
 
 def _finish_grads(inner, single, out, args, leaves, values):
@@ -363,10 +377,11 @@ def generic_arguments(function):
     return out
 
 
-def numba_stage(generated, avs, call_site=None, ranks=None):
+def numba_stage(generated, avs, call_site=None, ranks=None, units=None):
     """(module text, line map, plan, function name) of ``generated``'s
     python stage specialised for the abstract arguments ``avs`` (``ranks``:
-    argument leaf name -> rank, for the arrays among them)."""
+    argument leaf name -> rank, for the arrays among them; ``units``: leaf
+    name -> its size-1 axes, when the signature includes them)."""
     global _STAMP
     if _STAMP is None:
         _STAMP = _runtime_stamp()
@@ -378,10 +393,14 @@ def numba_stage(generated, avs, call_site=None, ranks=None):
     namespace = dict(generated.module.__dict__)
     spec = Specializer(func, namespace, linemap, origin or call_site)
     spec.ranks = dict(ranks or {})
+    spec.units = None if units is None else dict(units)
+    spec.param_units = dict(units or {})
     out = spec.run(avs)
     params = []
     for a, av in zip(func.args.args, avs):
         params += [leaf.name for leaf in _dyn_leaves(av)]
+    from .unit_axes import check
+    check(spec, spec.code, set(params))
     params += [name for name, _ in spec.hidden]
     plan = Plan(out, spec.hidden, params, dict(spec.bound))
     text, numba_linemap = render_module(fname, params, spec.code, linemap, origin,

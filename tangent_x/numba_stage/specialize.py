@@ -309,6 +309,12 @@ class Specializer:
         # A name's entry lasts until code assigning that name is emitted (a
         # compiled variable keeps one rank in loops: Numba's types demand it).
         self.ranks = {}
+        # Size-1 axes of arrays, for np.squeeze without axis (see unit_axes):
+        # None unless the signature is specialised on them.
+        self.units = None
+        self.units_used = {}     # variables whose facts a squeeze read -> where
+        self.units_history = {}  # variable -> the fact of each of its assignments
+        self.param_units = {}
 
     # -- names ------------------------------------------------------------
 
@@ -350,6 +356,9 @@ class Specializer:
                 for node in ast.walk(stmt):
                     if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                         self.ranks.pop(node.id, None)
+            if self.units is not None:
+                from . import unit_axes
+                unit_axes.record(self, stmt)
 
     def assign(self, name, value_node):
         self.clobber(name)

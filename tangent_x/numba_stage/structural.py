@@ -566,3 +566,36 @@ def _diagonal(s, args, kwargs):
     rendered = [s.render(s.materialize(bound["a"]))] + [
         s.render(s.materialize(bound.get(n, Const(defaults[n])))) for n in names[1:]]
     return Expr(ast.Call(func=_shape_op_helper(s, "diagonal"), args=rendered, keywords=[]))
+
+
+_squeeze_by_helper = REWRITES[np.squeeze]
+
+
+@rewrites(np.squeeze)
+def _squeeze(s, args, kwargs):
+    """``np.squeeze(a)`` without ``axis``: the axes known to have size 1
+    (``unit_axes``) made explicit, ``squeeze(a, (0, 2))``."""
+    bound = dict(zip(["a", "axis"], args))
+    bound.update(kwargs)
+    axis = bound.get("axis", Const(None))
+    if s.units is None or set(bound) - {"a", "axis"} or "a" not in bound or \
+            not (isinstance(axis, Const) and axis.value is None):
+        return _squeeze_by_helper(s, args, kwargs)
+    from . import unit_axes
+    a = s.materialize(bound["a"], "a")
+    if not isinstance(a, Dyn):
+        return _squeeze_by_helper(s, args, kwargs)
+    used = set()
+    fact = unit_axes.infer(s, ast.Name(a.name, ast.Load()), used)
+    if fact is None or None in fact:
+        s.fail("np.squeeze without axis of an array whose size-1 axes are not known "
+               "here (they are followed from the arguments through arithmetic, ufuncs, "
+               "expand_dims and squeeze): the result's rank is not known",
+               "pass axis= to np.squeeze")
+    for name in used:
+        s.units_used.setdefault(name, s.where())
+    axes = tuple(d for d, unit in enumerate(fact) if unit)
+    if not axes:
+        return a
+    return Expr(ast.Call(func=_helper(s, "squeeze"),
+                         args=[s.render(a), s.render(Const(axes))], keywords=[]))
