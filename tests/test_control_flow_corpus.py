@@ -16,7 +16,8 @@ as ``tests/test_corpus.py`` does:
   ``tx.value_and_grad`` equals what the original function returns.
 
 Both also run compiled (``tx.jit`` of the transform, ids ending in
-``-jit``; the first case of each theme; all of them: ``python tools/jit_corpus.py``).
+``-jit``; the first case of each theme; all of them, outside CI's time
+budget: ``python tools/jit_corpus.py``).
 
 Then come explicit tests: Newton's sqrt (d/da at a=2 is 1/(2 sqrt 2)), the
 lax primitives against closed-form derivatives, and the bad inputs of the

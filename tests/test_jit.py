@@ -521,3 +521,30 @@ def test_squeeze_of_a_loop_carry_compiles_when_its_size_one_axes_are_invariant()
         tx.jit(_squeeze_of_a_growing_carry)(np.ones((1, 3)), 2)
     message = str(info.value)
     assert f"test_jit.py:{_line_of('SQUEEZE-CARRY')}" in message and "axis" in message
+
+
+# numba_stage.shape_ops beyond what the corpus reaches: tuple reps, repeat
+# along an axis and by counts, off-diagonals of a stack, scans, flips and
+# products along inner axes of 3-d arrays (a zero entry: prod_others exact).
+_SHAPE_OPS = [
+    (lambda x: np.sum(np.tile(x, (2, 1, 3)) ** 2), (2, 3)),
+    (lambda x: np.sum(np.repeat(x, 2, axis=1) ** 3), (2, 3)),
+    (lambda x: np.sum(np.repeat(x, np.array([1, 0, 2]), axis=0) ** 3), (3, 2)),
+    (lambda x: np.sum(np.diagonal(x, 1, 0, 2) ** 2), (3, 2, 4)),
+    (lambda x: np.sum(np.diagonal(x, -1) ** 2), (3, 3)),
+    (lambda x: np.sum(np.cumsum(x, axis=1) * x), (2, 3, 2)),
+    (lambda x: np.sum(np.flip(x, -1) * np.arange(x.size).reshape(x.shape)), (2, 2, 3)),
+    (lambda x: np.sum(np.prod(x, axis=1) * 2.0), (2, 3, 2)),
+]
+
+
+@pytest.mark.slow        # several kernels compiled per case
+@pytest.mark.parametrize("fn, shape", _SHAPE_OPS)
+def test_shape_ops_compile_to_the_eager_values_and_gradients(fn, shape):
+    x = np.random.default_rng(3).standard_normal(shape)
+    x.reshape(-1)[1] = 0.0
+    f = tx.value_and_grad(fn)
+    value, grad = tx.jit(f)(x)
+    expected, expected_grad = f(x)
+    np.testing.assert_allclose(value, expected, rtol=1e-12)
+    np.testing.assert_allclose(grad, expected_grad, rtol=1e-10, atol=1e-12)

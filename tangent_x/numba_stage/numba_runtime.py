@@ -987,6 +987,21 @@ def _select_lanes(pred, on_true, on_false):
     return impl
 
 
+def tile(A, reps):
+    """``np.tile(A, reps)``; compiled by Numba too (see ``shape_ops``)."""
+    return np.tile(A, reps)
+
+
+def diagonal(a, offset=0, axis1=0, axis2=1):
+    """``np.diagonal`` (a copy when compiled; see ``shape_ops``)."""
+    return np.diagonal(a, offset, axis1, axis2)
+
+
+def repeat(a, repeats, axis):
+    """``np.repeat(a, repeats, axis)`` with an axis (see ``shape_ops``)."""
+    return np.repeat(a, repeats, axis)
+
+
 # Registered on import: Numba implementations kept in modules of their own.
 from .contractions import einsum, tensordot  # noqa: E402,F401
-from .shape_ops import diagonal, tile  # noqa: E402,F401
+from . import shape_ops  # noqa: E402,F401

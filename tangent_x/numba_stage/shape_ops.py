@@ -250,11 +250,6 @@ def _solve_adjoint_lhs(y, a, b, x):
 
 # --- forward ops Numba's NumPy lacks -------------------------------------------
 
-def tile(A, reps):
-    """``np.tile(A, reps)``; compiled by Numba too."""
-    return np.tile(A, reps)
-
-
 _TILE = {}
 
 
@@ -278,7 +273,7 @@ def _tile_kernel(an, d):
     return _TILE[key]
 
 
-@overload(tile, jit_options=_CACHED)
+@overload(numba_runtime.tile, jit_options=_CACHED)
 def _tile(A, reps):
     if not _is_array(A):
         return lambda A, reps: np.full(reps, A)
@@ -293,19 +288,7 @@ def _tile(A, reps):
     else:
         items = "".join(f"reps[{k}], " for k in range(n))
         lift = _jitable(f"def lift(reps):\n    return ({ones}{items})", "lift")
-    a_lead = d - A.ndim
-    if a_lead:
-        expand = _jitable(
-            "def expand(A):\n    return np.ascontiguousarray(A).reshape(("
-            + "".join("1, " for _ in range(a_lead))
-            + "".join(f"A.shape[{k}], " for k in range(A.ndim)) + "))", "expand")
-        return lambda A, reps: kernel(expand(A), lift(reps))
     return lambda A, reps: kernel(A, lift(reps))
-
-
-def diagonal(a, offset=0, axis1=0, axis2=1):
-    """``np.diagonal`` (a copy when compiled)."""
-    return np.diagonal(a, offset, axis1, axis2)
 
 
 _DIAGONAL = {}
@@ -348,7 +331,7 @@ def _diagonal_kernel(n):
     return _DIAGONAL[n]
 
 
-@overload(diagonal, jit_options=_CACHED)
+@overload(numba_runtime.diagonal, jit_options=_CACHED)
 def _diagonal(a, offset=0, axis1=0, axis2=1):
     if not _is_array(a) or a.ndim < 2:
         raise TypingError("diagonal: the array has at least two axes")
@@ -371,4 +354,30 @@ def _flip_axis(m, axis):
             for i in range(n):
                 out[r, i] = rows[r, n - 1 - i]
         return np.ascontiguousarray(np.moveaxis(out.reshape(moved.shape), -1, ax))
+    return impl
+
+
+@overload(numba_runtime.repeat, jit_options=_CACHED)
+def _repeat(a, repeats, axis):
+    """``np.repeat(a, repeats, axis)`` along one axis (Numba's has no ``axis``)."""
+    if not _is_array(a) or not isinstance(axis, types.Integer):
+        raise TypingError("repeat: compiled for an array and an integer axis")
+    n = a.ndim
+    shape = _jitable("def shape(total, moved):\n    return (total, " + "".join(
+        f"moved.shape[{d}], " for d in range(1, n)) + ")", "shape")
+
+    def impl(a, repeats, axis):
+        ax = axis % a.ndim
+        moved = np.ascontiguousarray(np.moveaxis(a, ax, 0))
+        rows = moved.shape[0]
+        flat = moved.reshape((rows, moved.size // max(rows, 1)))
+        counts = _repeat_counts(repeats, rows)
+        out = np.empty((counts.sum(), flat.shape[1]), a.dtype)
+        j = 0
+        for i in range(rows):
+            for _ in range(counts[i]):
+                for r in range(flat.shape[1]):
+                    out[j, r] = flat[i, r]
+                j += 1
+        return np.ascontiguousarray(np.moveaxis(out.reshape(shape(out.shape[0], moved)), 0, ax))
     return impl

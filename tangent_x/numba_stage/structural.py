@@ -539,18 +539,13 @@ def _tensordot(s, args, kwargs):
                                ast.Constant(int(axes.value))], keywords=[]))
 
 
-def _shape_op_helper(s, name):
-    from . import shape_ops
-    return s.global_name(getattr(shape_ops, name), name)
-
-
 @rewrites(np.tile)
 def _tile(s, args, kwargs):
     bound = dict(zip(["A", "reps"], args))
     bound.update(kwargs)
     if set(bound) != {"A", "reps"}:
         return NotImplemented
-    return Expr(ast.Call(func=_shape_op_helper(s, "tile"),
+    return Expr(ast.Call(func=_helper(s, "tile"),
                          args=[s.render(s.materialize(bound["A"])),
                                s.render(s.materialize(bound["reps"]))], keywords=[]))
 
@@ -565,7 +560,7 @@ def _diagonal(s, args, kwargs):
     defaults = {"offset": 0, "axis1": 0, "axis2": 1}
     rendered = [s.render(s.materialize(bound["a"]))] + [
         s.render(s.materialize(bound.get(n, Const(defaults[n])))) for n in names[1:]]
-    return Expr(ast.Call(func=_shape_op_helper(s, "diagonal"), args=rendered, keywords=[]))
+    return Expr(ast.Call(func=_helper(s, "diagonal"), args=rendered, keywords=[]))
 
 
 _squeeze_by_helper = REWRITES[np.squeeze]
@@ -599,3 +594,17 @@ def _squeeze(s, args, kwargs):
         return a
     return Expr(ast.Call(func=_helper(s, "squeeze"),
                          args=[s.render(a), s.render(Const(axes))], keywords=[]))
+
+
+@rewrites(np.repeat)
+def _repeat(s, args, kwargs):
+    """``np.repeat`` along an axis (Numba's own takes none)."""
+    bound = dict(zip(["a", "repeats", "axis"], args))
+    bound.update(kwargs)
+    axis = bound.get("axis", Const(None))
+    if set(bound) - {"a", "repeats", "axis"} or "a" not in bound or \
+            "repeats" not in bound or (isinstance(axis, Const) and axis.value is None):
+        return NotImplemented
+    return Expr(ast.Call(func=_helper(s, "repeat"),
+                         args=[s.render(s.materialize(bound[n]))
+                               for n in ("a", "repeats", "axis")], keywords=[]))
