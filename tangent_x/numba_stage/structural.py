@@ -281,6 +281,23 @@ def _add_at(s, args, kwargs):
     return out
 
 
+@handles(runtime.with_item)
+def _with_item(s, args, kwargs):
+    """``items[key] = value`` on a list or dict of known structure: a copy
+    with the item replaced, now (as ``runtime.with_item`` does at run time)."""
+    items, key, value = args
+    items = _open(items)
+    if not isinstance(items, (list, dict)):
+        return NotImplemented
+    k = _index(s, key)
+    out = dict(items) if isinstance(items, dict) else list(items)
+    try:
+        out[k] = s.materialize(value, "item")
+    except IndexError as exc:
+        s.fail(f"{describe(items)}[{k!r}] = ... fails: {exc}")
+    return type(items)(out)
+
+
 @handles(runtime.unbound)
 def _unbound(s, args, kwargs):
     return Const(runtime.Unbound(args[0].value))
