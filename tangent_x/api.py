@@ -37,7 +37,7 @@ def _names_used(blocks, result):
     used = ir.names_in(result)
     for block in blocks:
         for stmt in block.stmts:
-            used |= {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name)}
+            used |= {n.id for n in ir.walk(stmt) if isinstance(n, gast.Name)}
     return used
 
 
@@ -160,14 +160,14 @@ def _generate_vjp_split(fn, namer, wrt, has_aux):
     grads_atom = gast.Tuple(elts=list(grads), ctx=gast.Load())
     eliminate_dead_code(backward, ir.names_in(grads_atom))
     assigned_fwd = set(fn.params) | {n.id for b in forward for s in b.stmts
-                                     for n in gast.walk(s) if isinstance(n, gast.Name)
+                                     for n in ir.walk(s) if isinstance(n, gast.Name)
                                      and isinstance(n.ctx, gast.Store)}
     read_bwd = _names_used(backward, grads_atom)
     residuals = sorted((read_bwd & assigned_fwd) - {seed})
     tapes = [r for r in residuals if r in tape_names]
     top_level = set(fn.params) | {t.id for b in forward for s in b.stmts
                                   if isinstance(s, gast.Assign)
-                                  for t in gast.walk(s.targets[0]) if isinstance(t, gast.Name)}
+                                  for t in ir.walk(s.targets[0]) if isinstance(t, gast.Name)}
     maybe_unbound = [r for r in residuals if r not in top_level]
     if maybe_unbound:      # assigned only on some paths: bind them on every path
         forward.insert(0, emit.Block(

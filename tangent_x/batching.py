@@ -386,7 +386,7 @@ class Batcher:
 
 def _renamed(atom, old, new):
     atom = ir.clone(atom)
-    for node in gast.walk(atom):
+    for node in ir.walk(atom):
         if isinstance(node, gast.Name) and node.id == old:
             node.id = new
     return atom

@@ -125,6 +125,12 @@ def jit_source(fn, args):
     jitted = Jitted(target, static_argnums=static)
     if args.example_args is None:
         return jitted.numba_source()
+    if args.transform == "hessian" and not static:
+        # with example arguments, what jit(hessian(f)) really compiles: the
+        # jvp of the gradient batched over every one-hot tangent
+        from . import jacobians
+        from .numba_stage import jit
+        jitted = jit(jacobians.hessian(fn, argnums=args.argnums))
     import numpy as np
     try:
         example = eval(args.example_args, {"np": np, "numpy": np})

@@ -27,7 +27,7 @@ from . import ir, primitives as P
 def loaded_names(nodes):
     found = set()
     for node in nodes:
-        for n in gast.walk(node):
+        for n in ir.walk(node):
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
                 found.add(n.id)
     return found

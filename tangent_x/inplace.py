@@ -110,7 +110,7 @@ def _owned_families(blocks):
         elif isinstance(stmt, gast.For):
             for n in ir.walk_names(stmt.target):
                 sources.setdefault(n.id, []).append(("other", None))
-        for node in gast.walk(stmt):
+        for node in ir.walk(stmt):
             if _is_last_item(node):
                 safe_reads.add(id(node.value))
             elif _call_name(node) in _READERS and node.args:
@@ -147,9 +147,9 @@ def _shallow_walk(stmt):
     if isinstance(stmt, (gast.For, gast.While, gast.If)):
         heads = [stmt.iter, stmt.target] if isinstance(stmt, gast.For) else [stmt.test]
         for head in heads:
-            yield from gast.walk(head)
+            yield from ir.walk(head)
         return
-    yield from gast.walk(stmt)
+    yield from ir.walk(stmt)
 
 
 def reuse_dead_lists(blocks, live_out):
@@ -178,6 +178,142 @@ def reuse_dead_lists(blocks, live_out):
         update = gast.Expr(value=gast.Call(
             func=gast.Attribute(value=ir.name(old), attr=method, ctx=gast.Load()),
             args=args, keywords=[]))
+        return [update, gast.Assign(targets=[ir.name(target, gast.Store())],
+                                    value=ir.name(old), type_comment=None)]
+
+    walk_blocks(blocks, live_out, visit)
+    return blocks
+
+
+# --- arrays: cotangent accumulators ---------------------------------------------
+
+# calls whose result holds no reference to their argument
+_ARRAY_READERS = {"zeros_like", "len"}
+
+
+def _safe_array_reads(stmt):
+    """id() of the Name nodes in ``stmt`` read in a way that keeps no
+    reference to the object: operands of arithmetic (``a + b`` is a new
+    object), arguments of shape queries, the value of a copy or the left
+    operand of a sum bound to a name (both join the family instead)."""
+    safe = set()
+    for node in _shallow_walk(stmt):
+        if isinstance(node, gast.BinOp):
+            safe.update(id(side) for side in (node.left, node.right) if isinstance(side, gast.Name))
+        elif isinstance(node, gast.UnaryOp) and isinstance(node.operand, gast.Name):
+            safe.add(id(node.operand))
+        elif isinstance(node, gast.Compare):
+            safe.update(id(side) for side in [node.left] + node.comparators
+                        if isinstance(side, gast.Name))
+        elif (_call_name(node) in _ARRAY_READERS or _spelled(node) == "np.shape") and node.args:
+            safe.add(id(node.args[0]))
+    if isinstance(stmt, gast.Assign) and ir.is_name(stmt.targets[0]) and ir.is_name(stmt.value):
+        safe.add(id(stmt.value))
+    return safe
+
+
+def _spelled(node):
+    if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
+            ir.is_name(node.func.value):
+        return f"{node.func.value.id}.{node.func.attr}"
+    return None
+
+
+def _sum_onto(value):
+    """``L`` for a value ``L + B`` (the accumulation the reverse pass writes)."""
+    if isinstance(value, gast.BinOp) and isinstance(value.op, gast.Add) and \
+            ir.is_name(value.left):
+        return value.left.id
+    return None
+
+
+def _owned_accumulators(blocks):
+    """Families of names that certainly hold an object this function
+    allocated with ``zeros_like`` (or a sum onto one) and that no other
+    object refers to: every binding of a member is ``zeros_like(...)``, a
+    sum ``member + b`` or a copy of a member, and a member is read only by
+    arithmetic (whose result is a new object), shape queries, those
+    bindings and the final ``return``."""
+    families = UnionFind()
+    sources = {}
+    for stmt in _statements(blocks):
+        if isinstance(stmt, gast.Assign) and ir.is_name(stmt.targets[0]):
+            target, value = stmt.targets[0].id, stmt.value
+            left = _sum_onto(value)
+            if _call_name(value) == "zeros_like":
+                kind = "fresh"
+            elif left is not None:
+                kind = "derived"
+                families.union(target, left)
+            elif ir.is_name(value):
+                kind = "derived"
+                families.union(target, value.id)
+            else:
+                kind = "other"
+            sources.setdefault(target, []).append(kind)
+        else:
+            for target in _targets(stmt):
+                for n in ir.walk_names(target):
+                    sources.setdefault(n.id, []).append("other")
+    members = {}
+    for name in set(sources) | set(families.parent):
+        members.setdefault(families.find(name), set()).add(name)
+    rejected = set()
+    for stmt in _statements(blocks):
+        if isinstance(stmt, gast.Return):
+            continue
+        safe = _safe_array_reads(stmt)
+        for node in _shallow_walk(stmt):
+            if isinstance(node, gast.Name) and not isinstance(node.ctx, gast.Store) \
+                    and id(node) not in safe:
+                rejected.add(families.find(node.id))
+    owned = {}
+    for root, names in members.items():
+        kinds = [k for n in names for k in sources.get(n, ["other"])]   # unbound: an argument
+        if root not in rejected and "fresh" in kinds and "other" not in kinds:
+            owned[root] = names
+    return owned, families
+
+
+def _targets(stmt):
+    if isinstance(stmt, gast.Assign):
+        return stmt.targets
+    if isinstance(stmt, gast.AugAssign):
+        return [stmt.target]
+    if isinstance(stmt, gast.For):
+        return [stmt.target]
+    return []
+
+
+def accumulate_in_place(blocks, live_out):
+    """``A_1 = A + b`` -> ``A += b`` (then ``A_1 = A``) where ``A`` is an
+    owned accumulator (see ``_owned_accumulators``) that no name but ``A_1``
+    reads afterwards.
+
+    The reverse pass sums every contribution to a cotangent functionally
+    (``W_bar = W_bar + matmul_adjoint_lhs(...)``), which is what lets
+    derivative code be differentiated again; run as written, a loop
+    allocates a new accumulator at every step.  Under these conditions the
+    old array is unobservable, so adding into it is the same program, and
+    ``jit`` can then write the contribution straight into the buffer
+    (``numba_stage``: no temporary at all for a rank-one update)."""
+    if not any(isinstance(s, gast.Assign) and _sum_onto(s.value) for s in _statements(blocks)):
+        return blocks
+    owned, families = _owned_accumulators(blocks)
+    if not owned:
+        return blocks
+
+    def visit(stmt, live):
+        if not (isinstance(stmt, gast.Assign) and ir.is_name(stmt.targets[0])):
+            return None
+        old, target = _sum_onto(stmt.value), stmt.targets[0].id
+        family = owned.get(families.find(old)) if old is not None else None
+        if family is None or (family - {target}) & live:
+            return None
+        update = gast.AugAssign(target=ir.name(old, gast.Store()), op=gast.Add(),
+                                value=stmt.value.right)
+        if target == old:
+            return [update]
         return [update, gast.Assign(targets=[ir.name(target, gast.Store())],
                                     value=ir.name(old), type_comment=None)]
 

@@ -11,6 +11,8 @@ import gast
 
 from . import primitives as P
 
+_AST = gast.AST
+
 
 def name(id_, ctx=None):
     return gast.Name(id=id_, ctx=ctx or gast.Load(), annotation=None, type_comment=None)
@@ -21,18 +23,43 @@ def const(value):
 
 
 def clone(node):
-    """A deep copy of an AST (much faster than copy.deepcopy for gast nodes)."""
-    if isinstance(node, list):
+    """A deep copy of an AST (much faster than copy.deepcopy for gast nodes;
+    every transform clones the statements it edits, so this is hot)."""
+    kind = type(node)
+    if kind is list:
         return [clone(n) for n in node]
-    if not isinstance(node, gast.AST):
+    if not isinstance(node, _AST):
         return node
-    new = type(node).__new__(type(node))
+    new = kind.__new__(kind)
     for field in node._fields:
-        setattr(new, field, clone(getattr(node, field, None)))
+        value = getattr(node, field, None)
+        if type(value) is list:
+            value = [clone(n) if isinstance(n, _AST) else n for n in value]
+        elif isinstance(value, _AST):
+            value = clone(value)
+        setattr(new, field, value)
     for attr in node._attributes:
         if hasattr(node, attr):
             setattr(new, attr, getattr(node, attr))
     return new
+
+
+def walk(node):
+    """Every node under ``node`` (itself included), in no particular order:
+    ``gast.walk`` is several times slower, and the python-stage passes walk
+    every statement."""
+    found, stack = [], [node]
+    ast_type = _AST
+    while stack:
+        n = stack.pop()
+        found.append(n)
+        for field in n._fields:
+            v = getattr(n, field, None)
+            if type(v) is list:
+                stack.extend(x for x in v if isinstance(x, ast_type))
+            elif isinstance(v, ast_type):
+                stack.append(v)
+    return found
 
 
 def names_atoms(eqn):

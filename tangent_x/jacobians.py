@@ -74,7 +74,7 @@ def _split_batch(batch_leaves, sizes):
     return columns
 
 
-def _jvp_batched(transformed, args, nums, in_leaves, in_tree):
+def _jvp_batched(transformed, args, nums, in_leaves, in_tree, wrap):
     """(out, columns) from one vmapped jvp over all one-hot tangents, or None
     where vmap cannot batch this code (or there is nothing to batch)."""
     from .errors import TransformError
@@ -86,7 +86,7 @@ def _jvp_batched(transformed, args, nums, in_leaves, in_tree):
     rest = [a for i, a in enumerate(args) if i not in nums]
     in_axes = (None,) * len(wrt) + (0,) * len(wrt) + (None,) * len(rest)
     try:
-        out, out_dot = _vmapped(transformed, in_axes)(*wrt, *tangents, *rest)
+        out, out_dot = _vmapped(transformed, in_axes, wrap)(*wrt, *tangents, *rest)
     except TransformError:
         return None
     out = tree_util.tree_map(lambda a: a[0], out)
@@ -99,17 +99,55 @@ def _jvp_batched(transformed, args, nums, in_leaves, in_tree):
 _VMAPPED = weakref.WeakKeyDictionary()
 
 
-def _vmapped(fun, in_axes):
-    """One vmap per (function, in_axes), so its specialisations are reused."""
+def _vmapped(fun, in_axes, wrap=None):
+    """One vmap per (function, in_axes, wrap), so its specialisations (and,
+    under jit, its compiled code) are reused."""
     from .vmapping import vmap
     table = _VMAPPED.setdefault(fun, {})
-    if in_axes not in table:
-        table[in_axes] = vmap(fun, in_axes=in_axes)
-    return table[in_axes]
+    key = (in_axes, wrap)
+    if key not in table:
+        batched = vmap(fun, in_axes=in_axes)
+        table[key] = wrap(batched) if wrap is not None else batched
+    return table[key]
+
+
+def _driver(jacobian, rebuild):
+    """Mark ``jacobian`` as Python driver code around generated functions.
+
+    A Jacobian is a few NumPy calls (one-hot bases, stacking) around one
+    batched derivative: vmap loops over the driver (``__tangent_x_loop__``),
+    and ``jit`` rebuilds the driver with its batched derivative compiled
+    (``__tangent_x_rebuild__(wrap)``: ``wrap`` is applied to each generated
+    callable the driver runs), rather than compiling NumPy glue code whose
+    shapes Numba would have to re-derive.  *Why a rebuild with ``wrap``,
+    not a flag the helpers consult:* the compiled pieces are cached per
+    (function, wrap), so an eager Jacobian and a jitted one of the same
+    function never share or evict each other's pieces, and nothing depends
+    on which thread or ``with`` block the driver runs in."""
+    jacobian.__tangent_x_loop__ = True
+    jacobian.__tangent_x_rebuild__ = rebuild
+    return jacobian
+
+
+def _no_aux(which, fun, has_aux):
+    """``has_aux`` is JAX's signature, not yet tangent_x's: say so rather
+    than treat ``(value, aux)`` as the output to differentiate."""
+    if has_aux:
+        raise NotImplementedError(
+            f"{which}({getattr(fun, '__name__', 'f')}, has_aux=True) is not supported yet: "
+            f"differentiate a function returning only the value, or use "
+            f"tx.value_and_grad(..., has_aux=True) / tx.vjp(..., has_aux=True)")
 
 
 def jacfwd(fun, argnums=0, has_aux=False):
     """Jacobian by forward mode: one jvp per input element."""
+    _no_aux("jacfwd", fun, has_aux)
+    return _jacfwd(fun, argnums, None)
+
+
+def _jacfwd(fun, argnums, wrap):
+    """jacfwd's driver; ``wrap`` (None eagerly, ``jit`` under jit: see
+    ``_driver``) is applied to the generated callables it runs."""
     nums, single = _argnums_tuple(argnums)
 
     @functools.wraps(fun)
@@ -118,22 +156,33 @@ def jacfwd(fun, argnums=0, has_aux=False):
         transformed = _cached(fun, "jvp", nums, lambda out, a: out)
         wrt = [args[i] for i in nums]
         in_leaves, in_tree = tree_util.tree_flatten(list(wrt))
-        batched = _jvp_batched(transformed, args, nums, in_leaves, in_tree)
+        batched = _jvp_batched(transformed, args, nums, in_leaves, in_tree, wrap)
         if batched is not None:
             out, columns = batched
             return _assemble(out, columns, in_leaves, in_tree, single, axis_last=True)
         columns = [[] for _ in in_leaves]
         out = None
+        one = _once(transformed, wrap) if wrap is not None else transformed
         for j, tangent_leaves in _basis(in_leaves):
             tangents = tree_util.tree_unflatten(in_tree, tangent_leaves)
-            out, out_dot = call_jvp(transformed, args, nums, tangents)
+            out, out_dot = call_jvp(one, args, nums, tangents)
             columns[j].append(tree_util.tree_leaves(out_dot))
         if out is None:
             out = fun(*args)
         return _assemble(out, columns, in_leaves, in_tree, single, axis_last=True)
 
-    jacobian.__tangent_x_loop__ = True     # Python driver code: vmap loops over it
-    return jacobian
+    return _driver(jacobian, lambda w: _jacfwd(fun, argnums, w))
+
+
+_ONCE = weakref.WeakKeyDictionary()
+
+
+def _once(fun, wrap):
+    """``wrap(fun)``, made once per (function, wrap)."""
+    table = _ONCE.setdefault(fun, {})
+    if wrap not in table:
+        table[wrap] = wrap(fun)
+    return table[wrap]
 
 
 def _vjp_batched(backward, residuals, out_leaves, out_tree, in_leaves, in_tree, single):
@@ -166,11 +215,24 @@ def _vjp_batched(backward, residuals, out_leaves, out_tree, in_leaves, in_tree, 
 def jacrev(fun, argnums=0, has_aux=False):
     """Jacobian by reverse mode: one forward pass, one backward pass per
     output element."""
+    _no_aux("jacrev", fun, has_aux)
+    return _jacrev(fun, argnums, None)
+
+
+def _jacrev(fun, argnums, wrap):
+    """jacrev's driver (``wrap``: see ``_jacfwd``).  Eagerly: the generated
+    forward pass once, then its backward pass batched over all one-hot
+    cotangents.  Compiled, the backward function cannot be a piece of its
+    own (its residuals hold the tapes, Python lists whose every entry would
+    be one compiled argument), so ``_jacrev_wrapped`` runs the whole vjp,
+    batched instead."""
     nums, single = _argnums_tuple(argnums)
 
     @functools.wraps(fun)
     def jacobian(*args):
         _check_inputs("jacrev", fun, args, nums)
+        if wrap is not None:
+            return _jacrev_wrapped(fun, args, nums, single, wrap)
         transformed = _cached(fun, "vjp_split", nums, lambda out, a: out)
         out, residuals = transformed(*args)
         backward = getattr(transformed.generated.module,
@@ -208,11 +270,55 @@ def jacrev(fun, argnums=0, has_aux=False):
             blocks.append(inner[0] if single else tuple(inner))
         return tree_util.tree_unflatten(out_tree, blocks)
 
-    jacobian.__tangent_x_loop__ = True
-    return jacobian
+    return _driver(jacobian, lambda w: _jacrev(fun, argnums, w))
+
+
+def _jacrev_wrapped(fun, args, nums, single, wrap):
+    """jacrev with its pieces wrapped (compiled, under ``jit``): the primal
+    for the output's structure, then one batched vjp (forward and backward
+    in one generated function; vmap keeps the forward values unbatched, so
+    the forward pass runs once) over all one-hot cotangents.  A vjp that vmap
+    cannot batch runs once per cotangent instead."""
+    from .errors import TransformError
+    out = _once(fun, wrap)(*args)
+    full = _cached(fun, "vjp", nums, lambda o, a: o)
+    wrt = [args[i] for i in nums]
+    in_leaves, in_tree = tree_util.tree_flatten(list(wrt))
+    out_leaves, out_tree = tree_util.tree_flatten(out)
+    basis, sizes = _one_hots(out_leaves)
+    grad_leaves = None
+    if sum(sizes):
+        try:
+            batched = _vmapped(full, (None,) * len(args) + (0,), wrap)
+            _, grads = batched(*args, tree_util.tree_unflatten(out_tree, basis))
+            grads = grads if isinstance(grads, tuple) else (grads,)
+            grad_leaves = tree_util.tree_leaves(list(grads))
+        except TransformError:
+            grad_leaves = None
+    if grad_leaves is None or len(grad_leaves) != len(in_leaves):
+        one = _once(full, wrap)
+        per_ct = []
+        for k in range(sum(sizes)):
+            cts = [leaf[k] for leaf in basis]
+            cts = [c if np.ndim(c) else float(c) for c in cts]
+            _, grads = one(*args, tree_util.tree_unflatten(out_tree, cts))
+            grads = grads if isinstance(grads, tuple) else (grads,)
+            per_ct.append([np.asarray(g, dtype=float) * np.ones(np.shape(leaf))
+                           for g, leaf in zip(tree_util.tree_leaves(list(grads)), in_leaves)])
+        grad_leaves = [np.stack([row[j] for row in per_ct]) if per_ct else
+                       np.zeros((0,) + np.shape(leaf)) for j, leaf in enumerate(in_leaves)]
+    blocks, offset = [], 0
+    for out_leaf, size in zip(out_leaves, sizes):
+        per_input = [np.asarray(g[offset:offset + size]).reshape(np.shape(out_leaf) +
+                                                                 np.shape(in_leaf))
+                     for g, in_leaf in zip(grad_leaves, in_leaves)]
+        offset += size
+        inner = tree_util.tree_unflatten(in_tree, per_input)
+        blocks.append(inner[0] if single else tuple(inner))
+    return tree_util.tree_unflatten(out_tree, blocks)
 
 
 def hessian(fun, argnums=0):
-    """Forward over reverse: the jacfwd of the gradient."""
-    hess = jacfwd(grad(fun, argnums=argnums), argnums=argnums)
-    return hess
+    """Forward over reverse: the jacfwd of the gradient (so ``jit`` of it is
+    jacfwd's rebuild: the batched jvp of the gradient, compiled)."""
+    return jacfwd(grad(fun, argnums=argnums), argnums=argnums)

@@ -47,8 +47,20 @@ def map_lanes(fn, batch_size, *lanes):
     from . import tree_util
     results = []
     for k in range(batch_size):
-        results.append(fn(*(tree_util.tree_map(lambda a: a[k], lane) for lane in lanes)))
+        results.append(fn(*(tree_util.tree_map(lambda a: _example(a, k), lane)
+                            for lane in lanes)))
     return stack_lanes(results)
+
+
+def _example(a, k):
+    """Example ``k`` of a batched value.  A read-only lane (of a shared value
+    given the batch axis by ``broadcast_lanes``) is copied: the operation
+    may be one the in-place pass made write into an argument it owns
+    (``add_at`` of an adjoint), which it does own once copied."""
+    lane = a[k]
+    if isinstance(lane, np.ndarray) and not lane.flags.writeable:
+        return lane.copy()
+    return lane
 
 
 def _lane_mask(pred, ndim):

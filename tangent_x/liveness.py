@@ -54,7 +54,7 @@ _MUTATING = frozenset("pop append extend insert remove clear update setdefault p
 def _mutated(node):
     """Names whose object a mutating method call in ``node`` changes
     (``t`` in ``t.pop()``): the statement must stay while ``t`` is live."""
-    return {n.func.value.id for n in gast.walk(node)
+    return {n.func.value.id for n in ir.walk(node)
             if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute)
             and n.func.attr in _MUTATING and ir.is_name(n.func.value)}
 

@@ -5,7 +5,8 @@ Loops stay loops: a ``for_range`` equation is a Python ``for`` over
 Carried variables are assigned before the loop and updated at the end of
 its body.  When a reverse pass needs it, ``tapes`` names a list per carried
 variable onto which the forward loop pushes the carry at the start of each
-iteration (``h_tape.append(h)``): the readable tape.
+iteration (``h_tape.append(h)``): the readable tape (plus, for a body value
+the backward loop reads only for its shape, a list of its shapes).
 """
 import gast
 
@@ -71,22 +72,33 @@ def lower_cond(eqn, tapes):
 
 
 def _push(eqn, tapes):
+    """(tape setup, pushes at the start of an iteration, pushes at its end).
+
+    A loop's tapes hold its carried variables, pushed as an iteration
+    starts, and the shapes of body values the backward loop reads only for
+    their shape (``np.shape(x)``, pushed once ``x`` is computed)."""
     names = tapes(eqn) if tapes else None
     if not names:
-        return [], []
+        return [], [], []
     setup = [_assign(t, gast.List(elts=[], ctx=gast.Load())) for t in names.values()]
-    push = [gast.Expr(value=_call(gast.Attribute(value=ir.name(t), attr="append",
-                                                 ctx=gast.Load()), [ir.name(c)]))
-            for c, t in names.items()]
-    return setup, push
+    carry = set(eqn.params["carry"])
+
+    def append(tape, value):
+        return gast.Expr(value=_call(gast.Attribute(value=ir.name(tape), attr="append",
+                                                    ctx=gast.Load()), [value]))
+    push = [append(t, ir.name(c)) for c, t in names.items() if c in carry]
+    shapes = [append(t, _call(gast.Attribute(value=ir.name("np"), attr="shape",
+                                             ctx=gast.Load()), [ir.name(x)]))
+              for x, t in names.items() if x not in carry]
+    return setup, push, shapes
 
 
 def lower_while(eqn, tapes):
     carry = list(eqn.params["carry"])
     cond, body = eqn.params["cond"], eqn.params["body"]
-    setup, push = _push(eqn, tapes)
+    setup, push, shapes = _push(eqn, tapes)
     pred = cond.results[0]
-    inner = push + lower(body.eqns, tapes) + assign_many(carry, body.results)
+    inner = push + lower(body.eqns, tapes) + shapes + assign_many(carry, body.results)
     if not cond.eqns:
         loop = gast.While(test=pred, body=inner or [gast.Pass()], orelse=[])
     elif len(cond.eqns) == 1 and cond.eqns[0].prim.kind in ("compare", "unaryop") \
@@ -105,8 +117,8 @@ def lower_for(eqn, tapes):
     start, stop, step = eqn.args[:3]
     carry = list(eqn.params["carry"])
     body = eqn.params["body"]
-    setup, push = _push(eqn, tapes)
-    inner = push + lower(body.eqns, tapes) + assign_many(carry, body.results)
+    setup, push, shapes = _push(eqn, tapes)
+    inner = push + lower(body.eqns, tapes) + shapes + assign_many(carry, body.results)
     loop = gast.For(target=ir.name(eqn.params["index"], gast.Store()),
                     iter=range_call(start, stop, step), body=inner or [gast.Pass()],
                     orelse=[], type_comment=None)

@@ -304,7 +304,17 @@ class Reverse:
     def adjoint_loop(self, eqn):
         """Replay the loop backwards: restore each iteration's carry from the
         tape, recompute the body, run its adjoint (checkpointing per step:
-        the tape holds only the carried state)."""
+        the tape holds only the carried state).
+
+        What the body computes *into the carry* is not recomputed: at the
+        start of backward step k the carried variables still hold their
+        values at the end of forward iteration k (the next step's start, or
+        the loop's final state), which are the body's results.  Those are
+        bound from the carry before the pop, their equations leave the
+        recomputation, and dead-code elimination then drops whatever only
+        fed them (``h = tanh(W @ h + U @ x)``: the adjoint reads the new
+        ``h``, nothing recomputes it).  Nor are values the adjoint reads
+        only for their shape (see ``_read_for_shape``)."""
         carry = list(eqn.params["carry"])
         body = eqn.params["body"]
         tapes = self.tape_names(eqn)
@@ -328,11 +338,21 @@ class Reverse:
         seeds = [(r, ir.name(carry_bars[c])) for c, r in zip(carry, body.results)
                  if c in carry_bars]
         inner_stmts, inner = self.sub(body, seeds, extra_wrt=active)
-        recompute = lower.lower(body.eqns, inner.tape_names)
+        ends, eqns = _results_from_carry(carry, body, inner.tape_names)
+        shaped = _read_for_shape(eqns, inner_stmts, inner.tape_names)
+        stand_ins = []
+        for x in shaped:        # the forward loop tapes their shapes (``lower._push``)
+            tapes[x] = self.namer.fresh(f"{x}_shape_tape")
+            pop = gast.Call(func=gast.Attribute(value=ir.name(tapes[x]), attr="pop",
+                                                ctx=gast.Load()), args=[], keywords=[])
+            stand_ins.append(_assign(x, gast.Call(func=ir.name("shaped"), args=[pop],
+                                                  keywords=[])))
+        eqns = [e for e in eqns if not set(e.outs) <= set(shaped)]
+        recompute = lower.lower(eqns, inner.tape_names)
         new_bars = [inner.bars.get(c) if ir.is_name(inner.bars.get(c)) else _zeros_like(c)
                     for c in active]
         update = lower.assign_many([carry_bars[c] for c in active], new_bars)
-        loop_body = restore + recompute + inner_stmts + update
+        loop_body = ends + restore + stand_ins + recompute + inner_stmts + update
         if eqn.prim.kind == "for_range":
             start, stop, step = eqn.args[:3]
             iterator = gast.Call(func=ir.name("reversed"),
@@ -352,6 +372,65 @@ class Reverse:
         for c in carry:
             self.bars.pop(c, None)
         return stmts
+
+
+# Equations that replaying the body must run even when their outputs are
+# known: control flow (its branches' and inner loops' values feed their own
+# adjoints, inner loops fill tapes) and effects.
+_REPLAYED = ("cond", "while", "for_range", "custom", "effect")
+
+
+def _results_from_carry(carry, body, tapes):
+    """(``r = c`` for each body result ``r`` a body equation computes,
+    bound from its carried variable ``c`` before the pop; the body's
+    equations less those whose outputs are all bound so).
+
+    Sound because a body result at the end of forward iteration k is the
+    carry at the start of iteration k+1: exactly what ``c`` holds when
+    backward step k begins.  A result that is a carry-in or an outer value
+    is left alone (the pop or nothing rebinds it)."""
+    defined = {o for e in body.eqns for o in e.outs}
+    ends, bound = [], set()
+    for c, r in zip(carry, body.results):
+        if ir.is_name(r) and r.id in defined and r.id not in bound and r.id not in carry:
+            ends.append(_assign(r.id, ir.name(c)))
+            bound.add(r.id)
+    eqns = [e for e in body.eqns
+            if e.prim.kind in _REPLAYED or tapes(e) is not None or not set(e.outs) <= bound]
+    return ends, eqns
+
+
+# Helpers that read an argument only for its shape: helper -> its position.
+_SHAPE_ARGS = {"unbroadcast": 1, "unreduce": 1}
+
+
+def _read_for_shape(eqns, stmts, tapes):
+    """Values of the body equations ``eqns`` that the adjoint ``stmts`` read
+    only for their shapes (``unbroadcast(g, x)``, where ``x = W @ h`` was
+    added to something): recomputing them would cost the whole operation,
+    taping ``np.shape(x)`` costs a tuple per step, and the backward loop
+    hands the helpers a stand-in of that shape (``shaped``).  Values that
+    anything else reads, or that equations feeding other reads need, are
+    recomputed as before."""
+    positions = set()
+    for stmt in stmts:
+        for node in ir.walk(stmt):
+            if isinstance(node, gast.Call) and ir.is_name(node.func) and \
+                    node.func.id in _SHAPE_ARGS and len(node.args) > _SHAPE_ARGS[node.func.id]:
+                arg = node.args[_SHAPE_ARGS[node.func.id]]
+                if ir.is_name(arg):
+                    positions.add(id(arg))
+    shape_reads, needed = set(), set()
+    for stmt in stmts:
+        for node in ir.walk(stmt):
+            if isinstance(node, gast.Name) and not isinstance(node.ctx, gast.Store):
+                (shape_reads if id(node) in positions else needed).add(node.id)
+    for e in reversed(eqns):
+        if e.prim.kind in _REPLAYED or tapes(e) is not None or set(e.outs) & needed:
+            needed |= e.reads()
+    plain = {e.out for e in eqns if len(e.outs) == 1 and e.prim.kind not in _REPLAYED
+             and tapes(e) is None}
+    return sorted((shape_reads & plain) - needed)
 
 
 def _arg_positions(eqn):
@@ -524,15 +603,15 @@ def vjp_parts(fn, namer, wrt, has_aux, seed_name=None):
         return forward_blocks(fn), [], value, aux, [None for _ in wrt], set()
     seed = ir.const(1.0) if seed_name is None else ir.name(seed_name)
     rev = Reverse.of_function(fn, namer, wrt, value.id, seed)
+    backward = rev.backward()     # first: it decides what the forward loops tape
     blocks = forward_blocks(fn, rev.tape_names)
     if seed_name is None:
         blocks.append(Block([gast.Expr(value=gast.Call(
             func=ir.name("check_grad_output"), args=[ir.name(value.id)], keywords=[]))],
             fn.origin, "grad is defined for scalar outputs only"))
-    backward = rev.backward()
     # The backward pass replays loops, rebinding their variables: keep the
     # values the function returns in names of their own.
-    rebound = {n.id for b in backward for s in b.stmts for n in gast.walk(s)
+    rebound = {n.id for b in backward for s in b.stmts for n in ir.walk(s)
                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
     kept = []
     for atom in (value, aux):

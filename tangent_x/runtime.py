@@ -17,6 +17,7 @@ __all__ = ["unbroadcast", "unreduce", "unindex", "unattr", "zeros_like",
            "matmul_adjoint_lhs", "matmul_adjoint_rhs", "custom_jvp_cotangents",
            "unbound", "iteration_item", "cotangent_item", "dense", "add_at",
            "broadcast_like", "item_cotangent", "attr_cotangent", "rejoin", "with_item",
+           "shaped",
            # lax.scan inside transformed functions
            "scan_length", "scan_slice", "scan_unslice", "appended", "stack_steps",
            "unstack_steps",
@@ -187,6 +188,17 @@ def broadcast_like(t, ans):
     if isinstance(ans, (list, tuple, dict)) or np.shape(t) == np.shape(ans):
         return t
     return np.broadcast_to(t, np.shape(ans))
+
+
+def shaped(shape):
+    """A stand-in for a value only the shape of which is read (``x`` in
+    ``unbroadcast(g, x)`` in a backward loop, where the loop taped
+    ``np.shape(x)`` instead of recomputing ``x``): zeros of that shape as a
+    read-only broadcast view, no memory per element; ``0.0`` for ``()``,
+    so that a scalar stays a scalar."""
+    if len(shape) == 0:
+        return 0.0
+    return np.broadcast_to(0.0, shape)
 
 
 def item_cotangent(g, key, like):

@@ -70,17 +70,18 @@ def fold_ones(node):
 def eliminate_dead_code(blocks, live):
     """Drop what shapes and signs make redundant (see ``peephole``), then
     statements whose results are never read, inside loops and branches too
-    (see ``liveness``); update lists in place where the old version is dead
-    (see ``inplace``) and bind values under the names copies would give
+    (see ``liveness``); update lists and cotangent accumulators in place
+    where the old version is dead (see ``inplace``) and bind values under the names copies would give
     them (see ``coalesce``).  ``live``: names read at the
     end."""
     from . import peephole
     from .coalesce import coalesce
-    from .inplace import reuse_dead_lists
+    from .inplace import accumulate_in_place, reuse_dead_lists
     from .liveness import eliminate_dead_code as eliminate
     for block in blocks:      # the passes edit statements; transforms may share them
         block.stmts = ir.clone(block.stmts)
     peephole.simplify(blocks, live)
     eliminate(blocks, live)
     reuse_dead_lists(blocks, live)
+    accumulate_in_place(blocks, live)
     return coalesce(blocks, live)

@@ -37,11 +37,11 @@ def vmap(fun, in_axes=0, out_axes=0, method="vectorize"):
         in_axes = tuple(in_axes)
     _check_axes_spec(in_axes, "in_axes")
     _check_axes_spec(out_axes, "out_axes")
-    from .numba_stage import Jitted
+    from .numba_stage import Jitted, jit
     if isinstance(fun, Jitted):     # vmap(jit(f)) is jit(vmap(f)): still compiled
-        return Jitted(Vmapped(fun._fun, in_axes, out_axes, method),
-                      static_argnums=fun._static_argnums,
-                      static_argnames=fun._static_argnames)
+        return jit(Vmapped(fun._fun, in_axes, out_axes, method),
+                   static_argnums=fun._static_argnums,
+                   static_argnames=fun._static_argnames)
     # one Vmapped per (function, options): vmap applied inside a function
     # body keeps its specialisations from call to call
     try:
@@ -351,7 +351,7 @@ def build(fun, args, axes, examples, out_axes, method):
     used = set()
     for block in blocks:
         for stmt in block.stmts:
-            used |= {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name)}
+            used |= {n.id for n in ir.walk(stmt) if isinstance(n, gast.Name)}
     used |= ir.names_in(result)
     imports = used & P.RUNTIME_NAMES
     env = {k: v for k, v in env.items() if k in used}
@@ -442,12 +442,25 @@ def _finish(fn, result, out_flag, result_shape, out_axes, batch_size, blocks, na
 
 
 def _flag_leaves(flag, shape):
-    """Flags in the order tree_util flattens (dict keys sorted)."""
+    """Flags in the order tree_util flattens (dict keys sorted).  A bool
+    flag on a container (a dict none of whose values is batched, inside a
+    tuple that also holds batched ones) stands for every leaf of it: the
+    probe's ``shape`` says how many, at any depth."""
     if isinstance(flag, dict):
-        return [x for k in sorted(flag) for x in _flag_leaves(flag[k], None)]
+        return [x for k in sorted(flag) for x in _flag_leaves(flag[k], _item_shape(shape, k))]
     if isinstance(flag, list):
-        return [x for f in flag for x in _flag_leaves(f, None)]
+        return [x for i, f in enumerate(flag) for x in _flag_leaves(f, _item_shape(shape, i))]
     if shape is not None and shape.kind not in ("array", "other"):
         from .batching import full_flag
-        return _flag_leaves(full_flag(shape, bool(flag)), None)
+        return _flag_leaves(full_flag(shape, bool(flag)), shape)
     return [bool(flag)]
+
+
+def _item_shape(shape, key):
+    """The probe shape of item ``key`` of a container's shape, or None."""
+    if shape is None or shape.kind in ("array", "other"):
+        return None
+    try:
+        return shape.items[key]
+    except (KeyError, IndexError, TypeError):
+        return None

@@ -129,3 +129,83 @@ def test_second_order_tapes_are_updated_in_place():
     value, tangent = tx.jvp(grad, (0.3,), (1.0,))
     np.testing.assert_allclose(value, grad(0.3))
     np.testing.assert_allclose(tangent, numerical_grad(grad, (0.3,), 0), rtol=1e-5)
+
+
+# --- cotangent accumulators summed in place (inplace.accumulate_in_place) --------
+
+def test_owned_accumulator_is_summed_in_place():
+    src = ("acc = zeros_like(x)\nfor i in range(3):\n    acc_1 = acc + x * i\n"
+           "    acc = acc_1\n")
+    out = _passes(src, {"acc"})
+    assert "acc += x * i" in out
+    x = np.arange(3.0)
+    (got,) = _run(out, ["acc"], x=x)
+    np.testing.assert_allclose(got, 3.0 * x)
+    np.testing.assert_allclose(x, np.arange(3.0))      # the argument is untouched
+
+
+def test_no_in_place_sum_while_the_old_accumulator_is_read():
+    src = "acc = zeros_like(x)\nacc_1 = acc + x\ny = acc * 2.0\n"
+    out = _passes(src, {"acc_1", "y"})
+    assert "+=" not in out
+    got = _run(out, ["acc_1", "y"], x=np.ones(2))
+    np.testing.assert_allclose(got[0], np.ones(2))
+    np.testing.assert_allclose(got[1], np.zeros(2))
+
+
+def test_no_in_place_sum_of_an_accumulator_that_escapes():
+    src = ("acc = zeros_like(x)\nkeep = []\nfor i in range(2):\n"
+           "    keep = appended(keep, acc)\n    acc = acc + x\n")
+    out = _passes(src, {"keep", "acc"})
+    assert "+=" not in out
+    keep, acc = _run(out, ["keep", "acc"], x=np.ones(2))
+    np.testing.assert_allclose(keep[1], np.ones(2))
+    np.testing.assert_allclose(acc, 2.0 * np.ones(2))
+
+
+def test_no_in_place_sum_onto_an_argument():
+    src = "acc = g + x\nacc_1 = acc + x\nout = g + acc_1\n"
+    g = np.ones(2)
+    out = _passes(src, {"out"})
+    (got,) = _run(out, ["out"], g=g, x=np.ones(2))
+    np.testing.assert_allclose(got, 4.0 * np.ones(2))
+    np.testing.assert_allclose(g, np.ones(2))
+
+
+# --- backward loops: carried results and shapes are not recomputed ------------
+
+def _rnn(W, U, xs):
+    h = np.zeros(W.shape[0])
+    for x in xs:
+        h = np.tanh(W @ h + U @ x)
+    return np.sum(h)
+
+
+def test_backward_loop_reads_the_carry_and_taped_shapes():
+    """The backward step of a tanh RNN evaluates neither tanh (the new state
+    is the carry) nor the products (only their shapes are read)."""
+    src = tx.source(tx.grad(_rnn, argnums=(0, 1)))
+    backward = src[src.index("reversed("):]
+    assert "np.tanh" not in backward and " @ " not in backward
+    assert "shaped(" in backward
+    rng = np.random.default_rng(0)
+    W, U, xs = rng.normal(size=(4, 4)) / 2, rng.normal(size=(4, 3)), rng.normal(size=(5, 3))
+    tx.test_util.check_grads(_rnn, (W, U, xs), order=2, modes=("rev",))
+
+
+def _growing(x):
+    """A body value whose shape changes per iteration, read only for its
+    shape (sin's adjoint reads cos), plus a scalar one (``x[0]``)."""
+    total = 0.0
+    for i in range(3):
+        part = np.sin(x[: i + 1] * 2.0)
+        total = total + np.sum(part + x[0]) * (i + 1.0)
+    return total
+
+
+def test_taped_shapes_follow_each_iteration():
+    src = tx.source(tx.grad(_growing))
+    assert "shape_tape" in src
+    x = np.array([0.3, -0.7, 1.1])
+    tx.test_util.check_grads(_growing, (x,), order=2)
+    np.testing.assert_allclose(tx.jit(tx.grad(_growing))(x), tx.grad(_growing)(x), rtol=1e-12)

@@ -424,9 +424,9 @@ def test_jacobians_are_batched_by_vmap():
     calls = []
     original = jacobians._vmapped
 
-    def counting(fun, in_axes):
+    def counting(fun, in_axes, wrap=None):
         calls.append(in_axes)
-        return original(fun, in_axes)
+        return original(fun, in_axes, wrap)
     jacobians._vmapped = counting
     try:
         fwd = tx.jacfwd(f)(x, W)

@@ -667,11 +667,11 @@ def main(argv=None):
     print(table(rows, keys, headers))
     print()
 
-    if QUICK:
-        compile_times, note = [], "first-call subprocesses skipped (--quick)"
-    else:
-        compile_times, note = bench_first_call()
     if not options.only:
+        if QUICK:
+            compile_times, note = [], "first-call subprocesses skipped (--quick)"
+        else:
+            compile_times, note = bench_first_call()
         print(table([dict(zip(("target", "measured", "status"), t))
                      for t in targets(rows, compile_times)], ["target", "measured", "status"]))
         print(f"\n{note}\n")

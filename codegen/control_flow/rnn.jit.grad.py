@@ -2,8 +2,10 @@
 # specialised for (W: *, U: *, xs: *)
 # from examples/control_flow.py:28. Do not edit: tangent_x regenerates it from that source.
 import numpy as np
-from tangent_x.runtime import check_grad_output, iteration_item, matmul_adjoint_lhs, matmul_adjoint_rhs, unbroadcast, unreduce, zeros_like
+import tangent_x.numba_stage.vmath as vmath
+from tangent_x.runtime import check_grad_output, iteration_item, matmul_adjoint_lhs, matmul_adjoint_rhs, shaped, unbroadcast, unreduce, zeros_like
 import tangent_x.numba_stage.numba_runtime  # Numba implementations of the helpers
+from tangent_x.numba_stage.numba_runtime import add_matmul_adjoint_lhs
 
 
 def grad_rnn(W, U, xs):
@@ -13,6 +15,8 @@ def grad_rnn(W, U, xs):
     h_1 = np.zeros(shape_W_0)
     # control_flow.py:31: for x in xs:
     n = len(xs)
+    U_at_item_shape_tape = []
+    W_at_h_1_shape_tape = []
     h_1_tape = []
     for k in range(n):
         # control_flow.py:31: for x in xs:
@@ -20,8 +24,11 @@ def grad_rnn(W, U, xs):
         item = iteration_item(xs, k)
         W_at_h_1 = W @ h_1
         U_at_item = U @ item
-        plus_W_at_h_1 = W_at_h_1 + U_at_item
-        h_2 = np.tanh(plus_W_at_h_1)
+        h_2 = vmath.tanh(W_at_h_1 + U_at_item)
+        U_at_item_shape_tape_item = np.shape(U_at_item)
+        U_at_item_shape_tape.append(U_at_item_shape_tape_item)
+        W_at_h_1_shape_tape_item = np.shape(W_at_h_1)
+        W_at_h_1_shape_tape.append(W_at_h_1_shape_tape_item)
         h_1 = h_2
     # control_flow.py:33: return np.sum(h)
     sum_h_1 = np.sum(h_1)
@@ -34,17 +41,18 @@ def grad_rnn(W, U, xs):
     W_bar = zeros_like(W)
     for k in range(n - 1, -1, -1):
         # control_flow.py:31: for x in xs:
+        h_2 = h_1
         h_1 = h_1_tape.pop()
+        v = U_at_item_shape_tape.pop()
+        U_at_item = shaped(v)
+        v_1 = W_at_h_1_shape_tape.pop()
+        W_at_h_1 = shaped(v_1)
         item = iteration_item(xs, k)
-        W_at_h_1 = W @ h_1
-        U_at_item = U @ item
-        plus_W_at_h_1 = W_at_h_1 + U_at_item
-        h_2 = np.tanh(plus_W_at_h_1)
         h_2_bar = h_1_bar
         plus_W_at_h_1_bar = h_2_bar * (1.0 - h_2 * h_2)
         W_at_h_1_bar = unbroadcast(plus_W_at_h_1_bar, W_at_h_1)
         U_at_item_bar = unbroadcast(plus_W_at_h_1_bar, U_at_item)
-        U_bar = U_bar + matmul_adjoint_lhs(U_at_item_bar, U, item)
-        W_bar = W_bar + matmul_adjoint_lhs(W_at_h_1_bar, W, h_1)
+        U_bar = add_matmul_adjoint_lhs(U_bar, U_at_item_bar, U, item)
+        W_bar = add_matmul_adjoint_lhs(W_bar, W_at_h_1_bar, W, h_1)
         h_1_bar = matmul_adjoint_rhs(W_at_h_1_bar, W, h_1)
     return (W_bar, U_bar)

@@ -20,6 +20,7 @@ import numpy as np
 from numba import types
 from numba.core.errors import TypingError
 from numba.extending import overload, register_jitable
+from numba.np.numpy_support import as_dtype
 
 from .. import runtime
 
@@ -28,7 +29,8 @@ __all__ = ["sum_axes", "mean_axes", "max_axes", "min_axes", "prod_axes", "var_ax
            "min_axes_keepdims", "prod_axes_keepdims", "var_axes_keepdims",
            "std_axes_keepdims", "transpose", "squeeze", "expand_dims",
            "moveaxis", "broadcast_to", "cumsum", "flip", "dot", "inner", "reshape", "clip",
-           "ndim", "array", "add_at", "whole", "mask_select", "mask_assign"]
+           "ndim", "array", "add_at", "whole", "mask_select", "mask_assign",
+           "add_matmul_adjoint_lhs", "add_matmul_adjoint_rhs"]
 
 
 # Implementations are compiled once per type signature and cached on disk
@@ -126,6 +128,13 @@ def _unbroadcast(g, x):
             return sum_to(g, x.shape)
         return impl
     return lambda g, x: sum_to(g, x.shape)
+
+
+@overload(runtime.shaped, jit_options=_CACHED)
+def _shaped(shape):
+    if len(shape) == 0:
+        return lambda shape: 0.0
+    return lambda shape: np.broadcast_to(0.0, shape)
 
 
 @overload(runtime.broadcast_like, jit_options=_CACHED)
@@ -548,6 +557,24 @@ def _index_zero(g, index):
 # here, forcing C-contiguous operands (one BLAS binding to compile instead of
 # three) saved no compile time worth the copy of ``x.T`` at run time.
 
+def _outer(u, v):
+    """A jitable ``np.outer`` of the vectors typed ``u`` and ``v``, as a loop
+    nest: Numba's ``np.outer`` goes through its generic broadcasting ufunc
+    and costs several times more (it is the rank-one cotangent of every
+    matrix-vector product, once per step of a loop)."""
+    dtype = np.result_type(as_dtype(u.dtype), as_dtype(v.dtype))
+
+    @register_jitable
+    def outer(u, v):
+        out = np.empty((u.shape[0], v.shape[0]), dtype)
+        for i in range(u.shape[0]):
+            ui = u[i]
+            for j in range(v.shape[0]):
+                out[i, j] = ui * v[j]
+        return out
+    return outer
+
+
 @overload(runtime.matmul_adjoint_lhs, jit_options=_CACHED)
 def _matmul_adjoint_lhs(g, a, b):
     if not (_is_array(a) and _is_array(b)):
@@ -555,7 +582,8 @@ def _matmul_adjoint_lhs(g, a, b):
     if b.ndim == 1 and a.ndim == 1:
         return lambda g, a, b: g * b
     if b.ndim == 1 and a.ndim == 2:
-        return lambda g, a, b: np.outer(g, b)
+        outer = _outer(g, b)
+        return lambda g, a, b: outer(g, b)
     if a.ndim == 1 and b.ndim == 2:
         return lambda g, a, b: np.dot(b, g)
     if a.ndim == 2 and b.ndim == 2:
@@ -570,13 +598,90 @@ def _matmul_adjoint_rhs(g, a, b):
     if b.ndim == 1 and a.ndim == 1:
         return lambda g, a, b: g * a
     if a.ndim == 1 and b.ndim == 2:
-        return lambda g, a, b: np.outer(a, g)
+        outer = _outer(a, g)
+        return lambda g, a, b: outer(a, g)
     if a.ndim == 2 and b.ndim == 1:
         return lambda g, a, b: np.dot(a.T, g)
     if a.ndim == 2 and b.ndim == 2:
         return lambda g, a, b: np.dot(a.T, g)
     raise TypingError("matmul adjoint for stacked matrices is not compiled yet")
 
+
+
+def add_matmul_adjoint_lhs(acc, g, a, b):
+    """``acc + matmul_adjoint_lhs(g, a, b)``, added into ``acc`` when it is
+    an array (the caller owns it: see ``specialize.Specializer.owns``)."""
+    acc += runtime.matmul_adjoint_lhs(g, a, b)
+    return acc
+
+
+def add_matmul_adjoint_rhs(acc, g, a, b):
+    """``acc + matmul_adjoint_rhs(g, a, b)``, added into ``acc`` when it is
+    an array."""
+    acc += runtime.matmul_adjoint_rhs(g, a, b)
+    return acc
+
+
+def _add_outer(acc, u, v):
+    """A jitable ``acc += np.outer(u, v)`` (same shapes) without the
+    product's temporary; else None."""
+    if not (_is_array(acc) and acc.ndim == 2 and _is_array(u) and _is_array(v)
+            and u.ndim == 1 and v.ndim == 1):
+        return None
+
+    @register_jitable
+    def add_outer(acc, u, v):
+        m, n = acc.shape
+        if u.shape[0] != m or v.shape[0] != n:
+            return False
+        for i in range(m):
+            ui = u[i]
+            row = acc[i]         # a row view: the inner loop vectorises
+            for j in range(n):
+                row[j] += ui * v[j]
+        return True
+    return add_outer
+
+
+@overload(add_matmul_adjoint_lhs, jit_options=_CACHED)
+def _add_matmul_adjoint_lhs(acc, g, a, b):
+    add_outer = _add_outer(acc, g, b) if _is_array(a) and a.ndim == 2 else None
+    if add_outer is None:
+        return _add_fallback(runtime.matmul_adjoint_lhs, acc)
+
+    def impl(acc, g, a, b):
+        if not add_outer(acc, g, b):
+            acc += runtime.matmul_adjoint_lhs(g, a, b)
+        return acc
+    return impl
+
+
+@overload(add_matmul_adjoint_rhs, jit_options=_CACHED)
+def _add_matmul_adjoint_rhs(acc, g, a, b):
+    add_outer = _add_outer(acc, a, g) if _is_array(b) and b.ndim == 2 else None
+    if add_outer is None:
+        return _add_fallback(runtime.matmul_adjoint_rhs, acc)
+
+    def impl(acc, g, a, b):
+        if not add_outer(acc, a, g):
+            acc += runtime.matmul_adjoint_rhs(g, a, b)
+        return acc
+    return impl
+
+
+def _add_fallback(helper, acc):
+    if _is_array(acc):
+        def into(acc, g, a, b):
+            acc += helper(g, a, b)
+            return acc
+        return into
+    return lambda acc, g, a, b: acc + helper(g, a, b)
+
+
+# Helpers whose contribution ``acc += helper(...)`` can be written straight
+# into an owned accumulator (``specialize`` spells the update with these).
+ACCUMULATING = {runtime.matmul_adjoint_lhs: add_matmul_adjoint_lhs,
+                runtime.matmul_adjoint_rhs: add_matmul_adjoint_rhs}
 
 # --- keepdims variants (the flag is part of the helper's name: a Numba
 # type must know the result's rank) -------------------------------------------

@@ -301,6 +301,7 @@ class Specializer:
         self.code = []           # statements being emitted (a stack of bodies)
         self.current = None      # the python-stage statement being specialised
         self.loops = []          # carried state of the enclosing dynamic loops
+        self.arguments = set()   # compiled variables holding the arguments (never updated)
         self.emitting = True
         self.masks = set()       # variables holding boolean arrays (from comparisons)
         self.ranges = {}         # variables holding range(...): name -> its arguments
@@ -521,6 +522,7 @@ class Specializer:
     def run(self, arg_avs):
         for a, av in zip(self.func.args.args, arg_avs):
             self.env[a.arg] = av
+            self.arguments.update(leaf.name for leaf in av_leaves(av) if isinstance(leaf, Dyn))
         result = Const(None)
         try:
             for stmt in self.func.body:
@@ -596,13 +598,56 @@ class Specializer:
         self.store(target, value)
 
     def stmt_AugAssign(self, stmt):
+        """``a += b``: the python stage writes it only for an accumulator no
+        other name can reach (``inplace.accumulate_in_place``), so where
+        ``a`` is still that compiled variable alone, the addition happens in
+        place -- through the helper's accumulating form when it has one
+        (``numba_runtime.ACCUMULATING``: a rank-one update written into the
+        buffer, no temporary).  Otherwise it is ``a = a + b``."""
         target = stmt.target
+        if isinstance(target, ast.Name) and isinstance(stmt.op, ast.Add) and \
+                self.owns(target.id):
+            value = self.eval(stmt.value)
+            if isinstance(value, Zero):
+                return
+            if isinstance(value, (Dyn, Expr)) or isinstance(value, Const) and \
+                    isinstance(value.value, numbers.Number):
+                self.add_into(target.id, value)
+            else:
+                self.store(target, self.binop(self.env[target.id], stmt.op, value))
+            return
         load = copy.deepcopy(target)
         for n in ast.walk(load):
             if hasattr(n, "ctx"):
                 n.ctx = ast.Load()
         value = self.eval(ast.BinOp(left=load, op=stmt.op, right=stmt.value))
         self.store(target, value)
+
+    def owns(self, name):
+        """Whether the compiled variable ``name`` holds ``name``'s value and
+        nothing else reads it (no other variable, container or loop entry):
+        an in-place update of it is then invisible elsewhere."""
+        if self.env.get(name) != Dyn(name) or name in self.arguments:
+            return False
+        if any(k != name and mentions(v, name) for k, v in self.env.items()):
+            return False
+        return not any(k != name and mentions(v, name)
+                       for carried in self.loops for k, v in carried.entry.items())
+
+    def add_into(self, name, value):
+        from . import numba_runtime
+        node = value.node if isinstance(value, Expr) else self.render(value)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+                not node.keywords:
+            into = numba_runtime.ACCUMULATING.get(self.bound.get(node.func.id))
+            if into is not None:
+                call = ast.Call(func=self.global_name(into, into.__name__),
+                                args=[ast.Name(name, ast.Load())] + node.args, keywords=[])
+                self.emit(ast.Assign(targets=[ast.Name(name, ast.Store())], value=call,
+                                     lineno=0))
+                return
+        self.emit(ast.AugAssign(target=ast.Name(name, ast.Store()), op=ast.Add(), value=node,
+                                lineno=0))
 
     def store(self, target, value):
         if isinstance(target, ast.Name):
@@ -1163,16 +1208,18 @@ class Specializer:
         return self.eval(node.value)
 
     def eval_BinOp(self, node):
-        a, b = self.eval(node.left), self.eval(node.right)
+        return self.binop(self.eval(node.left), node.op, self.eval(node.right))
+
+    def binop(self, a, op, b):
         if isinstance(a, Const) and isinstance(b, Const):
-            return self.fold(lambda x, y: _BINOPS[type(node.op)](x, y), [a, b])
-        if isinstance(node.op, ast.Add) and (is_container(a) or is_container(b)):
+            return self.fold(lambda x, y: _BINOPS[type(op)](x, y), [a, b])
+        if isinstance(op, ast.Add) and (is_container(a) or is_container(b)):
             if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
                 return a + b
         for side in (a, b):
             if isinstance(side, dict):
                 self.fail(f"arithmetic on the container {describe(side)}")
-        return Expr(ast.BinOp(left=self.render(a), op=node.op, right=self.render(b)))
+        return Expr(ast.BinOp(left=self.render(a), op=op, right=self.render(b)))
 
     def eval_UnaryOp(self, node):
         a = self.eval(node.operand)

@@ -625,3 +625,25 @@ def _repeat(s, args, kwargs):
     return Expr(ast.Call(func=_helper(s, "repeat"),
                          args=[s.render(s.materialize(bound[n]))
                                for n in ("a", "repeats", "axis")], keywords=[]))
+
+
+def _vectorisable(name):
+    """``np.tanh(x)`` ... spelled ``vmath.tanh(x)``: the same function as a
+    Numba ufunc whose loop LLVM vectorises (Numba's own ``np.tanh`` calls
+    scalar libm per element).  Calls with ``out=``/``dtype=`` keep NumPy's."""
+    def rewrite(s, args, kwargs):
+        if len(args) != 1 or kwargs:
+            return NotImplemented
+        from . import vmath
+        func = ast.Attribute(value=s.global_name(vmath, "vmath"), attr=name, ctx=ast.Load())
+        return Expr(ast.Call(func=func, args=[s.render(s.materialize(args[0]))], keywords=[]))
+    return rewrite
+
+
+def _register_vectorisable():
+    from . import vmath
+    for numpy_fn, kernel in vmath.KERNELS.items():
+        REWRITES[numpy_fn] = _vectorisable(kernel.__name__)
+
+
+_register_vectorisable()
