@@ -548,3 +548,13 @@ def test_shape_ops_compile_to_the_eager_values_and_gradients(fn, shape):
     expected, expected_grad = f(x)
     np.testing.assert_allclose(value, expected, rtol=1e-12)
     np.testing.assert_allclose(grad, expected_grad, rtol=1e-10, atol=1e-12)
+
+
+def _squeezed_tanh(x):
+    return np.sum(np.squeeze(np.tanh(np.expand_dims(x, -1))) * x)
+
+
+def test_squeeze_without_axis_sees_through_elementwise_functions():
+    x = np.linspace(-1.0, 1.0, 4).reshape(1, 4)
+    np.testing.assert_allclose(tx.jit(tx.grad(_squeezed_tanh))(x), tx.grad(_squeezed_tanh)(x),
+                               rtol=1e-12)

@@ -10,12 +10,13 @@ axes of its array arguments have size 1 (part of its jit signature, see
 arguments to the squeeze through the assignments between them.
 
 A fact is a tuple with one entry per axis: True (size 1), False (not 1) or
-None (not known).  Facts flow through broadcasting arithmetic, ufuncs,
+None (not known).  Facts flow through broadcasting arithmetic, ufuncs
+(and ``vmath``'s elementwise functions),
 ``expand_dims`` and ``squeeze``; anything else gives no fact, and a squeeze
-whose operand has no complete fact stays the located error it was.  A fact
-read for a squeeze must hold for every execution: a variable assigned more
-than once (a loop carry, a branch join) may change sizes between
-assignments, so the squeeze fails instead (``check``).
+whose operand has no complete fact is a located error asking for ``axis=``.
+A fact read for a squeeze must hold on every path: every assignment of its
+variable must give the fact it had before (a loop carry then keeps it by
+induction, both sides of a branch agree), else the squeeze fails (``check``).
 """
 import ast
 
@@ -98,6 +99,9 @@ def infer(s, node, used=None):
     if not isinstance(node, ast.Call) or node.keywords:
         return None
     fn = _resolve(s, node.func)
+    from . import vmath
+    if getattr(fn, "__module__", None) == vmath.__name__ and len(node.args) == 1:
+        return infer(s, node.args[0], used)        # np.tanh ... as vectorisable loops
     if isinstance(fn, np.ufunc) and len(node.args) == fn.nin:
         fact = ()
         for a in node.args:
