@@ -21,7 +21,7 @@ import weakref
 import gast
 import numpy as np
 
-from . import canonical, emit, ir, lower, modules, primitives as P, tree_util
+from . import canonical, emit, ir, lower, modules, primitives as P, runtime, tree_util
 from .batching import Batcher, any_batched
 from .errors import TransformError
 from .probe import probe
@@ -164,7 +164,10 @@ class Vmapped:
             leaf_axes = tree_util.tree_leaves(full, is_leaf=lambda a: a is None)
             normal = []
             for leaf, ax in zip(leaves, leaf_axes):
-                nd = np.ndim(leaf)
+                # an unbatched leaf may be a placeholder for a variable the
+                # path never assigned (a split vjp's residual of a loop-carried
+                # value): it has no rank, and any use of it raises
+                nd = 0 if ax is None and isinstance(leaf, runtime.Unbound) else np.ndim(leaf)
                 if ax is not None:
                     if not -nd <= ax < nd:
                         raise ValueError(

@@ -175,3 +175,37 @@ def test_hessian_of_mlp_loss_wrt_last_layer():
         e[idx] = eps
         fd[(Ellipsis,) + idx] = (g(W2 + e) - g(W2 - e)) / (2 * eps)
     np.testing.assert_allclose(H, fd, atol=1e-6)
+
+
+def rnn(W, U, xs):
+    h = np.zeros(W.shape[0])
+    for x in xs:
+        h = np.tanh(W @ h + U @ x)
+    return np.sum(h)
+
+
+@pytest.mark.parametrize("steps", [5, 1])
+def test_jacrev_of_grad_through_a_loop(steps):
+    """jacrev runs the vjp of grad's code batched over the one-hot
+    cotangents.  grad's code assigns a body value in the forward loop and
+    again in the backward loop, so the second-order code carries it into
+    the first loop unassigned: its residuals hold an Unbound placeholder,
+    which vmap must pass through untouched (it is never read)."""
+    rng = np.random.default_rng(0)
+    W, U, xs = 0.5 * rng.normal(size=(4, 4)), rng.normal(size=(4, 3)), \
+        rng.normal(size=(steps, 3))
+    J = tx.jacrev(tx.grad(rnn))(W, U, xs)
+    assert J.shape == (4, 4, 4, 4)
+    g = tx.grad(rnn)
+    eps = 1e-5
+    fd = np.zeros_like(J)
+    for idx in np.ndindex(W.shape):
+        e = np.zeros_like(W)
+        e[idx] = eps
+        fd[(Ellipsis,) + idx] = (g(W + e, U, xs) - g(W - e, U, xs)) / (2 * eps)
+    np.testing.assert_allclose(J, fd, atol=1e-6)
+    np.testing.assert_allclose(J, tx.hessian(rnn)(W, U, xs), atol=1e-12)
+    JU = tx.jacrev(tx.grad(rnn, argnums=1), argnums=(0, 1))(W, U, xs)
+    HU = tx.jacfwd(tx.grad(rnn, argnums=1), argnums=(0, 1))(W, U, xs)
+    for a, b in zip(JU, HU):
+        np.testing.assert_allclose(a, b, atol=1e-12)

@@ -199,6 +199,50 @@ def test_newton_sqrt_gradient_under_jit():
                                rtol=1e-9)
 
 
+def test_newton_sqrt_hessian_under_jit():
+    """The jvp of the gradient fills its tapes under the loop's exit test:
+    a tape is ``[]`` on the path that leaves and ``[a]`` on the other,
+    which must join as one run-time list."""
+    for a in (2.0, 9.0):
+        got = tx.jit(tx.hessian(_newton_sqrt))(a)
+        np.testing.assert_allclose(got, tx.hessian(_newton_sqrt)(a), rtol=1e-12)
+        np.testing.assert_allclose(got, -0.25 * a ** -1.5, rtol=1e-9)
+
+
+def _pushed_under_if(x):
+    pairs = []
+    if x[0] > 0:
+        pairs.append((x[0] * 2.0, np.sin(x)))
+        pairs.append((x[1], np.cos(x)))
+    total = np.sum(x)
+    for _ in range(len(pairs)):
+        scale, v = pairs.pop()
+        total = total + scale * np.sum(v)
+    return total
+
+
+@pytest.mark.parametrize("x", [np.array([0.5, -1.0, 2.0]), np.array([-0.5, 1.0, 2.0])],
+                         ids=["pushed", "empty"])
+def test_list_filled_on_one_path_of_an_if(x):
+    """A list of (scalar, array) pairs, filled on one path only: one
+    run-time list per element leaf, empty before the ``if``."""
+    np.testing.assert_allclose(tx.jit(_pushed_under_if)(x), _pushed_under_if(x), rtol=1e-12)
+
+
+def _filled_before_and_under_if_in_loop(x):
+    t = [x]
+    for i in range(3):
+        if x > i:
+            t.append(x * i)
+    return len(t) * x
+
+
+def test_list_filled_before_a_loop_and_under_an_if_in_it_is_a_clear_error():
+    from tangent_x.errors import TransformError
+    with pytest.raises(TransformError, match="filled before a loop and inside it"):
+        tx.jit(_filled_before_and_under_if_in_loop)(2.5)
+
+
 def _rnn(W, U, xs):
     h = np.zeros(W.shape[0])
     for x in xs:
@@ -558,3 +602,79 @@ def test_squeeze_without_axis_sees_through_elementwise_functions():
     x = np.linspace(-1.0, 1.0, 4).reshape(1, 4)
     np.testing.assert_allclose(tx.jit(tx.grad(_squeezed_tanh))(x), tx.grad(_squeezed_tanh)(x),
                                rtol=1e-12)
+
+
+# ---------------------------------------------------------------------------
+# Matrix products: numba_runtime's kernel (packing by layout, blocks of 4 x 4
+# with leftover rows and columns, panels) against NumPy
+# ---------------------------------------------------------------------------
+
+def _matmul(a, b):
+    return a @ b
+
+
+def _np_matmul(a, b):
+    return np.matmul(a, b)
+
+
+def _np_dot(a, b):
+    return np.dot(a, b)
+
+
+def _layout(m, kind):
+    """``m``'s values in another memory layout (what Numba types as C, F or A)."""
+    if kind == "C":
+        return np.ascontiguousarray(m)
+    if kind == "F":
+        return np.asfortranarray(m)
+    wide = np.zeros((m.shape[0], 2 * m.shape[1] + 1))      # every other column: 'A'
+    wide[:, 1::2] = m
+    return wide[:, 1::2]
+
+
+@pytest.mark.parametrize("m, k, n", [(1, 1, 1), (5, 7, 3), (4, 4, 4), (9, 130, 6),
+                                     (70, 200, 45), (3, 0, 2), (0, 3, 2), (6, 1, 1)])
+@pytest.mark.parametrize("layouts", ["CC", "CF", "FC", "FF", "AC", "CA"])
+def test_matrix_products_under_jit_match_numpy(m, k, n, layouts):
+    rng = np.random.default_rng(m * 100 + k * 10 + n)
+    a, b = rng.standard_normal((m, k)), rng.standard_normal((k, n))
+    a_, b_ = _layout(a, layouts[0]), _layout(b, layouts[1])
+    want = a @ b
+    for fn in (_matmul, _np_matmul, _np_dot):
+        got = tx.jit(fn)(a_, b_)
+        assert got.shape == want.shape and got.dtype == np.float64
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def test_matrix_products_of_other_dtypes_and_ranks_under_jit_match_numpy():
+    rng = np.random.default_rng(3)
+    a32, b32 = rng.standard_normal((5, 6)).astype(np.float32), \
+        rng.standard_normal((6, 3)).astype(np.float32)
+    got = tx.jit(_matmul)(a32, b32)
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, a32 @ b32, rtol=1e-5)
+    a, v = rng.standard_normal((5, 6)), rng.standard_normal(6)
+    np.testing.assert_allclose(tx.jit(_matmul)(a, v), a @ v, rtol=1e-12)
+    np.testing.assert_allclose(tx.jit(_matmul)(v, a.T), v @ a.T, rtol=1e-12)
+
+
+def test_matrix_product_with_mismatched_inner_dimensions_raises_under_jit():
+    with pytest.raises(ValueError):
+        tx.jit(_matmul)(np.ones((3, 4)), np.ones((5, 2)))
+
+
+def _two_products(W, V, x):
+    h = np.tanh(x @ W.T)
+    return np.sum((h @ V) ** 2)
+
+
+@pytest.mark.parametrize("batch, n_in, n_hidden, n_out",
+                         [(16, 5, 8, 3), (1, 1, 1, 1), (7, 33, 9, 1), (130, 70, 13, 6)])
+def test_gradient_through_matrix_products_under_jit_matches_eager(batch, n_in, n_hidden,
+                                                                  n_out):
+    rng = np.random.default_rng(batch)
+    W, V = rng.standard_normal((n_hidden, n_in)), rng.standard_normal((n_hidden, n_out))
+    x = rng.standard_normal((batch, n_in))
+    want = tx.grad(_two_products, argnums=(0, 1, 2))(W, V, x)
+    got = tx.jit(tx.grad(_two_products, argnums=(0, 1, 2)))(W, V, x)
+    _allclose(got, want, rtol=1e-10, atol=1e-12)

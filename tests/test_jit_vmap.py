@@ -179,6 +179,32 @@ def test_ragged_results_are_a_clear_error():
         tx.jit(tx.vmap(ragged, method="loop"))(X)
 
 
+def inv_sum(a):
+    return np.sum(np.linalg.inv(a))
+
+
+@pytest.mark.parametrize("size, bad", [(6, 3), (64, 40), (64, 63)])
+@pytest.mark.parametrize("method", ["loop", "vectorize"])
+def test_an_example_raising_inside_the_parallel_loop_is_raised(size, bad, method):
+    """Numba drops an exception raised inside prange (its worker's other
+    examples are skipped, their results left unwritten, or the exception
+    comes back as a SystemError): the loop's results must never be
+    silently wrong, so the example raises as eagerly, with its index."""
+    a = np.stack([np.eye(3) * (k + 1.0) + 0.1 * k for k in range(size)])
+    jitted = tx.jit(tx.vmap(inv_sum, method=method))
+    assert jitted.strategy(a) == "loop"        # (Numba has no batched inv)
+    np.testing.assert_allclose(jitted(a), tx.vmap(inv_sum)(a), rtol=1e-12)
+    a[bad] = 0.0
+    with pytest.raises(np.linalg.LinAlgError):
+        tx.vmap(inv_sum)(a)
+    with pytest.raises(np.linalg.LinAlgError) as info:
+        jitted(a)
+    assert any(f"example {bad} of the batch" in note and "test_jit_vmap.py" in note
+               for note in getattr(info.value, "__notes__", []))
+    a[bad] = np.eye(3)
+    np.testing.assert_allclose(jitted(a), tx.vmap(inv_sum)(a), rtol=1e-12)
+
+
 def test_a_changed_function_gets_a_new_loop():
     import linecache
     import textwrap

@@ -5,7 +5,7 @@ import numpy as np
 import tangent_x.numba_stage.vmath as vmath
 from tangent_x.runtime import check_grad_output, iteration_item, matmul_adjoint_lhs, matmul_adjoint_rhs, shaped, unbroadcast, unreduce, zeros_like
 import tangent_x.numba_stage.numba_runtime  # Numba implementations of the helpers
-from tangent_x.numba_stage.numba_runtime import add_matmul_adjoint_lhs
+from tangent_x.numba_stage.numba_runtime import add_matmul_adjoint_lhs, matmul
 
 
 def grad_rnn(W, U, xs):
@@ -22,8 +22,8 @@ def grad_rnn(W, U, xs):
         # control_flow.py:31: for x in xs:
         h_1_tape.append(h_1)
         item = iteration_item(xs, k)
-        W_at_h_1 = W @ h_1
-        U_at_item = U @ item
+        W_at_h_1 = matmul(W, h_1)
+        U_at_item = matmul(U, item)
         h_2 = vmath.tanh(W_at_h_1 + U_at_item)
         U_at_item_shape_tape_item = np.shape(U_at_item)
         U_at_item_shape_tape.append(U_at_item_shape_tape_item)

@@ -314,6 +314,9 @@ class Jitted:
             module.__dict__.setdefault(bound_name, obj)
         import numba
         dispatcher = numba.njit(cache=True, nogil=True)(getattr(module, name))
+        from . import numba_runtime
+        if numba_runtime.may_call_kernel(plan.bound.values()) and _on_disk(dispatcher):
+            numba_runtime.matmul_kernel()     # before Numba loads cached code naming it
         return Compiled(dispatcher, plan, text, path, linemap, generated.canonical.origin)
 
     # -- inspection ---------------------------------------------------------
@@ -331,6 +334,15 @@ class Jitted:
         else:
             avs, ranks, units = generic_arguments(generated.function), None, None
         return numba_stage(generated, avs, self._call_site, ranks, units)[0]
+
+
+def _on_disk(dispatcher):
+    """Whether Numba's disk cache may hold compiled code for ``dispatcher``
+    (True when Numba's cache layout is not the one known here)."""
+    try:
+        return os.path.exists(dispatcher._cache._cache_file._index_path)
+    except AttributeError:
+        return True
 
 
 def _finish_grads(inner, single, out, args, leaves, values):

@@ -32,6 +32,12 @@ the function at all, or Numba cannot compile its batched code (an
 operation whose batched form Numba's NumPy lacks), the loop is the strategy
 too: whatever compiles for one example compiles for a batch.
 
+Exceptions: Numba drops one raised inside ``prange`` (the worker's
+remaining examples are skipped, or the exception surfaces as a
+``SystemError``), so the driver flags each example that finished and
+``LaneLoop`` runs the others again one at a time outside the loop, where
+the exception propagates, noted with the example's index.
+
 The compiled driver is a module of its own (``render``), named by a hash of
 its text, which names the per-example module (itself named by a hash of
 its text): Numba's on-disk cache can never pair a driver with a stale
@@ -264,9 +270,50 @@ class LaneLoop:
         bound = self.per_example._bind(self.generated, args, {})
         leaves = [leaf for value, static in bound.values() if not static
                   for leaf in _leaves(value)]
-        values = self.per_example._run(self.runner, leaves)
+        lost = None
+        try:
+            values = self.per_example._run(self.runner, leaves)
+        except SystemError as exc:
+            # an example raised inside prange on this thread: Numba left
+            # its exception set, and the driver's results are lost
+            lost = exc
         self.ran = True
+        if lost is not None:
+            self._rerun(leaves, range(1, size), None)
+            raise lost
+        values, done = values[:-1], values[-1]
+        if not done.all():
+            self._rerun(leaves, np.flatnonzero(~done), values)
         return _finish(self.compiled.plan.out, values, size, self.out_axes)
+
+    def _rerun(self, leaves, lanes, values):
+        """Run the examples ``lanes`` one by one, outside ``prange``: an
+        exception one of them raises inside ``prange`` is dropped by Numba
+        (the worker's remaining examples are skipped, their results left
+        unwritten), so the examples that did not finish run again here,
+        where an exception propagates -- noted with the example's index.
+        Those that finish fill their lanes of ``values``."""
+        for k in lanes:
+            k = int(k)
+            example = [leaf if ax is None else np.take(leaf, k, axis=ax)
+                       for leaf, ax in zip(leaves, self.leaf_axes)]
+            try:
+                out = self.per_example._run(self.compiled, example)
+            except Exception as exc:
+                origin = self.compiled.origin
+                where = f" (your {origin.where()})" if origin is not None else ""
+                note = (f"tangent_x: raised by example {k} of the batch (index {k} along "
+                        f"the mapped axis) in jit(vmap({self.generated.function.__name__}))"
+                        f"{where}")
+                if hasattr(exc, "add_note"):
+                    exc.add_note(note)
+                raise
+            if values is None:
+                continue
+            for buf, value in zip(values, out):
+                if np.shape(buf)[1:] != np.shape(value):
+                    raise ValueError(RAGGED)
+                buf[k] = value
 
     def source(self):
         """The driver's numba stage, then the per-example function's."""
@@ -307,10 +354,10 @@ def render(name, compiled, leaf_axes, n_out):
     plan = compiled.plan
     params = list(plan.params)
     n_leaves = len(leaf_axes)
-    namer = Namer(set(params) | {"numba", "lane_buffer", "set_lane"})
+    namer = Namer(set(params) | {"numba", "np", "lane_buffer", "set_lane"})
     example = namer.fresh(f"{name[len('vmap_'):]}_example")
-    batch_size, k, first, lane, ragged = (namer.fresh(h) for h in (
-        "batch_size", "k", "first", "lane", "ragged"))
+    batch_size, k, first, lane, ragged, done = (namer.fresh(h) for h in (
+        "batch_size", "k", "first", "lane", "ragged", "done"))
     outs = [namer.fresh(f"out_{j}") for j in range(n_out)]
     hidden = params[n_leaves:]
 
@@ -328,6 +375,7 @@ def render(name, compiled, leaf_axes, n_out):
         f"# {example}: the numba stage of one example, compiled from {example_module}",
         f"#     ({compiled.path}); bound when loaded",
         "import numba",
+        "import numpy as np",
         "from tangent_x.numba_stage.lane_runtime import lane_buffer, set_lane",
         "",
         "",
@@ -339,6 +387,9 @@ def render(name, compiled, leaf_axes, n_out):
         lines.append(f"    {out} = lane_buffer({first}[{j}], {batch_size})")
         lines.append(f"    set_lane({out}, 0, {first}[{j}])")
     writes = [f"set_lane({out}, {k}, {lane}[{j}])" for j, out in enumerate(outs)]
+    outs.append(done)
+    lines.append(f"    {done} = np.zeros({batch_size}, np.bool_)")
+    lines.append(f"    {done}[0] = True")
     if writes:         # (results that are all constants need no loop)
         lines.append(f"    {ragged} = 0")
         lines.append(f"    for {k} in numba.prange(1, {batch_size}):")
@@ -350,8 +401,13 @@ def render(name, compiled, leaf_axes, n_out):
             indent = " " * (len(ragged) + 13)
             lines.append(f"        {ragged} += ({writes[0]}")
             lines += [f"{indent}+ {w}" for w in writes[1:-1]] + [f"{indent}+ {writes[-1]})"]
+        # an example raising inside prange stops its worker's chunk and the
+        # exception is dropped: the flags tell the caller which examples ran
+        lines.append(f"        {done}[{k}] = True")
         lines.append(f"    if {ragged}:")
         lines.append(f"        raise ValueError({RAGGED!r})")
+    else:
+        lines.append(f"    {done}[:] = True")
     lines.append(f"    return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
     return "\n".join(lines) + "\n", {}, {example: compiled.dispatcher}
 

@@ -19,7 +19,13 @@ in a process costs ~2 s of compile), no ``objmode``.
 import numpy as np
 from numba import types
 from numba.core.errors import TypingError
-from numba.extending import overload, register_jitable
+import llvmlite.binding as llvm_binding
+import llvmlite.ir as llvm_ir
+from numba import carray, cfunc
+from numba.core import cgutils
+from numba.core.imputils import impl_ret_borrowed
+from numba.extending import intrinsic, overload, register_jitable
+from numba.np.arrayobj import make_array
 from numba.np.numpy_support import as_dtype
 
 from .. import runtime
@@ -28,8 +34,8 @@ __all__ = ["sum_axes", "mean_axes", "max_axes", "min_axes", "prod_axes", "var_ax
            "std_axes", "sum_axes_keepdims", "mean_axes_keepdims", "max_axes_keepdims",
            "min_axes_keepdims", "prod_axes_keepdims", "var_axes_keepdims",
            "std_axes_keepdims", "transpose", "squeeze", "expand_dims",
-           "moveaxis", "broadcast_to", "cumsum", "flip", "dot", "inner", "reshape", "clip",
-           "ndim", "array", "add_at", "whole", "mask_select", "mask_assign",
+           "moveaxis", "broadcast_to", "cumsum", "flip", "dot", "matmul", "inner", "reshape",
+           "clip", "ndim", "array", "add_at", "whole", "mask_select", "mask_assign",
            "add_matmul_adjoint_lhs", "add_matmul_adjoint_rhs"]
 
 
@@ -62,6 +68,22 @@ def _tuple_of(prefix, n):
 
 # --- shapes --------------------------------------------------------------------
 
+def _loop_nest(ndim, shape, body):
+    """Lines of ``ndim`` nested loops over ``shape`` (an expression of a
+    tuple) with indices ``i0, i1, ...`` and ``body`` innermost.  Explicit
+    loops rather than ``np.ndindex``: measured, they compile faster and run
+    ~6x faster (the innermost loop is a plain counted loop LLVM vectorises)."""
+    lines = []
+    for d in range(ndim):
+        lines.append("    " * (d + 1) + f"for i{d} in range({shape}[{d}]):")
+    lines.append("    " * (ndim + 1) + body)
+    return lines
+
+
+def _index(parts):
+    return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")" if parts else "()"
+
+
 _BROADCAST_CACHE = {}
 
 
@@ -73,16 +95,13 @@ def _broadcast_fill(gn, xn):
         lead = xn - gn
         lines = ["def fill(g, shape, dtype):", "    out = np.empty(shape, dtype)",
                  "    gs = g.shape"]
+        gidx = _index([f"0 if gs[{d}] == 1 else i{d + lead}" for d in range(gn)])
         if xn == 0:
-            lines += ["    out[()] = g[()]", "    return out"]
+            lines.append(f"    out[()] = g[{gidx}]")
         else:
-            lines.append("    for idx in np.ndindex(shape):")
-            parts = []
-            for d in range(gn):
-                parts.append(f"0 if gs[{d}] == 1 else idx[{d + lead}]")
-            gidx = "(" + ", ".join(parts) + ("," if gn == 1 else "") + ")" if gn else "()"
-            lines.append(f"        out[idx] = g[{gidx}]")
-            lines.append("    return out")
+            oidx = ", ".join(f"i{d}" for d in range(xn))
+            lines += _loop_nest(xn, "shape", f"out[{oidx}] = g[{gidx}]")
+        lines.append("    return out")
         _BROADCAST_CACHE[key] = register_jitable(_kernel("\n".join(lines), "fill"))
     return _BROADCAST_CACHE[key]
 
@@ -96,16 +115,28 @@ def _sum_to(gn, xn):
     if key not in _SUM_TO_CACHE:
         lead = gn - xn
         lines = ["def sum_to(g, shape):", "    out = np.zeros(shape, g.dtype)"]
+        oidx = _index([f"0 if shape[{d}] == 1 else i{d + lead}" for d in range(xn)])
         if gn == 0:
-            lines += ["    out[()] += g[()]", "    return out"]
+            lines.append("    out[()] += g[()]")
         else:
-            lines.append("    for idx in np.ndindex(g.shape):")
-            parts = [f"0 if shape[{d}] == 1 else idx[{d + lead}]" for d in range(xn)]
-            oidx = "(" + ", ".join(parts) + ("," if xn == 1 else "") + ")" if xn else "()"
-            lines.append(f"        out[{oidx}] += g[idx]")
-            lines.append("    return out")
+            gidx = ", ".join(f"i{d}" for d in range(gn))
+            lines += _loop_nest(gn, "g.shape", f"out[{oidx}] += g[{gidx}]")
+        lines.append("    return out")
         _SUM_TO_CACHE[key] = register_jitable(_kernel("\n".join(lines), "sum_to"))
     return _SUM_TO_CACHE[key]
+
+
+# A cotangent of the right shape is returned as it is when it is C-ordered
+# (known when compiling), without compiling Numba's ``np.ascontiguousarray``.
+
+@register_jitable
+def _as_is(a):
+    return a
+
+
+@register_jitable
+def _contiguous(a):
+    return np.ascontiguousarray(a)
 
 
 @overload(runtime.unbroadcast, jit_options=_CACHED)
@@ -122,9 +153,11 @@ def _unbroadcast(g, x):
         return lambda g, x: fill(g, x.shape, g.dtype)
     sum_to = _sum_to(gn, xn)
     if gn == xn:
+        same = _as_is if g.layout == "C" else _contiguous
+
         def impl(g, x):
             if g.shape == x.shape:
-                return np.ascontiguousarray(g)
+                return same(g)
             return sum_to(g, x.shape)
         return impl
     return lambda g, x: sum_to(g, x.shape)
@@ -144,10 +177,11 @@ def _broadcast_like(t, ans):
     if not _is_array(t):
         return lambda t, ans: np.full(ans.shape, t)
     fill = _broadcast_fill(t.ndim, ans.ndim)
+    same = _as_is if t.layout == "C" else _contiguous
 
     def impl(t, ans):
         if t.shape == ans.shape:
-            return np.ascontiguousarray(t)
+            return same(t)
         return fill(t, ans.shape, t.dtype)
     return impl
 
@@ -230,12 +264,11 @@ def _reduce_kernel(op, xn, naxes, keepdims, dtype_expr):
              "    kshape = keep(shape, axes)",
              f"    out = np.full(kshape, {_INIT[op]}, {dtype_expr})"]
     if xn:
-        lines.append("    for idx in np.ndindex(shape):")
-        parts = [f"0 if kshape[{d}] == 1 else idx[{d}]" for d in range(xn)]
-        lines.append("        o = (" + ", ".join(parts) + ("," if xn == 1 else "") + ")")
-        lines.append("        acc = out[o]")
-        lines.append("        v = a[idx]")
-        lines.append(f"        out[o] = {_STEP[op]}")
+        oidx = _index([f"0 if kshape[{d}] == 1 else i{d}" for d in range(xn)])
+        aidx = ", ".join(f"i{d}" for d in range(xn))
+        nest = _loop_nest(xn, "shape", f"acc = out[{oidx}]")
+        indent = "    " * (xn + 1)
+        lines += nest + [f"{indent}v = a[{aidx}]", f"{indent}out[{oidx}] = {_STEP[op]}"]
     else:
         lines.append("    acc = out[()]")
         lines.append("    v = a[()]")
@@ -412,9 +445,215 @@ def _dot(a, b):
         return lambda a, b: a * b
     if a.ndim > 2 or b.ndim > 2:
         raise TypingError("np.dot of arrays with more than 2 dimensions is not compiled yet")
+    if _kernel_product(a, b):
+        return lambda a, b: _product(a, b)
     if isinstance(a.dtype, types.Float) and isinstance(b.dtype, types.Float):
         return lambda a, b: np.dot(a, b)
     return lambda a, b: np.dot(a.astype(np.float64), b.astype(np.float64))
+
+
+# --- matrix products --------------------------------------------------------------
+#
+# Products of two float64 matrices run in a kernel of ours rather than in the
+# BLAS Numba binds (scipy's OpenBLAS).  Measured on the benchmark machine (an
+# AVX-512 AMD EPYC that OpenBLAS drives with its AVX2 "Haswell" kernels):
+# (128, 784) @ (784, 64) takes ~160 us in the kernel below and ~255 us in
+# BLAS, and (128, 784).T @ (128, 64) ~185 us against ~265 us, because LLVM
+# compiles the kernel for the host CPU (AVX-512 fused multiply-adds).
+#
+# The kernel computes C = A @ B.T for A (M, K) and B (N, K), both
+# C-contiguous: every entry is a dot product of two contiguous rows, which
+# LLVM vectorises along K ("reassoc" lets it split the sum into vector
+# lanes; "contract" makes fused multiply-adds).  Entries are computed in
+# blocks of _MR x _NR: each pass over K loads _MR + _NR rows' elements and
+# does _MR * _NR multiply-adds, kept in registers.  Operands in another
+# layout are packed first, as BLAS packs (see ``_matmul_entry``).
+#
+# The kernel is compiled once per process, as a C callable (``numba.cfunc``,
+# cached on disk), and called by its symbol name, the way Numba calls BLAS:
+# a compiled function that calls a Numba function gets a copy of its LLVM
+# code and optimises it again, which for the vectorised kernel cost ~0.5 s
+# per calling function; a call by name costs nothing to compile.  Compiling
+# it costs ~0.6-0.9 s once (nothing when Numba's disk cache has it), paid
+# only by processes that compile a product (see ``matmul_kernel``).
+
+_MR, _NR = 4, 4
+
+
+def _gemm_nt_source(mr, nr):
+    """``gemm_nt(A, ra, M, B, rb, N, C, i0, j0)``: ``C[i0:i0 + M, j0:j0 + N]
+    = A[ra:ra + M] @ B[rb:rb + N].T`` in blocks of ``mr`` x ``nr``
+    accumulators, for C-contiguous A (., K) and B (., K)."""
+    acc = [[f"s{r}{c}" for c in range(nr)] for r in range(mr)]
+    lines = [
+        "def gemm_nt(A, ra, M, B, rb, N, C, i0, j0):",
+        "    K = A.shape[1]",
+        f"    Mb = M - M % {mr}",
+        f"    Nb = N - N % {nr}",
+        f"    for i in range(0, Mb, {mr}):",
+        f"        for j in range(0, Nb, {nr}):",
+        "            " + "; ".join(f"a{r} = A[ra + i + {r}]" for r in range(mr)),
+        "            " + "; ".join(f"b{c} = B[rb + j + {c}]" for c in range(nr)),
+        "            " + " = ".join(sum(acc, [])) + " = 0.0",
+        "            for k in range(K):",
+        "                " + "; ".join(f"x{r} = a{r}[k]" for r in range(mr)),
+        "                " + "; ".join(f"y{c} = b{c}[k]" for c in range(nr))]
+    for r in range(mr):
+        lines.append("                " + "; ".join(f"{acc[r][c]} += x{r} * y{c}"
+                                                    for c in range(nr)))
+    for r in range(mr):
+        lines.append("            " + "; ".join(
+            f"C[i0 + i + {r}, j0 + j + {c}] = {acc[r][c]}" for c in range(nr)))
+    lines += [
+        "    # the entries outside whole blocks",
+        "    for i in range(M):",
+        "        for j in range(Nb if i < Mb else 0, N):",
+        "            s = 0.0",
+        "            for k in range(K):",
+        "                s += A[ra + i, k] * B[rb + j, k]",
+        "            C[i0 + i, j0 + j] = s"]
+    return "\n".join(lines)
+
+
+_gemm_nt = register_jitable(fastmath={"reassoc", "contract"})(
+    _kernel(_gemm_nt_source(_MR, _NR), "gemm_nt"))
+
+# A packed panel is at most this many elements (64 KiB of float64): small
+# enough to stay in cache while the kernel reads it again for every block,
+# and below the size at which malloc hands out fresh pages (whose first
+# touch, on every call, costs more than packing).  Packing the whole of
+# ``x.T`` (128 x 784) instead cost ~100 us a call in page faults.
+_PANEL = 8192
+
+
+@register_jitable
+def _panel_size(n, k, block):
+    return min(n, max(block, (_PANEL // max(k, 1)) // block * block))
+
+
+@register_jitable
+def _pack(dst, src, s0, s1, start, n, K):
+    """``dst[i, k] = src[(start + i) * s0 + k * s1]`` for ``i < n``: rows of a
+    strided matrix (strides in elements, any sign) into the C-contiguous
+    ``dst``, in ``dst``'s order (writes in order, reads strided: the other
+    way round, strided stores 1 KiB apart for K = 128, measured 8x slower)."""
+    for i in range(n):
+        base = (start + i) * s0
+        for k in range(K):
+            dst[i, k] = src[base + k * s1]
+
+
+_GEMM_SYMBOL = "tangent_x_matmul_f64"
+_f64p = types.CPointer(types.float64)
+_GEMM_SIGNATURE = types.void(_f64p, types.intp, types.intp, _f64p, types.intp, types.intp,
+                             _f64p, types.intp, types.intp, types.intp)
+
+
+def _matmul_entry(a, as0, as1, b, bs0, bs1, c, M, N, K):
+    """``c = a @ b`` for float64 matrices given by pointer and strides (in
+    elements): a (M, K), b (K, N), c (M, N) C-contiguous.  Rows of ``a`` and
+    columns of ``b`` are the kernel's rows: read in place when contiguous
+    (``a`` C-ordered, ``b`` F-ordered, as ``W.T`` is), otherwise packed
+    panel by panel, as BLAS packs: an outer loop over panels of ``a``'s
+    rows, an inner one over panels of ``b``'s columns (packed once when one
+    panel holds them all)."""
+    out = carray(c, (M, N))
+    pack_a = not (as1 == 1 and as0 == K)
+    pack_b = not (bs0 == 1 and bs1 == K)
+    mc = _panel_size(M, K, _MR) if pack_a else M
+    nc = _panel_size(N, K, _NR) if pack_b else N
+    rows = np.empty((mc, K), np.float64) if pack_a else carray(a, (M, K))
+    cols = np.empty((nc, K), np.float64) if pack_b else carray(b, (N, K))
+    once = nc == N
+    for i0 in range(0, M, mc):
+        m = min(mc, M - i0)
+        if pack_a:
+            _pack(rows, a, as0, as1, i0, m, K)
+        for j0 in range(0, N, nc):
+            n = min(nc, N - j0)
+            if pack_b and not (once and i0 > 0):
+                _pack(cols, b, bs1, bs0, j0, n, K)
+            _gemm_nt(rows, 0 if pack_a else i0, m, cols, 0 if pack_b else j0, n, out, i0, j0)
+
+
+_MATMUL_KERNEL = []
+
+
+def matmul_kernel():
+    """Compile (or load from Numba's disk cache) and register the kernel's
+    symbol, once per process.  Called when compiling a call to it, and by
+    ``jit`` before a numba stage that may call it is loaded from Numba's
+    cache (its machine code names the symbol), so that a process that
+    never multiplies matrices does not compile it (~0.5 s)."""
+    if not _MATMUL_KERNEL:
+        kernel = cfunc(_GEMM_SIGNATURE, cache=True)(_matmul_entry)
+        llvm_binding.add_symbol(_GEMM_SYMBOL, kernel.address)
+        _MATMUL_KERNEL.append(kernel)
+    return _MATMUL_KERNEL[0]
+
+
+def may_call_kernel(objects):
+    """Whether compiled code calling ``objects`` may call the kernel."""
+    users = (matmul, dot, runtime.matmul_adjoint_lhs, runtime.matmul_adjoint_rhs,
+             runtime.dot_adjoint_lhs, runtime.dot_adjoint_rhs, runtime.inner_adjoint_lhs,
+             runtime.inner_adjoint_rhs)
+    return any(obj is user for obj in objects for user in users)
+
+
+@intrinsic
+def _matmul_call(typingctx, a, b, out):
+    """``out = a @ b`` by the kernel's symbol name (``out`` C-contiguous)."""
+    def codegen(context, builder, sig, args):
+        intp = context.get_value_type(types.intp)
+        ptr = context.get_value_type(_f64p)
+        fnty = llvm_ir.FunctionType(llvm_ir.VoidType(), [ptr, intp, intp, ptr, intp, intp,
+                                                          ptr, intp, intp, intp])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, _GEMM_SYMBOL)
+        arr_a, arr_b, arr_c = (make_array(t)(context, builder, v)
+                               for t, v in zip(sig.args, args))
+        M, K = cgutils.unpack_tuple(builder, arr_a.shape, 2)
+        N = cgutils.unpack_tuple(builder, arr_b.shape, 2)[1]
+        eight = intp(8)
+        strides = [builder.sdiv(s, eight) for arr in (arr_a, arr_b)
+                   for s in cgutils.unpack_tuple(builder, arr.strides, 2)]
+        builder.call(fn, [arr_a.data, strides[0], strides[1], arr_b.data, strides[2],
+                          strides[3], arr_c.data, M, N, K])
+        return context.get_dummy_value()
+    return types.void(a, b, out), codegen
+
+
+@register_jitable
+def _product(a, b):
+    """``a @ b`` for float64 matrices, by the kernel."""
+    if b.shape[0] != a.shape[1]:
+        raise ValueError("matmul: the operands' inner dimensions differ")
+    out = np.empty((a.shape[0], b.shape[1]), np.float64)
+    if out.size:
+        _matmul_call(a, b, out)
+    return out
+
+
+def _kernel_product(a, b):
+    """Whether ``a @ b`` runs in the kernel: two (aligned) float64 matrices
+    (and if so, the kernel is made ready)."""
+    if (_is_array(a) and _is_array(b) and a.ndim == 2 and b.ndim == 2 and
+            a.dtype == types.float64 and b.dtype == types.float64 and a.aligned and b.aligned):
+        matmul_kernel()
+        return True
+    return False
+
+
+def matmul(a, b):
+    """``a @ b`` (``np.matmul``); compiled by Numba too, two float64 matrices
+    in tangent_x's kernel (see above), anything else as Numba's ``@``."""
+    return np.matmul(a, b)
+
+
+@overload(matmul, jit_options=_CACHED)
+def _matmul(a, b):
+    if _kernel_product(a, b):
+        return lambda a, b: _product(a, b)
+    return lambda a, b: a @ b
 
 
 # --- cotangent helpers on arrays -------------------------------------------------
@@ -553,9 +792,7 @@ def _index_zero(g, index):
     return impl
 
 
-# Matrix products hand transposed views straight to BLAS (no copies): measured
-# here, forcing C-contiguous operands (one BLAS binding to compile instead of
-# three) saved no compile time worth the copy of ``x.T`` at run time.
+# Matrix products of two matrices run in ``matmul``'s kernel (see there).
 
 def _outer(u, v):
     """A jitable ``np.outer`` of the vectors typed ``u`` and ``v``, as a loop
@@ -587,7 +824,7 @@ def _matmul_adjoint_lhs(g, a, b):
     if a.ndim == 1 and b.ndim == 2:
         return lambda g, a, b: np.dot(b, g)
     if a.ndim == 2 and b.ndim == 2:
-        return lambda g, a, b: np.dot(g, b.T)
+        return lambda g, a, b: matmul(g, b.T)
     raise TypingError("matmul adjoint for stacked matrices is not compiled yet")
 
 
@@ -603,9 +840,8 @@ def _matmul_adjoint_rhs(g, a, b):
     if a.ndim == 2 and b.ndim == 1:
         return lambda g, a, b: np.dot(a.T, g)
     if a.ndim == 2 and b.ndim == 2:
-        return lambda g, a, b: np.dot(a.T, g)
+        return lambda g, a, b: matmul(a.T, g)
     raise TypingError("matmul adjoint for stacked matrices is not compiled yet")
-
 
 
 def add_matmul_adjoint_lhs(acc, g, a, b):

@@ -263,17 +263,25 @@ class Plan:
                              for leaf in av_leaves(out))
 
     def unflatten(self, values):
-        def build(av):
-            if is_container(av):
-                return rebuild(av, [build(c) for c in children(av)])
-            if isinstance(av, Dyn):
-                return values[int(av.name[1:])]
-            if isinstance(av, Const):
-                return av.value
-            if isinstance(av, Zero):
-                return None
-            raise AssertionError(av)
-        return build(self.out)
+        return _unflatten(self.out, values)
+
+
+def _unflatten(av, values):
+    """The result structure ``av`` with the compiled function's ``values``.
+    A plain recursive function, not a closure: a closure that calls itself
+    is a reference cycle, which kept every call's result arrays alive until
+    Python's cycle collector ran (the heap grew by the results on every
+    call, and each call page-faulted on fresh memory: ~150 us a call for
+    the MLP gradient's 400 KB of results)."""
+    if is_container(av):
+        return rebuild(av, [_unflatten(c, values) for c in children(av)])
+    if isinstance(av, Dyn):
+        return values[int(av.name[1:])]
+    if isinstance(av, Const):
+        return av.value
+    if isinstance(av, Zero):
+        return None
+    raise AssertionError(av)
 
 
 # --------------------------------------------------------------------------
@@ -301,6 +309,7 @@ class Specializer:
         self.code = []           # statements being emitted (a stack of bodies)
         self.current = None      # the python-stage statement being specialised
         self.loops = []          # carried state of the enclosing dynamic loops
+        self.joined_lists = {}   # per if-join: lists already joined, by (id, id)
         self.arguments = set()   # compiled variables holding the arguments (never updated)
         self.emitting = True
         self.masks = set()       # variables holding boolean arrays (from comparisons)
@@ -818,6 +827,7 @@ class Specializer:
         """One environment after an ``if``: values that differ between the
         branches are assigned to one variable (per leaf) at the end of each."""
         env = {}
+        self.joined_lists = {}
         for name in list(env_a) + [n for n in env_b if n not in env_a]:
             if name not in env_a or name not in env_b:
                 env[name] = env_a.get(name, env_b.get(name))
@@ -834,6 +844,8 @@ class Specializer:
         side: its code and env), with new variables where they differ."""
         if same(a, b):
             return a
+        if isinstance(a, list) and isinstance(b, list) and len(a) != len(b):
+            return self.merge_lists(a, b, hint, sides)
         if is_container(a) or is_container(b):
             if type(a) is not type(b) or len(a) != len(b) or (
                     isinstance(a, dict) and list(a) != list(b)):
@@ -855,6 +867,42 @@ class Specializer:
                                         value=self.render(value, name), lineno=0),
                              self.current))
         return Dyn(name)
+
+    def merge_lists(self, a, b, hint, sides):
+        """Lists of different lengths on two paths (``[]`` where one path
+        pushed nothing, ``[*]`` where it pushed a run-time value: a tape
+        filled under an ``if``) join as one run-time list per leaf of the
+        element structure.  The lists are made empty before the ``if`` and
+        each path appends its items: Numba types an empty list only from
+        the appends that follow it, not from an ``[]`` on one path joined
+        with ``[x]`` on the other."""
+        key = (id(a), id(b))
+        if key in self.joined_lists:        # `t_2 = t` on both paths: one list
+            return self.joined_lists[key][2]
+        items = a + b
+        template = self.tape_template(items[0], hint)
+        for item in items[1:]:
+            if not same(self.tape_template(item, hint, fresh=False),
+                        self.tape_template(items[0], hint, fresh=False)):
+                self.fail(f"'{hint}' holds {describe(a)} on one path and {describe(b)} "
+                          "on another, with elements of different structures: a compiled "
+                          "list needs one element structure",
+                          "make the paths agree, or mark the value deciding the path static")
+        tape = Tape(template)
+        for leaf in av_leaves(template):
+            if isinstance(leaf, Dyn):
+                self.emit(ast.Assign(targets=[ast.Name(leaf.name, ast.Store())],
+                                     value=ast.List(elts=[], ctx=ast.Load()), lineno=0))
+        saved = self.code
+        try:
+            for (code, _), value in zip(sides, (a, b)):
+                self.code = code
+                for item in value:
+                    self.tape_push(tape, item)
+        finally:
+            self.code = saved
+        self.joined_lists[key] = (a, b, tape)     # holds a, b: their ids stay theirs
+        return tape
 
     def _join_name(self, hint, sides):
         """The variable joining two paths: the source name itself when that
@@ -1012,6 +1060,14 @@ class Specializer:
             if not is_container(new[-1]):
                 return Tape(Dyn(hint))          # the list keeps its name
             return Tape(self.tape_template(new[-1], f"{hint}"))
+        if isinstance(old, list) and old and isinstance(new, Tape):
+            self.fail(f"the list '{hint}' is filled before a loop and inside it")
+        if isinstance(old, list) and not old and isinstance(new, Tape):
+            # filled under an ``if`` in the body (``merge_lists``): the
+            # tape's variables made there belong to the trial pass
+            if isinstance(new.template, Dyn):
+                return Tape(Dyn(hint))
+            return Tape(self.tape_template(new.template, hint))
         if isinstance(old, Tape) or isinstance(new, Tape):
             if isinstance(old, Tape):
                 return old
@@ -1032,13 +1088,17 @@ class Specializer:
         self.taken.add(hint)
         return Dyn(hint) if hint.isidentifier() else Dyn(self.fresh(hint))
 
-    def tape_template(self, item, hint):
+    def tape_template(self, item, hint, fresh=True):
+        """``item``'s structure with each leaf a new list variable (``fresh``
+        False: a placeholder, to compare structures)."""
         if is_container(item):
             keys = list(item.keys()) if isinstance(item, dict) else range(len(item))
-            return rebuild(item, [self.tape_template(c, f"{hint}_{k}")
+            return rebuild(item, [self.tape_template(c, f"{hint}_{k}", fresh)
                                   for k, c in zip(keys, children(item))])
         if isinstance(item, Const) and item.value is None:
             return item
+        if not fresh:
+            return Dyn(None)
         return Dyn(self.fresh(hint if hint.endswith("_tape") else f"{hint}_tape"))
 
     def initialize(self, canon, old):
@@ -1219,6 +1279,11 @@ class Specializer:
         for side in (a, b):
             if isinstance(side, dict):
                 self.fail(f"arithmetic on the container {describe(side)}")
+        if isinstance(op, ast.MatMult):
+            # ``a @ b`` as numba_runtime.matmul: matrix products in our kernel
+            from . import numba_runtime
+            return Expr(ast.Call(func=self.global_name(numba_runtime.matmul, "matmul"),
+                                 args=[self.render(a), self.render(b)], keywords=[]))
         return Expr(ast.BinOp(left=self.render(a), op=op, right=self.render(b)))
 
     def eval_UnaryOp(self, node):

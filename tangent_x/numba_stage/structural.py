@@ -477,6 +477,7 @@ _SIGNATURES = {
     "cumsum": ["a", "axis"],
     "flip": ["m", "axis"],
     "dot": ["a", "b"],
+    "matmul": ["x1", "x2"],
     "reshape": ["a", "shape"],
     "clip": ["a", "a_min", "a_max"],
     "ndim": ["a"],
@@ -488,7 +489,7 @@ _DEFAULTS = {"transpose": {"axes": None}, "squeeze": {"axis": None},
              "cumsum": {"axis": None}, "flip": {"axis": None}}
 
 for _name in ("transpose", "squeeze", "expand_dims", "moveaxis", "broadcast_to", "cumsum",
-              "flip", "dot", "reshape", "clip", "ndim", "array", "inner"):
+              "flip", "dot", "matmul", "reshape", "clip", "ndim", "array", "inner"):
     REWRITES[getattr(np, _name)] = _by_helper(_name)
 REWRITES[np.add.at] = _by_helper("add_at")
 
