@@ -79,22 +79,9 @@ def names_in(node):
 
 
 def walk_names(node):
-    """Every Name node under ``node`` (``gast.walk`` is several times slower;
-    the python-stage passes call this on every statement)."""
-    found, stack = [], [node]
-    name_type, ast_type = gast.Name, gast.AST
-    while stack:
-        n = stack.pop()
-        if type(n) is name_type:
-            found.append(n)
-            continue
-        for field in n._fields:
-            v = getattr(n, field, None)
-            if type(v) is list:
-                stack.extend(x for x in v if isinstance(x, ast_type))
-            elif isinstance(v, ast_type):
-                stack.append(v)
-    return found
+    """Every Name node under ``node`` (see ``walk``)."""
+    name_type = gast.Name
+    return [n for n in walk(node) if type(n) is name_type]
 
 
 class Eqn:

@@ -201,15 +201,7 @@ def _vjp_batched(backward, residuals, out_leaves, out_tree, in_leaves, in_tree, 
     grad_leaves = tree_util.tree_leaves(list(grads))
     if len(grad_leaves) != len(in_leaves):    # symbolic zeros inside containers
         return None
-    blocks, offset = [], 0
-    for out_leaf, size in zip(out_leaves, sizes):
-        per_input = [np.asarray(g[offset:offset + size]).reshape(np.shape(out_leaf) +
-                                                                 np.shape(in_leaf))
-                     for g, in_leaf in zip(grad_leaves, in_leaves)]
-        offset += size
-        inner = tree_util.tree_unflatten(in_tree, per_input)
-        blocks.append(inner[0] if single else tuple(inner))
-    return tree_util.tree_unflatten(out_tree, blocks)
+    return _rev_blocks(grad_leaves, out_leaves, out_tree, sizes, in_leaves, in_tree, single)
 
 
 def jacrev(fun, argnums=0, has_aux=False):
@@ -307,6 +299,19 @@ def _jacrev_wrapped(fun, args, nums, single, wrap):
                            for g, leaf in zip(tree_util.tree_leaves(list(grads)), in_leaves)])
         grad_leaves = [np.stack([row[j] for row in per_ct]) if per_ct else
                        np.zeros((0,) + np.shape(leaf)) for j, leaf in enumerate(in_leaves)]
+    return _rev_blocks(grad_leaves, out_leaves, out_tree, sizes, in_leaves, in_tree, single)
+
+
+def hessian(fun, argnums=0):
+    """Forward over reverse: the jacfwd of the gradient (so ``jit`` of it is
+    jacfwd's rebuild: the batched jvp of the gradient, compiled)."""
+    return jacfwd(grad(fun, argnums=argnums), argnums=argnums)
+
+
+def _rev_blocks(grad_leaves, out_leaves, out_tree, sizes, in_leaves, in_tree, single):
+    """jacrev's result from the gradients of all one-hot cotangents (one
+    stacked array per input leaf, rows in output order): JAX's nesting,
+    output structure outside, input structure inside."""
     blocks, offset = [], 0
     for out_leaf, size in zip(out_leaves, sizes):
         per_input = [np.asarray(g[offset:offset + size]).reshape(np.shape(out_leaf) +
@@ -316,9 +321,3 @@ def _jacrev_wrapped(fun, args, nums, single, wrap):
         inner = tree_util.tree_unflatten(in_tree, per_input)
         blocks.append(inner[0] if single else tuple(inner))
     return tree_util.tree_unflatten(out_tree, blocks)
-
-
-def hessian(fun, argnums=0):
-    """Forward over reverse: the jacfwd of the gradient (so ``jit`` of it is
-    jacfwd's rebuild: the batched jvp of the gradient, compiled)."""
-    return jacfwd(grad(fun, argnums=argnums), argnums=argnums)

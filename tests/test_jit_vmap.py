@@ -10,10 +10,10 @@ import pytest
 import tangent_x as tx
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # vmap_corpus
-from vmap_corpus import CASES  # noqa: E402
+from vmap_corpus import (BATCH, CASES, loop_over_examples as _loop,  # noqa: E402
+                         stack_examples as _batch)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BATCH = 5
 
 # Batching-corpus functions whose one example Numba compiles in a few
 # seconds: control flow per example (the loop strategy's reason to be),
@@ -26,21 +26,6 @@ LOOP_CASES = ["if_batched", "if_shared_and_batched", "while_lanes", "while_share
               "for_loop", "break_loop", "newton_sqrt", "per_example_trip_count",
               "opaque_callable", "named", "containers", "rank_mismatch", "elementwise_scalar",
               "indexing_by_batched_index", "scalar_casts", "negation"]
-
-
-def _batch(examples, axis):
-    if axis is None:
-        return examples[0]
-    return np.stack([np.asarray(e) for e in examples], axis=axis)
-
-
-def _loop(fun, batched_args, in_axes):
-    outs = []
-    for k in range(BATCH):
-        args = [a if ax is None else np.take(a, k, axis=ax)
-                for a, ax in zip(batched_args, in_axes)]
-        outs.append(fun(*args))
-    return np.stack([np.asarray(o) for o in outs])
 
 
 def _variants():

@@ -10,25 +10,8 @@ import tangent_x as tx
 from tangent_x.rules import BATCHING, load_all
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # vmap_corpus
-from vmap_corpus import CASES  # noqa: E402
-
-BATCH = 5
-
-
-def _batch(examples, axis):
-    """Stack per-example values along ``axis`` (None: the first example, shared)."""
-    if axis is None:
-        return examples[0]
-    return np.stack([np.asarray(e) for e in examples], axis=axis)
-
-
-def _loop(fun, batched_args, in_axes):
-    outs = []
-    for k in range(BATCH):
-        args = [a if ax is None else np.take(a, k, axis=ax)
-                for a, ax in zip(batched_args, in_axes)]
-        outs.append(fun(*args))
-    return np.stack([np.asarray(o) for o in outs])
+from vmap_corpus import (BATCH, CASES, loop_over_examples as _loop,  # noqa: E402
+                         stack_examples as _batch)
 
 
 def _cases():

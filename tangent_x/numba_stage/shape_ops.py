@@ -185,6 +185,23 @@ def _unrepeat(g, a, repeats, axis=None):
 _UNDIAGONAL = {}
 
 
+def _diagonal_index_lines(n):
+    """Body lines of a loop over ``idx`` (the other axes, then the position
+    ``i`` along the diagonal) that set ``full`` to the matching index of the
+    n-dim array: shared by ``diagonal`` (read there) and ``undiagonal``
+    (written there)."""
+    return ["        i = idx[len(idx) - 1]",
+            "        j = 0",
+            f"        for d in range({n}):",
+            "            if d == a1:",
+            "                full[d] = i + max(-offset, 0)",
+            "            elif d == a2:",
+            "                full[d] = i + max(offset, 0)",
+            "            else:",
+            "                full[d] = idx[j]",
+            "                j += 1"]
+
+
 def _undiagonal_kernel(n):
     """Write ``g`` (n-1 dims: the others, then the diagonal) onto the
     diagonal of a zero array of n dims (``axis1``/``axis2`` run-time)."""
@@ -197,16 +214,7 @@ def _undiagonal_kernel(n):
             f"    a2 = axis2 % {n}",
             f"    full = np.empty({n}, np.int64)",
             "    for idx in np.ndindex(g.shape):",
-            "        i = idx[len(idx) - 1]",
-            "        j = 0",
-            f"        for d in range({n}):",
-            "            if d == a1:",
-            "                full[d] = i + max(-offset, 0)",
-            "            elif d == a2:",
-            "                full[d] = i + max(offset, 0)",
-            "            else:",
-            "                full[d] = idx[j]",
-            "                j += 1",
+            *_diagonal_index_lines(n),
             f"        out[{index}] = g[idx]",
             "    return out"]), "undiagonal")
     return _UNDIAGONAL[n]
@@ -316,16 +324,7 @@ def _diagonal_kernel(n):
             f"    out = np.empty(({shape}), a.dtype)",
             f"    full = np.empty({n}, np.int64)",
             "    for idx in np.ndindex(out.shape):",
-            "        i = idx[len(idx) - 1]",
-            "        j = 0",
-            f"        for d in range({n}):",
-            "            if d == a1:",
-            "                full[d] = i + max(-offset, 0)",
-            "            elif d == a2:",
-            "                full[d] = i + max(offset, 0)",
-            "            else:",
-            "                full[d] = idx[j]",
-            "                j += 1",
+            *_diagonal_index_lines(n),
             f"        out[idx] = a[{index}]",
             "    return out"]), "diagonal")
     return _DIAGONAL[n]

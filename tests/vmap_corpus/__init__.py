@@ -316,3 +316,23 @@ CASES = {
     "per_example_trip_count": (per_example_trip_count, lambda: (v(3), v())),
     "opaque_callable": (opaque_callable, lambda: (v(3), v())),
 }
+
+
+BATCH = 5
+
+
+def stack_examples(examples, axis):
+    """Stack per-example values along ``axis`` (None: the first example, shared)."""
+    if axis is None:
+        return examples[0]
+    return np.stack([np.asarray(e) for e in examples], axis=axis)
+
+
+def loop_over_examples(fun, batched_args, in_axes):
+    """What vmap must equal: ``fun`` called once per example, results stacked."""
+    outs = []
+    for k in range(BATCH):
+        args = [a if ax is None else np.take(a, k, axis=ax)
+                for a, ax in zip(batched_args, in_axes)]
+        outs.append(fun(*args))
+    return np.stack([np.asarray(o) for o in outs])
