@@ -86,6 +86,13 @@ class Mutation:
         is itself a view of all see the change."""
         if not ir.is_name(old):
             return
+        if old.id in self._carry_guard:
+            name_, others = self._carry_guard[old.id]
+            raise self.error(
+                f"'{name_}' is changed in place in this loop while '{others[0]}' names the "
+                f"same array, and the loop also rebinds one of them", None,
+                f"copy before the loop ({others[0]} = {name_}.copy()) or do not rebind "
+                f"'{name_}' or '{others[0]}' inside it")
         self._rebind(old, new)
         self._refresh_views(old, new, skip=None)
         view = self._views.get(old.id)
@@ -128,6 +135,7 @@ class Mutation:
         if isinstance(target, gast.Name):
             old = self.atom(scope, target)
             value = self.atom(scope, stmt.value)
+            self.check_shared(scope, stmt, target.id, old)
             self.bind(scope, target.id, self.emit(prim, [old, value], target=target.id))
         elif isinstance(target, gast.Subscript):
             self.assign_subscript(scope, target, self.atom(scope, stmt.value), prim.name)
@@ -136,6 +144,44 @@ class Mutation:
                              stmt, "assign to a local name or x[index]", scope)
 
 
+
+
+    def check_shared(self, scope, stmt, name_, old):
+        """``y += v`` mutates an array in place but rebinds a number, and
+        which one ``y`` holds is not known when transforming.  A functional
+        rebind is right unless another name still read later shares ``y``'s
+        value (``z = y``, a view ``row = y[0]``, or the array ``y`` is a view
+        of): then NumPy would change it too, so say so instead of silently
+        computing something else."""
+        if not ir.is_name(old):
+            return
+        live = getattr(self, "_live_after", None)
+        others = [n for s, n in self._bindings.get(old.id, [])
+                  if n != name_ and ir.is_name(s.locals.get(n))
+                  and s.locals[n].id == old.id and (s is not scope or live is None or n in live)]
+        related = [old.id] + self._view_children.get(old.id, [])
+        if old.id in self._views:
+            related.append(self._views[old.id][0].id)
+        for atom_id in related[1:]:
+            others += [n for s, n in self._bindings.get(atom_id, [])
+                       if ir.is_name(s.locals.get(n)) and s.locals[n].id == atom_id
+                       and n != name_ and (s is not scope or live is None or n in live)]
+        if others:
+            other = sorted(set(others))[0]
+            op = _AUG_SYMBOLS.get(type(stmt.op), "op")
+            raise self.error(
+                f"'{name_} {op}= ...' would change in place the array that '{other}' also "
+                f"names (NumPy semantics), but tangent_x cannot tell whether '{name_}' is "
+                f"an array or a number here",
+                stmt, f"write '{name_} = {name_} {op} ...' to change only '{name_}', "
+                f"'{name_}[...] {op}= ...' to change the shared array, or copy first "
+                f"('{other} = {name_}.copy()')", scope)
+
+
+_AUG_SYMBOLS = {gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/",
+                gast.FloorDiv: "//", gast.Mod: "%", gast.Pow: "**", gast.MatMult: "@",
+                gast.BitAnd: "&", gast.BitOr: "|", gast.BitXor: "^",
+                gast.LShift: "<<", gast.RShift: ">>"}
 
 
 def _at_update(func):
