@@ -3,8 +3,9 @@
 The corpus lives in ``tests/corpus/`` (one module per theme; see
 ``tests/corpus/__init__.py`` for how cases and their inputs are declared).
 Two parametrized tests run over every case and every input variant, eagerly
-and compiled (``tx.jit`` of the transform; ids ending in ``-jit``; see
-``corpus.jit_params`` for which run by default):
+and compiled (``tx.jit`` of the transform; ids ending in ``-jit``: the
+first case of each theme by default, every other case as a ``slow`` test,
+which CI runs; see ``corpus.jit_params``):
 
 * ``test_grad_matches_finite_differences``: ``tx.grad`` equals central
   differences in float64, with the pytree structure of the argument(s), and

@@ -136,11 +136,13 @@ def test_static_values_are_folded_and_recompile_only_when_they_change():
     assert "if" not in code.split("def ")[1] and "np.maximum" in code and "tanh" not in code
     assert len(jitted._cache) == 1
     jitted(x + 1.0, FrozenDict(relu=True, scale=3.0))        # equal static value: no compile
-    jitted(np.ones((2, 2)), relu)                      # a new rank: Numba's own dispatch
     assert len(jitted._cache) == 1
+    # a new rank is a new signature (the specialiser folds x.ndim), the same text
+    jitted(np.ones((2, 2)), relu)
+    assert len(jitted._cache) == 2 and tx.source(jitted, stage="numba") == src
     smooth = FrozenDict(relu=False, scale=0.5)
     np.testing.assert_allclose(jitted(x, smooth), tx.grad(_layer)(x, smooth))
-    assert len(jitted._cache) == 2
+    assert len(jitted._cache) == 3
     assert "vmath.tanh" in tx.source(jitted, stage="numba")     # np.tanh, vectorisable
 
 
@@ -523,6 +525,115 @@ def test_rebinding_a_global_number_recompiles_never_a_stale_disk_cache():
         assert jitted._last.path != first
     finally:
         _SCALE = 2.0
+
+
+# The contraction kernels (numba_stage.contractions) are one loop-nest
+# generator; these cover what the corpus does not: repeated letters
+# (diagonals), ellipses with broadcast batch axes, scalars out, stacked
+# matmul with broadcasting, tensordot over two axes.
+_CONTRACTIONS = [
+    (lambda a, b: np.sum(np.einsum("ii->i", a) * b), ((3, 3), (3,))),
+    (lambda a, b: np.sum(np.einsum("...ij,...jk->...ik", a, b) ** 2), ((2, 1, 3, 2), (4, 2, 3))),
+    (lambda a, b: np.einsum("i,i->", a, b) ** 2, ((4,), (4,))),
+    (lambda a, b: np.sum(np.sin(a @ b)), ((1, 3, 2), (4, 2, 5))),
+    (lambda a, b: np.sum(np.tensordot(a, b, axes=2) ** 2), ((2, 3, 4), (3, 4, 2))),
+]
+
+
+@pytest.mark.slow        # ~20 s each: three kernels compiled per case
+@pytest.mark.parametrize("fn, shapes", _CONTRACTIONS)
+def test_contractions_compile_to_the_eager_values_and_gradients(fn, shapes):
+    rng = np.random.default_rng(7)
+    a, b = (rng.standard_normal(s) for s in shapes)
+    f = tx.value_and_grad(fn, argnums=(0, 1))
+    value, (ga, gb) = tx.jit(f)(a, b)
+    expected, (ea, eb) = f(a, b)
+    np.testing.assert_allclose(value, expected, rtol=1e-12)
+    np.testing.assert_allclose(ga, ea, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(gb, eb, rtol=1e-10, atol=1e-12)
+
+
+# np.squeeze without axis: the signature includes which axes have size 1
+# (numba_stage.unit_axes), only for code that squeezes so.
+
+def _squeezed(x):
+    y = np.expand_dims(x, 0) * 2.0
+    return np.sum(np.squeeze(y) * x)
+
+
+def test_squeeze_without_axis_specialises_on_size_one_axes():
+    jitted = tx.jit(tx.grad(_squeezed))
+    for shape in [(3,), (2, 1), (1, 3), (2, 3)]:
+        x = np.random.default_rng(0).standard_normal(shape)
+        np.testing.assert_allclose(jitted(x), tx.grad(_squeezed)(x), rtol=1e-12)
+    assert len(jitted._cache) == 4                   # four size-1 patterns
+    jitted(np.ones((5, 4)))                          # the pattern of (2, 3): no compile
+    assert len(jitted._cache) == 4
+    plain = tx.jit(tx.grad(_layer), static_argnames="config")
+    relu = FrozenDict(relu=True, scale=3.0)
+    plain(np.ones((2, 3)), relu)
+    plain(np.ones((1, 3)), relu)                     # no squeeze: sizes never matter
+    assert len(plain._cache) == 1
+
+
+def _squeeze_of_a_carry(x, n):
+    y = x
+    for _ in range(n):
+        y = y * 2.0          # keeps y's size-1 axes: an invariant of the loop
+    return np.sum(np.squeeze(y) * x)
+
+
+def _squeeze_of_a_growing_carry(x, n):
+    y = x
+    for _ in range(n):
+        y = np.expand_dims(y[0], 0) + y
+    return np.sum(np.squeeze(y))  # SQUEEZE-CARRY
+
+
+def test_squeeze_of_a_loop_carry_compiles_when_its_size_one_axes_are_invariant():
+    x = np.arange(3.0).reshape(1, 3)
+    np.testing.assert_allclose(tx.jit(_squeeze_of_a_carry)(x, 3), _squeeze_of_a_carry(x, 3))
+    with pytest.raises(tx.TransformError) as info:
+        tx.jit(_squeeze_of_a_growing_carry)(np.ones((1, 3)), 2)
+    message = str(info.value)
+    assert f"test_jit.py:{_line_of('SQUEEZE-CARRY')}" in message and "axis" in message
+
+
+# numba_stage.shape_ops beyond what the corpus reaches: tuple reps, repeat
+# along an axis and by counts, off-diagonals of a stack, scans, flips and
+# products along inner axes of 3-d arrays (a zero entry: prod_others exact).
+_SHAPE_OPS = [
+    (lambda x: np.sum(np.tile(x, (2, 1, 3)) ** 2), (2, 3)),
+    (lambda x: np.sum(np.repeat(x, 2, axis=1) ** 3), (2, 3)),
+    (lambda x: np.sum(np.repeat(x, np.array([1, 0, 2]), axis=0) ** 3), (3, 2)),
+    (lambda x: np.sum(np.diagonal(x, 1, 0, 2) ** 2), (3, 2, 4)),
+    (lambda x: np.sum(np.diagonal(x, -1) ** 2), (3, 3)),
+    (lambda x: np.sum(np.cumsum(x, axis=1) * x), (2, 3, 2)),
+    (lambda x: np.sum(np.flip(x, -1) * np.arange(x.size).reshape(x.shape)), (2, 2, 3)),
+    (lambda x: np.sum(np.prod(x, axis=1) * 2.0), (2, 3, 2)),
+]
+
+
+@pytest.mark.slow        # several kernels compiled per case
+@pytest.mark.parametrize("fn, shape", _SHAPE_OPS)
+def test_shape_ops_compile_to_the_eager_values_and_gradients(fn, shape):
+    x = np.random.default_rng(3).standard_normal(shape)
+    x.reshape(-1)[1] = 0.0
+    f = tx.value_and_grad(fn)
+    value, grad = tx.jit(f)(x)
+    expected, expected_grad = f(x)
+    np.testing.assert_allclose(value, expected, rtol=1e-12)
+    np.testing.assert_allclose(grad, expected_grad, rtol=1e-10, atol=1e-12)
+
+
+def _squeezed_tanh(x):
+    return np.sum(np.squeeze(np.tanh(np.expand_dims(x, -1))) * x)
+
+
+def test_squeeze_without_axis_sees_through_elementwise_functions():
+    x = np.linspace(-1.0, 1.0, 4).reshape(1, 4)
+    np.testing.assert_allclose(tx.jit(tx.grad(_squeezed_tanh))(x), tx.grad(_squeezed_tanh)(x),
+                               rtol=1e-12)
 
 
 # ---------------------------------------------------------------------------

@@ -1,10 +1,13 @@
 """Run both test corpora under ``tx.jit`` (issue #7: "every test of the
 foundation corpus also passes under jit") and print the pytest summary.
 
-    python tools/jit_corpus.py            # ~25 minutes on 2 cores
+    python tools/jit_corpus.py            # ~15 minutes on 2 cores
+    python tools/jit_corpus.py -n 2       # pytest-xdist, two processes
 
-The test suite itself compiles one representative case per corpus module
-(``tests/corpus.jit_params``); this runs every case, including the strict
+The default test run compiles one representative case per corpus module
+(``tests/corpus.jit_params``); the foundation corpus's other cases are slow
+tests (``python -m pytest -m slow``, which CI runs); the control-flow
+corpus's run only here.  This runs every case of both, including the strict
 xfails listed in ``JIT_KNOWN_FAILURES`` (a fixed case fails until removed).
 """
 import os

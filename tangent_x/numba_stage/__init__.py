@@ -90,7 +90,7 @@ def _runtime_stamp():
     here = os.path.dirname(os.path.abspath(__file__))
     digest = hashlib.sha256()
     for name in ("numba_runtime.py", "specialize.py", "structural.py", "vmath.py",
-                 "fusion.py"):
+                 "fusion.py", "contractions.py", "shape_ops.py", "unit_axes.py"):
         with open(os.path.join(here, name), "rb") as f:
             digest.update(f.read())
     import numba
@@ -415,6 +415,13 @@ class Jitted:
         """(cache key, flat leaves, abstract arguments)."""
         key, leaves, avs = [], [], []
         self._names = Namer()
+        self._ranks = {}
+        if getattr(self, "_units_of", (None,))[0] is not generated:
+            from .unit_axes import needs_unit_axes
+            tree = ast.parse(generated.text)
+            self._units_of = (generated, needs_unit_axes(tree))
+        # size-1 axes: part of the signature only for code that needs them
+        self._units = {} if self._units_of[1] else None
         for name, (value, static) in bound.items():
             if static:
                 try:
@@ -459,12 +466,21 @@ class Jitted:
             if value.dtype.kind not in "biufc":
                 raise self._bad_leaf(path, value, f"is an array of dtype {value.dtype}")
             leaves.append(value)
-            return Dyn(self._leaf_name(hint)), value.dtype.char
+            name = self._leaf_name(hint)
+            self._ranks[name] = value.ndim        # the specialiser folds x.ndim
+            if self._units is not None:
+                from .unit_axes import of_value
+                self._units[name] = of_value(value)
+                return Dyn(name), (value.dtype.char, value.ndim, self._units[name])
+            return Dyn(name), (value.dtype.char, value.ndim)
         if isinstance(value, (bool, numbers.Number, np.generic)) and not isinstance(value, str):
             if isinstance(value, np.generic) and value.dtype.kind not in "biufc":
                 raise self._bad_leaf(path, value, f"has dtype {value.dtype}")
             leaves.append(value)
-            return Dyn(self._leaf_name(hint)), type(value)
+            name = self._leaf_name(hint)
+            if self._units is not None:
+                self._units[name] = ()
+            return Dyn(name), type(value)
         raise self._bad_leaf(path, value, f"is a {type(value).__name__}")
 
     def _leaf_name(self, hint):
@@ -483,7 +499,8 @@ class Jitted:
     # -- compiling ----------------------------------------------------------
 
     def _compile(self, generated, avs, key):
-        text, linemap, plan, name = numba_stage(generated, avs, self._call_site)
+        text, linemap, plan, name = numba_stage(generated, avs, self._call_site, self._ranks,
+                                                self._units)
         # The runtime stamp is part of the file's name, not of its text: a
         # changed helper never meets an old on-disk compiled function, and
         # the text stays what a reader (and the gallery) should see.
@@ -507,11 +524,12 @@ class Jitted:
         if args or kwargs:
             bound = self._bind(generated, args, kwargs)
             _, _, avs = self._signature(generated, bound)
+            ranks, units = self._ranks, self._units
         elif self._last is not None:
             return self._last.text
         else:
-            avs = generic_arguments(generated.function)
-        return numba_stage(generated, avs, self._call_site)[0]
+            avs, ranks, units = generic_arguments(generated.function), None, None
+        return numba_stage(generated, avs, self._call_site, ranks, units)[0]
 
 
 _MISSING = object()
@@ -704,9 +722,11 @@ def generic_arguments(function):
     return out
 
 
-def numba_stage(generated, avs, call_site=None):
+def numba_stage(generated, avs, call_site=None, ranks=None, units=None):
     """(module text, line map, plan, function name) of ``generated``'s
-    python stage specialised for the abstract arguments ``avs``."""
+    python stage specialised for the abstract arguments ``avs`` (``ranks``:
+    argument leaf name -> rank, for the arrays among them; ``units``: leaf
+    name -> its size-1 axes, when the signature includes them)."""
     global _STAMP
     if _STAMP is None:
         _STAMP = _runtime_stamp()
@@ -717,10 +737,15 @@ def numba_stage(generated, avs, call_site=None):
     origin = generated.canonical.origin
     namespace = dict(generated.module.__dict__)
     spec = Specializer(func, namespace, linemap, origin or call_site)
+    spec.ranks = dict(ranks or {})
+    spec.units = None if units is None else dict(units)
+    spec.param_units = dict(units or {})
     out = spec.run(avs)
     params = []
     for a, av in zip(func.args.args, avs):
         params += [leaf.name for leaf in _dyn_leaves(av)]
+    from .unit_axes import check
+    check(spec, spec.code, set(params))
     params += [name for name, _ in spec.hidden]
     plan = Plan(out, spec.hidden, params, dict(spec.bound))
     from . import fusion, vmath

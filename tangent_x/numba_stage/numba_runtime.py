@@ -1313,11 +1313,14 @@ def _unconcatenate(g, arrays, axis=0):
 
     def impl(g, arrays, axis=0):
         ax = axis % ndim
+        # extents from sizes, pieces shaped like their arrays: vstack/hstack
+        # first promote 1-d arrays to 2-d (see runtime.unconcatenate)
+        across = g.size // g.shape[ax] if g.shape[ax] else 1
         out = []
         start = 0
         for x in arrays:
-            stop = start + x.shape[ax]
-            out.append(block(g, ax, start, stop))
+            stop = start + x.size // max(across, 1)
+            out.append(block(g, ax, start, stop).reshape(x.shape))
             start = stop
         return out
     return impl
@@ -1428,3 +1431,23 @@ def _select_lanes(pred, on_true, on_false):
                 flat[i] = fa[i] if take else fb[i]
         return out
     return impl
+
+
+def tile(A, reps):
+    """``np.tile(A, reps)``; compiled by Numba too (see ``shape_ops``)."""
+    return np.tile(A, reps)
+
+
+def diagonal(a, offset=0, axis1=0, axis2=1):
+    """``np.diagonal`` (a copy when compiled; see ``shape_ops``)."""
+    return np.diagonal(a, offset, axis1, axis2)
+
+
+def repeat(a, repeats, axis):
+    """``np.repeat(a, repeats, axis)`` with an axis (see ``shape_ops``)."""
+    return np.repeat(a, repeats, axis)
+
+
+# Registered on import: Numba implementations kept in modules of their own.
+from .contractions import einsum, tensordot  # noqa: E402,F401
+from . import shape_ops  # noqa: E402,F401

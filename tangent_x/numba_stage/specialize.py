@@ -327,6 +327,17 @@ class Specializer:
         # arithmetic.
         self.stacks = _stack_lists(func)
         self.sizes = {}
+        # Ranks of the argument arrays (part of the call signature): ``x.ndim``
+        # is a constant, so ``(1,) * (x.ndim - 1)`` is a tuple Numba can type.
+        # A name's entry lasts until code assigning that name is emitted (a
+        # compiled variable keeps one rank in loops: Numba's types demand it).
+        self.ranks = {}
+        # Size-1 axes of arrays, for np.squeeze without axis (see unit_axes):
+        # None unless the signature is specialised on them.
+        self.units = None
+        self.units_used = {}     # variables whose facts a squeeze read -> where
+        self.units_history = {}  # variable -> the fact of each of its assignments
+        self.param_units = {}
 
     # -- names ------------------------------------------------------------
 
@@ -364,6 +375,13 @@ class Specializer:
         if self.emitting:
             stmt._tx_src = getattr(self.current, "lineno", None)
             self.code.append(stmt)
+            if self.ranks:
+                for node in ast.walk(stmt):
+                    if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                        self.ranks.pop(node.id, None)
+            if self.units is not None:
+                from . import unit_axes
+                unit_axes.record(self, stmt)
 
     def assign(self, name, value_node):
         self.clobber(name)
@@ -1248,6 +1266,8 @@ class Specializer:
             return Const(value, node if base.node is not None else None)
         if is_container(base):
             self.fail(f"{describe(base)} has no attribute {node.attr}")
+        if node.attr == "ndim" and isinstance(base, Dyn) and base.name in self.ranks:
+            return Const(self.ranks[base.name])
         return Expr(ast.Attribute(value=self.render(base), attr=node.attr, ctx=ast.Load()))
 
     def eval_Subscript(self, node):

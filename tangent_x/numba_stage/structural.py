@@ -281,6 +281,23 @@ def _add_at(s, args, kwargs):
     return out
 
 
+@handles(runtime.with_item)
+def _with_item(s, args, kwargs):
+    """``items[key] = value`` on a list or dict of known structure: a copy
+    with the item replaced, now (as ``runtime.with_item`` does at run time)."""
+    items, key, value = args
+    items = _open(items)
+    if not isinstance(items, (list, dict)):
+        return NotImplemented
+    k = _index(s, key)
+    out = dict(items) if isinstance(items, dict) else list(items)
+    try:
+        out[k] = s.materialize(value, "item")
+    except IndexError as exc:
+        s.fail(f"{describe(items)}[{k!r}] = ... fails: {exc}")
+    return type(items)(out)
+
+
 @handles(runtime.unbound)
 def _unbound(s, args, kwargs):
     return Const(runtime.Unbound(args[0].value))
@@ -325,6 +342,17 @@ def _shape_of_container(s, args, kwargs):
         s.fail(f"np.shape of the container {describe(x)} in compiled code",
                "convert it with np.asarray first")
     return NotImplemented
+
+
+def _ndim(s, args, kwargs):
+    """``np.ndim`` of an argument array: its rank, a constant of the signature."""
+    x = _open(args[0]) if len(args) == 1 and not kwargs else None
+    if isinstance(x, Dyn) and x.name in s.ranks:
+        return Const(s.ranks[x.name])
+    return _shape_of_container(s, args, kwargs)
+
+
+HANDLERS[np.ndim] = _ndim
 
 
 @handles(runtime.appended)
@@ -496,6 +524,111 @@ def _reversed(s, args, kwargs):
         s.global_name(np, "np")
         return Expr(node)
     return NotImplemented
+
+
+# -- contractions (numba_stage.contractions): static options positional --------
+
+def _contraction_helper(s, name):
+    from . import contractions
+    return s.global_name(getattr(contractions, name), name)
+
+
+@rewrites(np.einsum)
+def _einsum(s, args, kwargs):
+    """``np.einsum('ij,jk->ik', a, b)`` with a constant subscripts string
+    (and no options): the loop-nest helper of the same meaning."""
+    if kwargs or not args or not isinstance(args[0], Const) or \
+            not isinstance(args[0].value, str):
+        return NotImplemented
+    operands = [s.render(s.materialize(a)) for a in args[1:]]
+    return Expr(ast.Call(func=_contraction_helper(s, "einsum"),
+                         args=[ast.Constant(args[0].value)] + operands, keywords=[]))
+
+
+@rewrites(np.tensordot)
+def _tensordot(s, args, kwargs):
+    """``np.tensordot(a, b, axes=n)`` with a constant integer ``n``."""
+    bound = dict(zip(["a", "b", "axes"], args))
+    bound.update(kwargs)
+    axes = bound.get("axes", Const(2))
+    if set(bound) - {"a", "b", "axes"} or "a" not in bound or "b" not in bound or \
+            not isinstance(axes, Const) or not isinstance(axes.value, (int, np.integer)):
+        return NotImplemented
+    return Expr(ast.Call(func=_contraction_helper(s, "tensordot"),
+                         args=[s.render(s.materialize(bound["a"])),
+                               s.render(s.materialize(bound["b"])),
+                               ast.Constant(int(axes.value))], keywords=[]))
+
+
+@rewrites(np.tile)
+def _tile(s, args, kwargs):
+    bound = dict(zip(["A", "reps"], args))
+    bound.update(kwargs)
+    if set(bound) != {"A", "reps"}:
+        return NotImplemented
+    return Expr(ast.Call(func=_helper(s, "tile"),
+                         args=[s.render(s.materialize(bound["A"])),
+                               s.render(s.materialize(bound["reps"]))], keywords=[]))
+
+
+@rewrites(np.diagonal)
+def _diagonal(s, args, kwargs):
+    names = ["a", "offset", "axis1", "axis2"]
+    bound = dict(zip(names, args))
+    bound.update(kwargs)
+    if set(bound) - set(names) or "a" not in bound:
+        return NotImplemented
+    defaults = {"offset": 0, "axis1": 0, "axis2": 1}
+    rendered = [s.render(s.materialize(bound["a"]))] + [
+        s.render(s.materialize(bound.get(n, Const(defaults[n])))) for n in names[1:]]
+    return Expr(ast.Call(func=_helper(s, "diagonal"), args=rendered, keywords=[]))
+
+
+_squeeze_by_helper = REWRITES[np.squeeze]
+
+
+@rewrites(np.squeeze)
+def _squeeze(s, args, kwargs):
+    """``np.squeeze(a)`` without ``axis``: the axes known to have size 1
+    (``unit_axes``) made explicit, ``squeeze(a, (0, 2))``."""
+    bound = dict(zip(["a", "axis"], args))
+    bound.update(kwargs)
+    axis = bound.get("axis", Const(None))
+    if s.units is None or set(bound) - {"a", "axis"} or "a" not in bound or \
+            not (isinstance(axis, Const) and axis.value is None):
+        return _squeeze_by_helper(s, args, kwargs)
+    from . import unit_axes
+    a = s.materialize(bound["a"], "a")
+    if not isinstance(a, Dyn):
+        return _squeeze_by_helper(s, args, kwargs)
+    used = set()
+    fact = unit_axes.infer(s, ast.Name(a.name, ast.Load()), used)
+    if fact is None or None in fact:
+        s.fail("np.squeeze without axis of an array whose size-1 axes are not known "
+               "here (they are followed from the arguments through arithmetic, ufuncs, "
+               "expand_dims and squeeze): the result's rank is not known",
+               "pass axis= to np.squeeze")
+    for name in used:
+        s.units_used.setdefault(name, s.where())
+    axes = tuple(d for d, unit in enumerate(fact) if unit)
+    if not axes:
+        return a
+    return Expr(ast.Call(func=_helper(s, "squeeze"),
+                         args=[s.render(a), s.render(Const(axes))], keywords=[]))
+
+
+@rewrites(np.repeat)
+def _repeat(s, args, kwargs):
+    """``np.repeat`` along an axis (Numba's own takes none)."""
+    bound = dict(zip(["a", "repeats", "axis"], args))
+    bound.update(kwargs)
+    axis = bound.get("axis", Const(None))
+    if set(bound) - {"a", "repeats", "axis"} or "a" not in bound or \
+            "repeats" not in bound or (isinstance(axis, Const) and axis.value is None):
+        return NotImplemented
+    return Expr(ast.Call(func=_helper(s, "repeat"),
+                         args=[s.render(s.materialize(bound[n]))
+                               for n in ("a", "repeats", "axis")], keywords=[]))
 
 
 def _vectorisable(name):

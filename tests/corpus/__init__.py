@@ -131,20 +131,31 @@ def make_registry(cases):
 register, case = make_registry(CASES)
 
 
-def _maybe_jit(transformed, jit, args=()):
-    """``tx.jit(transformed)``, strings among ``args`` marked static (what a
-    jit user must do: compiled code takes no strings)."""
+_JITTED = {}
+
+
+def _jitted_value_and_grad(case, args):
+    """``tx.jit(tx.value_and_grad(f))`` for the case, strings among ``args``
+    static (what a jit user must do: compiled code takes no strings).
+
+    One per case, shared by its grad and primal tests: its gradient is
+    ``grad``'s and its value the primal, and compiling is what a jit test
+    costs (~1 s per variant), so the corpus under jit compiles each case
+    once (test processes share compiled code through Numba's disk cache)."""
     import tangent_x as tx
-    if not jit:
-        return transformed
-    return tx.jit(transformed, static_argnums=[i for i, a in enumerate(args)
-                                               if isinstance(a, str)])
+    static = tuple(i for i, a in enumerate(args) if isinstance(a, str))
+    key = (case.name, static)
+    if key not in _JITTED:
+        _JITTED[key] = tx.jit(tx.value_and_grad(case.fn, argnums=case.argnums,
+                                                has_aux=case.has_aux), static_argnums=static)
+    return _JITTED[key]
 
 
 def check_grad(case, jit=False):
     """``tx.grad`` of every variant equals finite differences (or the case's
     ``expected``), with the argument's structure, leaving the arguments as
-    they were.  ``jit``: the same, compiled (``tx.jit(tx.grad(f))``)."""
+    they were.  ``jit``: the same, compiled (the gradient of the compiled
+    ``value_and_grad``, see ``_jitted_value_and_grad``)."""
     import copy
     import tangent_x as tx
     from _fd import assert_tree_allclose, assert_tree_equal, numerical_grad
@@ -153,9 +164,11 @@ def check_grad(case, jit=False):
     for i in range(len(case.variants)):
         args = case.args(i)
         before = copy.deepcopy(args)
-        out = _maybe_jit(tx.grad(case.fn, argnums=case.argnums, has_aux=case.has_aux),
-                         jit, args)(*args)
-        grad = out[0] if case.has_aux else out
+        if jit:
+            grad = _jitted_value_and_grad(case, args)(*args)[1]
+        else:
+            out = tx.grad(case.fn, argnums=case.argnums, has_aux=case.has_aux)(*args)
+            grad = out[0] if case.has_aux else out
         assert_tree_equal(args, before, f"{case.describe(i)}: grad mutated its arguments")
         expected = case.expected(*args) if case.expected else \
             numerical_grad(scalar, args, case.argnums)
@@ -169,8 +182,9 @@ def check_primal(case, jit=False):
     from _fd import assert_tree_allclose
     for i in range(len(case.variants)):
         args = case.args(i)
-        value, _ = _maybe_jit(tx.value_and_grad(case.fn, argnums=case.argnums,
-                                                has_aux=case.has_aux), jit, args)(*args)
+        transformed = _jitted_value_and_grad(case, args) if jit else \
+            tx.value_and_grad(case.fn, argnums=case.argnums, has_aux=case.has_aux)
+        value, _ = transformed(*args)
         expected = case.reference(*case.args(i))
         assert_tree_allclose(value, expected, rtol=1e-10, atol=1e-12,
                              err_msg=f"{case.describe(i)}: primal value")
@@ -215,33 +229,18 @@ def check_second_order(case):
                 modes=("fwd", "rev"), atol=1e-4, rtol=1e-4)
 # Corpus cases that jit cannot compile yet, with the reason (tx.jit raises a
 # located JitError for each; these are strict xfails: fixing one fails the
-# suite until it is removed from this list).
-JIT_KNOWN_FAILURES = {
-    "method_flatten_ravel_squeeze": "np.squeeze without axis: the result's rank depends on sizes",
-    "expand_dims_squeeze": "np.squeeze without axis: the result's rank depends on sizes",
-    "prod": "prod_others over one axis of a 2-d array has no Numba implementation yet",
-    "cumsum": "np.cumsum with axis on a 2-d array has no Numba implementation yet",
-    "hstack_vstack": "unhstack has no Numba implementation yet",
-    "tile_repeat": "untile/unrepeat have no Numba implementation yet",
-    "tensordot": "tensordot adjoints have no Numba implementation yet",
-    "trace": "undiagonal has no Numba implementation yet",
-    "einsum": "np.einsum and its adjoint have no Numba implementation yet",
-    "linalg_solve": "solve_transposed has no Numba implementation yet",
-    "swap_with_fancy_index": "a tuple repeated by a run-time count ((1,) * n) does not type",
-    "tuple_target_subscript_swap": "a tuple repeated by a run-time count ((1,) * n) "
-                                   "does not type",
-    "batched_matmul": "Numba's @ takes 1-d and 2-d operands only",
-    "batched_matmul_with_vector": "Numba's @ takes 1-d and 2-d operands only",
-}
+# suite until it is removed from this list).  None at present.
+JIT_KNOWN_FAILURES = {}
 
 
-def jit_params(cases, known_failures=JIT_KNOWN_FAILURES):
+def jit_params(cases, known_failures=JIT_KNOWN_FAILURES, rest="slow"):
     """``(case, jit)`` parameters: every case eagerly, and cases under
-    ``tx.jit``.  Compiling takes ~1.5 s per case and signature (~25 minutes
-    for both corpora: more than CI's whole budget), so the suite compiles the
-    first case of each corpus module (a representative of each theme);
-    ``TANGENT_X_JIT_CORPUS=all`` (``python tools/jit_corpus.py``) adds every
-    other case, for measuring issue #7's "every corpus test under jit"."""
+    ``tx.jit``.  Compiling takes ~1 s per case and signature, so the default
+    run compiles the first case of each corpus module (a representative of
+    each theme); the other cases under jit are marked ``slow`` (``rest="slow"``:
+    CI's slow step runs them) or left to ``TANGENT_X_JIT_CORPUS=all``
+    (``rest="env"``; ``python tools/jit_corpus.py`` sets it and runs every
+    case of both corpora under jit)."""
     import os
     import pytest
     every = os.environ.get("TANGENT_X_JIT_CORPUS") == "all"
@@ -251,9 +250,11 @@ def jit_params(cases, known_failures=JIT_KNOWN_FAILURES):
     params = []
     for c in cases:
         params.append(pytest.param(c, False, id=c.name))
-        if not every and c.name not in first.values():
-            continue
         marks = []
+        if not every and c.name not in first.values():
+            if rest != "slow":
+                continue
+            marks.append(pytest.mark.slow)
         if c.name in known_failures:
             marks.append(pytest.mark.xfail(reason=known_failures[c.name], strict=True))
         params.append(pytest.param(c, True, id=f"{c.name}-jit", marks=marks))
