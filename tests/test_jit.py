@@ -1019,3 +1019,18 @@ def test_gradient_through_matrix_products_under_jit_matches_eager(batch, n_in, n
     want = tx.grad(_two_products, argnums=(0, 1, 2))(W, V, x)
     got = tx.jit(tx.grad(_two_products, argnums=(0, 1, 2)))(W, V, x)
     _allclose(got, want, rtol=1e-10, atol=1e-12)
+
+
+def _rank_scaled(x):
+    return np.sum(x * x) * x.ndim
+
+
+def test_fast_path_checks_the_rank_that_the_signature_folds_in():
+    # x.ndim is a constant of each specialisation: after a fast call with a
+    # vector, a matrix of the same dtype must take its own specialisation
+    jitted = tx.jit(tx.value_and_grad(_rank_scaled))
+    for shape in [(3,), (3,), (2, 2), (2, 2), (3,)]:
+        x = np.arange(1.0, 1.0 + np.prod(shape)).reshape(shape)
+        value, grad = jitted(x)
+        assert value == pytest.approx(np.sum(x * x) * x.ndim)
+        np.testing.assert_allclose(grad, 2 * x * x.ndim)

@@ -243,9 +243,10 @@ class Jitted:
         the general path.
 
         The fast path (``_entry``) is a function written for the signature:
-        it checks each argument's type (and an array's dtype: grad's input
-        checks depend on it; ranks and layouts are Numba's own dispatch,
-        which compiles the same text again) and that every global, closure
+        it checks each argument's type (and an array's dtype, on which
+        grad's input checks depend, and rank, which is part of the
+        signature: ``x.ndim`` is folded in; layouts are Numba's own
+        dispatch, which compiles the same text again) and that every global, closure
         cell and attribute the code was built from still holds the object
         it held (the check ``api.Transformed.generated`` makes before
         reusing code: a rebound value is never run stale).  Then it calls
@@ -261,7 +262,10 @@ class Jitted:
                     not any(static or name.startswith("_tx_") for name, static in fast[1])
                     and getattr(getattr(self._inner._fun, "__tangent_x__", None),
                                 "specialize", None) is None and
-                    all(_plain_leaf(a) for a in args))
+                    all(_plain_leaf(a) for a in args) and
+                    # code specialised on size-1 axes (np.squeeze without
+                    # axis, see unit_axes) needs the general path's key
+                    not self._units_of[1])
         if eligible:
             entries = self.__dict__.setdefault("_entries", {})
             entry = entries.get(key)
@@ -305,6 +309,7 @@ class Jitted:
             if isinstance(value, np.ndarray):
                 env[f"_tx_d{i}"] = value.dtype
                 checks.append(f"{name}.dtype is _tx_d{i}")
+                checks.append(f"{name}.ndim == {value.ndim}")     # ranks are in the key
         holders, seen = {}, set()
         for j, (kind, holder, attr, value) in enumerate(generated.deps):
             if (kind, id(holder), attr, id(value)) in seen:
