@@ -123,6 +123,7 @@ class Converter(Calls, Mutation, ControlFlow, LaxCalls):
         self._view_children = {}  # base atom name -> names of views taken from it
         self._carry_guard = {}  # loop carry-in atom -> (name, its aliases) not shared
         self._views = {}      # atom name -> (base atom, index): x = base[index]
+        self._live_after = frozenset()  # user names read after the current statement
         self._cse = {}   # pure equations already emitted: reuse, don't recompute
         self.deps = []   # (kind, holder, name, value): what the code was built from
 

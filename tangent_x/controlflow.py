@@ -253,8 +253,12 @@ class ControlFlow:
                 raise self.error(f"'{n}' is bound to a function inside a loop",
                                  None, "bind functions outside loops")
             results.append(v)
-        for n, first in shared.items():    # stmt-level rebinds are excluded above
-            assert gast.dump(results[carry.index(n)]) == gast.dump(results[carry.index(first)])
+        for n, first in shared.items():
+            if gast.dump(results[carry.index(n)]) != gast.dump(results[carry.index(first)]):
+                raise self.error(        # a rebind shared_carry did not see (del?)
+                    f"'{n}' and '{first}' name the same array, which this loop "
+                    f"changes in place, but they part inside it", None,
+                    f"copy before the loop ({n} = {first}.copy())")
         scope.locals = before
         return carry_names, inits, eqns, results, extra
 

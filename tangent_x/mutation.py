@@ -133,9 +133,10 @@ class Mutation:
         prim = P.BINOP_BY_AST.get(type(stmt.op))
         target = stmt.target
         if isinstance(target, gast.Name):
+            live = self._live_after      # before inlining calls in the value resets it
             old = self.atom(scope, target)
             value = self.atom(scope, stmt.value)
-            self.check_shared(scope, stmt, target.id, old)
+            self.check_shared(scope, stmt, target.id, old, live)
             self.bind(scope, target.id, self.emit(prim, [old, value], target=target.id))
         elif isinstance(target, gast.Subscript):
             self.assign_subscript(scope, target, self.atom(scope, stmt.value), prim.name)
@@ -146,36 +147,30 @@ class Mutation:
 
 
 
-    def check_shared(self, scope, stmt, name_, old):
+    def check_shared(self, scope, stmt, name_, old, live):
         """``y += v`` mutates an array in place but rebinds a number, and
         which one ``y`` holds is not known when transforming.  A functional
-        rebind is right unless another name still read later shares ``y``'s
-        value (``z = y``, a view ``row = y[0]``, or the array ``y`` is a view
-        of): then NumPy would change it too, so say so instead of silently
-        computing something else."""
+        rebind is right unless a name read later (``live``) shares ``y``'s
+        array -- an alias (``z = y``), a view taken from it (``row = y[0]``)
+        or the array ``y`` is a view of: NumPy would change that one too, so
+        say so instead of silently computing something else."""
         if not ir.is_name(old):
             return
-        live = getattr(self, "_live_after", None)
-        others = [n for s, n in self._bindings.get(old.id, [])
-                  if n != name_ and ir.is_name(s.locals.get(n))
-                  and s.locals[n].id == old.id and (s is not scope or live is None or n in live)]
         related = [old.id] + self._view_children.get(old.id, [])
         if old.id in self._views:
             related.append(self._views[old.id][0].id)
-        for atom_id in related[1:]:
-            others += [n for s, n in self._bindings.get(atom_id, [])
-                       if ir.is_name(s.locals.get(n)) and s.locals[n].id == atom_id
-                       and n != name_ and (s is not scope or live is None or n in live)]
+        others = sorted({n for atom_id in related for s, n in self._bindings.get(atom_id, [])
+                         if n != name_ and ir.is_name(s.locals.get(n))
+                         and s.locals[n].id == atom_id and (s is not scope or n in live)})
         if others:
-            other = sorted(set(others))[0]
             op = _AUG_SYMBOLS.get(type(stmt.op), "op")
             raise self.error(
-                f"'{name_} {op}= ...' would change in place the array that '{other}' also "
-                f"names (NumPy semantics), but tangent_x cannot tell whether '{name_}' is "
-                f"an array or a number here",
+                f"'{name_} {op}= ...' would change in place the array that '{others[0]}' "
+                f"also names (NumPy semantics), but tangent_x cannot tell whether "
+                f"'{name_}' is an array or a number here",
                 stmt, f"write '{name_} = {name_} {op} ...' to change only '{name_}', "
                 f"'{name_}[...] {op}= ...' to change the shared array, or copy first "
-                f"('{other} = {name_}.copy()')", scope)
+                f"('{others[0]} = {name_}.copy()')", scope)
 
 
 _AUG_SYMBOLS = {gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/",
