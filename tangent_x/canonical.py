@@ -121,7 +121,9 @@ class Converter(Calls, Mutation, ControlFlow, LaxCalls):
         self._lengths = set()  # atoms known to be lengths (len(...) results)
         self._containers = {}  # atom name -> "dict" | "list" for packed containers
         self._view_children = {}  # base atom name -> names of views taken from it
+        self._carry_guard = {}  # loop carry-in atom -> (name, its aliases) not shared
         self._views = {}      # atom name -> (base atom, index): x = base[index]
+        self._live_after = frozenset()  # user names read after the current statement
         self._cse = {}   # pure equations already emitted: reuse, don't recompute
         self.deps = []   # (kind, holder, name, value): what the code was built from
 
@@ -371,6 +373,7 @@ class Converter(Calls, Mutation, ControlFlow, LaxCalls):
         later.reverse()
         for i, stmt in enumerate(body):
             self.origin = scope.parsed.origin(stmt)
+            self._live_after = later[i]
             if isinstance(stmt, gast.Return):
                 if i != len(body) - 1:
                     raise self.error("code after `return` is never run", stmt,

@@ -198,15 +198,54 @@ class ControlFlow:
                 names.append(n)
         return names
 
-    def loop_body(self, scope, carry, body_fn):
+    def shared_carry(self, scope, carry, stmts):
+        """Carried names that alias one array the loop changes in place.
+
+        After ``z = y``, ``y[i] = v`` in a loop must change ``z`` in every
+        iteration, so inside the body both names are bound to one carry-in
+        name (a mutation then rebinds both, as in straight-line code).  That
+        holds while neither name is rebound in the loop; if one is
+        (``y = np.copy(y)``), each keeps its own carry, and changing the
+        carried-in array in place is reported (``guarded``) rather than
+        computed wrongly.  Returns ({name: first carried name sharing its
+        value}, {name: the other names of its group})."""
+        mutated = stored_names(stmts, binds=False)
+        rebound = stored_names(stmts, updates=False)
+        groups = {}
+        for n in carry:
+            v = scope.locals.get(n)
+            if ir.is_name(v):
+                groups.setdefault(gast.dump(v), []).append(n)
+        shared, guarded = {}, {}
+        for names in groups.values():
+            if len(names) < 2 or not mutated & set(names):
+                continue
+            if rebound & set(names):
+                guarded.update({n: [m for m in names if m != n] for n in names})
+            else:
+                shared.update({n: names[0] for n in names[1:]})
+        return shared, guarded
+
+    def loop_body(self, scope, carry, body_fn, body_stmts=()):
         """Bind carry-in names, run ``body_fn`` nested; return the pieces."""
         before = dict(scope.locals)
         carry_names = [self.namer.fresh(n) for n in carry]
         inits = [before[n] if n in before else self.unbound_eqn(n, self.eqns)
                  for n in carry]
+        shared, guarded = self.shared_carry(scope, carry, body_stmts)
+        outer_guard = self._carry_guard
+        self._carry_guard = dict(outer_guard)
         for n, c in zip(carry, carry_names):
-            scope.locals[n] = ir.name(c)
-        eqns, extra = self.nested(body_fn)
+            if n in shared:      # aliases of one array: one object in the body too
+                self.bind(scope, n, ir.name(carry_names[carry.index(shared[n])]))
+            else:
+                scope.locals[n] = ir.name(c)
+            if n in guarded:
+                self._carry_guard[c] = (n, guarded[n])
+        try:
+            eqns, extra = self.nested(body_fn)
+        finally:
+            self._carry_guard = outer_guard
         results = []
         for n in carry:
             v = scope.locals.get(n)
@@ -214,6 +253,12 @@ class ControlFlow:
                 raise self.error(f"'{n}' is bound to a function inside a loop",
                                  None, "bind functions outside loops")
             results.append(v)
+        for n, first in shared.items():
+            if gast.dump(results[carry.index(n)]) != gast.dump(results[carry.index(first)]):
+                raise self.error(        # a rebind shared_carry did not see (del?)
+                    f"'{n}' and '{first}' name the same array, which this loop "
+                    f"changes in place, but they part inside it", None,
+                    f"copy before the loop ({n} = {first}.copy())")
         scope.locals = before
         return carry_names, inits, eqns, results, extra
 
@@ -229,7 +274,7 @@ class ControlFlow:
             return cond_eqns, pred
 
         carry_names, inits, eqns, results, (cond_eqns, pred) = \
-            self.loop_body(scope, carry, body)
+            self.loop_body(scope, carry, body, stmt.body)
         self.origin = origin
         self.eqns.append(ir.Eqn(carry_names, P.get("while"), inits, params={
             "carry": tuple(carry_names), "cond": ir.Body(cond_eqns, [pred]),
@@ -260,7 +305,7 @@ class ControlFlow:
                 self.bind_atom(scope, stmt.target, fetch(ir.name(index)))
             self.block(scope, stmt.body, body_live)
 
-        carry_names, inits, eqns, results, _ = self.loop_body(scope, carry, body)
+        carry_names, inits, eqns, results, _ = self.loop_body(scope, carry, body, stmt.body)
         self.origin = origin
         self.eqns.append(ir.Eqn(carry_names, P.get("for_range"), [start, stop, step] + inits,
                                 params={"carry": tuple(carry_names), "index": index,

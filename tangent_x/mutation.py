@@ -86,6 +86,13 @@ class Mutation:
         is itself a view of all see the change."""
         if not ir.is_name(old):
             return
+        if old.id in self._carry_guard:
+            name_, others = self._carry_guard[old.id]
+            raise self.error(
+                f"'{name_}' is changed in place in this loop while '{others[0]}' names the "
+                f"same array, and the loop also rebinds one of them", None,
+                f"copy before the loop ({others[0]} = {name_}.copy()) or do not rebind "
+                f"'{name_}' or '{others[0]}' inside it")
         self._rebind(old, new)
         self._refresh_views(old, new, skip=None)
         view = self._views.get(old.id)
@@ -126,8 +133,10 @@ class Mutation:
         prim = P.BINOP_BY_AST.get(type(stmt.op))
         target = stmt.target
         if isinstance(target, gast.Name):
+            live = self._live_after      # before inlining calls in the value resets it
             old = self.atom(scope, target)
             value = self.atom(scope, stmt.value)
+            self.check_shared(scope, stmt, target.id, old, live)
             self.bind(scope, target.id, self.emit(prim, [old, value], target=target.id))
         elif isinstance(target, gast.Subscript):
             self.assign_subscript(scope, target, self.atom(scope, stmt.value), prim.name)
@@ -136,6 +145,38 @@ class Mutation:
                              stmt, "assign to a local name or x[index]", scope)
 
 
+
+
+    def check_shared(self, scope, stmt, name_, old, live):
+        """``y += v`` mutates an array in place but rebinds a number, and
+        which one ``y`` holds is not known when transforming.  A functional
+        rebind is right unless a name read later (``live``) shares ``y``'s
+        array -- an alias (``z = y``), a view taken from it (``row = y[0]``)
+        or the array ``y`` is a view of: NumPy would change that one too, so
+        say so instead of silently computing something else."""
+        if not ir.is_name(old):
+            return
+        related = [old.id] + self._view_children.get(old.id, [])
+        if old.id in self._views:
+            related.append(self._views[old.id][0].id)
+        others = sorted({n for atom_id in related for s, n in self._bindings.get(atom_id, [])
+                         if n != name_ and ir.is_name(s.locals.get(n))
+                         and s.locals[n].id == atom_id and (s is not scope or n in live)})
+        if others:
+            op = _AUG_SYMBOLS.get(type(stmt.op), "op")
+            raise self.error(
+                f"'{name_} {op}= ...' would change in place the array that '{others[0]}' "
+                f"also names (NumPy semantics), but tangent_x cannot tell whether "
+                f"'{name_}' is an array or a number here",
+                stmt, f"write '{name_} = {name_} {op} ...' to change only '{name_}', "
+                f"'{name_}[...] {op}= ...' to change the shared array, or copy first "
+                f"('{others[0]} = {name_}.copy()')", scope)
+
+
+_AUG_SYMBOLS = {gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/",
+                gast.FloorDiv: "//", gast.Mod: "%", gast.Pow: "**", gast.MatMult: "@",
+                gast.BitAnd: "&", gast.BitOr: "|", gast.BitXor: "^",
+                gast.LShift: "<<", gast.RShift: ">>"}
 
 
 def _at_update(func):

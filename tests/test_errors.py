@@ -116,3 +116,90 @@ def test_runtime_error_in_generated_code_names_both_lines():
     notes = "\n".join(getattr(info.value, "__notes__", [])) or str(info.value)
     assert "generated code" in notes
     assert f"{HERE}:{_line_of(bad_shapes, 'a @ b')}" in notes
+
+
+def _aug_alias_straight(x):
+    y = x * 2.0
+    z = y
+    y += 1.0  # marker: aug straight
+    return np.sum(z * y)
+
+
+def _aug_alias_loop(x):
+    y = x * 2.0
+    z = y
+    for i in range(3):
+        y += 1.0  # marker: aug loop
+    return np.sum(z * z)
+
+
+def _aug_alias_if(x):
+    y = x * 2.0
+    z = y
+    if np.sum(x) > 0:
+        y *= x  # marker: aug if
+    return np.sum(z)
+
+
+def _aug_view(x):
+    y = x * 2.0
+    row = y[0]
+    row += 1.0  # marker: aug view
+    return np.sum(y)
+
+
+def _mutate_then_rebind_alias(x):
+    y = x * 2.0
+    z = y
+    for i in range(3):
+        y[0] = y[0] + 1.0  # marker: mutate then rebind
+        y = y * 2.0
+    return np.sum(z)
+
+
+@pytest.mark.parametrize("fn, marker, words", [
+    (_aug_alias_straight, "aug straight", ["'y += ...'", "'z'", "y = y + ...", "z = y.copy()"]),
+    (_aug_alias_loop, "aug loop", ["'y += ...'", "'z'", "y[...] += ..."]),
+    (_aug_alias_if, "aug if", ["'y *= ...'", "'z'"]),
+    (_aug_view, "aug view", ["'row += ...'", "'y'"]),
+    (_mutate_then_rebind_alias, "mutate then rebind", ["'y'", "'z'", "z = y.copy()"]),
+])
+def test_in_place_change_of_a_shared_array_is_located(fn, marker, words):
+    """NumPy would change the other name too; tangent_x says so instead of
+    silently computing a different value (eagerly, under grad and under jit)."""
+    x = np.arange(1.0, 4.0)
+    for transform in (tx.grad, tx.jit):
+        with pytest.raises(TransformError) as info:
+            with tx.disable_jit():
+                transform(fn)(x)
+        message = str(info.value)
+        assert f"{HERE}:{_line_of(fn, marker)}" in message
+        for w in words:
+            assert w in message
+    with pytest.raises(TransformError):
+        tx.jit(fn)(x)
+
+
+def _aug_alias_dead(x):
+    s = np.sum(x)
+    prev = s
+    d = s - prev
+    s += 1.0          # prev is not read again: a rebind is what Python does
+    return s * x[0] + d
+
+
+def _aug_number_in_loop(x):
+    acc = np.sum(x)
+    for i in range(3):
+        acc += x[i] * acc
+    return acc
+
+
+@pytest.mark.parametrize("fn", [_aug_alias_dead, _aug_number_in_loop])
+def test_augmented_assignment_without_a_live_alias_still_works(fn):
+    x = np.arange(1.0, 4.0)
+    with tx.disable_jit():
+        assert np.allclose(tx.jit(fn)(x), fn(x.copy()))
+    assert np.allclose(tx.jit(fn)(x), fn(x.copy()))
+    from tangent_x.test_util import check_grads
+    check_grads(fn, (x,), order=1, modes=("rev",))

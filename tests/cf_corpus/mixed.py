@@ -331,3 +331,54 @@ def loop_over_static_python_list_argument(scales, x):
         x = np.tanh(x * c)
         s = s + np.sum(x)
     return s
+
+
+@case((N((3,)),), (N((1,)),))
+def alias_sees_subscript_update_in_for(x):
+    # z = y names one array: y[0] = ... in the loop changes z too
+    y = x * 2.0
+    z = y
+    for i in range(3):
+        y[0] = y[0] * x[0] + 1.0
+    return np.sum(z * z)
+
+
+@case((N((4,)),), (N((2, 3)),))
+def alias_sees_subscript_update_in_while(x):
+    y = x * 2.0
+    z = y
+    i = 0
+    while i < 3:
+        y[1:] = y[1:] * x[1:]
+        i += 1
+    return np.sum(z * y)
+
+
+@case((N((3,)),), (N((2, 3)),))
+def alias_sees_ellipsis_augmented_update_in_loop(x):
+    # y[...] += v is the way to say "change the shared array" (y += v raises)
+    y = x * 2.0
+    z = y
+    for i in range(3):
+        y[...] += np.sin(x)
+    return np.sum(z * z)
+
+
+@case((N((3,)),), (SumSign((3,), -1),))
+def alias_sees_subscript_update_under_if(x):
+    y = x * 2.0
+    z = y
+    if np.sum(x) > 0:
+        y[0] = y[0] * x[1]
+    return np.sum(z * x)
+
+
+@case((N((3,)),), (N((2, 3)),))
+def alias_copied_before_loop_then_rebound(x):
+    # the loop rebinds y (a fresh copy) before changing it: a0 is untouched
+    y = x * 2.0
+    a0 = y
+    for i in range(2):
+        y = np.copy(y)
+        y[0] = y[0] * x[1]
+    return np.sum(a0 * y)
