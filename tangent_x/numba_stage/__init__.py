@@ -10,8 +10,9 @@ function (a new text) can never reuse stale compiled code.
 
 Per call the wrapper only flattens the arguments, looks the signature up
 in a dict and rebuilds the result: compiled code does the rest.  A new
-static value or pytree structure specialises again; new dtypes or ranks
-are Numba's own dispatch (same source, new machine code).
+static value, pytree structure or array rank specialises again (ranks are
+folded in: ``x.ndim`` is a constant of the numba stage); new dtypes and
+layouts are Numba's own dispatch (same source, new machine code).
 
 Calls whose arguments are all arrays and numbers skip even that: after
 such a call the jitted function's ``__call__`` becomes a small guard
