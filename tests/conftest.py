@@ -1,0 +1,34 @@
+"""Test-wide fixtures.
+
+Rule tests draw their inputs from module-level ``RNG``s (seeded
+``RandomState``s; test_jvp_rules also draws through the rule modules it
+imports).  Run serially, the draws of a test depend on every test that ran
+before it in the process; under pytest-xdist (the default run, see
+setup.cfg) that depends on how tests are spread over workers, so one run
+could meet an ill-conditioned matrix another did not.  Each test therefore
+starts every test module's ``RNG`` from a seed derived from its own id:
+the same inputs in any order, on any worker.
+"""
+import os
+import sys
+import zlib
+
+import numpy as np
+import pytest
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _test_module_rngs():
+    for module in list(sys.modules.values()):
+        rng = getattr(module, "RNG", None)
+        if isinstance(rng, np.random.RandomState) and \
+                os.path.dirname(os.path.abspath(getattr(module, "__file__", "") or "")) == _HERE:
+            yield module.__name__, rng
+
+
+@pytest.fixture(autouse=True)
+def _rngs_seeded_per_test(request):
+    for name, rng in _test_module_rngs():
+        rng.seed(zlib.crc32(f"{request.node.nodeid} {name}".encode()))
+    yield
