@@ -11,7 +11,7 @@ import tangent_x as tx
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # vmap_corpus
 from vmap_corpus import (BATCH, CASES, loop_over_examples as _loop,  # noqa: E402
-                         stack_examples as _batch)
+                         stack_examples as _batch, steps_to)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -80,14 +80,6 @@ def test_the_cost_model_picks_the_strategy_and_both_agree_with_eager(name, strat
         assert "numba.prange" in jitted.numba_source()
     else:
         assert "prange" not in jitted.numba_source()
-
-
-def steps_to(x, limit):
-    n = 0.0
-    while x < limit:
-        x = x * 2.0
-        n = n + 1.0
-    return n
 
 
 def test_loop_strategy_disable_jit_out_axes_and_a_batch_of_one():

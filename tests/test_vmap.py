@@ -11,7 +11,7 @@ from tangent_x.rules import BATCHING, load_all
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # vmap_corpus
 from vmap_corpus import (BATCH, CASES, loop_over_examples as _loop,  # noqa: E402
-                         stack_examples as _batch)
+                         stack_examples as _batch, steps_to)
 
 
 def _cases():
@@ -496,14 +496,6 @@ def test_jit_of_vmap_and_vmap_of_jit():
     from tangent_x.numba_stage import Jitted       # (each jitted function has its own subclass)
     assert isinstance(vj, Jitted)                  # still compiled: jit(vmap(f))
     np.testing.assert_allclose(vj(x), expected, rtol=1e-14)
-
-
-def steps_to(x, limit):
-    n = 0.0
-    while x < limit:
-        x = x * 2.0
-        n = n + 1.0
-    return n
 
 
 def test_jit_of_vmap_with_lanes_finishing_at_different_iterations():

@@ -336,3 +336,13 @@ def loop_over_examples(fun, batched_args, in_axes):
                 for a, ax in zip(batched_args, in_axes)]
         outs.append(fun(*args))
     return np.stack([np.asarray(o) for o in outs])
+
+
+def steps_to(x, limit):
+    """Doublings of x until it reaches limit: a while loop whose examples
+    finish at different iterations."""
+    n = 0.0
+    while x < limit:
+        x = x * 2.0
+        n = n + 1.0
+    return n
