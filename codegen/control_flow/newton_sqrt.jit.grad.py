@@ -21,12 +21,10 @@ def grad_newton_sqrt(a):
         if test:
             # control_flow.py:16: while abs(y * y - a) > 1e-12:
             break
-        # control_flow.py:16: while abs(y * y - a) > 1e-12:
         if y_tape_size < len(y_tape):
             y_tape[y_tape_size] = y
         else:
             y_tape.append(y)
-        # control_flow.py:16: while abs(y * y - a) > 1e-12:
         y_tape_size += 1
         a_over_y = a / y
         y_plus_a_over_y = y + a_over_y
@@ -51,6 +49,5 @@ def grad_newton_sqrt(a):
         v_2 = -a_over_y_bar * a_over_y / y
         y_bar_1 = y_bar_1 + unbroadcast(v_2, y)
         y_bar = y_bar_1
-    # control_flow.py:16: while abs(y * y - a) > 1e-12:
     a_bar += y_bar
     return a_bar

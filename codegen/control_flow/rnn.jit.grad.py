@@ -27,7 +27,6 @@ def grad_rnn(W, U, xs):
             h_1_tape[h_1_tape_size] = h_1
         else:
             h_1_tape.append(h_1)
-        # control_flow.py:31: for x in xs:
         h_1_tape_size += 1
         item = iteration_item(xs, k)
         W_at_h_1 = matmul(W, h_1)
@@ -38,14 +37,12 @@ def grad_rnn(W, U, xs):
             U_at_item_shape_tape[U_at_item_shape_tape_size] = U_at_item_shape_tape_item
         else:
             U_at_item_shape_tape.append(U_at_item_shape_tape_item)
-        # control_flow.py:31: for x in xs:
         U_at_item_shape_tape_size += 1
         W_at_h_1_shape_tape_item = np.shape(W_at_h_1)
         if W_at_h_1_shape_tape_size < len(W_at_h_1_shape_tape):
             W_at_h_1_shape_tape[W_at_h_1_shape_tape_size] = W_at_h_1_shape_tape_item
         else:
             W_at_h_1_shape_tape.append(W_at_h_1_shape_tape_item)
-        # control_flow.py:31: for x in xs:
         W_at_h_1_shape_tape_size += 1
         h_1 = h_2
     # control_flow.py:33: return np.sum(h)
@@ -63,11 +60,11 @@ def grad_rnn(W, U, xs):
         h_1_tape_size -= 1
         h_1 = h_1_tape[h_1_tape_size]
         U_at_item_shape_tape_size -= 1
-        v = U_at_item_shape_tape[U_at_item_shape_tape_size]
-        U_at_item = shaped(v)
+        U_at_item_shape = U_at_item_shape_tape[U_at_item_shape_tape_size]
+        U_at_item = shaped(U_at_item_shape)
         W_at_h_1_shape_tape_size -= 1
-        v_1 = W_at_h_1_shape_tape[W_at_h_1_shape_tape_size]
-        W_at_h_1 = shaped(v_1)
+        W_at_h_1_shape = W_at_h_1_shape_tape[W_at_h_1_shape_tape_size]
+        W_at_h_1 = shaped(W_at_h_1_shape)
         item = iteration_item(xs, k)
         h_2_bar = h_1_bar
         plus_W_at_h_1_bar = h_2_bar * (1.0 - h_2 * h_2)

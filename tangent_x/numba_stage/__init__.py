@@ -826,6 +826,7 @@ def render_module(name, params, stmts, src_linemap, origin, description, avs, fu
                     lines.append(f"{indent}else:")
                     origins.append(o)
                     walk(stmt.orelse, indent + "    ")
+                    state["last"] = (o.filename, o.lineno) if o is not None else None
             elif isinstance(stmt, ast.For):
                 _block(f"for {_text(stmt.target)} in {_text(stmt.iter)}:", stmt.body, indent, o)
             elif isinstance(stmt, ast.While):
@@ -840,7 +841,9 @@ def render_module(name, params, stmts, src_linemap, origin, description, avs, fu
         origins.append(o)
         state["last"] = None
         walk(body or [ast.Pass()], indent + "    ")
-        state["last"] = None
+        # the comment above the block's head also covers what follows it at
+        # this indent from the same line
+        state["last"] = (o.filename, o.lineno) if o is not None else None
 
     walk(stmts, "    ")
     linemap = {i + 1: o for i, o in enumerate(origins) if o is not None}

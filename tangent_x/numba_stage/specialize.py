@@ -536,8 +536,11 @@ class Specializer:
 
     def materialize(self, av, hint="v"):
         """``av`` as something a container may hold: an Expr is bound to a
-        fresh variable (so it is computed once)."""
+        fresh variable (so it is computed once), named after the tape an
+        item comes from when no better hint is given."""
         if isinstance(av, Expr):
+            if hint == "v":
+                hint = _popped_from(av.node) or hint
             name = self.fresh(hint)
             self.assign(name, av.node)
             return Dyn(name)
@@ -1653,3 +1656,18 @@ def _is_boolean_expr(node, masks):
 
 def _is_unbound(av):
     return isinstance(av, Const) and isinstance(av.value, runtime.Unbound)
+
+
+def _popped_from(node):
+    """``h`` for an item of the tape ``h_tape`` (``h_tape.pop()`` or, for a
+    sized tape, ``h_tape[size]``), else None."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+            node.func.attr == "pop" and not node.args:
+        node = node.func.value
+    elif isinstance(node, ast.Subscript):
+        node = node.value
+    else:
+        return None
+    if isinstance(node, ast.Name) and node.id.endswith("_tape"):
+        return node.id[:-len("_tape")]
+    return None
