@@ -30,6 +30,9 @@ class Primitive:
                  operand's shape (one shared helper, ``unbroadcast``)
     view         may return a view of an argument (so an in-place update of
                  its result must copy first)
+    shape_args   positions of arguments read only for their shape (the
+                 ``x`` of ``unbroadcast(g, x)``): a backward loop need not
+                 recompute such a value, its shape will do
     """
 
     def __init__(self, name, kind, fn=None, spelling=None, op=None,
@@ -42,6 +45,7 @@ class Primitive:
         self.differentiable = differentiable
         self.broadcasting = broadcasting
         self.view = view
+        self.shape_args = ()
 
     def __repr__(self):
         return f"<primitive {self.name}>"
@@ -236,6 +240,8 @@ for _name in _runtime.__all__:
                        differentiable=_name not in _RUNTIME_NONDIFF),
              getattr(_runtime, _name))
 RUNTIME_NAMES = frozenset(_runtime.__all__)
+BY_NAME["unbroadcast"].shape_args = (1,)
+BY_NAME["unreduce"].shape_args = (1,)
 
 
 def alias(obj, name):

@@ -400,26 +400,24 @@ def _results_from_carry(carry, body, tapes):
     return ends, eqns
 
 
-# Helpers that read an argument only for its shape: helper -> its position.
-_SHAPE_ARGS = {"unbroadcast": 1, "unreduce": 1}
-
-
 def _read_for_shape(eqns, stmts, tapes):
     """Values of the body equations ``eqns`` that the adjoint ``stmts`` read
     only for their shapes (``unbroadcast(g, x)``, where ``x = W @ h`` was
     added to something): recomputing them would cost the whole operation,
     taping ``np.shape(x)`` costs a tuple per step, and the backward loop
-    hands the helpers a stand-in of that shape (``shaped``).  Values that
+    hands the helpers a stand-in of that shape (``shaped``).  Which
+    arguments a helper reads only for their shape is a property of its
+    primitive (``Primitive.shape_args``).  Values that
     anything else reads, or that equations feeding other reads need, are
     recomputed as before."""
     positions = set()
     for stmt in stmts:
         for node in ir.walk(stmt):
-            if isinstance(node, gast.Call) and ir.is_name(node.func) and \
-                    node.func.id in _SHAPE_ARGS and len(node.args) > _SHAPE_ARGS[node.func.id]:
-                arg = node.args[_SHAPE_ARGS[node.func.id]]
-                if ir.is_name(arg):
-                    positions.add(id(arg))
+            prim = P.BY_NAME.get(node.func.id) if isinstance(node, gast.Call) and \
+                ir.is_name(node.func) else None
+            for i in (prim.shape_args if prim is not None else ()):
+                if i < len(node.args) and ir.is_name(node.args[i]):
+                    positions.add(id(node.args[i]))
     shape_reads, needed = set(), set()
     for stmt in stmts:
         for node in ir.walk(stmt):
