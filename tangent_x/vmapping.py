@@ -55,6 +55,7 @@ def vmap(fun, in_axes=0, out_axes=0, method="vectorize"):
 
 
 _VMAPPED = weakref.WeakKeyDictionary()
+_LEAF_STRUCTURE = str(tree_util.tree_structure(0.0))   # a leaf's treedef, in cache keys
 
 
 def _check_axes_spec(spec, what):
@@ -139,8 +140,14 @@ class Vmapped:
         return tree_util.tree_map(_writable, out)
 
     def _boundary(self, args):
-        """Per-argument leaf axes (normalised), the batch size, the cache key."""
-        names = _param_names(self._fun, len(args))
+        """Per-argument leaf axes (normalised), the batch size, the cache key.
+        Runs on every call: the parameters' names (``inspect.signature``, a
+        good part of a small call's cost) are looked up for errors only."""
+        def name(i):
+            return _param_names(self._fun, len(args))[i]
+        plain = _plain_boundary(self.in_axes, args)
+        if plain is not None:
+            return plain
         in_axes = self.in_axes
         if isinstance(in_axes, tuple):
             if len(in_axes) != len(args):
@@ -158,7 +165,7 @@ class Vmapped:
             try:
                 full = _broadcast_prefix(spec, arg)
             except ValueError as exc:
-                raise ValueError(f"vmap in_axes specification for argument {names[i]} "
+                raise ValueError(f"vmap in_axes specification for argument {name(i)} "
                                  f"does not match its structure: {exc}") from None
             leaves, treedef = tree_util.tree_flatten(arg)
             leaf_axes = tree_util.tree_leaves(full, is_leaf=lambda a: a is None)
@@ -171,12 +178,12 @@ class Vmapped:
                 if ax is not None:
                     if not -nd <= ax < nd:
                         raise ValueError(
-                            f"vmap was requested to map its argument {names[i]} along axis "
+                            f"vmap was requested to map its argument {name(i)} along axis "
                             f"{ax}, which implies that its rank should be at least "
                             f"{ax + 1 if ax >= 0 else -ax}, but is only {nd} (its shape is "
                             f"{np.shape(leaf)})")
                     ax = ax % nd
-                    sizes.append((np.shape(leaf)[ax], names[i], ax, leaf))
+                    sizes.append((np.shape(leaf)[ax], i, ax, leaf))
                 normal.append(ax)
                 key.append((ax, nd, np.result_type(leaf).str if _is_arrayish(leaf)
                             else type(leaf).__name__))
@@ -186,11 +193,42 @@ class Vmapped:
             raise ValueError("vmap must have at least one non-None value in in_axes")
         distinct = {s for s, *_ in sizes}
         if len(distinct) > 1:
-            lines = [f"  * axis {ax} of argument {name} of shape {np.shape(leaf)} has "
-                     f"size {s}" for s, name, ax, leaf in sizes]
+            lines = [f"  * axis {ax} of argument {name(i)} of shape {np.shape(leaf)} has "
+                     f"size {s}" for s, i, ax, leaf in sizes]
             raise ValueError("vmap got inconsistent sizes for array axes to be mapped:\n"
                              + "\n".join(lines))
         return axes, sizes[0][0], tuple(key)
+
+
+def _plain_boundary(in_axes, args):
+    """``Vmapped._boundary`` for the common call, every argument an array
+    and ``in_axes`` an axis or a tuple of axes, in a few attribute reads
+    instead of pytree walks (a jit(vmap) call runs this on every call);
+    None for anything else, and for a bad axis or mismatched sizes, whose
+    errors the general path words."""
+    n = len(args)
+    per_arg = in_axes if isinstance(in_axes, tuple) else (in_axes,) * n
+    if len(per_arg) != n:
+        return None
+    axes, key, size = [], [], None
+    for arg, ax in zip(args, per_arg):
+        if type(arg) is not np.ndarray or not (ax is None or type(ax) is int):
+            return None
+        nd = arg.ndim
+        if ax is not None:
+            if not -nd <= ax < nd:
+                return None
+            ax %= nd
+            if size is None:
+                size = arg.shape[ax]
+            elif arg.shape[ax] != size:
+                return None
+        axes.append(ax)
+        key.append((ax, nd, arg.dtype.str))
+        key.append(_LEAF_STRUCTURE)
+    if size is None:
+        return None
+    return axes, size, tuple(key)
 
 
 def _is_arrayish(x):

@@ -1,6 +1,7 @@
 """vmap against a Python loop over the batch: the batching corpus, control
 flow with batched conditions, composition, pytrees, and bad inputs."""
 import os
+import re
 import sys
 
 import numpy as np
@@ -536,3 +537,27 @@ def test_derivatives_through_vectorised_branches_and_loops(shape):
     check_grads(lambda w: vectorised_loss(w, X), (w,), order=2, modes=("fwd", "rev"))
     text = tx.source(_VBRANCHY)
     assert "select_lanes" in text and "broadcast_lanes" in text
+
+
+@pytest.mark.parametrize("in_axes, shapes", [
+    (0, [(4,)]), (0, [(4, 3), (4,)]), (1, [(2, 4)]), (-1, [(3, 4), (2, 4)]),
+    ((0, None), [(4, 2), (2,)]), ((None, 1), [(3,), (5, 4)]),
+    (0, [(4, 1, 3)]), ((0, 0), [(1,), (1, 2)])])
+def test_plain_array_boundary_matches_the_general_one(in_axes, shapes, monkeypatch):
+    """The shortcut for calls with arrays only gives the axes, size and
+    cache key the pytree walk gives (one cache, whichever path ran)."""
+    from tangent_x import vmapping
+    v = tx.vmap(lambda *a: sum(np.sum(x) for x in a), in_axes=in_axes)
+    args = tuple(np.ones(s) for s in shapes)
+    fast = v._boundary(args)
+    monkeypatch.setattr(vmapping, "_plain_boundary", lambda in_axes, args: None)
+    assert fast == v._boundary(args)
+
+
+@pytest.mark.parametrize("in_axes, shapes, message", [
+    (0, [(4,), (3,)], "inconsistent sizes"), (2, [(4, 3)], "rank should be at least"),
+    ((0, 0, 0), [(4,), (4,)], "len(in_axes)=3")])
+def test_plain_array_boundary_leaves_errors_to_the_general_path(in_axes, shapes, message):
+    v = tx.vmap(lambda *a: a[0], in_axes=in_axes)
+    with pytest.raises(ValueError, match=re.escape(message)):
+        v(*(np.ones(s) for s in shapes))
