@@ -123,6 +123,24 @@ class Compiled:
         self.path = path
         self.linemap = linemap
         self.origin = origin
+        self.weak = "weak_scalar" in plan.bound      # a narrow signature (weak_scalars)
+        self._casts = None
+
+    def narrow_scalars(self, values):
+        """The flat results with narrow scalars (float32, int32 ...) as NumPy
+        scalars of their type: Numba hands every float back as a Python
+        float, NumPy gives ``np.float32`` for a float32 sum.  The types are
+        Numba's return type (the same for every layout compiled here)."""
+        if self._casts is None:
+            ret = next(iter(self.dispatcher.overloads.values())).signature.return_type
+            flat = [ret] if self.plan.bare else list(getattr(ret, "types", ()))
+            self._casts = {i: as_dtype(t).type for i, t in enumerate(flat)
+                           if isinstance(t, nbtypes.Number) and t not in _WIDE_SCALARS}
+        if not self._casts:
+            return values
+        if self.plan.bare:
+            return self._casts[0](values)
+        return tuple(self._casts[i](v) if i in self._casts else v for i, v in enumerate(values))
 
 
 class Jitted:
@@ -207,6 +225,8 @@ class Jitted:
 
     def _finish(self, compiled, values, args, leaves):
         """The result from the compiled function's flat values."""
+        if compiled.weak:
+            values = compiled.narrow_scalars(values)
         if compiled.plan.bare:
             values = (values,)
         inner = self._inner
@@ -362,6 +382,10 @@ class Jitted:
         argument types, give float gradients and a float value, as this
         call showed).  Otherwise the general finishing runs."""
         plan, inner = compiled.plan, self._inner
+        if compiled.weak:
+            # narrow scalars are cast back (see Compiled.narrow_scalars)
+            env["_tx_finish"] = functools.partial(self._finish, compiled)
+            return f"_tx_finish(_tx_values, {packed}, {packed})"
         direct = inner._finish is _identity
         if not direct and getattr(inner, "_single", None) is not None and \
                 not plan.has_zeros and not inner._has_aux and \
@@ -445,6 +469,8 @@ class Jitted:
                 av, k = self._flatten(value, name, leaves, name)
                 key.append(k)
                 avs.append(av)
+        from .weak_scalars import needs_weak_scalars
+        self._weak = needs_weak_scalars(leaves)     # (dtypes are in the key)
         return tuple(key), leaves, avs
 
     def _flatten(self, value, path, leaves, hint):
@@ -506,7 +532,7 @@ class Jitted:
 
     def _compile(self, generated, avs, key):
         text, linemap, plan, name = numba_stage(generated, avs, self._call_site, self._ranks,
-                                                self._units)
+                                                self._units, self._weak)
         # The runtime stamp is part of the file's name, not of its text: a
         # changed helper never meets an old on-disk compiled function, and
         # the text stays what a reader (and the gallery) should see.
@@ -530,16 +556,20 @@ class Jitted:
         if args or kwargs:
             bound = self._bind(generated, args, kwargs)
             _, _, avs = self._signature(generated, bound)
-            ranks, units = self._ranks, self._units
+            ranks, units, weak = self._ranks, self._units, self._weak
         elif self._last is not None:
             return self._last.text
         else:
             avs, ranks, units = generic_arguments(generated.function), None, None
-        return numba_stage(generated, avs, self._call_site, ranks, units)[0]
+            weak = False
+        return numba_stage(generated, avs, self._call_site, ranks, units, weak)[0]
 
 
 _MISSING = object()
 from numba.core.runtime._nrt_python import _MemInfo as _MEMINFO  # noqa: E402
+from numba.core import types as nbtypes  # noqa: E402
+from numba.np.numpy_support import as_dtype  # noqa: E402
+_WIDE_SCALARS = (nbtypes.float64, nbtypes.int64, nbtypes.complex128, nbtypes.boolean)
 _INSTALLED = weakref.WeakSet()      # jitted functions whose fast path is installed
 
 
@@ -728,11 +758,13 @@ def generic_arguments(function):
     return out
 
 
-def numba_stage(generated, avs, call_site=None, ranks=None, units=None):
+def numba_stage(generated, avs, call_site=None, ranks=None, units=None, weak=False):
     """(module text, line map, plan, function name) of ``generated``'s
     python stage specialised for the abstract arguments ``avs`` (``ranks``:
     argument leaf name -> rank, for the arrays among them; ``units``: leaf
-    name -> its size-1 axes, when the signature includes them)."""
+    name -> its size-1 axes, when the signature includes them; ``weak``:
+    a leaf is narrow, so Python numbers are typed as NumPy would, see
+    weak_scalars)."""
     global _STAMP
     if _STAMP is None:
         _STAMP = _runtime_stamp()
@@ -758,6 +790,13 @@ def numba_stage(generated, avs, call_site=None, ranks=None, units=None):
     vmath_name = next((n for n, obj in spec.bound.items() if obj is vmath), None)
     code, kernels = fusion.fuse(spec.code, params, vmath_name,
                                 set(spec.taken) | set(spec.bound) | {fname})
+    if weak:
+        from . import numba_runtime, weak_scalars
+        helper = "weak_scalar"
+        numpy_names = {n for n, obj in spec.bound.items() if obj is np}
+        if helper not in spec.bound and helper not in spec.taken and \
+                weak_scalars.weaken(list(code) + list(kernels), helper, numpy_names):
+            spec.bound[helper] = plan.bound[helper] = numba_runtime.weak_scalar
     text, numba_linemap = render_module(fname, params, code, linemap, origin,
                                         generated.description, avs, func, spec.bound,
                                         kernels)

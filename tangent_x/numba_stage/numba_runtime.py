@@ -26,7 +26,7 @@ from numba.core import cgutils
 from numba.core.imputils import impl_ret_borrowed
 from numba.extending import intrinsic, overload, register_jitable
 from numba.np.arrayobj import make_array
-from numba.np.numpy_support import as_dtype
+from numba.np.numpy_support import as_dtype, from_dtype
 
 from .. import runtime
 
@@ -759,6 +759,48 @@ def _matmul(a, b):
     if _kernel_product(a, b):
         return lambda a, b: _product(a, b)
     return lambda a, b: a @ b
+
+
+# --- Python numbers next to narrow arrays (weak_scalars) ------------------------
+
+def weak_scalar(value, *likes):
+    """The Python number ``value`` as NumPy types it in an operation whose
+    other operands promote to the type of ``likes`` (NEP 50: next to a
+    float32 array ``0.5`` is a float32).  Eagerly NumPy does that itself,
+    so this is ``value``; compiled, a cast chosen when Numba types the call
+    (see weak_scalars)."""
+    return value
+
+
+def _weak_type(value, like):
+    """The Numba type NEP 50 gives the number type ``value`` next to an
+    operand of (scalar) type ``like``, or None for Numba's own promotion."""
+    kinds = (types.Boolean, types.Integer, types.Float, types.Complex)
+    rank = next((i for i, k in enumerate(kinds) if isinstance(value, k)), None)
+    like_rank = next((i for i, k in enumerate(kinds) if isinstance(like, k)), None)
+    if rank is None or like_rank is None or like_rank == 0:
+        return None
+    if rank <= like_rank:
+        return like                          # the number takes the operand's type
+    if like_rank == 2 and rank == 3:         # a complex number next to float32
+        return types.complex64 if like.bitwidth <= 32 else None
+    return None
+
+
+@overload(weak_scalar, jit_options=_CACHED)
+def _weak_scalar(value, *likes):
+    dtypes = []
+    for like in likes:
+        dtype = like.dtype if isinstance(like, types.Array) else like
+        if not isinstance(dtype, types.Number) and not isinstance(dtype, types.Boolean):
+            return lambda value, *likes: value
+        dtypes.append(as_dtype(dtype))
+    promoted = from_dtype(np.result_type(*dtypes)) if dtypes else None
+    target = _weak_type(value, promoted)
+    if target is None or target == value:
+        return lambda value, *likes: value
+    cast = as_dtype(target).type
+    return lambda value, *likes: cast(value)
 
 
 # --- cotangent helpers on arrays -------------------------------------------------

@@ -1,0 +1,243 @@
+"""Python numbers next to narrow arrays, typed as NumPy types them.
+
+Why: NumPy (NEP 50) treats a Python number as "weak": ``x * 0.5`` with a
+float32 ``x`` is float32, ``i + 1`` with an int32 ``i`` is int32.  Numba
+types the number as a float64 or int64 and promotes: the same code would be
+float32 eagerly and float64 under ``jit``, in results and in speed.  So
+when a call signature has a narrow leaf (float32, float16, complex64, any
+integer but int64), every Python number that meets an array or a number in
+arithmetic is spelled ``weak_scalar(0.5, x)``: the number as NumPy would
+type it next to ``x`` (``numba_runtime.weak_scalar``; Numba resolves it when
+typing, so it costs nothing at run time, and eagerly it is the number
+itself).  Signatures of float64/int64/complex128/bool leaves only, the
+usual case, keep their literals: there Numba and NumPy agree.
+
+Where: binary arithmetic with one number operand, and NumPy ufuncs, ``where``
+and ``clip`` with number arguments.  The type to follow is read from the
+other operand's names (``1.0 - y * y``: ``weak_scalar(1.0, y)``), which the
+numba stage's one-operation-per-line code nearly always allows; where it
+cannot be told from names alone (next to a comparison or an unknown call)
+the number is left to Numba's promotion: a known limit, as is a narrow
+array made inside a function whose arguments are all wide, such as
+``x.astype(np.float32) * 0.5``.
+"""
+import ast
+
+import numpy as np
+
+_WIDE = "dlqD?"        # dtype chars of float64, int64 (two spellings), complex128, bool
+
+
+def needs_weak_scalars(leaves):
+    """Whether any argument leaf is narrow (see the module doc)."""
+    for leaf in leaves:
+        if isinstance(leaf, (np.ndarray, np.generic)):
+            if leaf.dtype.char not in _WIDE:
+                return True
+    return False
+
+
+def weaken(stmts, helper, numpy_names):
+    """Wrap the weak numbers of ``stmts`` (statements and kernel function
+    definitions, changed in place) in calls to ``helper``; ``numpy_names``:
+    the names bound to the numpy module.  Returns whether any was wrapped."""
+    rewriter = _Weaken(helper, numpy_names, _python_ints(stmts, numpy_names))
+    for stmt in stmts:
+        rewriter.visit(stmt)
+    return rewriter.changed
+
+
+def _python_ints(stmts, numpy_names):
+    """Names that hold a Python int in NumPy terms, so weak too: a shape's
+    entries (``shape_x_0 = shape_x[0]`` after ``shape_x = np.shape(x)``),
+    ``len``, sizes and ranks.  A name assigned anything else as well is
+    left out."""
+    assigned = {}
+    for stmt in stmts:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    if isinstance(target, ast.Name):
+                        assigned.setdefault(target.id, []).append(node.value)
+            elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For)) and \
+                    isinstance(node.target, ast.Name):
+                assigned.setdefault(node.target.id, []).append(None)
+    shapes, ints = set(), set()
+
+    def shape_like(value):
+        if isinstance(value, ast.Attribute):
+            return value.attr == "shape"
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and \
+                isinstance(value.func.value, ast.Name) and \
+                value.func.value.id in numpy_names:
+            return value.func.attr == "shape"
+        return isinstance(value, ast.Name) and value.id in shapes
+
+    def int_like(value):
+        if isinstance(value, ast.Subscript):
+            return shape_like(value.value) and not isinstance(value.slice, ast.Slice)
+        if isinstance(value, ast.Attribute):
+            return value.attr in ("ndim", "size")
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
+            return value.func.id == "len"
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and \
+                isinstance(value.func.value, ast.Name) and \
+                value.func.value.id in numpy_names:
+            return value.func.attr in ("ndim", "size")
+        return isinstance(value, ast.Name) and value.id in ints
+    changed = True
+    while changed:
+        changed = False
+        for name, values in assigned.items():
+            if name not in shapes and all(v is not None and shape_like(v) for v in values):
+                shapes.add(name)
+                changed = True
+            if name not in ints and all(v is not None and int_like(v) for v in values):
+                ints.add(name)
+                changed = True
+    return ints
+
+
+_WHERE_LIKE = {"where": (1, 2), "clip": (0,)}
+
+
+def _is_number(node):
+    return isinstance(node, ast.Constant) and type(node.value) in (int, float, complex)
+
+
+def _cheap(node):
+    """An operand that can be read twice: a name, an attribute of one, a
+    subscript of names and numbers."""
+    if isinstance(node, ast.Name):
+        return True
+    if isinstance(node, ast.Attribute):
+        return _cheap(node.value)
+    if isinstance(node, ast.Subscript):
+        index = node.slice
+        parts = index.elts if isinstance(index, ast.Tuple) else [index]
+        return _cheap(node.value) and all(
+            isinstance(p, ast.Name) or isinstance(p, ast.Constant) for p in parts)
+    return False
+
+
+_ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow, ast.FloorDiv, ast.Mod)
+
+
+def _witnesses(node, out, weak=None):
+    """Cheap operands whose promoted type is ``node``'s type (numbers
+    aside): ``tanh_x`` for ``tanh_x * tanh_x``.  False when that cannot be
+    told from the expression (a comparison is bool whatever its operands,
+    an unknown call anything)."""
+    if _is_number(node) or _is_size(node) or (weak is not None and weak(node)):
+        return True
+    if _cheap(node):
+        if not any(ast.dump(node) == ast.dump(w) for w in out):
+            out.append(node)
+        return True
+    if isinstance(node, ast.BinOp) and isinstance(node.op, _ARITHMETIC):
+        return _witnesses(node.left, out, weak) and _witnesses(node.right, out, weak)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        return _witnesses(node.operand, out, weak)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+            _keeps_float32(node.func.attr) and not node.keywords:
+        # np.tanh(x), vmath.tanh(x): float32 in, float32 out (an integer
+        # input gives float64, and a number next to it is left as it is)
+        return all(_witnesses(a, out, weak) for a in node.args)
+    return False
+
+
+def _is_size(node):
+    """``x.shape[0]``, ``x.ndim``, ``x.size``: an int64 always (wide), so a
+    number next to it needs no cast, and the code stays readable."""
+    if isinstance(node, ast.Subscript):
+        node = node.value
+    return isinstance(node, ast.Attribute) and node.attr in ("shape", "ndim", "size")
+
+
+def _keeps_float32(name):
+    """Whether ``np.<name>`` (or the vmath kernel of that name) is a ufunc
+    that maps float32 operands to a float32 result (``tanh``, ``add``; not
+    ``greater``, whose result is bool)."""
+    fn = getattr(np, name, None)
+    return isinstance(fn, np.ufunc) and fn.nout == 1 and \
+        f"{'f' * fn.nin}->f" in fn.types
+
+
+class _Weaken(ast.NodeTransformer):
+    def __init__(self, helper, numpy_names, python_ints):
+        self.helper = helper
+        self.numpy_names = numpy_names
+        self.python_ints = python_ints
+        self.changed = False
+
+    def weak(self, node):
+        """A number, or a name holding a Python int (a shape entry)."""
+        return _is_number(node) or isinstance(node, ast.Name) and node.id in self.python_ints
+
+    def wrap(self, number, other):
+        """``number`` typed as NumPy would next to ``other`` (read before
+        its own numbers are wrapped), or as it is when ``other``'s type
+        cannot be told (see ``_witnesses``)."""
+        likes = []
+        if not _witnesses(other, likes, self.weak) or not likes:
+            return number
+        self.changed = True
+        call = ast.Call(func=ast.Name(id=self.helper, ctx=ast.Load()),
+                        args=[number] + [_copy_load(w) for w in likes], keywords=[])
+        return ast.copy_location(call, number)
+
+    def visit_BinOp(self, node):
+        if isinstance(node.op, ast.Pow) and type(getattr(node.right, "value", None)) is int:
+            self.generic_visit(node)
+            return node     # x ** 2 keeps x's type in Numba too, and stays a product
+        if self.weak(node.left) and not self.weak(node.right):
+            node.left = self.wrap(node.left, node.right)
+        elif self.weak(node.right) and not self.weak(node.left):
+            node.right = self.wrap(node.right, node.left)
+        self.generic_visit(node)
+        return node
+
+    def visit_Call(self, node):
+        name = self.numpy_function(node.func)
+        if name is None or node.keywords:
+            self.generic_visit(node)
+            return node
+        self.visit_numpy_call(node, name)
+        self.generic_visit(node)
+        return node
+
+    def visit_numpy_call(self, node, name):
+        fn = getattr(np, name, None)
+        if isinstance(fn, np.ufunc):
+            candidates = range(len(node.args))
+        elif name in _WHERE_LIKE:
+            candidates = _WHERE_LIKE[name]
+        else:
+            return
+        others = [node.args[i] for i in candidates
+                  if i < len(node.args) and not self.weak(node.args[i])]
+        if not others:
+            return
+        other = others[0]
+        for more in others[1:]:        # their promoted type: as their sum's
+            other = ast.BinOp(left=other, op=ast.Add(), right=more)
+        first = 1 if name == "where" else 0
+        node.args = [self.wrap(a, other) if i >= first and self.weak(a) else a
+                     for i, a in enumerate(node.args)]
+
+    def numpy_function(self, func):
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and \
+                func.value.id in self.numpy_names:
+            return func.attr
+        return None
+
+
+def _copy_load(node):
+    """A copy of ``node`` for reading (the original may be a store target's
+    twin only in name; contexts are reset to Load)."""
+    import copy
+    new = copy.deepcopy(node)
+    for sub in ast.walk(new):
+        if hasattr(sub, "ctx"):
+            sub.ctx = ast.Load()
+    return new

@@ -1,0 +1,91 @@
+"""Under jit, results have the dtypes NumPy gives eagerly: Python numbers
+next to narrow arrays are weak (NEP 50; numba_stage/weak_scalars.py), and
+narrow scalar results come back as NumPy scalars of their type."""
+import numpy as np
+import pytest
+
+import tangent_x as tx
+
+
+def affine_tanh(x):
+    y = np.tanh(x) * 0.5 + 1.0
+    return np.sum(y ** 2)
+
+
+def relu_mix(x):
+    return np.maximum(x, 0.0) * 2.0 + np.where(x > 0, x, 0.1) - np.clip(x, -0.5, 0.5)
+
+
+def one_minus_square(x):
+    return 1.0 - x * x / 3
+
+
+def scalar_chain(x):
+    s = np.sum(x) * 0.25
+    return s + 1.0
+
+
+def integer_arithmetic(i):
+    return (i * 3 + 1) // 2 - i.shape[0]
+
+
+def mixed(x, y):
+    return x * 0.5 + y
+
+
+def mask_scale(x):
+    return 2.0 * (x > 0) + x * 0.1
+
+
+CASES = [
+    (affine_tanh, (np.linspace(-1, 1, 5, dtype=np.float32),)),
+    (affine_tanh, (np.linspace(-1, 1, 6, dtype=np.float32).reshape(2, 3),)),
+    (relu_mix, (np.linspace(-1, 1, 7, dtype=np.float32),)),
+    (one_minus_square, (np.linspace(-1, 1, 4, dtype=np.float32),)),
+    (one_minus_square, (np.linspace(-1, 1, 4).astype(np.complex64),)),
+    (scalar_chain, (np.linspace(-1, 1, 4, dtype=np.float32),)),
+    (integer_arithmetic, (np.arange(5, dtype=np.int32),)),
+    (integer_arithmetic, (np.arange(5, dtype=np.int16),)),
+    (mixed, (np.ones(3, np.float32), np.ones(3))),          # float64 wins
+    (mixed, (np.ones(3, np.float32), np.ones(3, np.float32))),
+    (mask_scale, (np.linspace(-1, 1, 5, dtype=np.float32),)),
+]
+
+
+def _dtype(value):
+    return np.asarray(value).dtype, type(value)
+
+
+@pytest.mark.parametrize("fn, args", CASES, ids=lambda v: getattr(v, "__name__", None))
+def test_jit_gives_numpys_dtypes(fn, args):
+    eager = fn(*args)
+    jitted = tx.jit(fn)(*args)
+    assert _dtype(jitted) == _dtype(eager)
+    np.testing.assert_allclose(jitted, eager, rtol=1e-6)
+
+
+@pytest.mark.parametrize("transform", ["grad", "value_and_grad"])
+def test_jit_grad_of_float32_keeps_float32(transform):
+    x = np.linspace(-1, 1, 5, dtype=np.float32)
+    eager = getattr(tx, transform)(affine_tanh)(x)
+    jitted = tx.jit(getattr(tx, transform)(affine_tanh))(x)
+    for a, b in zip(tx.tree_util.tree_leaves(jitted), tx.tree_util.tree_leaves(eager)):
+        assert _dtype(a) == _dtype(b)
+        np.testing.assert_allclose(a, b, rtol=1e-6)
+
+
+def test_float32_arithmetic_stays_float32_inside_the_compiled_code():
+    """Not only cast at the end: the compiled code computes in float32."""
+    x = np.linspace(-1, 1, 5, dtype=np.float32)
+    jitted = tx.jit(one_minus_square)
+    jitted(x)
+    text = tx.jit(one_minus_square).numba_source(x)
+    assert "weak_scalar(1.0, " in text
+    assert "weak_scalar" not in tx.jit(one_minus_square).numba_source(x.astype(np.float64))
+
+
+def test_fast_path_casts_scalars_too():
+    x = np.linspace(-1, 1, 4, dtype=np.float32)
+    jitted = tx.jit(scalar_chain)
+    first, second = jitted(x), jitted(x)          # the second call takes the fast path
+    assert type(first) is type(second) is np.float32
