@@ -251,6 +251,11 @@ class LaneLoop:
         module, path = modules.load(f"{self.name}_lanes_{stamp}", self.text, env, linemap,
                                     importable=True)
         import numba
+        from . import numba_runtime
+        if numba_runtime.may_call_kernel(compiled.plan.bound.values()):
+            # the driver's cached machine code may name the kernel's symbol
+            # (see Jitted._compile): it must be registered before a load
+            numba_runtime.matmul_kernel()
         self.path = path
         self.dispatcher = numba.njit(cache=True, parallel=True, nogil=True)(
             getattr(module, self.name))
