@@ -102,8 +102,6 @@ _SCAN = "lax.scan's growing list of outputs pushed on a tape (a list of lists) i
 JIT_KNOWN_FAILURES = {
     "sum_range_stop": _UNIFY, "range_start_stop": _UNIFY, "loop_index_in_float_math": _UNIFY,
     "while_continue": _UNIFY,
-    "value_first_assigned_in_loop_used_after": _UNDEFINED, "for_else_search_default": _UNDEFINED,
-    "break_inner_loop_only": _UNDEFINED, "for_inside_while_with_break": _UNDEFINED,
     "return_inside_nested_loops": _UNDEFINED,
     "fori_loop_nested_def_tuple_carry": "a fori_loop tuple carry whose structure the "
                                         "specialiser does not settle",

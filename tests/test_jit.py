@@ -243,6 +243,36 @@ def test_list_filled_before_a_loop_and_under_an_if_in_it_is_a_clear_error():
         tx.jit(_filled_before_and_under_if_in_loop)(2.5)
 
 
+def _last_of_loop(x, n):
+    for i in range(n):
+        last = x * i
+    return last * 2.0
+
+
+def _last_array_of_loop(x, n):
+    for i in range(n):
+        last = np.sin(x) * i
+    return np.sum(np.full(x.shape, 1.0) * last)
+
+
+def test_variable_first_assigned_in_a_loop_compiles_and_raises_when_unassigned():
+    """Numba needs a value before the loop: the variable starts as None (an
+    optional value), and a read after a loop that never ran raises
+    UnboundLocalError, as Python does, in the primal and in the gradient.
+    (The array case compiled in one process with others once corrupted the
+    heap: the optional's array was freed twice.)"""
+    identity = (lambda f: f)
+    for fn, x, transforms in ((_last_of_loop, 3.0, (identity, tx.grad)),
+                              (_last_array_of_loop, np.array([0.3, -1.2]), (identity,))):
+        for transform in transforms:
+            eager, jitted = transform(fn), tx.jit(transform(fn))
+            _allclose(jitted(x, 4), eager(x, 4), rtol=1e-12)
+            with pytest.raises(UnboundLocalError):
+                eager(x, 0)
+            with pytest.raises(UnboundLocalError):
+                jitted(x, 0)
+
+
 def _rnn(W, U, xs):
     h = np.zeros(W.shape[0])
     for x in xs:

@@ -790,8 +790,17 @@ def numba_stage(generated, avs, call_site=None, ranks=None, units=None, weak=Fal
     vmath_name = next((n for n, obj in spec.bound.items() if obj is vmath), None)
     code, kernels = fusion.fuse(spec.code, params, vmath_name,
                                 set(spec.taken) | set(spec.bound) | {fname})
+    from . import numba_runtime, optional
+
+    def takes_optional(call):
+        return isinstance(call.func, ast.Name) and \
+            spec.bound.get(call.func.id) in numba_runtime.TAKES_OPTIONAL
+    if "assigned" not in spec.bound and "assigned" not in spec.taken and \
+            optional.mark_assigned_reads(list(code) + list(kernels), spec.unbound_starts,
+                                         "assigned", takes_optional):
+        spec.bound["assigned"] = plan.bound["assigned"] = numba_runtime.assigned
     if weak:
-        from . import numba_runtime, weak_scalars
+        from . import weak_scalars
         helper = "weak_scalar"
         numpy_names = {n for n, obj in spec.bound.items() if obj is np}
         if helper not in spec.bound and helper not in spec.taken and \

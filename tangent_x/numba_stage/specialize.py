@@ -307,6 +307,7 @@ class Specializer:
         self.namer = Namer({n.id for n in ast.walk(func) if isinstance(n, ast.Name)} |
                            {a.arg for a in func.args.args} | set(globals_))
         self.bound = {}          # name in the numba module -> object
+        self.unbound_starts = set()  # variables started as None before a loop (optional.py)
         self.hidden = []         # (parameter name, value)
         self.hidden_ids = {}
         self.env = {}
@@ -1165,9 +1166,15 @@ class Specializer:
             for c, o in zip(children(canon), children(old)):
                 self.initialize(c, o)
             return
-        if isinstance(canon, Dyn) and not (isinstance(old, Dyn) and old.name == canon.name) \
-                and not _is_unbound(old):
-            self.assign(canon.name, self.render(old, canon.name))
+        if isinstance(canon, Dyn) and not (isinstance(old, Dyn) and old.name == canon.name):
+            if _is_unbound(old):
+                # first assigned inside the loop: None before it, so Numba
+                # types it as an optional value (a read while still None
+                # raises, as Python's UnboundLocalError would)
+                self.assign(canon.name, ast.Constant(None))
+                self.unbound_starts.add(canon.name)
+            else:
+                self.assign(canon.name, self.render(old, canon.name))
 
     def restore_carry(self):
         """At the end of an iteration (or at break/continue): carried
