@@ -96,15 +96,13 @@ def test_corpus_is_large_enough():
 
 # Control-flow cases jit cannot compile yet, with the reason (each raises a
 # located JitError naming the line; strict xfails, see corpus.jit_params).
-_UNIFY = "a loop carry starts as a Python float and becomes an array: Numba needs one type"
-_UNDEFINED = "a variable first assigned inside a loop: Numba needs it defined before"
 _SCAN = "lax.scan's growing list of outputs pushed on a tape (a list of lists) is not compiled"
 JIT_KNOWN_FAILURES = {
-    "sum_range_stop": _UNIFY, "range_start_stop": _UNIFY, "loop_index_in_float_math": _UNIFY,
-    "while_continue": _UNIFY,
-    "return_inside_nested_loops": _UNDEFINED,
-    "fori_loop_nested_def_tuple_carry": "a fori_loop tuple carry whose structure the "
-                                        "specialiser does not settle",
+    "range_start_stop": "np.zeros_like of a number is a 0-d array in Numba, and adding a "
+                        "number to it a number: Numba needs one type",
+    "return_inside_nested_loops": "a cotangent accumulated in a loop with an early return "
+                                  "starts as a number and becomes an array: Numba needs "
+                                  "one type",
     "while_loop_counter_lambdas": "a while_loop carry whose structure the specialiser does "
                                   "not settle",
     "scan_cumulative": _SCAN, "scan_lambda_reverse": _SCAN, "scan_length_without_xs": _SCAN,

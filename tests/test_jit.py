@@ -273,6 +273,58 @@ def test_variable_first_assigned_in_a_loop_compiles_and_raises_when_unassigned()
                 jitted(x, 0)
 
 
+def _number_becomes_array_for(x):
+    s = 0.0
+    for i in range(4):
+        s = s + np.sin(x * (i + 1.0))
+    return np.sum(s * x)
+
+
+def _number_becomes_array_while(x):
+    i = 0
+    s = 0.0
+    while i < 6:
+        i = i + 1
+        if i % 3 == 0:
+            continue
+        if i == 5:
+            break
+        s = s + np.cos(x * i)
+    return np.sum(s)
+
+
+def _number_becomes_array_run_time_while(x, n):
+    i = 0
+    s = 0.0
+    while i < n:
+        i = i + 1
+        s = s + np.cos(x * i)
+    return np.sum(s)
+
+
+@pytest.mark.parametrize("fn", [_number_becomes_array_for, _number_becomes_array_while])
+def test_short_static_loop_whose_number_becomes_an_array_is_unrolled(fn):
+    """``s = 0.0`` becoming an array in the loop: Numba gives a loop
+    variable one type, so a loop with a static trip count is unrolled (as
+    JAX's tracing does), in the primal and in the gradient's forward and
+    backward loops; each iteration is marked in the emitted code."""
+    x = np.array([0.3, -0.7, 1.1])
+    for transform in (lambda f: f, tx.grad):
+        jitted = tx.jit(transform(fn))
+        _allclose(jitted(x), transform(fn)(x), rtol=1e-12)
+        assert "(unrolled: " in tx.source(jitted, stage="numba")
+
+
+def test_run_time_loop_whose_number_becomes_an_array_is_a_located_error():
+    """A trip count known only at run time cannot be unrolled: the clear
+    error names the user's loop (a scalar argument compiles as a loop)."""
+    from tangent_x.numba_stage import JitError
+    np.testing.assert_allclose(tx.jit(_number_becomes_array_run_time_while)(0.4, 3),
+                               _number_becomes_array_run_time_while(0.4, 3), rtol=1e-12)
+    with pytest.raises(JitError, match=r"test_jit.py:\d+: Numba cannot compile"):
+        tx.jit(_number_becomes_array_run_time_while)(np.array([0.3, -0.7]), 3)
+
+
 def _rnn(W, U, xs):
     h = np.zeros(W.shape[0])
     for x in xs:

@@ -864,8 +864,13 @@ def render_module(name, params, stmts, src_linemap, origin, description, avs, fu
         for stmt in body:
             src = getattr(stmt, "_tx_src", None)
             o = src_linemap.get(src) if src is not None else None
+            # an iteration of an unrolled loop (specialize.Specializer.unroll)
+            iteration = getattr(stmt, "_tx_iteration", None)
+            if iteration is not None:
+                state["last"] = None
             if o is not None and (o.filename, o.lineno) != state["last"]:
-                lines.append(f"{indent}# {o.short()}: {o.text}")
+                unrolled = f" (unrolled: {iteration})" if iteration is not None else ""
+                lines.append(f"{indent}# {o.short()}: {o.text}{unrolled}")
                 origins.append(o)
                 state["last"] = (o.filename, o.lineno)
             if isinstance(stmt, ast.If):

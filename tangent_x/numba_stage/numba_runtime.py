@@ -909,7 +909,8 @@ def _iteration_item(items, k):
 def _unindex(x, index, g):
     if not _is_array(x):
         return lambda x, index, g: g
-    if isinstance(index, (types.Integer, types.SliceType, types.BaseTuple)) and not (
+    if isinstance(index, (types.Integer, types.SliceType, types.BaseTuple,
+                          types.EllipsisType)) and not (
             isinstance(index, types.BaseTuple) and any(_is_array(t) for t in index)):
         def impl(x, index, g):
             z = np.zeros(x.shape, np.float64)

@@ -33,6 +33,7 @@ returning a flat tuple of leaves, and a ``Plan`` telling the Python wrapper
 how to flatten arguments and rebuild the result.
 """
 import ast
+import sys
 import copy
 import math
 import numbers
@@ -237,7 +238,19 @@ class _LoopExit(Exception):
     pass
 
 
+class _StaticBreak(Exception):
+    """A ``break`` reached in a loop being unrolled (``unroll_while``)."""
+
+
+class _NoStaticUnroll(Exception):
+    """A ``while`` loop cannot be unrolled: it is compiled as a loop."""
+
+
 _LITERAL_TYPES = (bool, int, float, complex, str, type(None))
+
+# A loop with a static trip count up to this long is unrolled when a Python
+# number in it becomes a run-time value (``Specializer.number_becomes_value``).
+_UNROLL_NUMBERS_BECOMING_VALUES = 16
 
 # Calls evaluated now when every argument is known (none touches memory
 # the compiled code could later write into: results must not be arrays).
@@ -308,6 +321,8 @@ class Specializer:
                            {a.arg for a in func.args.args} | set(globals_))
         self.bound = {}          # name in the numba module -> object
         self.unbound_starts = set()  # variables started as None before a loop (optional.py)
+        self.static_loops = []   # while loops being unrolled: dynamic_ifs at their start
+        self.dynamic_ifs = 0     # depth of ifs on run-time tests being specialised
         self.hidden = []         # (parameter name, value)
         self.hidden_ids = {}
         self.env = {}
@@ -862,12 +877,16 @@ class Specializer:
         test_node = self.render(self.materialize(test, "test"))
         before = self.env
         branches = []
-        for part in (stmt.body, stmt.orelse):
-            self.env = dict(before)
-            saved, self.code = self.code, []
-            self.body(part)
-            branches.append((self.env, self.code))
-            self.code = saved
+        self.dynamic_ifs += 1
+        try:
+            for part in (stmt.body, stmt.orelse):
+                self.env = dict(before)
+                saved, self.code = self.code, []
+                self.body(part)
+                branches.append((self.env, self.code))
+                self.code = saved
+        finally:
+            self.dynamic_ifs -= 1
         (env_a, code_a), (env_b, code_b) = branches
         self.env = self.join(env_a, code_a, env_b, code_b)
         self.emit(ast.If(test=test_node, body=code_a or [ast.Pass()], orelse=code_b))
@@ -975,35 +994,130 @@ class Specializer:
             if isinstance(iterable, Const) and isinstance(iterable.value, range) and \
                     _has_jump(stmt.body):
                 return self.loop(stmt, None, static_range=iterable)
+            if isinstance(iterable, Const) and isinstance(iterable.value, range) and \
+                    len(items) <= _UNROLL_NUMBERS_BECOMING_VALUES and \
+                    self.number_becomes_value(stmt, iterable):
+                return self.unroll(stmt, items)
             state = self.snapshot()
             try:
                 return self.loop(stmt, None, static_range=iterable)
             except _NeedUnroll:
                 self.restore(state)
+            except SpecializationError:
+                # e.g. the backward loop popping a list the unrolled forward
+                # loop filled: short, it is unrolled too
+                if len(items) > _UNROLL_NUMBERS_BECOMING_VALUES:
+                    raise
+                failed = sys.exc_info()[1]
+                self.restore(state)
+                try:
+                    return self.unroll(stmt, items)
+                except SpecializationError:
+                    raise failed from None
             return self.unroll(stmt, items)
         return self.loop(stmt, iterable)
+
+    def number_becomes_value(self, stmt, iterable):
+        """Whether a variable holding a Python number before the loop holds a
+        run-time value after one iteration (``s = 0.0; for i in range(5): s
+        = s + x * i``).  Why: that value may be an array, and Numba gives a
+        loop variable one type, so a compiled loop would fail to type where
+        Python is fine; a short loop with a static trip count is unrolled
+        instead (as tracing unrolls it in JAX), so each iteration's values
+        have their own types."""
+        entry = dict(self.env)
+        try:
+            after = self.trial(stmt, None, iterable, _Carry())
+        except (_NeedUnroll, SpecializationError):
+            return False
+        for name in _assigned(stmt):
+            old, new = entry.get(name), after.get(name)
+            if isinstance(old, Const) and isinstance(old.value, (bool, int, float, complex)) \
+                    and isinstance(new, Dyn):
+                return True
+        return False
 
     def unroll(self, stmt, items):
         if _has_jump(stmt.body):
             self.fail("break/continue in a loop over a Python container cannot be compiled")
+        outer, self.static_loops = self.static_loops, []
+        try:
+            self._unroll(stmt, items)
+        finally:
+            self.static_loops = outer
+
+    def _unroll(self, stmt, items):
         for item in items:
+            start = len(self.code)
             self.store(stmt.target, item)
             self.body(stmt.body)
+            if len(self.code) > start and isinstance(stmt.target, ast.Name):
+                # a comment in the emitted code: which iteration this is
+                value = repr(item.value) if isinstance(item, Const) else "..."
+                self.code[start]._tx_iteration = f"{stmt.target.id} = {value}"
 
     def stmt_While(self, stmt):
         if stmt.orelse:
             self.fail("while ... else cannot be compiled")
+        if isinstance(self.eval(stmt.test), Const) and self.number_becomes_value(stmt, None):
+            state = self.snapshot()
+            try:
+                return self.unroll_while(stmt)
+            except _NoStaticUnroll:
+                self.restore(state)
         self.loop(stmt, None)
 
+    def unroll_while(self, stmt):
+        """A ``while`` whose test and exits are known at each step (a counter
+        against a bound: ``i = 0; while i < 8: i += 1 ...``), run here, the
+        body emitted once per iteration, for the reason given in
+        ``number_becomes_value``.  Raises _NoStaticUnroll when a test or a
+        ``break`` depends on run-time values, or past the length limit."""
+        self.static_loops.append(self.dynamic_ifs)
+        try:
+            for n in range(_UNROLL_NUMBERS_BECOMING_VALUES + 1):
+                test = self.eval(stmt.test)
+                if not isinstance(test, Const):
+                    raise _NoStaticUnroll()
+                if not _truth(test):
+                    return
+                if n == _UNROLL_NUMBERS_BECOMING_VALUES:
+                    raise _NoStaticUnroll()
+                start = len(self.code)
+                try:
+                    self.body(stmt.body)
+                except _StaticBreak:
+                    return
+                if len(self.code) > start:
+                    self.code[start]._tx_iteration = f"iteration {n}"
+            raise _NoStaticUnroll()
+        finally:
+            self.static_loops.pop()
+
     def stmt_Break(self, stmt):
+        if self.static_loops:
+            if self.dynamic_ifs > self.static_loops[-1]:
+                raise _NoStaticUnroll()     # a break under a run-time test
+            raise _StaticBreak()
         self.restore_carry()
         self.emit(ast.Break())
 
     def stmt_Continue(self, stmt):
+        if self.static_loops:
+            raise _NoStaticUnroll()
         self.restore_carry()
         self.emit(ast.Continue())
 
     def loop(self, stmt, iterable, static_range=None):
+        """A loop running in compiled code (see ``_loop``); a ``break`` in it
+        is its own, not that of a ``while`` around it being unrolled."""
+        outer, self.static_loops = self.static_loops, []
+        try:
+            return self._loop(stmt, iterable, static_range)
+        finally:
+            self.static_loops = outer
+
+    def _loop(self, stmt, iterable, static_range=None):
         """A loop running in compiled code.  Every variable the body assigns
         and whose abstract value changes across an iteration is carried: a
         fixed point finds, for each, one structure with a compiled variable
@@ -1633,7 +1747,6 @@ _COMPARE = {ast.Eq: _op.eq, ast.NotEq: _op.ne, ast.Lt: _op.lt, ast.LtE: _op.le, 
             ast.GtE: _op.ge, ast.Is: _op.is_, ast.IsNot: _op.is_not,
             ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b}
 
-del numbers
 
 
 def _ellipsis_view():
