@@ -18,8 +18,8 @@ vectorised (LLVM inlines them when it optimises the caller).
 
 Accuracy (float64, measured in ``tests/test_vmath.py`` against NumPy's
 ``longdouble`` functions over dense grids of several magnitudes): exp and
-log within 1.0 ulp of the exact result, expm1, log1p and tanh within 1.3
-(NumPy's own: 0.6-1.2 ulp); NaN, +-inf, +-0.0
+log within 1.0 ulp of the exact result, expm1 and log1p within 1.3, tanh
+within 1.1 (NumPy's own: 0.6-1.2 ulp); NaN, +-inf, +-0.0
 and subnormals behave like NumPy (NaN in, NaN out; ``tanh(-0.0) = -0.0``;
 ``exp`` overflows to inf and underflows through the subnormals to 0).
 float32 inputs are computed in float64 and rounded once (<= 1 ulp).
@@ -32,8 +32,10 @@ vectorised loop busy where Horner's 12 chained multiply-adds would stall it
 on FMA latency: 13% faster tanh), and build
 ``2^k`` from the exponent bits; ``k`` comes from the 1.5*2^52 shifter (the
 addition rounds ``x/ln2`` to an integer held in the low mantissa bits), so
-there is no float-to-int conversion.  ``tanh(x) = sign(x) e/(e + 2)`` with
-``e = expm1(2|x|)``, saturating at ``|x| >= 22``.  ``log`` splits
+there is no float-to-int conversion.  ``tanh`` selects between a
+rational approximation below ``|x| = 0.8`` and ``1 - 2/(exp(2|x|) + 1)``
+above, both computed, with one division (``tanh64``; coefficients fitted by
+``tools/fit_vmath_tanh.py``), saturating at ``|x| >= 22``.  ``log`` splits
 ``x = 2^k m`` with ``m`` in [sqrt(2)/2, sqrt(2)) by integer arithmetic on the
 bits, then ``log(1+f) = 2 atanh(f / (2 + f))`` (odd series).  ``log1p(x)``
 is ``log(1 + x)`` plus the rounding error of ``1 + x`` divided by ``1 + x``.
@@ -185,32 +187,55 @@ def expm1_64(x):
     return _select(x == x, y, x)
 
 
+# tanh: coefficients fitted by tools/fit_vmath_tanh.py (see tanh64)
+_TANH_SPLIT = 0.8
+_TANH_P = (-0.3333333333333314, -0.020486522016678502, -0.00019863501718621365)
+_TANH_Q = (1.0, 0.46145956604985683, 0.02327496956862851, 0.0002059522565581948)
+_EXP_F = (0.5000000000000001, 0.1666666666666667, 0.04166666666662412,
+          0.008333333333326145, 0.0013888888917215987, 0.00019841269874783279,
+          2.480152129291218e-05, 2.7557255447041885e-06, 2.762008970805154e-07,
+          2.510519809464366e-08)
+
+
 @register_jitable
 def tanh64(x):
-    a = 2.0 * abs(x)
-    a = _select(a > 44.0, 44.0, a)       # tanh(22) rounds to 1; keeps NaN
-    # e = expm1(a) as eh + el, unrounded: for a < 1.04 (k = 0, 1) the sum
-    # below is exact up to the Fast2Sum's error term, which is kept
-    r, c, k = _expm1_reduced(a)
-    s = _from_bits((k - 1 + 1023) << 52)
-    big = _fma(s, r, s - 0.5)
-    small = s * c
-    eh = 2.0 * (big + small)
-    el = 2.0 * (small - (0.5 * eh - big))
-    eh = _select(a < _TINY, a, eh)
-    el = _select(a < _TINY, 0.0, el)
-    d = eh + 2.0
-    # d's rounding error: exact (Fast2Sum) while eh <= 2; above, t >= 1/2
-    # and the error left is a small part of an ulp (measured)
-    err = (2.0 - d) + eh
-    # e / (e + 2) as e * (1/d) plus one Newton correction with the remainder
-    # e - t (d + err + el): one division, and a final rounding of t + (a
-    # small correction) instead of two roundings in a row
-    inv = _div(1.0, d)
-    t = eh * inv
-    rem = _fma(-t, err + el, _fma(-t, d, eh) + el)
-    t = _fma(rem, inv, t)
-    return math.copysign(t, x)
+    """Two branches, both computed and one selected, sharing one division
+    (why: the vectorised loop of ``1 - tanh(x)**2`` is 38 arithmetic
+    instructions per vector of elements, where the previous form,
+    ``expm1(2|x|) / (expm1(2|x|) + 2)`` with a double-double quotient, was
+    58; per_example_grad is bound by them, not by memory).
+
+    Below ``|x| = 0.8``: ``a + a * g P(g) / Q(g)``, ``g = a*a``, a rational
+    fit of ``tanh(a)/a - 1`` (absolute error 2e-17, and |g P/Q| < 0.2, so
+    its rounding errors are damped).  From 0.8: ``1 - 2 / (exp(2a) + 1)``,
+    where ``2 / (exp(2a) + 1) <= 0.34``, so the errors of exp and of the
+    division are scaled down by that much next to the result; exp's
+    polynomial (degree 11 in r, |r| <= ln2/2) needs no more than that.
+    Measured: at most 1.08 ulp over 4e6 random inputs around the switch
+    (tests/test_vmath.py bounds it by 1.1)."""
+    a = abs(x)
+    g = a * a
+    p0, p1, p2 = _TANH_P
+    q0, q1, q2, q3 = _TANH_Q
+    num_small = g * _fma(_fma(p2, g, p1), g, p0)
+    den_small = _fma(_fma(_fma(q3, g, q2), g, q1), g, q0)
+    # exp(z), z = 2a <= 44 (tanh(22) rounds to 1; keeps NaN): z = k ln2 + r
+    z = 2.0 * _select(a > 22.0, 22.0, a)
+    t = z * _INV_LN2 + _SHIFTER
+    k = t - _SHIFTER
+    r = _fma(-k, _LN2_LO, _fma(-k, _LN2_HI, z))
+    c0, c1, c2, c3, c4, c5, c6, c7, c8, c9 = _EXP_F
+    r2 = r * r
+    r4 = r2 * r2
+    f = _fma(_fma(_fma(c9, r, c8), r4, _fma(_fma(c7, r, c6), r2, _fma(c5, r, c4))), r4,
+             _fma(_fma(c3, r, c2), r2, _fma(c1, r, c0)))
+    p = 1.0 + _fma(r2, f, r)                 # exp(r), in [0.7, 1.42]
+    e = _from_bits(_bits(p) + ((_bits(t) - _SHIFTER_BITS) << 52))   # p 2^k, k <= 64
+    big = a >= _TANH_SPLIT                   # False for NaN: the small branch keeps it
+    y = _fma(_select(big, -2.0, a),
+             _div(_select(big, 1.0, num_small), _select(big, e + 1.0, den_small)),
+             _select(big, 1.0, a))
+    return math.copysign(y, x)
 
 
 _SQRT_HALF_BITS = 0x3fe6a09e667f3bcd     # bits of sqrt(2)/2
