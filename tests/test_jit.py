@@ -520,6 +520,47 @@ def test_second_process_loads_compiled_code_from_numbas_disk_cache(tmp_path, siz
 # CLI
 # ---------------------------------------------------------------------------
 
+_CLOSURES = """
+import numba
+def make(c):
+    @numba.njit(cache=True)
+    def f(x):
+        return x * c
+    return f
+"""
+
+_COMPILE_RANGE = """
+import sys
+sys.path.insert(0, {root!r})
+sys.path.insert(0, {here!r})
+import tangent_x  # noqa: F401  (installs the locked disk cache)
+import closures
+start, stop = map(int, sys.argv[1:3])
+print(sum(closures.make(k)(1.0) != k for k in range(start, stop)))
+"""
+
+
+def test_processes_compiling_at_once_share_the_disk_cache(tmp_path):
+    """Numba adds a version to a cache index without a lock: processes
+    compiling closures of one ``def`` at once could take the same data file,
+    and a later process loaded another closure's code (1-2 of 40 wrong in
+    about half the runs before numba_stage/disk_cache.py).  Four processes
+    compile ten closures each at once; a fifth loads all forty."""
+    (tmp_path / "closures.py").write_text(_CLOSURES)
+    script = _COMPILE_RANGE.format(root=ROOT, here=str(tmp_path))
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba"))
+    run = [sys.executable, "-c", script]
+    procs = [subprocess.Popen(run + [str(10 * p), str(10 * p + 10)], env=env,
+                              stdout=subprocess.PIPE, text=True) for p in range(4)]
+    for proc in procs:
+        out, _ = proc.communicate(timeout=300)
+        assert proc.returncode == 0 and out.strip() == "0"
+    check = subprocess.run(run + ["0", "40"], env=env, capture_output=True, text=True,
+                           timeout=300)
+    assert check.returncode == 0, check.stderr[-2000:]
+    assert check.stdout.strip() == "0", "a process loaded another closure's compiled code"
+
+
 def test_cli_prints_the_numba_stage(capsys):
     from tangent_x import cli
     mlp = os.path.join(ROOT, "examples", "mlp.py")

@@ -40,6 +40,9 @@ from .. import api, emit, modules, tree_util
 from ..errors import Origin, TransformError
 from ..naming import Namer
 from .specialize import Const, Dyn, Plan, SpecializationError, Specializer
+from . import disk_cache
+
+disk_cache.install()     # before anything is compiled: see disk_cache.py
 
 __all__ = ["jit", "disable_jit", "JitError"]
 
