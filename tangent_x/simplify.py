@@ -77,11 +77,13 @@ def eliminate_dead_code(blocks, live):
     from . import peephole
     from .coalesce import coalesce
     from .inplace import accumulate_in_place, reuse_dead_lists
-    from .liveness import eliminate_dead_code as eliminate
+    from .liveness import drop_unread_tapes, eliminate_dead_code as eliminate
     for block in blocks:      # the passes edit statements; transforms may share them
         block.stmts = ir.clone(block.stmts)
     peephole.simplify(blocks, live)
     eliminate(blocks, live)
+    if drop_unread_tapes(blocks, live):
+        eliminate(blocks, live)
     reuse_dead_lists(blocks, live)
     accumulate_in_place(blocks, live)
     return coalesce(blocks, live)

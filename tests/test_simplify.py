@@ -107,3 +107,33 @@ def test_a_branch_with_nothing_live_goes():
             a = 1.0
         r = 3.0
         """, {"r"}) == "r = 3.0"
+
+
+_TAPED = """
+    t = []
+    {alias}
+    for i in range(n):
+        t.append(x)
+        x = x * 2.0
+    for i in range(n):
+        v = t.pop()
+        {backward}
+    """
+
+
+def test_a_tape_whose_pops_nobody_reads_goes_with_its_pushes():
+    """A tape only pushed and popped, its popped values read by nothing
+    (each pop keeps the tape live for the next one, so plain liveness keeps
+    it): creation, pushes and pops all go."""
+    out = prune(_TAPED.format(alias="", backward="g = g * 2.0"), {"g"})
+    assert "t" not in {n.id for n in ast.walk(ast.parse(out)) if isinstance(n, ast.Name)}
+    assert "g = g * 2.0" in out
+
+
+def test_a_tape_stays_when_a_pop_is_read_returned_or_aliased():
+    read = prune(_TAPED.format(alias="", backward="g = g * v"), {"g"})
+    assert "t.append(x)" in read and "v = t.pop()" in read
+    returned = prune(_TAPED.format(alias="", backward="g = g * 2.0"), {"g", "t"})
+    assert "t.append(x)" in returned
+    aliased = prune(_TAPED.format(alias="u = t", backward="g = g * 2.0"), {"g", "u"})
+    assert "t.append(x)" in aliased

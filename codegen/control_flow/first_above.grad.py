@@ -14,7 +14,6 @@ def grad_first_above(x, threshold):
     loop_broken_tape = []
     loop_k_tape = []
     return_value_tape = []
-    returned_tape = []
     while True:
         not__loop_broken = not loop_broken
         if not__loop_broken:
@@ -26,7 +25,6 @@ def grad_first_above(x, threshold):
         loop_broken_tape.append(loop_broken)
         loop_k_tape.append(loop_k)
         return_value_tape.append(return_value)
-        returned_tape.append(returned)
         v = x[loop_k]
         loop_k = loop_k + 1
         gt = v > threshold
