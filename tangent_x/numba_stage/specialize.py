@@ -321,11 +321,14 @@ class Specializer:
         self.ranges = {}         # variables holding range(...): name -> its arguments
         # A tape that is only pushed, popped and measured keeps its size in
         # a variable of its own (list name -> size variable): a pop lowers
-        # the size and reads, a push writes at the size (appending when the
-        # list is full), and the list never shrinks.  Numba's list.pop gives
-        # memory back as the list empties, and a push after it takes it
-        # again: on a short loop those reallocations cost as much as the
-        # arithmetic.
+        # the size and reads, a push writes at the size (``y_tape =
+        # push(y_tape, y_tape_size, y)``, numba_runtime.push: the tape
+        # starts as None and is allocated by the first push, numbers in a
+        # NumPy array, other values in a list; it grows when full), and the
+        # tape never shrinks.  Numba's list.pop gives memory back as the
+        # list empties, and a push after it takes it again: on a short loop
+        # those reallocations cost as much as the arithmetic, and so do a
+        # list's own allocations next to a single array's.
         self.stacks = _stack_lists(func)
         self.sizes = {}
         # Ranks of the argument arrays (part of the call signature): ``x.ndim``
@@ -810,17 +813,15 @@ class Specializer:
             if size is None:
                 self.emit(ast.Expr(value=node))
                 return
-            # y_tape[y_tape_size] = y, or y_tape.append(y) when it is full
-            self.emit(ast.If(
-                test=ast.Compare(left=ast.Name(size, ast.Load()), ops=[ast.Lt()],
-                                 comparators=[ast.Call(func=ast.Name("len", ast.Load()),
-                                                       args=[ast.Name(template.name, ast.Load())],
-                                                       keywords=[])]),
-                body=[ast.Assign(targets=[ast.Subscript(
-                    value=ast.Name(template.name, ast.Load()),
-                    slice=ast.Name(size, ast.Load()), ctx=ast.Store())],
-                    value=copy.deepcopy(item), lineno=0)],
-                orelse=[ast.Expr(value=node)]))
+            # y_tape = push(y_tape, y_tape_size, y): y written at the size,
+            # the tape allocated or grown when needed
+            from . import numba_runtime
+            self.emit(ast.Assign(
+                targets=[ast.Name(template.name, ast.Store())],
+                value=ast.Call(func=self.global_name(numba_runtime.push, "push"),
+                               args=[ast.Name(template.name, ast.Load()),
+                                     ast.Name(size, ast.Load()), item], keywords=[]),
+                lineno=0))
             self.emit(ast.AugAssign(target=ast.Name(size, ast.Store()), op=ast.Add(),
                                     value=ast.Constant(1)))
         push(tape.template, item)
@@ -1156,11 +1157,14 @@ class Specializer:
         if isinstance(canon, Tape):
             for leaf in av_leaves(canon.template):
                 if isinstance(leaf, Dyn):
-                    self.assign(leaf.name, ast.List(elts=[], ctx=ast.Load()))
                     if sized or leaf.name in self.sizes:
+                        # allocated by its first push (numba_runtime.push)
+                        self.assign(leaf.name, ast.Constant(None))
                         size = self.sizes.setdefault(leaf.name,
                                                      self.fresh(f"{leaf.name}_size"))
                         self.assign(size, ast.Constant(0))
+                    else:
+                        self.assign(leaf.name, ast.List(elts=[], ctx=ast.Load()))
             return
         if is_container(canon):
             for c, o in zip(children(canon), children(old)):
