@@ -930,7 +930,7 @@ def _steps_to_double(x):
 
 
 def test_number_tapes_grow_and_take_a_carry_first_typed_narrower():
-    """A tape of numbers is a NumPy array (numba_runtime.push), allocated
+    """A tape of numbers is a NumPy array (numba_runtime.grown), allocated
     at the first push and doubled when full: a long loop grows it many
     times, a loop that never runs leaves it unallocated, and a carry Numba
     first types as an int and then as a float still compiles."""
@@ -941,7 +941,7 @@ def test_number_tapes_grow_and_take_a_carry_first_typed_narrower():
         got = tx.jit(tx.grad(_steps_to_double))(x)
         assert got == pytest.approx(tx.grad(_steps_to_double)(x), rel=1e-10)
     text = tx.jit(tx.grad(_steps_to_double)).numba_source(0.3)
-    assert "y_tape = push(y_tape, y_tape_size, y)" in text and ".append(" not in text
+    assert "y_tape = grown(y_tape, y)" in text and ".append(" not in text
 
 
 def test_jit_of_vmap_keeps_its_own_call_path():

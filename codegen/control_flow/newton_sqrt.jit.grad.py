@@ -4,7 +4,7 @@
 import numpy as np
 from tangent_x.runtime import check_grad_output, unbroadcast, zeros_like
 import tangent_x.numba_stage.numba_runtime  # Numba implementations of the helpers
-from tangent_x.numba_stage.numba_runtime import push
+from tangent_x.numba_stage.numba_runtime import grown
 
 
 def grad_newton_sqrt(a):
@@ -22,7 +22,9 @@ def grad_newton_sqrt(a):
         if test:
             # control_flow.py:16: while abs(y * y - a) > 1e-12:
             break
-        y_tape = push(y_tape, y_tape_size, y)
+        if y_tape is None or y_tape_size == len(y_tape):
+            y_tape = grown(y_tape, y)
+        y_tape[y_tape_size] = y
         y_tape_size += 1
         a_over_y = a / y
         y_plus_a_over_y = y + a_over_y

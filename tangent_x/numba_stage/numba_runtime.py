@@ -36,7 +36,7 @@ __all__ = ["sum_axes", "mean_axes", "max_axes", "min_axes", "prod_axes", "var_ax
            "std_axes_keepdims", "transpose", "squeeze", "expand_dims",
            "moveaxis", "broadcast_to", "cumsum", "flip", "dot", "matmul", "inner", "reshape",
            "clip", "ndim", "array", "add_at", "whole", "mask_select", "mask_assign",
-           "add_matmul_adjoint_lhs", "add_matmul_adjoint_rhs", "push"]
+           "add_matmul_adjoint_lhs", "add_matmul_adjoint_rhs", "grown"]
 
 
 # Implementations are compiled once per type signature and cached on disk
@@ -804,30 +804,31 @@ def _assigned(value):
     return lambda value: value
 
 
-# --- tapes kept with a size (specialize.Specializer.sizes) ----------------------
+# --- tapes kept with a size (specialize.Specializer.sizes) ---------------------
 
-def push(tape, size, item):
-    """The tape with ``item`` written at ``size`` (its number of items),
-    which the caller then raises by one: ``y_tape = push(y_tape,
-    y_tape_size, y)``.  The tape starts as None, because its items' type is
-    known only when Numba types the push; it is allocated at the first
-    push, and written in place after that (grown when full, never shrunk,
-    so popping, ``y_tape[size]`` after lowering the size, and pushing again
-    reuse its memory).
+def grown(tape, item):
+    """The tape (``None`` before its first push) with room for one item
+    more, which the caller then writes at the tape's size:
+
+        if y_tape is None or y_tape_size == len(y_tape):
+            y_tape = grown(y_tape, y)
+        y_tape[y_tape_size] = y
+
+    The tape starts as None because its items' type is known only when
+    Numba types the push; it is never shrunk, so popping (``y_tape[size]``
+    after lowering the size) and pushing again reuse its memory, and a push
+    with room is a store, with no call and no reference counting.
 
     Why not a Numba list throughout: for a number pushed per iteration of
     a short loop, the list's allocations and appends cost as much as the
     arithmetic (Newton's sqrt: 250 ns with a list, 215 ns with an array,
     the hand-written gradient 195 ns).  So compiled, numbers (and bools)
-    go in a NumPy array of their dtype, starting at 16 items and doubling;
-    anything else (arrays, shape tuples, values that may be None) in a
-    Numba list, as before.  This eager form is the list form."""
+    go in a NumPy array of their dtype, 16 items at first, doubled when
+    full; anything else (arrays, shape tuples, values that may be None) in
+    a Numba list, appended to.  This eager form is the list form."""
     if tape is None:
         tape = []
-    if size < len(tape):
-        tape[size] = item
-    else:
-        tape.append(item)
+    tape.append(item)
     return tape
 
 
@@ -840,7 +841,7 @@ class NumberTape(types.Array):
     dtype) as Numba's list types do.  Numba types a loop in rounds, and a
     carried variable may first be typed narrower than it ends up (``acc =
     0`` before the loop, ``acc = acc + x`` in it: int64, then float64), so
-    the push is typed first with the narrow item, then with the final one;
+    a push is typed first with the narrow item, then with the final one;
     plain array types of two dtypes would not unify and the function would
     not compile.  No value of the narrow type exists at run time: code is
     generated from the final types only."""
@@ -879,8 +880,8 @@ def _same(value):
     return value
 
 
-@overload(push, jit_options=_CACHED)
-def _push(tape, size, item):
+@overload(grown, inline="always", jit_options=_CACHED)
+def _grown(tape, item):
     item = types.unliteral(item)
     held = tape.type if isinstance(tape, types.Optional) else tape
     if isinstance(item, types.NoneType):
@@ -889,57 +890,36 @@ def _push(tape, size, item):
         return None
     # the tape when it is not None, of its plain type
     unwrap = _optional_value if isinstance(tape, types.Optional) else _same
+    start = _TAPE_START
     if _number_tape(item):
         if isinstance(held, types.List):
             raise TypingError(f"a tape of {held.dtype} is pushed a {item}")
-        start = _TAPE_START
-        if isinstance(held, NumberTape) and held.dtype != item:
-            # a round of typing with an item narrower or wider than the
-            # tape's: compiled, never run (see NumberTape)
-            dtype = np.promote_types(as_dtype(held.dtype), as_dtype(item)).type
-
-            def convert(tape, size, item):
-                old = unwrap(tape)
-                out = np.empty(max(start, 2 * len(old), size + 1), dtype)
-                for k in range(len(old)):
-                    out[k] = old[k]
-                out[size] = item
-                return _as_tape(out)
-            return convert
-        dtype = as_dtype(item).type
         if isinstance(tape, types.NoneType):      # typed before the loop's pushes are
-            def first(tape, size, item):
-                out = np.empty(max(start, size + 1), dtype)
-                out[size] = item
-                return _as_tape(out)
-            return first
+            dtype = as_dtype(item).type
+            return lambda tape, item: _as_tape(np.empty(start, dtype))
+        # (a round of typing may see an item narrower or wider than the
+        # tape: the common dtype, compiled but never run, see NumberTape)
+        dtype = np.promote_types(as_dtype(held.dtype), as_dtype(item)).type
 
-        def number(tape, size, item):
+        def number(tape, item):
             if tape is None:
-                out = _as_tape(np.empty(max(start, size + 1), dtype))
-            else:
-                out = unwrap(tape)
-                if size >= len(out):
-                    grown = np.empty(max(2 * len(out), size + 1), dtype)
-                    for k in range(len(out)):
-                        grown[k] = out[k]
-                    out = _as_tape(grown)
-            out[size] = item
-            return out
+                return _as_tape(np.empty(start, dtype))
+            old = unwrap(tape)
+            out = np.empty(max(start, 2 * len(old)), dtype)
+            for k in range(len(old)):
+                out[k] = old[k]
+            return _as_tape(out)
         return number
     if isinstance(held, NumberTape):
         raise TypingError(f"a tape of {held.dtype} is pushed a {item}")
     if isinstance(tape, types.NoneType):
-        return lambda tape, size, item: [item]
+        return lambda tape, item: [item]
 
-    def listed(tape, size, item):
+    def listed(tape, item):
         if tape is None:
             return [item]
         out = unwrap(tape)
-        if size < len(out):
-            out[size] = item
-        else:
-            out.append(item)
+        out.append(item)
         return out
     return listed
 
