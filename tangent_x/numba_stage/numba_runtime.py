@@ -905,7 +905,7 @@ def _grown(tape, item):
             if tape is None:
                 return _as_tape(np.empty(start, dtype))
             old = unwrap(tape)
-            out = np.empty(max(start, 2 * len(old)), dtype)
+            out = np.empty(2 * len(old), dtype)       # (a tape has 16 items or more)
             for k in range(len(old)):
                 out[k] = old[k]
             return _as_tape(out)
