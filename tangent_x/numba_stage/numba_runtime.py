@@ -863,12 +863,21 @@ register_default(NumberTape)(ArrayModel)
 
 
 @intrinsic
-def _as_tape(typingctx, array):
-    """The 1-D array ``array`` typed as a tape (the same value)."""
+def _new_tape(typingctx, dtype, size):
+    """An uninitialised tape of ``size`` items of the NumPy scalar type
+    ``dtype``.  Lowered straight to Numba's array allocation rather than
+    through ``np.empty``, whose overload costs ~0.1 s of compiling in every
+    new process (it is not cached on disk), for a function that may
+    otherwise never allocate an array."""
+    item = dtype.instance_type
+
     def codegen(context, builder, signature, args):
-        # a borrowed argument returned: a new reference
-        return impl_ret_borrowed(context, builder, signature.return_type, args[0])
-    return NumberTape(array.dtype)(array), codegen
+        from numba.core.imputils import impl_ret_new_ref
+        from numba.np.arrayobj import _empty_nd_impl
+        n = context.cast(builder, args[1], signature.args[1], types.intp)
+        array = _empty_nd_impl(context, builder, types.Array(item, 1, "C"), [n])
+        return impl_ret_new_ref(context, builder, signature.return_type, array._getvalue())
+    return NumberTape(item)(dtype, size), codegen
 
 
 def _number_tape(item):
@@ -894,21 +903,21 @@ def _grown(tape, item):
     if _number_tape(item):
         if isinstance(held, types.List):
             raise TypingError(f"a tape of {held.dtype} is pushed a {item}")
-        if isinstance(tape, types.NoneType):      # typed before the loop's pushes are
-            dtype = as_dtype(item).type
-            return lambda tape, item: _as_tape(np.empty(start, dtype))
-        # (a round of typing may see an item narrower or wider than the
-        # tape: the common dtype, compiled but never run, see NumberTape)
-        dtype = np.promote_types(as_dtype(held.dtype), as_dtype(item)).type
+        dtype = as_dtype(item).type
+        if isinstance(tape, types.NoneType) or held.dtype != item:
+            # typed before the loop's pushes are, or a round of typing with
+            # an item narrower or wider than the tape's (compiled, never
+            # run: see NumberTape)
+            return lambda tape, item: _new_tape(dtype, start)
 
         def number(tape, item):
             if tape is None:
-                return _as_tape(np.empty(start, dtype))
+                return _new_tape(dtype, start)
             old = unwrap(tape)
-            out = np.empty(2 * len(old), dtype)       # (a tape has 16 items or more)
+            out = _new_tape(dtype, 2 * len(old))     # (a tape has 16 items or more)
             for k in range(len(old)):
                 out[k] = old[k]
-            return _as_tape(out)
+            return out
         return number
     if isinstance(held, NumberTape):
         raise TypingError(f"a tape of {held.dtype} is pushed a {item}")
