@@ -903,12 +903,14 @@ def _grown(tape, item):
     if _number_tape(item):
         if isinstance(held, types.List):
             raise TypingError(f"a tape of {held.dtype} is pushed a {item}")
-        dtype = as_dtype(item).type
-        if isinstance(tape, types.NoneType) or held.dtype != item:
-            # typed before the loop's pushes are, or a round of typing with
-            # an item narrower or wider than the tape's (compiled, never
-            # run: see NumberTape)
+        if isinstance(tape, types.NoneType):      # typed before the loop's pushes are
+            dtype = as_dtype(item).type
             return lambda tape, item: _new_tape(dtype, start)
+        # The items kept in the common dtype of the tape's and the item's:
+        # a round of typing may see an item narrower or wider than the
+        # tape's (see NumberTape), and pushes of two types at two places
+        # make one tape of the common type, as a Numba list would.
+        dtype = np.promote_types(as_dtype(held.dtype), as_dtype(item)).type
 
         def number(tape, item):
             if tape is None:
