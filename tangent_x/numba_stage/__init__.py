@@ -1036,7 +1036,9 @@ def jit(fun=None, static_argnums=(), static_argnames=()):
 
     ``static_argnums``/``static_argnames``: arguments whose values are folded
     into the code (they must be hashable; a new value compiles again).
-    Usable as ``@jit`` or ``@jit(static_argnames='config')``."""
+    Usable as ``@jit`` or ``@jit(static_argnames='config')``.  Returns a plain
+    function (see ``Jitted.front``); ``jit(vmap(f))`` and ``jit`` of a
+    Jacobian or Hessian return objects with call paths of their own."""
     if fun is None:
         return lambda f: jit(f, static_argnums, static_argnames)
     if hasattr(fun, "__tangent_x_rebuild__"):         # jacfwd, jacrev, hessian
