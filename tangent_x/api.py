@@ -527,8 +527,8 @@ def source(fun, stage="python"):
     if stage not in STAGES:
         raise ValueError(f"unknown stage {stage!r}; choose one of {', '.join(STAGES)}")
     if stage == "numba":
-        from .numba_stage import Jitted
-        return (fun if isinstance(fun, Jitted) else Jitted(fun)).numba_source()
+        from .numba_stage import Jitted, jitted_of
+        return (jitted_of(fun) or Jitted(fun)).numba_source()
     fun = getattr(fun, "__tangent_x_source__", None) or getattr(fun, "__tangent_x__", fun)
     if hasattr(fun, "specialize") and stage == "python":    # vmap: its latest specialisation
         return fun.generated.text

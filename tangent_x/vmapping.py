@@ -37,8 +37,9 @@ def vmap(fun, in_axes=0, out_axes=0, method="vectorize"):
         in_axes = tuple(in_axes)
     _check_axes_spec(in_axes, "in_axes")
     _check_axes_spec(out_axes, "out_axes")
-    from .numba_stage import Jitted, jit
-    if isinstance(fun, Jitted):     # vmap(jit(f)) is jit(vmap(f)): still compiled
+    from .numba_stage import jit, jitted_of
+    if jitted_of(fun) is not None:  # vmap(jit(f)) is jit(vmap(f)): still compiled
+        fun = jitted_of(fun)
         return jit(Vmapped(fun._fun, in_axes, out_axes, method),
                    static_argnums=fun._static_argnums,
                    static_argnames=fun._static_argnames)

@@ -735,11 +735,15 @@ def test_squeeze_without_axis_sees_through_elementwise_functions():
 
 # ---------------------------------------------------------------------------
 # The fast path: after a call with arrays and numbers only, the jitted
-# function's __call__ is a guard written for that signature
+# function becomes a guard written for that signature
 # ---------------------------------------------------------------------------
 
 def _has_fast_path(jitted):
-    return "__call__" in type(jitted).__dict__
+    from tangent_x.numba_stage import Jitted
+    if isinstance(jitted, Jitted):        # jit(vmap(f)): an instance, its class's __call__
+        return "__call__" in type(jitted).__dict__
+    # what jit returns is a function whose code is swapped for the fast path
+    return jitted.__code__ is not jitted._general_code
 
 
 def _sum_of_squares(x):
@@ -1000,6 +1004,37 @@ def test_lists_used_as_stacks_push_after_pop():
     code = tx.jit(_stack_refill).numba_source(0.5)
     assert "_size]" in code and ".pop()" not in code
     assert ".pop()" in tx.jit(_stack_peek).numba_source(0.5)
+
+
+def _sum_from_int(x, n):
+    acc = 0                       # an int before the loop, a float in it
+    for i in range(n):
+        acc = acc + x * x * i
+    return acc
+
+
+def _steps_to_double(x):
+    k = 0
+    y = x
+    while y < 2.0:
+        y = y * 1.01 + k * 1e-3
+        k = k + 1
+    return y
+
+
+def test_number_tapes_grow_and_take_a_carry_first_typed_narrower():
+    """A tape of numbers is a NumPy array (numba_runtime.grown), allocated
+    at the first push and doubled when full: a long loop grows it many
+    times, a loop that never runs leaves it unallocated, and a carry Numba
+    first types as an int and then as a float still compiles."""
+    for n in (0, 1, 16, 17, 1000):
+        got = tx.jit(tx.grad(_sum_from_int))(1.5, n)
+        assert got == pytest.approx(tx.grad(_sum_from_int)(1.5, n), rel=1e-12)
+    for x in (0.3, 1.0, 1.99, 2.5):
+        got = tx.jit(tx.grad(_steps_to_double))(x)
+        assert got == pytest.approx(tx.grad(_steps_to_double)(x), rel=1e-10)
+    text = tx.jit(tx.grad(_steps_to_double)).numba_source(0.3)
+    assert "y_tape = grown(y_tape, y)" in text and ".append(" not in text
 
 
 def test_jit_of_vmap_keeps_its_own_call_path():

@@ -4,12 +4,13 @@
 import numpy as np
 from tangent_x.runtime import check_grad_output, unbroadcast, zeros_like
 import tangent_x.numba_stage.numba_runtime  # Numba implementations of the helpers
+from tangent_x.numba_stage.numba_runtime import grown
 
 
 def grad_newton_sqrt(a):
     # control_flow.py:16: while abs(y * y - a) > 1e-12:
     y = a
-    y_tape = []
+    y_tape = None
     y_tape_size = 0
     while True:
         # control_flow.py:16: while abs(y * y - a) > 1e-12:
@@ -21,10 +22,9 @@ def grad_newton_sqrt(a):
         if test:
             # control_flow.py:16: while abs(y * y - a) > 1e-12:
             break
-        if y_tape_size < len(y_tape):
-            y_tape[y_tape_size] = y
-        else:
-            y_tape.append(y)
+        if y_tape is None or y_tape_size == len(y_tape):
+            y_tape = grown(y_tape, y)
+        y_tape[y_tape_size] = y
         y_tape_size += 1
         a_over_y = a / y
         y_plus_a_over_y = y + a_over_y

@@ -5,7 +5,7 @@ import numpy as np
 import tangent_x.numba_stage.vmath as vmath
 from tangent_x.runtime import check_grad_output, iteration_item, matmul_adjoint_lhs, matmul_adjoint_rhs, shaped, unbroadcast, unreduce, zeros_like
 import tangent_x.numba_stage.numba_runtime  # Numba implementations of the helpers
-from tangent_x.numba_stage.numba_runtime import add_matmul_adjoint_lhs, matmul
+from tangent_x.numba_stage.numba_runtime import add_matmul_adjoint_lhs, grown, matmul
 
 
 def grad_rnn(W, U, xs):
@@ -15,34 +15,31 @@ def grad_rnn(W, U, xs):
     h_1 = np.zeros(shape_W_0)
     # control_flow.py:31: for x in xs:
     n = len(xs)
-    U_at_item_shape_tape = []
+    U_at_item_shape_tape = None
     U_at_item_shape_tape_size = 0
-    W_at_h_1_shape_tape = []
+    W_at_h_1_shape_tape = None
     W_at_h_1_shape_tape_size = 0
-    h_1_tape = []
+    h_1_tape = None
     h_1_tape_size = 0
     for k in range(n):
         # control_flow.py:31: for x in xs:
-        if h_1_tape_size < len(h_1_tape):
-            h_1_tape[h_1_tape_size] = h_1
-        else:
-            h_1_tape.append(h_1)
+        if h_1_tape is None or h_1_tape_size == len(h_1_tape):
+            h_1_tape = grown(h_1_tape, h_1)
+        h_1_tape[h_1_tape_size] = h_1
         h_1_tape_size += 1
         item = iteration_item(xs, k)
         W_at_h_1 = matmul(W, h_1)
         U_at_item = matmul(U, item)
         h_2 = vmath.tanh(W_at_h_1 + U_at_item)
         U_at_item_shape_tape_item = np.shape(U_at_item)
-        if U_at_item_shape_tape_size < len(U_at_item_shape_tape):
-            U_at_item_shape_tape[U_at_item_shape_tape_size] = U_at_item_shape_tape_item
-        else:
-            U_at_item_shape_tape.append(U_at_item_shape_tape_item)
+        if U_at_item_shape_tape is None or U_at_item_shape_tape_size == len(U_at_item_shape_tape):
+            U_at_item_shape_tape = grown(U_at_item_shape_tape, U_at_item_shape_tape_item)
+        U_at_item_shape_tape[U_at_item_shape_tape_size] = U_at_item_shape_tape_item
         U_at_item_shape_tape_size += 1
         W_at_h_1_shape_tape_item = np.shape(W_at_h_1)
-        if W_at_h_1_shape_tape_size < len(W_at_h_1_shape_tape):
-            W_at_h_1_shape_tape[W_at_h_1_shape_tape_size] = W_at_h_1_shape_tape_item
-        else:
-            W_at_h_1_shape_tape.append(W_at_h_1_shape_tape_item)
+        if W_at_h_1_shape_tape is None or W_at_h_1_shape_tape_size == len(W_at_h_1_shape_tape):
+            W_at_h_1_shape_tape = grown(W_at_h_1_shape_tape, W_at_h_1_shape_tape_item)
+        W_at_h_1_shape_tape[W_at_h_1_shape_tape_size] = W_at_h_1_shape_tape_item
         W_at_h_1_shape_tape_size += 1
         h_1 = h_2
     # control_flow.py:33: return np.sum(h)

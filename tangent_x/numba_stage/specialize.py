@@ -336,11 +336,13 @@ class Specializer:
         self.ranges = {}         # variables holding range(...): name -> its arguments
         # A tape that is only pushed, popped and measured keeps its size in
         # a variable of its own (list name -> size variable): a pop lowers
-        # the size and reads, a push writes at the size (appending when the
-        # list is full), and the list never shrinks.  Numba's list.pop gives
-        # memory back as the list empties, and a push after it takes it
-        # again: on a short loop those reallocations cost as much as the
-        # arithmetic.
+        # the size and reads, a push writes at the size (the tape starts
+        # as None, allocated by the first push and grown when full by
+        # numba_runtime.grown: numbers in a NumPy array, other values in a
+        # list), and the tape never shrinks.  Numba's list.pop gives memory back as the
+        # list empties, and a push after it takes it again: on a short loop
+        # those reallocations cost as much as the arithmetic, and so do a
+        # list's own allocations next to a single array's.
         self.stacks = _stack_lists(func)
         self.sizes = {}
         # Ranks of the argument arrays (part of the call signature): ``x.ndim``
@@ -825,17 +827,32 @@ class Specializer:
             if size is None:
                 self.emit(ast.Expr(value=node))
                 return
-            # y_tape[y_tape_size] = y, or y_tape.append(y) when it is full
+            # if y_tape is None or y_tape_size == len(y_tape):
+            #     y_tape = grown(y_tape, y)
+            # y_tape[y_tape_size] = y
+            # (numba_runtime.grown: the tape allocated at the first push,
+            # grown when full; otherwise a push is a store)
+            from . import numba_runtime
+            tape_name = template.name
             self.emit(ast.If(
-                test=ast.Compare(left=ast.Name(size, ast.Load()), ops=[ast.Lt()],
-                                 comparators=[ast.Call(func=ast.Name("len", ast.Load()),
-                                                       args=[ast.Name(template.name, ast.Load())],
-                                                       keywords=[])]),
-                body=[ast.Assign(targets=[ast.Subscript(
-                    value=ast.Name(template.name, ast.Load()),
-                    slice=ast.Name(size, ast.Load()), ctx=ast.Store())],
-                    value=copy.deepcopy(item), lineno=0)],
-                orelse=[ast.Expr(value=node)]))
+                test=ast.BoolOp(op=ast.Or(), values=[
+                    ast.Compare(left=ast.Name(tape_name, ast.Load()), ops=[ast.Is()],
+                                comparators=[ast.Constant(None)]),
+                    ast.Compare(left=ast.Name(size, ast.Load()), ops=[ast.Eq()],
+                                comparators=[ast.Call(func=ast.Name("len", ast.Load()),
+                                                      args=[ast.Name(tape_name, ast.Load())],
+                                                      keywords=[])])]),
+                body=[ast.Assign(
+                    targets=[ast.Name(tape_name, ast.Store())],
+                    value=ast.Call(func=self.global_name(numba_runtime.grown, "grown"),
+                                   args=[ast.Name(tape_name, ast.Load()), copy.deepcopy(item)],
+                                   keywords=[]),
+                    lineno=0)],
+                orelse=[]))
+            self.emit(ast.Assign(targets=[ast.Subscript(
+                value=ast.Name(tape_name, ast.Load()),
+                slice=ast.Name(size, ast.Load()), ctx=ast.Store())],
+                value=item, lineno=0))
             self.emit(ast.AugAssign(target=ast.Name(size, ast.Store()), op=ast.Add(),
                                     value=ast.Constant(1)))
         push(tape.template, item)
@@ -1270,11 +1287,14 @@ class Specializer:
         if isinstance(canon, Tape):
             for leaf in av_leaves(canon.template):
                 if isinstance(leaf, Dyn):
-                    self.assign(leaf.name, ast.List(elts=[], ctx=ast.Load()))
                     if sized or leaf.name in self.sizes:
+                        # allocated by its first push (numba_runtime.push)
+                        self.assign(leaf.name, ast.Constant(None))
                         size = self.sizes.setdefault(leaf.name,
                                                      self.fresh(f"{leaf.name}_size"))
                         self.assign(size, ast.Constant(0))
+                    else:
+                        self.assign(leaf.name, ast.List(elts=[], ctx=ast.Load()))
             return
         if is_container(canon):
             for c, o in zip(children(canon), children(old)):
