@@ -1034,7 +1034,7 @@ def test_number_tapes_grow_and_take_a_carry_first_typed_narrower():
         got = tx.jit(tx.grad(_steps_to_double))(x)
         assert got == pytest.approx(tx.grad(_steps_to_double)(x), rel=1e-10)
     text = tx.jit(tx.grad(_steps_to_double)).numba_source(0.3)
-    assert "y_tape = grown(y_tape, y)" in text and ".append(" not in text
+    assert "k_tape = grown(k_tape, k)" in text and ".append(" not in text
 
 
 def test_jit_of_vmap_keeps_its_own_call_path():
