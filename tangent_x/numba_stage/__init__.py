@@ -208,13 +208,18 @@ class Jitted:
         inner._specialize_inner(args)      # jit(vmap(f)): vmap's code for these arguments
         generated = inner.generated
         bound = self._bind(generated, args, kwargs)
-        key, leaves, avs = self._signature(generated, bound)
+        try:
+            key, leaves, _ = self._signature(generated, bound, full=False)
+        except JitError:           # again, for the error's argument path
+            self._signature(generated, bound)
+            raise
         entry = self._cache.get(key)
         if entry is None or entry[0] is not generated or kwargs:
             # input checks (float inputs for grad ...) depend only on the key
             checked = range(len(inner._argnums)) if inner._kind == "jvp" else inner._argnums
             api._check_inputs(inner._kind, inner._fun, args, checked)
             if entry is None or entry[0] is not generated:
+                key, leaves, avs = self._signature(generated, bound)
                 compiled = self._compile(generated, avs, key)
                 self._cache[key] = (generated, compiled)
             else:
@@ -510,17 +515,24 @@ class Jitted:
             self._fast = (generated, [(n, n in statics) for n in names])
         return out
 
-    def _signature(self, generated, bound):
-        """(cache key, flat leaves, abstract arguments)."""
+    def _signature(self, generated, bound, full=True):
+        """(cache key, flat leaves, abstract arguments).  ``full`` False:
+        the key and leaves only (abstract arguments None), without naming
+        leaves for the specialiser: a call whose key is cached needs no
+        more (a pytree of six leaves: 16 -> 6 us)."""
         key, leaves, avs = [], [], []
-        self._names = Namer()
-        self._ranks = {}
+        self._full = full
+        if full:
+            self._names = Namer()
+            self._ranks = {}
         if getattr(self, "_units_of", (None,))[0] is not generated:
             from .unit_axes import needs_unit_axes
             tree = ast.parse(generated.text)
             self._units_of = (generated, needs_unit_axes(tree))
         # size-1 axes: part of the signature only for code that needs them
-        self._units = {} if self._units_of[1] else None
+        units = {} if self._units_of[1] else None
+        if full:
+            self._units = units
         for name, (value, static) in bound.items():
             if static:
                 try:
@@ -538,9 +550,10 @@ class Jitted:
                 av, k = self._flatten(value, name, leaves, name)
                 key.append(k)
                 avs.append(av)
-        from .weak_scalars import needs_weak_scalars
-        self._weak = needs_weak_scalars(leaves)     # (dtypes are in the key)
-        return tuple(key), leaves, avs
+        if full:
+            from .weak_scalars import needs_weak_scalars
+            self._weak = needs_weak_scalars(leaves)     # (dtypes are in the key)
+        return tuple(key), leaves, (avs if full else None)
 
     def _flatten(self, value, path, leaves, hint):
         if isinstance(value, dict):
@@ -548,14 +561,16 @@ class Jitted:
             for k, v in value.items():
                 if not isinstance(k, (str, int)):
                     raise self._bad_leaf(path, k, "has a key of type " + type(k).__name__)
-                av, sub = self._flatten(v, f"{path}[{k!r}]", leaves, f"{hint}_{k}")
+                av, sub = self._flatten(v, f"{path}[{k!r}]" if self._full else None, leaves,
+                                        f"{hint}_{k}" if self._full else None)
                 items[k] = av
                 keys.append((k, sub))
             return items, (type(value), tuple(keys))
         if isinstance(value, (list, tuple)):
             items, keys = [], []
             for i, v in enumerate(value):
-                av, sub = self._flatten(v, f"{path}[{i}]", leaves, f"{hint}_{i}")
+                av, sub = self._flatten(v, f"{path}[{i}]" if self._full else None, leaves,
+                                        f"{hint}_{i}" if self._full else None)
                 items.append(av)
                 keys.append(sub)
             if hasattr(type(value), "_fields"):
@@ -567,17 +582,25 @@ class Jitted:
             if value.dtype.kind not in "biufc":
                 raise self._bad_leaf(path, value, f"is an array of dtype {value.dtype}")
             leaves.append(value)
-            name = self._leaf_name(hint)
-            self._ranks[name] = value.ndim        # the specialiser folds x.ndim
-            if self._units is not None:
+            units = None
+            if self._units_of[1]:
                 from .unit_axes import of_value
-                self._units[name] = of_value(value)
-                return Dyn(name), (value.dtype.char, value.ndim, self._units[name])
-            return Dyn(name), (value.dtype.char, value.ndim)
+                units = of_value(value)
+            if self._full:
+                name = self._leaf_name(hint)
+                self._ranks[name] = value.ndim        # the specialiser folds x.ndim
+                if units is not None:
+                    self._units[name] = units
+            av = Dyn(name) if self._full else None
+            if units is not None:
+                return av, (value.dtype.char, value.ndim, units)
+            return av, (value.dtype.char, value.ndim)
         if isinstance(value, (bool, numbers.Number, np.generic)) and not isinstance(value, str):
             if isinstance(value, np.generic) and value.dtype.kind not in "biufc":
                 raise self._bad_leaf(path, value, f"has dtype {value.dtype}")
             leaves.append(value)
+            if not self._full:
+                return None, type(value)
             name = self._leaf_name(hint)
             if self._units is not None:
                 self._units[name] = ()
