@@ -454,11 +454,12 @@ def _dot(a, b):
 
 # --- matrix products --------------------------------------------------------------
 #
-# Products of two float64 matrices run in a kernel of ours rather than in the
+# Products of two float64 matrices laid out as x @ W.T (see _matmul_entry
+# for which; the others go to BLAS) run in a kernel of ours rather than in the
 # BLAS Numba binds (scipy's OpenBLAS).  Measured on the benchmark machine (an
 # AVX-512 AMD EPYC that OpenBLAS drives with its AVX2 "Haswell" kernels):
-# (128, 784) @ (784, 64) takes ~160 us in the kernel below and ~255 us in
-# BLAS, and (128, 784).T @ (128, 64) ~185 us against ~265 us, because LLVM
+# (128, 784) @ (784, 64) took ~160 us in the kernel below and ~255 us in
+# BLAS in session 3 (237 against 288 us in session 4), because LLVM
 # compiles the kernel for the host CPU (AVX-512 fused multiply-adds).
 #
 # The kernel computes C = A @ B.T for A (M, K) and B (N, K), both
@@ -467,7 +468,8 @@ def _dot(a, b):
 # lanes; "contract" makes fused multiply-adds).  Entries are computed in
 # blocks of _MR x _NR: each pass over K loads _MR + _NR rows' elements and
 # does _MR * _NR multiply-adds, kept in registers.  Operands in another
-# layout are packed first, as BLAS packs (see ``_matmul_entry``).
+# layout would be packed first, as BLAS packs (see ``_matmul_entry``): only
+# past BLAS's 32-bit dimensions now.
 #
 # The kernel is compiled once per process, as a C callable (``numba.cfunc``,
 # cached on disk), and called by its symbol name, the way Numba calls BLAS:
