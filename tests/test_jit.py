@@ -959,15 +959,33 @@ def test_errors_on_the_fast_path_are_the_general_paths_errors():
     assert "Traceback" not in str(info.value)
 
 
-def test_pytree_call_after_a_fast_call_uses_the_general_path():
+def test_fast_path_of_a_pytree_signature_checks_the_structure():
+    """A call with containers of arrays and numbers gets a fast path too
+    (the MLP's list of dicts: ~40 us of flattening a call less); it checks
+    each container's type, length and keys in order, and each leaf's type,
+    dtype and rank, and steps aside for any other structure."""
     jitted = tx.jit(tx.grad(_weighted))
     params, x = {"w": np.array([0.5, -1.0]), "scale": 3.0}, np.array([1.0, 2.0])
     g = tx.jit(tx.grad(_dot_sum))
     np.testing.assert_allclose(g(x, x), x)
     assert _has_fast_path(g)
     for _ in range(2):
-        np.testing.assert_allclose(jitted(params, x)["w"], 3.0 * x)
-        assert not _has_fast_path(jitted)
+        got = jitted(params, x)
+        assert got.keys() == {"w", "scale"} and type(got["scale"]) is float
+        np.testing.assert_allclose(got["w"], 3.0 * x)
+        assert _has_fast_path(jitted)
+    others = [{"scale": 3.0, "w": np.array([0.5, -1.0])},              # key order
+              {"w": np.array([0.5, -1.0], np.float32), "scale": 3.0},  # dtype
+              {"w": np.array([[0.5, -1.0]]), "scale": 3.0},            # rank
+              {"w": np.array([0.5, -1.0]), "scale": 3.0, "extra": 1.0}]   # keys
+    for other in others:
+        want = tx.grad(_weighted)(other, x)
+        got = jitted(other, x)
+        assert got.keys() == want.keys()
+        for k in want:
+            np.testing.assert_allclose(got[k], want[k], rtol=1e-6)
+        got = jitted(params, x)                     # and back
+        np.testing.assert_allclose(got["w"], 3.0 * x)
 
 
 def _stack_refill(x):

@@ -14,7 +14,8 @@ static value, pytree structure or array rank specialises again (ranks are
 folded in: ``x.ndim`` is a constant of the numba stage); new dtypes and
 layouts are Numba's own dispatch (same source, new machine code).
 
-Calls whose arguments are all arrays and numbers skip even that: after
+Calls whose arguments are arrays, numbers and plain containers (list,
+tuple, dict) of them skip even that: after
 such a call the function ``jit`` returned (a plain Python function, see
 ``Jitted.front``) has as its code a small guard written for that
 signature (see ``Jitted._install``), which checks the argument types
@@ -269,9 +270,10 @@ class Jitted:
     def _install(self, generated, compiled, key, args, kwargs, values):
         """Make ``__call__`` (and the code of the function ``jit`` returned,
         see ``front``) the fast path of this call's signature, when
-        every argument is an array or a number and every parameter is given
-        (nothing to flatten, bind, default or fold in); otherwise go back to
-        the general path.
+        every argument is an array or a number, or a list, tuple or dict of
+        them (``_plain_tree``: read by index, ``_guard_tree``), and every
+        parameter is given (nothing to bind, default or fold in); otherwise
+        go back to the general path.
 
         The fast path (``_entry``) is a function written for the signature:
         it checks each argument's type (and an array's dtype, on which
@@ -293,7 +295,7 @@ class Jitted:
                     not any(static or name.startswith("_tx_") for name, static in fast[1])
                     and getattr(getattr(self._inner._fun, "__tangent_x__", None),
                                 "specialize", None) is None and
-                    all(_plain_leaf(a) for a in args) and
+                    all(_plain_tree(a) for a in args) and
                     # code specialised on size-1 axes (np.squeeze without
                     # axis, see unit_axes) needs the general path's key
                     not self._units_of[1])
@@ -385,14 +387,9 @@ class Jitted:
                                                known=len(compiled.dispatcher.overloads)),
                "_tx_missing": _MISSING, "_tx_attribute_holds": _attribute_holds,
                "_tx_cell_holds": _cell_holds}
-        checks = []
-        for i, (name, value) in enumerate(zip(names, args)):
-            env[f"_tx_t{i}"] = type(value)
-            checks.append(f"type({name}) is _tx_t{i}")
-            if isinstance(value, np.ndarray):
-                env[f"_tx_d{i}"] = value.dtype
-                checks.append(f"{name}.dtype is _tx_d{i}")
-                checks.append(f"{name}.ndim == {value.ndim}")     # ranks are in the key
+        checks, guards, leaves = [], [], []
+        for name, value in zip(names, args):
+            _guard_tree(name, value, env, checks, guards, leaves)
         holders, seen = {}, set()
         for j, (kind, holder, attr, value) in enumerate(generated.deps):
             if (kind, id(holder), attr, id(value)) in seen:
@@ -415,20 +412,28 @@ class Jitted:
             hidden.append(f"_tx_h{k}")
         given = ", ".join(names)
         packed = f"({given}{',' if names else ''})"
-        result = self._fast_result(compiled, args, values, env, packed)
+        flat = f"({', '.join(leaves)}{',' if leaves else ''})"
+        result = self._fast_result(compiled, args, values, env, packed, flat)
         fname = getattr(self._fun, "__name__", "")
         if not fname.isidentifier() or fname in env or fname in names:
             fname = "jitted"
-        text = "\n".join([
-            f"def {fname}({', '.join(f'{n}=_tx_missing' for n in names)}):",
+        # a container argument: its structure checked, then its leaves bound
+        # to locals, level by level (each check guards the reads after it)
+        lines = [f"def {fname}({', '.join(f'{n}=_tx_missing' for n in names)}):"]
+        for test, binds in guards:
+            lines.append(f"    if not ({test}):")
+            lines.append(f"        return _tx_general({given})")
+            lines += [f"    {bind}" for bind in binds]
+        lines += [
             f"    if {' and '.join(checks or ['True'])}:",
             "        try:",
-            f"            _tx_values = _tx_dispatcher({', '.join(names + hidden)})",
+            f"            _tx_values = _tx_dispatcher({', '.join(leaves + hidden)})",
             "        except Exception as _tx_exc:",
-            f"            _tx_failed(_tx_exc, leaves={packed})",
+            f"            _tx_failed(_tx_exc, leaves={flat})",
             f"        return {result}",
             f"    return _tx_general({given})",
-            ""])
+            ""]
+        text = "\n".join(lines)
         code = compile(text, f"<tangent_x jit fast path of {self._name()}>", "exec")
         exec(code, env)
         function = env[fname]
@@ -447,7 +452,7 @@ class Jitted:
         front.source = text          # for reading: jitted.source
         return staticmethod(function), made.__code__, made.__defaults__
 
-    def _fast_result(self, compiled, args, values, env, packed):
+    def _fast_result(self, compiled, args, values, env, packed, flat):
         """The expression of the fast path's result.  The structure is
         rebuilt inline; a gradient is returned as computed where the general
         path's finishing (cast to the argument's type, copy what shares
@@ -459,7 +464,7 @@ class Jitted:
         if compiled.weak:
             # narrow scalars are cast back (see Compiled.narrow_scalars)
             env["_tx_finish"] = functools.partial(self._finish, compiled)
-            return f"_tx_finish(_tx_values, {packed}, {packed})"
+            return f"_tx_finish(_tx_values, {packed}, {flat})"
         direct = inner._finish is _identity
         if not direct and getattr(inner, "_single", None) is not None and \
                 not plan.has_zeros and not inner._has_aux and \
@@ -471,14 +476,16 @@ class Jitted:
         if direct:
             return rebuilt
         if getattr(inner, "_single", None) is not None and not plan.has_zeros:
-            # the general finishing of gradients, less its pytree walks:
-            # every argument is a leaf (so _fill is _cast_like)
+            # the general finishing of gradients, less its pytree walks
+            # when every argument is a leaf (then _fill is _cast_like)
+            every_leaf = all(_plain_leaf(a) for a in args)
             env["_tx_finish_grads"] = functools.partial(
-                _finish_grads, inner, inner._single, fill=_cast_leaf)
-            flat = "(_tx_values,)" if plan.bare else "_tx_values"
-            return f"_tx_finish_grads({rebuilt}, {packed}, {packed}, {flat})"
+                _finish_grads, inner, inner._single,
+                fill=_cast_leaf if every_leaf else api._fill)
+            out = "(_tx_values,)" if plan.bare else "_tx_values"
+            return f"_tx_finish_grads({rebuilt}, {packed}, {flat}, {out})"
         env["_tx_finish"] = functools.partial(self._finish, compiled)
-        return f"_tx_finish(_tx_values, {packed}, {packed})"
+        return f"_tx_finish(_tx_values, {packed}, {flat})"
 
     def _bind(self, generated, args, kwargs):
         """{parameter: (value, static?)} for the generated function."""
@@ -685,6 +692,52 @@ def _general_call(jitted, names, *values):
         else:
             args.append(value)
     return Jitted.__call__(jitted, *args, **kwargs)
+
+
+def _plain_tree(value):
+    """An argument the fast path takes: a plain leaf, or a list, tuple or
+    dict (of string or int keys) of them, nested (not a namedtuple or a
+    registered node: the general path rebuilds those)."""
+    if type(value) in (list, tuple):
+        return all(_plain_tree(v) for v in value)
+    if type(value) is dict:
+        return all(type(k) in (str, int) and _plain_tree(v) for k, v in value.items())
+    return _plain_leaf(value)
+
+
+def _guard_tree(expr, value, env, checks, guards, leaves):
+    """The fast path's checks for the argument ``expr`` shaped as ``value``
+    (see ``_plain_tree``), in the general path's flattening order: a
+    container's type, length and (a dict's) keys in order go in ``guards``
+    with the statements binding its items to locals; a leaf's type, dtype
+    and rank go in ``checks``, its local in ``leaves``.  Together they hold
+    exactly when the general path would make the key this call made."""
+    n = len(env)
+    if type(value) in (list, tuple, dict):
+        env[f"_tx_t{n}"] = type(value)
+        test = f"type({expr}) is _tx_t{n} and len({expr}) == {len(value)}"
+        if type(value) is dict:
+            env[f"_tx_k{n}"] = list(value)
+            test += f" and list({expr}) == _tx_k{n}"
+            items = [(f"{expr}[{k!r}]", v) for k, v in value.items()]
+        else:
+            items = [(f"{expr}[{i}]", v) for i, v in enumerate(value)]
+        binds, local = [], []
+        for j, (item, v) in enumerate(items):
+            name = f"_tx_a{n}_{j}"
+            binds.append(f"{name} = {item}")
+            local.append((name, v))
+        guards.append((test, binds))
+        for name, v in local:
+            _guard_tree(name, v, env, checks, guards, leaves)
+        return
+    env[f"_tx_t{n}"] = type(value)
+    checks.append(f"type({expr}) is _tx_t{n}")
+    if isinstance(value, np.ndarray):
+        env[f"_tx_d{n}"] = value.dtype
+        checks.append(f"{expr}.dtype is _tx_d{n}")
+        checks.append(f"{expr}.ndim == {value.ndim}")     # ranks are in the key
+    leaves.append(expr)
 
 
 def _plain_leaf(value):
