@@ -367,8 +367,10 @@ def _fill(g, x):
     if g is None:
         return runtime.zeros_like(x)
     if isinstance(x, dict):
-        return type(x)((k, _fill(g.get(k) if isinstance(g, dict) else None, v))
-                       for k, v in x.items())
+        # a plain dict's keys in sorted order, as JAX (and tree_util) give them
+        keys = tree_util._sorted_keys(x) if type(x) is dict else list(x)
+        return type(x)((k, _fill(g.get(k) if isinstance(g, dict) else None, x[k]))
+                       for k in keys)
     if isinstance(x, (list, tuple)) and isinstance(g, (list, tuple)):
         items = [_fill(u, v) for u, v in zip(g, x)]
         if hasattr(x, "_fields"):
