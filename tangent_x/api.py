@@ -329,7 +329,7 @@ def _check_inputs(kind, fun, args, argnums):
         if i >= len(args) or i < -len(args):
             raise TypeError(f"{kind}({getattr(fun, '__name__', 'f')}) was called with "
                             f"{len(args)} positional argument(s) but argnums={i}")
-        for leaf in tree_util.tree_leaves(args[i]):
+        for leaf in _leaves(args[i]):
             dtype = np.result_type(leaf) if not isinstance(leaf, bool) else np.dtype(bool)
             if not np.issubdtype(dtype, np.inexact):
                 raise TypeError(
@@ -386,8 +386,7 @@ def _owned(grads, args):
     and no other leaf: never a read-only broadcast view, never the caller's
     own array (generated code may legitimately return ``x_bar = y``).  A
     view of a fresh temporary (``np.transpose(w_bar_t)``) is kept as it is."""
-    seen = {id(_root(leaf)) for leaf in tree_util.tree_leaves(args)
-            if isinstance(leaf, np.ndarray)}
+    seen = {id(_root(leaf)) for leaf in _leaves(args) if isinstance(leaf, np.ndarray)}
 
     def own(leaf):
         if isinstance(leaf, np.ndarray):
@@ -398,7 +397,47 @@ def _owned(grads, args):
             seen.add(id(root))
         return leaf
 
-    return tree_util.tree_map(own, grads)
+    return _map(own, grads)
+
+
+# Walks of plain containers (dict, list, tuple) for the eager call path:
+# tree_util's flatten builds a PyTreeDef and sorts dict keys, which here
+# nothing needs (the leaves are checked or collected as a set; a map keeps
+# the structure it is given).  Other node types go to tree_util.  For the
+# MLP's list of dicts, ~25 us a call less.
+
+def _leaves(tree, out=None):
+    """The leaves of ``tree`` in no particular order (None is no leaf)."""
+    out = [] if out is None else out
+    kind = type(tree)
+    if kind is dict:
+        for v in tree.values():
+            _leaves(v, out)
+    elif kind is list or kind is tuple:
+        for v in tree:
+            _leaves(v, out)
+    elif tree is not None:
+        if tree_util._node_kind(tree) is None:
+            out.append(tree)
+        else:
+            out.extend(tree_util.tree_leaves(tree))
+    return out
+
+
+def _map(f, tree):
+    """``tree_util.tree_map(f, tree)`` keeping a plain dict's key order."""
+    kind = type(tree)
+    if kind is dict:
+        return {k: _map(f, v) for k, v in tree.items()}
+    if kind is list:
+        return [_map(f, v) for v in tree]
+    if kind is tuple:
+        return tuple(_map(f, v) for v in tree)
+    if tree is None:
+        return None
+    if tree_util._node_kind(tree) is None:
+        return f(tree)
+    return tree_util.tree_map(f, tree)
 
 
 def _root(a):
