@@ -181,7 +181,7 @@ def eliminate_dead_code(blocks, live_out):
 
 
 def _is_new_list(stmt):
-    """``t = []``: (the name, True) or (None, False)."""
+    """``t = []``: the name ``t``, else None."""
     if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and \
             ir.is_name(stmt.targets[0]) and isinstance(stmt.value, gast.List) and \
             not stmt.value.elts:

@@ -33,7 +33,6 @@ returning a flat tuple of leaves, and a ``Plan`` telling the Python wrapper
 how to flatten arguments and rebuild the result.
 """
 import ast
-import sys
 import copy
 import math
 import numbers
@@ -1020,12 +1019,12 @@ class Specializer:
                 return self.loop(stmt, None, static_range=iterable)
             except _NeedUnroll:
                 self.restore(state)
-            except SpecializationError:
+            except SpecializationError as exc:
                 # e.g. the backward loop popping a list the unrolled forward
                 # loop filled: short, it is unrolled too
                 if len(items) > _UNROLL_NUMBERS_BECOMING_VALUES:
                     raise
-                failed = sys.exc_info()[1]
+                failed = exc
                 self.restore(state)
                 try:
                     return self.unroll(stmt, items)
@@ -1288,7 +1287,7 @@ class Specializer:
             for leaf in av_leaves(canon.template):
                 if isinstance(leaf, Dyn):
                     if sized or leaf.name in self.sizes:
-                        # allocated by its first push (numba_runtime.push)
+                        # allocated by its first push (numba_runtime.grown)
                         self.assign(leaf.name, ast.Constant(None))
                         size = self.sizes.setdefault(leaf.name,
                                                      self.fresh(f"{leaf.name}_size"))
@@ -1766,7 +1765,6 @@ _UNARY = {ast.USub: _op.neg, ast.UAdd: _op.pos, ast.Not: _op.not_, ast.Invert: _
 _COMPARE = {ast.Eq: _op.eq, ast.NotEq: _op.ne, ast.Lt: _op.lt, ast.LtE: _op.le, ast.Gt: _op.gt,
             ast.GtE: _op.ge, ast.Is: _op.is_, ast.IsNot: _op.is_not,
             ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b}
-
 
 
 def _ellipsis_view():
