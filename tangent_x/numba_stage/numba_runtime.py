@@ -28,7 +28,7 @@ from numba.extending import intrinsic, overload, register_jitable
 from numba.np.arrayobj import make_array
 from numba.np.numpy_support import as_dtype, from_dtype
 
-from .. import runtime
+from .. import modules, runtime
 
 __all__ = ["sum_axes", "mean_axes", "max_axes", "min_axes", "prod_axes", "var_axes",
            "std_axes", "sum_axes_keepdims", "mean_axes_keepdims", "max_axes_keepdims",
@@ -84,83 +84,111 @@ def _index(parts):
     return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")" if parts else "()"
 
 
-_BROADCAST_CACHE = {}
+# Helpers are written out as *flat* generated functions: an overload's
+# implementation holds its loops itself instead of calling another compiled
+# helper.  Why: every Numba function a compiled function calls is a library
+# of its own, optimised and turned into machine code on its own and then
+# again inside each caller, and each level of calls pays Numba's per-function
+# cost once more.  A cotangent through ``unbroadcast`` -> ``sum_to`` ->
+# ``np.zeros`` -> ``fill`` was compiled four times (measured on the
+# benchmark's MLP: ~0.45 s for each ``unbroadcast`` signature, ~0.1 s flat).
+# The line builders below are shared by the helpers that need the same loop.
+
+def _fill_lines(gn, xn, g="g", shape="shape", dtype="g.dtype", out="out"):
+    """Lines making ``out`` of shape ``shape`` (xn dims) with ``g`` (gn <=
+    xn dims, NumPy-broadcastable; gn = 0 for a number) copied in."""
+    lead = xn - gn
+    lines = [f"{out} = np.empty({shape}, {dtype})"]
+    if gn:
+        lines.append(f"gs = {g}.shape")
+        src = f"{g}[" + ", ".join(f"0 if gs[{d}] == 1 else i{d + lead}"
+                                  for d in range(gn)) + "]"
+    else:
+        src = g
+    if xn == 0:
+        return lines + [f"{out}[()] = {src}"]
+    oidx = ", ".join(f"i{d}" for d in range(xn))
+    return lines + [line[4:] for line in _loop_nest(xn, shape, f"{out}[{oidx}] = {src}")]
+
+
+def _sum_to_lines(gn, xn, g="g", shape="shape", out="out"):
+    """Lines making ``out``: ``g`` (gn dims) summed down to shape ``shape``
+    (xn <= gn dims).  Zeroed by a loop of its own: ``np.zeros`` would be
+    one more compiled function."""
+    lead = gn - xn
+    lines = [f"{out} = np.empty({shape}, {g}.dtype)"]
+    if xn == 0:
+        lines.append(f"{out}[()] = 0")
+    else:
+        zidx = ", ".join(f"i{d}" for d in range(xn))
+        lines += [line[4:] for line in _loop_nest(xn, shape, f"{out}[{zidx}] = 0")]
+    oidx = _index([f"0 if {shape}[{d}] == 1 else i{d + lead}" for d in range(xn)])
+    if gn == 0:
+        return lines + [f"{out}[()] += {g}[()]"]
+    gidx = ", ".join(f"i{d}" for d in range(gn))
+    return lines + [line[4:] for line in
+                    _loop_nest(gn, f"{g}.shape", f"{out}[{oidx}] += {g}[{gidx}]")]
+
+
+_FLAT_CACHE = {}
+
+
+def _flat(name, params, body, env=None):
+    """The function ``def name(params): body`` (body: lines at indent 0),
+    compiled from source once per text."""
+    text = f"def {name}({params}):\n" + "\n".join("    " + line for line in body)
+    if text not in _FLAT_CACHE:
+        _FLAT_CACHE[text] = _kernel(text, name, env)
+    return _FLAT_CACHE[text]
 
 
 def _broadcast_fill(gn, xn):
-    """``out`` of shape ``shape`` (xn dims) with ``g`` (gn <= xn dims,
-    NumPy-broadcastable) copied in."""
-    key = (gn, xn)
-    if key not in _BROADCAST_CACHE:
-        lead = xn - gn
-        lines = ["def fill(g, shape, dtype):", "    out = np.empty(shape, dtype)",
-                 "    gs = g.shape"]
-        gidx = _index([f"0 if gs[{d}] == 1 else i{d + lead}" for d in range(gn)])
-        if xn == 0:
-            lines.append(f"    out[()] = g[{gidx}]")
-        else:
-            oidx = ", ".join(f"i{d}" for d in range(xn))
-            lines += _loop_nest(xn, "shape", f"out[{oidx}] = g[{gidx}]")
-        lines.append("    return out")
-        _BROADCAST_CACHE[key] = register_jitable(_kernel("\n".join(lines), "fill"))
-    return _BROADCAST_CACHE[key]
-
-
-_SUM_TO_CACHE = {}
+    """A jitable ``fill(g, shape, dtype)``: an array of shape ``shape`` (xn
+    dims) with ``g`` (gn <= xn dims, NumPy-broadcastable) copied in."""
+    key = ("fill", gn, xn)
+    if key not in _FLAT_CACHE:
+        _FLAT_CACHE[key] = register_jitable(
+            _flat("fill", "g, shape, dtype", _fill_lines(gn, xn, dtype="dtype") + ["return out"]))
+    return _FLAT_CACHE[key]
 
 
 def _sum_to(gn, xn):
-    """Sum ``g`` (gn dims) down to shape ``shape`` (xn <= gn dims)."""
-    key = (gn, xn)
-    if key not in _SUM_TO_CACHE:
-        lead = gn - xn
-        lines = ["def sum_to(g, shape):", "    out = np.zeros(shape, g.dtype)"]
-        oidx = _index([f"0 if shape[{d}] == 1 else i{d + lead}" for d in range(xn)])
-        if gn == 0:
-            lines.append("    out[()] += g[()]")
-        else:
-            gidx = ", ".join(f"i{d}" for d in range(gn))
-            lines += _loop_nest(gn, "g.shape", f"out[{oidx}] += g[{gidx}]")
-        lines.append("    return out")
-        _SUM_TO_CACHE[key] = register_jitable(_kernel("\n".join(lines), "sum_to"))
-    return _SUM_TO_CACHE[key]
+    """A jitable ``sum_to(g, shape)``: ``g`` (gn dims) summed down to shape
+    ``shape`` (xn <= gn dims)."""
+    key = ("sum_to", gn, xn)
+    if key not in _FLAT_CACHE:
+        _FLAT_CACHE[key] = register_jitable(
+            _flat("sum_to", "g, shape", _sum_to_lines(gn, xn) + ["return out"]))
+    return _FLAT_CACHE[key]
 
 
-# A cotangent of the right shape is returned as it is when it is C-ordered
-# (known when compiling), without compiling Numba's ``np.ascontiguousarray``.
-
-@register_jitable
-def _as_is(a):
-    return a
-
-
-@register_jitable
-def _contiguous(a):
-    return np.ascontiguousarray(a)
+def _same_or(contiguous, otherwise):
+    """Lines returning ``g`` when it already has ``x``'s shape (as it is when
+    C-ordered, known when compiling; else a C-ordered copy), else
+    ``otherwise`` with ``shape = x.shape``."""
+    same = "g" if contiguous else "np.ascontiguousarray(g)"
+    return ["if g.shape == x.shape:", f"    return {same}", "shape = x.shape",
+            *otherwise, "return out"]
 
 
-@overload(runtime.unbroadcast, jit_options=_CACHED)
+@overload(runtime.unbroadcast)
 def _unbroadcast(g, x):
     if not _is_array(g):
         if not _is_array(x):
             return lambda g, x: g
-        return lambda g, x: np.full(x.shape, g)
+        return _flat("unbroadcast", "g, x",
+                     ["shape = x.shape", *_fill_lines(0, x.ndim, dtype="dtype"), "return out"],
+                     {"dtype": as_dtype(g)})
     if not _is_array(x):
         return lambda g, x: np.sum(g)
     gn, xn = g.ndim, x.ndim
     if xn > gn:
-        fill = _broadcast_fill(gn, xn)
-        return lambda g, x: fill(g, x.shape, g.dtype)
-    sum_to = _sum_to(gn, xn)
+        return _flat("unbroadcast", "g, x",
+                     ["shape = x.shape", *_fill_lines(gn, xn), "return out"])
     if gn == xn:
-        same = _as_is if g.layout == "C" else _contiguous
-
-        def impl(g, x):
-            if g.shape == x.shape:
-                return same(g)
-            return sum_to(g, x.shape)
-        return impl
-    return lambda g, x: sum_to(g, x.shape)
+        return _flat("unbroadcast", "g, x", _same_or(g.layout == "C", _sum_to_lines(gn, xn)))
+    return _flat("unbroadcast", "g, x", ["shape = x.shape", *_sum_to_lines(gn, xn),
+                                         "return out"])
 
 
 @overload(runtime.shaped, jit_options=_CACHED)
@@ -170,20 +198,18 @@ def _shaped(shape):
     return lambda shape: np.broadcast_to(0.0, shape)
 
 
-@overload(runtime.broadcast_like, jit_options=_CACHED)
+@overload(runtime.broadcast_like)
 def _broadcast_like(t, ans):
     if not _is_array(ans):
         return lambda t, ans: t
     if not _is_array(t):
-        return lambda t, ans: np.full(ans.shape, t)
-    fill = _broadcast_fill(t.ndim, ans.ndim)
-    same = _as_is if t.layout == "C" else _contiguous
-
-    def impl(t, ans):
-        if t.shape == ans.shape:
-            return same(t)
-        return fill(t, ans.shape, t.dtype)
-    return impl
+        return _flat("broadcast_like", "t, ans",
+                     ["shape = ans.shape", *_fill_lines(0, ans.ndim, "t", dtype="dtype"),
+                      "return out"], {"dtype": as_dtype(t)})
+    same = "t" if t.layout == "C" else "np.ascontiguousarray(t)"
+    return _flat("broadcast_like", "t, ans",
+                 ["if t.shape == ans.shape:", f"    return {same}", "shape = ans.shape",
+                  *_fill_lines(t.ndim, ans.ndim, "t", dtype="t.dtype"), "return out"])
 
 
 def _count_axes(axis, ndim):
@@ -225,16 +251,19 @@ def _axes_tuple(axis, ndim):
     return _kernel(src, "to_tuple")
 
 
-@overload(runtime.unreduce, jit_options=_CACHED)
+@overload(runtime.unreduce)
 def _unreduce(g, x, axis=None, keepdims=False):
     if not _is_array(x):
         return lambda g, x, axis=None, keepdims=False: g
     xn = x.ndim
+    params = "g, x, axis=None, keepdims=False"
     if not _is_array(g):
-        return lambda g, x, axis=None, keepdims=False: np.full(x.shape, g)
-    fill = _broadcast_fill(xn, xn)
+        return _flat("unreduce", params, ["shape = x.shape", *_fill_lines(0, xn, dtype="dtype"),
+                                          "return out"], {"dtype": as_dtype(g)})
     if g.ndim == xn:
-        return lambda g, x, axis=None, keepdims=False: fill(g, x.shape, g.dtype)
+        return _flat("unreduce", params, ["shape = x.shape", *_fill_lines(xn, xn),
+                                          "return out"])
+    fill = _broadcast_fill(xn, xn)
     keep = _keep_shape(xn)
     to_tuple = register_jitable(_axes_tuple(axis, xn))
 
@@ -446,7 +475,7 @@ def _dot(a, b):
     if a.ndim > 2 or b.ndim > 2:
         raise TypingError("np.dot of arrays with more than 2 dimensions is not compiled yet")
     if _kernel_product(a, b):
-        return lambda a, b: _product(a, b)
+        return _product
     if isinstance(a.dtype, types.Float) and isinstance(b.dtype, types.Float):
         return lambda a, b: np.dot(a, b)
     return lambda a, b: np.dot(a.astype(np.float64), b.astype(np.float64))
@@ -454,7 +483,7 @@ def _dot(a, b):
 
 # --- matrix products --------------------------------------------------------------
 #
-# Products of two float64 matrices laid out as x @ W.T (see _matmul_entry
+# Products of two float64 matrices laid out as x @ W.T (see _ENTRY_SOURCE
 # for which; the others go to BLAS) run in a kernel of ours rather than in the
 # BLAS Numba binds (scipy's OpenBLAS).  Measured on the benchmark machine (an
 # AVX-512 AMD EPYC that OpenBLAS drives with its AVX2 "Haswell" kernels):
@@ -467,91 +496,58 @@ def _dot(a, b):
 # LLVM vectorises along K ("reassoc" lets it split the sum into vector
 # lanes; "contract" makes fused multiply-adds).  Entries are computed in
 # blocks of _MR x _NR: each pass over K loads _MR + _NR rows' elements and
-# does _MR * _NR multiply-adds, kept in registers.  Operands in another
-# layout would be packed first, as BLAS packs (see ``_matmul_entry``): only
-# past BLAS's 32-bit dimensions now.
+# does _MR * _NR multiply-adds, kept in registers.
 #
 # The kernel is compiled once per process, as a C callable (``numba.cfunc``,
 # cached on disk), and called by its symbol name, the way Numba calls BLAS:
 # a compiled function that calls a Numba function gets a copy of its LLVM
 # code and optimises it again, which for the vectorised kernel cost ~0.5 s
-# per calling function; a call by name costs nothing to compile.  Compiling
-# it costs ~0.6-0.9 s once (nothing when Numba's disk cache has it), paid
-# only by processes that compile a product (see ``matmul_kernel``).
+# per calling function; a call by name costs nothing to compile.  It is
+# *one* generated function, with no calls to other Numba functions: every
+# Numba function a compiled function calls is a library of its own,
+# optimised and turned into machine code on its own and then again inside
+# each caller, so helpers nested three deep were compiled three times
+# (measured: 1.4 s for the kernel written as six helpers, see
+# tools/cold_compile.py).  It is paid only by processes that compile a
+# product (see ``matmul_kernel``), and not at all when Numba's disk cache
+# has it.
 
 _MR, _NR = 4, 4
 
 
-def _gemm_nt_source(mr, nr):
-    """``gemm_nt(A, ra, M, B, rb, N, C, i0, j0)``: ``C[i0:i0 + M, j0:j0 + N]
-    = A[ra:ra + M] @ B[rb:rb + N].T`` in blocks of ``mr`` x ``nr``
-    accumulators, for C-contiguous A (., K) and B (., K)."""
+def _gemm_nt_lines(mr, nr):
+    """Lines computing ``C = A @ B.T`` in blocks of ``mr`` x ``nr``
+    accumulators, for C-contiguous A (M, K), B (N, K) and C (M, N)."""
     acc = [[f"s{r}{c}" for c in range(nr)] for r in range(mr)]
     lines = [
-        "def gemm_nt(A, ra, M, B, rb, N, C, i0, j0):",
-        "    K = A.shape[1]",
-        f"    Mb = M - M % {mr}",
-        f"    Nb = N - N % {nr}",
-        f"    for i in range(0, Mb, {mr}):",
-        f"        for j in range(0, Nb, {nr}):",
-        "            " + "; ".join(f"a{r} = A[ra + i + {r}]" for r in range(mr)),
-        "            " + "; ".join(f"b{c} = B[rb + j + {c}]" for c in range(nr)),
-        "            " + " = ".join(sum(acc, [])) + " = 0.0",
-        "            for k in range(K):",
-        "                " + "; ".join(f"x{r} = a{r}[k]" for r in range(mr)),
-        "                " + "; ".join(f"y{c} = b{c}[k]" for c in range(nr))]
+        f"Mb = M - M % {mr}",
+        f"Nb = N - N % {nr}",
+        f"for i in range(0, Mb, {mr}):",
+        f"    for j in range(0, Nb, {nr}):",
+        "        " + "; ".join(f"a{r} = A[i + {r}]" for r in range(mr)),
+        "        " + "; ".join(f"b{c} = B[j + {c}]" for c in range(nr)),
+        "        " + " = ".join(sum(acc, [])) + " = 0.0",
+        "        for k in range(K):",
+        "            " + "; ".join(f"x{r} = a{r}[k]" for r in range(mr)),
+        "            " + "; ".join(f"y{c} = b{c}[k]" for c in range(nr))]
     for r in range(mr):
-        lines.append("                " + "; ".join(f"{acc[r][c]} += x{r} * y{c}"
-                                                    for c in range(nr)))
+        lines.append("            " + "; ".join(f"{acc[r][c]} += x{r} * y{c}"
+                                                for c in range(nr)))
     for r in range(mr):
-        lines.append("            " + "; ".join(
-            f"C[i0 + i + {r}, j0 + j + {c}] = {acc[r][c]}" for c in range(nr)))
+        lines.append("        " + "; ".join(f"C[i + {r}, j + {c}] = {acc[r][c]}"
+                                            for c in range(nr)))
     lines += [
-        "    # the entries outside whole blocks",
-        "    for i in range(M):",
-        "        for j in range(Nb if i < Mb else 0, N):",
-        "            s = 0.0",
-        "            for k in range(K):",
-        "                s += A[ra + i, k] * B[rb + j, k]",
-        "            C[i0 + i, j0 + j] = s"]
-    return "\n".join(lines)
+        "# the entries outside whole blocks",
+        "for i in range(M):",
+        "    for j in range(Nb if i < Mb else 0, N):",
+        "        s = 0.0",
+        "        for k in range(K):",
+        "            s += A[i, k] * B[j, k]",
+        "        C[i, j] = s"]
+    return lines
 
 
-_gemm_nt = register_jitable(fastmath={"reassoc", "contract"})(
-    _kernel(_gemm_nt_source(_MR, _NR), "gemm_nt"))
-
-# A packed panel is at most this many elements (64 KiB of float64): small
-# enough to stay in cache while the kernel reads it again for every block,
-# and below the size at which malloc hands out fresh pages (whose first
-# touch, on every call, costs more than packing).  Packing the whole of
-# ``x.T`` (128 x 784) instead cost ~100 us a call in page faults.
-_PANEL = 8192
-
-
-@register_jitable
-def _panel_size(n, k, block):
-    return min(n, max(block, (_PANEL // max(k, 1)) // block * block))
-
-
-@register_jitable
-def _pack(dst, src, s0, s1, start, n, K):
-    """``dst[i, k] = src[(start + i) * s0 + k * s1]`` for ``i < n``: rows of a
-    strided matrix (strides in elements, any sign) into the C-contiguous
-    ``dst``, in ``dst``'s order (writes in order, reads strided: the other
-    way round, strided stores 1 KiB apart for K = 128, measured 8x slower)."""
-    for i in range(n):
-        base = (start + i) * s0
-        for k in range(K):
-            dst[i, k] = src[base + k * s1]
-
-
-_GEMM_SYMBOL = "tangent_x_matmul_f64"
-_f64p = types.CPointer(types.float64)
-_GEMM_SIGNATURE = types.void(_f64p, types.intp, types.intp, _f64p, types.intp, types.intp,
-                             _f64p, types.intp, types.intp, types.intp)
-
-
-# --- large products: BLAS ---------------------------------------------------------
+# --- large products and other layouts: BLAS ----------------------------------------
 #
 # The kernel has no cache blocking: every block of C streams a whole row
 # panel of both operands.  Measured single-threaded against this machine's
@@ -562,11 +558,10 @@ _GEMM_SIGNATURE = types.void(_f64p, types.intp, types.intp, _f64p, types.intp, t
 # under jit must not be slower than NumPy's.  Past _BLAS_WORK multiply-adds
 # the kernel hands the product to BLAS dgemm (scipy's, the one Numba
 # binds), called from inside the kernel so that callers compile nothing
-# more.  dgemm is
-# called by symbol name, as the kernel itself is: its address changes
-# from process to process and must never be baked into cached code, so
-# ``matmul_kernel`` registers it under _DGEMM_SYMBOL before the kernel is
-# compiled or loaded from cache.
+# more.  dgemm is called by symbol name, as the kernel itself is: its
+# address changes from process to process and must never be baked into
+# cached code, so ``matmul_kernel`` registers it under _DGEMM_SYMBOL before
+# the kernel is compiled or loaded from cache.
 
 _DGEMM_SYMBOL = "tangent_x_dgemm"
 _BLAS_WORK = 1 << 24
@@ -612,38 +607,6 @@ def _dgemm_call(typingctx, transx, transy, m, n, k, x, ldx, y, ldy, c, ldc, keep
     return sig, codegen
 
 
-@register_jitable
-def _blas_layout(s_inner, s_outer, rows, cols):
-    """How BLAS reads a column-major ``rows`` x ``cols`` matrix whose element
-    (r, c) is at ``r * s_inner + c * s_outer``: (transposed, leading
-    dimension), or (False, 0) when it cannot and the matrix is copied."""
-    if s_inner == 1 and s_outer >= max(rows, 1) and s_outer <= _INT32_MAX:
-        return False, s_outer
-    if s_outer == 1 and s_inner >= max(cols, 1) and s_inner <= _INT32_MAX:
-        return True, s_inner
-    return False, 0
-
-
-@register_jitable
-def _blas_product(a, as0, as1, b, bs0, bs1, c, M, N, K):
-    """``c = a @ b`` (as ``_matmul_entry``) by dgemm.  dgemm is column-major:
-    it computes ``c.T = b.T @ a.T``, C-ordered ``c`` being the column-major
-    ``c.T``; the operands are read in place when their strides are a BLAS
-    layout (C or F order, any leading dimension), otherwise copied C-ordered."""
-    tb, ldb = _blas_layout(bs1, bs0, N, K)      # b.T: (N, K), (j, k) at j*bs1 + k*bs0
-    ta, lda = _blas_layout(as1, as0, K, M)      # a.T: (K, M), (k, i) at k*as1 + i*as0
-    bb = np.empty((K, N) if ldb == 0 else (0, 0), np.float64)
-    aa = np.empty((M, K) if lda == 0 else (0, 0), np.float64)
-    if ldb == 0:
-        _pack(bb, b, bs0, bs1, 0, K, N)
-        b, ldb = _data(bb), N
-    if lda == 0:
-        _pack(aa, a, as0, as1, 0, M, K)
-        a, lda = _data(aa), K
-    # the copies are arguments too: alive until dgemm returns
-    _dgemm_call(tb, ta, N, M, K, b, ldb, a, lda, c, N, bb, aa)
-
-
 @intrinsic
 def _data(typingctx, arr):
     """The data pointer of the float64 array ``arr``."""
@@ -652,44 +615,83 @@ def _data(typingctx, arr):
     return _f64p(arr), codegen
 
 
-def _matmul_entry(a, as0, as1, b, bs0, bs1, c, M, N, K):
-    """``c = a @ b`` for float64 matrices given by pointer and strides (in
-    elements): a (M, K), b (K, N), c (M, N) C-contiguous.  Rows of ``a`` and
-    columns of ``b`` are the kernel's rows: read in place when contiguous
-    (``a`` C-ordered, ``b`` F-ordered, as ``W.T`` is), otherwise packed
-    panel by panel, as BLAS packs: an outer loop over panels of ``a``'s
-    rows, an inner one over panels of ``b``'s columns (packed once when one
-    panel holds them all).
+_GEMM_SYMBOL = "tangent_x_matmul_f64"
+_f64p = types.CPointer(types.float64)
+_GEMM_SIGNATURE = types.void(_f64p, types.intp, types.intp, _f64p, types.intp, types.intp,
+                             _f64p, types.intp, types.intp, types.intp)
 
-    Only a product whose operands need no packing runs here (``x @ W.T``,
-    the forward product of a dense layer): measured single-threaded on the
-    benchmark machine (session 4, quiet), (128, 784) @ (784, 64).T took
-    237 us here and 288 us in BLAS, but every packed case lost to BLAS,
-    which reads transposed operands in place: (128, 784).T @ (128, 64) 318
-    against 285 us, (64, 128) @ (128, 784) 319 against 260, 256^3 796
-    against 659, (128, 10) @ (10, 64) 13 against 4.  So those, and large
-    products (see _BLAS_WORK), go to dgemm; packing here is left for
-    dimensions past BLAS's 32-bit integers."""
-    pack_a = not (as1 == 1 and as0 == K)
-    pack_b = not (bs0 == 1 and bs1 == K)
-    if (pack_a or pack_b or M * N * K > _BLAS_WORK) and max(M, N, K) <= _INT32_MAX:
-        _blas_product(a, as0, as1, b, bs0, bs1, c, M, N, K)
-        return
-    out = carray(c, (M, N))
-    mc = _panel_size(M, K, _MR) if pack_a else M
-    nc = _panel_size(N, K, _NR) if pack_b else N
-    rows = np.empty((mc, K), np.float64) if pack_a else carray(a, (M, K))
-    cols = np.empty((nc, K), np.float64) if pack_b else carray(b, (N, K))
-    once = nc == N
-    for i0 in range(0, M, mc):
-        m = min(mc, M - i0)
-        if pack_a:
-            _pack(rows, a, as0, as1, i0, m, K)
-        for j0 in range(0, N, nc):
-            n = min(nc, N - j0)
-            if pack_b and not (once and i0 > 0):
-                _pack(cols, b, bs1, bs0, j0, n, K)
-            _gemm_nt(rows, 0 if pack_a else i0, m, cols, 0 if pack_b else j0, n, out, i0, j0)
+
+def _blas_layout_lines(name, s_inner, s_outer, rows, cols):
+    """Lines setting ``t<name>, ld<name>``: how BLAS reads a column-major
+    ``rows`` x ``cols`` matrix whose element (r, c) is at ``r * s_inner + c *
+    s_outer``: (transposed, leading dimension), or (False, 0) when it
+    cannot and the matrix is copied C-ordered into ``<name><name>``."""
+    return [
+        f"if {s_inner} == 1 and {s_outer} >= max({rows}, 1) and {s_outer} <= INT32_MAX:",
+        f"    t{name}, ld{name} = False, {s_outer}",
+        f"elif {s_outer} == 1 and {s_inner} >= max({cols}, 1) and {s_inner} <= INT32_MAX:",
+        f"    t{name}, ld{name} = True, {s_inner}",
+        "else:",
+        f"    t{name}, ld{name} = False, 0"]
+
+
+def _entry_source():
+    """``entry(a, as0, as1, b, bs0, bs1, c, M, N, K)``: ``c = a @ b`` for
+    float64 matrices given by pointer and strides (in elements): a (M, K),
+    b (K, N), c (M, N) C-contiguous.
+
+    Only a product whose operands are read in place by the kernel (``a``
+    C-ordered, ``b`` F-ordered, as ``W.T`` is: ``x @ W.T``, the forward
+    product of a dense layer) runs in the kernel: measured single-threaded
+    on the benchmark machine (session 4, quiet), (128, 784) @ (784, 64).T
+    took 237 us there and 288 us in BLAS, but every case that needed
+    packing lost to BLAS, which reads transposed operands in place:
+    (128, 784).T @ (128, 64) 318 against 285 us, (64, 128) @ (128, 784) 319
+    against 260, 256^3 796 against 659, (128, 10) @ (10, 64) 13 against 4.
+    So those, and large products (see _BLAS_WORK), go to dgemm.  Past BLAS's
+    32-bit dimensions the kernel takes everything, operands in another
+    layout first copied whole."""
+    body = [
+        "pack_a = not (as1 == 1 and as0 == K)",
+        "pack_b = not (bs0 == 1 and bs1 == K)",
+        "if (pack_a or pack_b or M * N * K > BLAS_WORK) and max(M, N, K) <= INT32_MAX:",
+        "    # dgemm is column-major: it computes c.T = b.T @ a.T, the C-ordered c",
+        "    # being the column-major c.T; b.T is (N, K), its (j, k) at j*bs1 + k*bs0",
+        *["    " + line for line in _blas_layout_lines("b", "bs1", "bs0", "N", "K")],
+        "    # a.T is (K, M), its (k, i) at k*as1 + i*as0",
+        *["    " + line for line in _blas_layout_lines("a", "as1", "as0", "K", "M")],
+        "    bb = np.empty(K * N if ldb == 0 else 0, np.float64)",
+        "    aa = np.empty(M * K if lda == 0 else 0, np.float64)",
+        "    if ldb == 0:",
+        "        for k in range(K):",
+        "            for j in range(N):",
+        "                bb[k * N + j] = b[k * bs0 + j * bs1]",
+        "        b, ldb = _data(bb), N",
+        "    if lda == 0:",
+        "        for i in range(M):",
+        "            for k in range(K):",
+        "                aa[i * K + k] = a[i * as0 + k * as1]",
+        "        a, lda = _data(aa), K",
+        "    # the copies are arguments too: alive until dgemm returns",
+        "    _dgemm_call(tb, ta, N, M, K, b, ldb, a, lda, c, N, bb, aa)",
+        "    return",
+        "C = carray(c, (M, N))",
+        "A = carray(a, (M, K)) if not pack_a else np.empty((M, K), np.float64)",
+        "B = carray(b, (N, K)) if not pack_b else np.empty((N, K), np.float64)",
+        "if pack_a:",
+        "    for i in range(M):",
+        "        for k in range(K):",
+        "            A[i, k] = a[i * as0 + k * as1]",
+        "if pack_b:",
+        "    for j in range(N):",
+        "        for k in range(K):",
+        "            B[j, k] = b[k * bs0 + j * bs1]",
+        *_gemm_nt_lines(_MR, _NR)]
+    return "\n".join(["def entry(a, as0, as1, b, bs0, bs1, c, M, N, K):"] +
+                     ["    " + line for line in body])
+
+
+_ENTRY_SOURCE = _entry_source()
 
 
 _MATMUL_KERNEL = []
@@ -703,7 +705,18 @@ def matmul_kernel():
     never multiplies matrices does not compile it (~0.5 s)."""
     if not _MATMUL_KERNEL:
         _register_dgemm()
-        kernel = cfunc(_GEMM_SIGNATURE, cache=True)(_matmul_entry)
+        # a real file, as every generated module is: Numba caches on disk
+        # only functions it can find the source file of
+        text = ("# Generated by tangent_x: the float64 matrix product kernel (see\n"
+                "# tangent_x/numba_stage/numba_runtime.py). Do not edit.\n"
+                "import numpy as np\n"
+                "from numba import carray\n"
+                "from tangent_x.numba_stage.numba_runtime import _data, _dgemm_call\n\n"
+                f"BLAS_WORK = {_BLAS_WORK}\nINT32_MAX = {_INT32_MAX}\n\n\n"
+                f"{_ENTRY_SOURCE}\n")
+        module, _ = modules.load("matmul_kernel", text, {}, {}, importable=True)
+        kernel = cfunc(_GEMM_SIGNATURE, cache=True,
+                       fastmath={"reassoc", "contract"})(module.entry)
         llvm_binding.add_symbol(_GEMM_SYMBOL, kernel.address)
         _MATMUL_KERNEL.append(kernel)
     return _MATMUL_KERNEL[0]
@@ -739,14 +752,35 @@ def _matmul_call(typingctx, a, b, out):
     return types.void(a, b, out), codegen
 
 
-@register_jitable
 def _product(a, b):
-    """``a @ b`` for float64 matrices, by the kernel."""
+    """``a @ b`` for float64 matrices, by the kernel.  A plain function,
+    handed to Numba as an overload's implementation: one compiled function
+    per call site's types, not a wrapper calling it (see "one generated
+    function" above: each level of calls is compiled again)."""
     if b.shape[0] != a.shape[1]:
         raise ValueError("matmul: the operands' inner dimensions differ")
     out = np.empty((a.shape[0], b.shape[1]), np.float64)
     if out.size:
         _matmul_call(a, b, out)
+    return out
+
+
+def _product_lhs(g, a, b):
+    """``g @ b.T`` (the cotangent of ``a`` in ``a @ b``) by the kernel,
+    written out for the same reason."""
+    bt = b.T
+    out = np.empty((g.shape[0], bt.shape[1]), np.float64)
+    if out.size:
+        _matmul_call(g, bt, out)
+    return out
+
+
+def _product_rhs(g, a, b):
+    """``a.T @ g`` (the cotangent of ``b`` in ``a @ b``) by the kernel."""
+    at = a.T
+    out = np.empty((at.shape[0], g.shape[1]), np.float64)
+    if out.size:
+        _matmul_call(at, g, out)
     return out
 
 
@@ -769,7 +803,7 @@ def matmul(a, b):
 @overload(matmul, jit_options=_CACHED)
 def _matmul(a, b):
     if _kernel_product(a, b):
-        return lambda a, b: _product(a, b)
+        return _product
     return lambda a, b: a @ b
 
 
@@ -1158,6 +1192,8 @@ def _matmul_adjoint_lhs(g, a, b):
     if a.ndim == 1 and b.ndim == 2:
         return lambda g, a, b: np.dot(b, g)
     if a.ndim == 2 and b.ndim == 2:
+        if _kernel_product(g, b):
+            return _product_lhs
         return lambda g, a, b: matmul(g, b.T)
     raise TypingError("matmul adjoint for stacked matrices is not compiled yet")
 
@@ -1174,6 +1210,8 @@ def _matmul_adjoint_rhs(g, a, b):
     if a.ndim == 2 and b.ndim == 1:
         return lambda g, a, b: np.dot(a.T, g)
     if a.ndim == 2 and b.ndim == 2:
+        if _kernel_product(a, g):
+            return _product_rhs
         return lambda g, a, b: matmul(a.T, g)
     raise TypingError("matmul adjoint for stacked matrices is not compiled yet")
 
