@@ -1066,8 +1066,8 @@ def test_jit_of_vmap_keeps_its_own_call_path():
 
 
 # ---------------------------------------------------------------------------
-# Matrix products: numba_runtime's kernel (packing by layout, blocks of 4 x 4
-# with leftover rows and columns, panels) against NumPy
+# Matrix products: numba_runtime's kernel (x @ W.T layouts, in blocks of 4 x 4
+# with leftover rows and columns) and BLAS (every other layout) against NumPy
 # ---------------------------------------------------------------------------
 
 def _matmul(a, b):
@@ -1184,3 +1184,28 @@ def test_fast_path_checks_the_rank_that_the_signature_folds_in():
         value, grad = jitted(x)
         assert value == pytest.approx(np.sum(x * x) * x.ndim)
         np.testing.assert_allclose(grad, 2 * x * x.ndim)
+
+
+def test_flat_helpers_are_compiled_per_dtype_of_what_they_fill():
+    """numba_runtime's generated helpers that fill an array with a number
+    read the number's dtype from their globals: the same text with another
+    dtype is another function (a cache keyed by text alone once handed a
+    float cotangent the bool helper, and a Hessian came out zero)."""
+    import numba
+    from tangent_x import runtime
+    from tangent_x.numba_stage import numba_runtime  # noqa: F401 (the overloads)
+
+    @numba.njit
+    def unbroadcast(g, x):
+        return runtime.unbroadcast(g, x)
+
+    @numba.njit
+    def unreduce(g, x):
+        return runtime.unreduce(g, x)
+
+    x = np.zeros((2, 3))
+    for g in (True, 3, 2.5):
+        for fn in (unbroadcast, unreduce):
+            got = fn(g, x)
+            want = np.full(x.shape, g)
+            assert got.dtype == want.dtype and np.array_equal(got, want)

@@ -35,7 +35,7 @@ __all__ = ["sum_axes", "mean_axes", "max_axes", "min_axes", "prod_axes", "var_ax
            "min_axes_keepdims", "prod_axes_keepdims", "var_axes_keepdims",
            "std_axes_keepdims", "transpose", "squeeze", "expand_dims",
            "moveaxis", "broadcast_to", "cumsum", "flip", "dot", "matmul", "inner", "reshape",
-           "clip", "ndim", "array", "add_at", "whole", "mask_select", "mask_assign",
+           "clip", "ndim", "size", "array", "add_at", "whole", "mask_select", "mask_assign",
            "add_matmul_adjoint_lhs", "add_matmul_adjoint_rhs", "grown"]
 
 
@@ -56,10 +56,41 @@ def _is_none(t):
 
 def _kernel(source, name, env=None):
     """Compile-time generated source -> a Python function Numba inlines."""
-    namespace = {"np": np, "register_jitable": register_jitable, "__name__": __name__}
+    namespace = {"np": np, "register_jitable": register_jitable, "empty": empty,
+                 "__name__": __name__}
     namespace.update(env or {})
     exec(compile(source, f"<tangent_x numba kernel {name}>", "exec"), namespace)
     return namespace[name]
+
+
+@intrinsic
+def empty(typingctx, shape, dtype):
+    """``np.empty(shape, dtype)`` (C-ordered), lowered in place by Numba's
+    own allocation code.  Why not ``np.empty``: Numba's is an overload,
+    i.e. one more compiled function for every (shape, dtype) type, linked
+    into and compiled again in every caller (four of them, ~0.35 s, in the
+    cold compile of the benchmark's MLP gradient); this costs nothing to
+    compile.  The runtime's helpers allocate with it."""
+    from numba.np.arrayobj import _empty_nd_impl, _parse_shape
+    if isinstance(shape, types.Integer):
+        ndim = 1
+    elif isinstance(shape, types.BaseTuple) and all(isinstance(t, types.Integer)
+                                                    for t in shape):
+        ndim = len(shape)
+    else:
+        return None
+    if isinstance(dtype, types.DType):
+        item = dtype.dtype
+    elif isinstance(dtype, types.NumberClass):
+        item = dtype.instance_type
+    else:
+        return None
+    arrtype = types.Array(item, ndim, "C")
+
+    def codegen(context, builder, sig, args):
+        shapes = _parse_shape(context, builder, sig.args[0], args[0])
+        return _empty_nd_impl(context, builder, arrtype, shapes)._getvalue()
+    return arrtype(shape, dtype), codegen
 
 
 def _tuple_of(prefix, n):
@@ -98,7 +129,7 @@ def _fill_lines(gn, xn, g="g", shape="shape", dtype="g.dtype", out="out"):
     """Lines making ``out`` of shape ``shape`` (xn dims) with ``g`` (gn <=
     xn dims, NumPy-broadcastable; gn = 0 for a number) copied in."""
     lead = xn - gn
-    lines = [f"{out} = np.empty({shape}, {dtype})"]
+    lines = [f"{out} = empty({shape}, {dtype})"]
     if gn:
         lines.append(f"gs = {g}.shape")
         src = f"{g}[" + ", ".join(f"0 if gs[{d}] == 1 else i{d + lead}"
@@ -116,7 +147,7 @@ def _sum_to_lines(gn, xn, g="g", shape="shape", out="out"):
     (xn <= gn dims).  Zeroed by a loop of its own: ``np.zeros`` would be
     one more compiled function."""
     lead = gn - xn
-    lines = [f"{out} = np.empty({shape}, {g}.dtype)"]
+    lines = [f"{out} = empty({shape}, {g}.dtype)"]
     if xn == 0:
         lines.append(f"{out}[()] = 0")
     else:
@@ -135,11 +166,13 @@ _FLAT_CACHE = {}
 
 def _flat(name, params, body, env=None):
     """The function ``def name(params): body`` (body: lines at indent 0),
-    compiled from source once per text."""
+    compiled from source once per text and ``env`` (the globals it reads:
+    the same text with another ``dtype`` is another function)."""
     text = f"def {name}({params}):\n" + "\n".join("    " + line for line in body)
-    if text not in _FLAT_CACHE:
-        _FLAT_CACHE[text] = _kernel(text, name, env)
-    return _FLAT_CACHE[text]
+    key = (text, tuple(sorted((env or {}).items(), key=lambda item: item[0])))
+    if key not in _FLAT_CACHE:
+        _FLAT_CACHE[key] = _kernel(text, name, env)
+    return _FLAT_CACHE[key]
 
 
 def _broadcast_fill(gn, xn):
@@ -307,7 +340,7 @@ def _reduce_kernel(op, xn, naxes, keepdims, dtype_expr):
     elif n_out == 0:
         lines.append("    return out.reshape(-1)[0]")
     else:
-        lines.append(f"    kept = np.empty({n_out}, np.int64)")
+        lines.append(f"    kept = empty({n_out}, np.int64)")
         lines.append("    j = 0")
         lines.append(f"    for d in range({xn}):")
         lines.append("        red = False")
@@ -368,7 +401,7 @@ def _squeeze(a, axis):
     parts = ", ".join(f"kept[{d}]" for d in range(n_out)) + ("," if n_out == 1 else "")
     src = "\n".join([
         "def sq(a, axes):",
-        f"    kept = np.empty({max(n_out, 1)}, np.int64)",
+        f"    kept = empty({max(n_out, 1)}, np.int64)",
         "    j = 0",
         f"    for d in range({xn}):",
         "        red = False",
@@ -401,7 +434,7 @@ def _expand_dims(a, axis):
         f"    new = np.zeros({n_out}, np.bool_)",
         "    for ax in axes:",
         f"        new[ax % {n_out}] = True",
-        f"    shape = np.empty({n_out}, np.int64)",
+        f"    shape = empty({n_out}, np.int64)",
         "    j = 0",
         f"    for d in range({n_out}):",
         "        if new[d]:",
@@ -660,8 +693,8 @@ def _entry_source():
         *["    " + line for line in _blas_layout_lines("b", "bs1", "bs0", "N", "K")],
         "    # a.T is (K, M), its (k, i) at k*as1 + i*as0",
         *["    " + line for line in _blas_layout_lines("a", "as1", "as0", "K", "M")],
-        "    bb = np.empty(K * N if ldb == 0 else 0, np.float64)",
-        "    aa = np.empty(M * K if lda == 0 else 0, np.float64)",
+        "    bb = empty(K * N if ldb == 0 else 0, np.float64)",
+        "    aa = empty(M * K if lda == 0 else 0, np.float64)",
         "    if ldb == 0:",
         "        for k in range(K):",
         "            for j in range(N):",
@@ -676,8 +709,8 @@ def _entry_source():
         "    _dgemm_call(tb, ta, N, M, K, b, ldb, a, lda, c, N, bb, aa)",
         "    return",
         "C = carray(c, (M, N))",
-        "A = carray(a, (M, K)) if not pack_a else np.empty((M, K), np.float64)",
-        "B = carray(b, (N, K)) if not pack_b else np.empty((N, K), np.float64)",
+        "A = carray(a, (M, K)) if not pack_a else empty((M, K), np.float64)",
+        "B = carray(b, (N, K)) if not pack_b else empty((N, K), np.float64)",
         "if pack_a:",
         "    for i in range(M):",
         "        for k in range(K):",
@@ -711,7 +744,7 @@ def matmul_kernel():
                 "# tangent_x/numba_stage/numba_runtime.py). Do not edit.\n"
                 "import numpy as np\n"
                 "from numba import carray\n"
-                "from tangent_x.numba_stage.numba_runtime import _data, _dgemm_call\n\n"
+                "from tangent_x.numba_stage.numba_runtime import _data, _dgemm_call, empty\n\n"
                 f"BLAS_WORK = {_BLAS_WORK}\nINT32_MAX = {_INT32_MAX}\n\n\n"
                 f"{_ENTRY_SOURCE}\n")
         module, _ = modules.load("matmul_kernel", text, {}, {}, importable=True)
@@ -759,7 +792,7 @@ def _product(a, b):
     function" above: each level of calls is compiled again)."""
     if b.shape[0] != a.shape[1]:
         raise ValueError("matmul: the operands' inner dimensions differ")
-    out = np.empty((a.shape[0], b.shape[1]), np.float64)
+    out = empty((a.shape[0], b.shape[1]), np.float64)
     if out.size:
         _matmul_call(a, b, out)
     return out
@@ -769,7 +802,7 @@ def _product_lhs(g, a, b):
     """``g @ b.T`` (the cotangent of ``a`` in ``a @ b``) by the kernel,
     written out for the same reason."""
     bt = b.T
-    out = np.empty((g.shape[0], bt.shape[1]), np.float64)
+    out = empty((g.shape[0], bt.shape[1]), np.float64)
     if out.size:
         _matmul_call(g, bt, out)
     return out
@@ -778,7 +811,7 @@ def _product_lhs(g, a, b):
 def _product_rhs(g, a, b):
     """``a.T @ g`` (the cotangent of ``b`` in ``a @ b``) by the kernel."""
     at = a.T
-    out = np.empty((at.shape[0], g.shape[1]), np.float64)
+    out = empty((at.shape[0], g.shape[1]), np.float64)
     if out.size:
         _matmul_call(at, g, out)
     return out
@@ -1171,7 +1204,7 @@ def _outer(u, v):
 
     @register_jitable
     def outer(u, v):
-        out = np.empty((u.shape[0], v.shape[0]), dtype)
+        out = empty((u.shape[0], v.shape[0]), dtype)
         for i in range(u.shape[0]):
             ui = u[i]
             for j in range(v.shape[0]):
@@ -1427,6 +1460,29 @@ def _ndim(a):
     return lambda a: n
 
 
+def size(a):
+    return np.size(a)
+
+
+@intrinsic
+def _size(typingctx, a):
+    """``a.size``, 1 for a number, lowered in place (Numba's ``np.size`` is
+    two compiled functions per type: ``np.asarray`` and the size; the
+    rules' ``np.size(a) / np.size(ans)`` of a mean is in every MLP loss)."""
+    def codegen(context, builder, sig, args):
+        if _is_array(sig.args[0]):
+            return make_array(sig.args[0])(context, builder, args[0]).nitems
+        return context.get_constant(types.intp, 1)
+    if _is_array(a) or isinstance(a, (types.Number, types.Boolean)):
+        return types.intp(a), codegen
+    return None
+
+
+@overload(size)
+def _size_overload(a):
+    return lambda a: _size(a)
+
+
 def array(object):
     """``np.array(object)``: a copy of an array, or an array of a tuple of
     numbers or of equally shaped arrays."""
@@ -1525,7 +1581,7 @@ def _prod_others(a, axis=None):
     def impl(a, axis=None):
         flat = np.ascontiguousarray(a).reshape(-1)
         n = flat.size
-        out = np.empty(n, flat.dtype)
+        out = empty(n, flat.dtype)
         before = 1.0
         for i in range(n):
             out[i] = before
@@ -1620,7 +1676,7 @@ def _mask_select(x, mask):
         flat_mask = np.ascontiguousarray(mask).reshape(-1)
         row = x.size // max(flat_mask.size, 1)
         flat_x = np.ascontiguousarray(x).reshape(-1)
-        out = np.empty(np.count_nonzero(flat_mask) * row, x.dtype)
+        out = empty(np.count_nonzero(flat_mask) * row, x.dtype)
         j = 0
         for i in range(flat_mask.size):
             if flat_mask[i]:
@@ -1685,7 +1741,7 @@ def _select_lanes(pred, on_true, on_false):
     def impl(pred, on_true, on_false):
         a = np.ascontiguousarray(on_true)
         b = np.ascontiguousarray(on_false)
-        out = np.empty(a.shape, a.dtype)
+        out = empty(a.shape, a.dtype)
         n = pred.shape[0]
         per = a.size // n if n else 0
         flat = out.reshape(a.size)

@@ -484,6 +484,7 @@ _SIGNATURES = {
     "reshape": ["a", "shape"],
     "clip": ["a", "a_min", "a_max"],
     "ndim": ["a"],
+    "size": ["a"],
     "inner": ["a", "b"],
     "array": ["object"],
     "add_at": ["a", "indices", "b"],
@@ -492,7 +493,7 @@ _DEFAULTS = {"transpose": {"axes": None}, "squeeze": {"axis": None},
              "cumsum": {"axis": None}, "flip": {"axis": None}}
 
 for _name in ("transpose", "squeeze", "expand_dims", "moveaxis", "broadcast_to", "cumsum",
-              "flip", "dot", "matmul", "reshape", "clip", "ndim", "array", "inner"):
+              "flip", "dot", "matmul", "reshape", "clip", "ndim", "size", "array", "inner"):
     REWRITES[getattr(np, _name)] = _by_helper(_name)
 REWRITES[np.add.at] = _by_helper("add_at")
 

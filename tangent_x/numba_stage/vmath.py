@@ -54,6 +54,7 @@ import numpy as np
 from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic, overload, register_jitable
+from .numba_runtime import empty
 
 
 # -- single LLVM instructions: bit casts, fma, bare division, select ------------
@@ -312,10 +313,11 @@ def _compiled_like(numpy_fn, kernel64):
                     not isinstance(dtype, (types.Integer, types.Boolean)):
                 return lambda x: numpy_fn(x)          # complex ...: Numba's own
             contiguous = x.layout == "C"
+            result = np.float32 if single else np.float64
 
             def loop(x):
                 flat = (x if contiguous else np.ascontiguousarray(x)).reshape(-1)
-                out = np.empty(flat.size, np.float32 if single else np.float64)
+                out = empty(flat.size, result)
                 for i in range(flat.size):
                     out[i] = kernel64(np.float64(flat[i]))
                 return out.reshape(x.shape)
