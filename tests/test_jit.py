@@ -1209,3 +1209,52 @@ def test_flat_helpers_are_compiled_per_dtype_of_what_they_fill():
             got = fn(g, x)
             want = np.full(x.shape, g)
             assert got.dtype == want.dtype and np.array_equal(got, want)
+
+
+def test_a_call_through_an_empty_kernel_slot_raises_instead_of_crashing():
+    """Compiled products call the kernel through a slot filled when it is
+    loaded (numba_runtime: "the kernel compiled beside the caller"); code
+    that somehow runs before must raise, not jump to address 0."""
+    from tangent_x.numba_stage import numba_runtime
+    a, b = np.ones((3, 4)), np.ones((4, 2))
+    jitted = tx.jit(_matmul)
+    np.testing.assert_allclose(jitted(a, b), a @ b)
+    address = numba_runtime._SLOT.value
+    numba_runtime._SLOT.value = 0
+    try:
+        with pytest.raises(Exception, match="matrix kernel was not loaded"):
+            jitted(a, b)
+    finally:
+        numba_runtime._SLOT.value = address
+    np.testing.assert_allclose(jitted(a, b), a @ b)
+
+
+@pytest.mark.parametrize("background", ["1", "0"])
+def test_the_kernel_compiled_beside_a_new_process_or_in_it_gives_the_product(tmp_path,
+                                                                             background):
+    """A process with empty caches: the kernel compiled by a second process
+    (TANGENT_X_BACKGROUND_COMPILE=1, the default on more than one CPU) or by
+    the process itself; then a third process loads everything from the
+    caches."""
+    script = textwrap.dedent("""
+        import numpy as np, tangent_x as tx
+        def f(a, b):
+            return np.sum(np.tanh(a @ b.T))
+        rng = np.random.default_rng(0)
+        a, b = rng.normal(size=(9, 13)), rng.normal(size=(5, 13))
+        g = tx.jit(tx.grad(f, argnums=(0, 1)))(a, b)
+        want = tx.grad(f, argnums=(0, 1))(a, b)
+        for x, y in zip(g, want):
+            np.testing.assert_allclose(x, y, rtol=1e-12, atol=1e-13)
+        from tangent_x.numba_stage import numba_runtime
+        print("ok", numba_runtime._KERNEL.get("built_beside"))
+    """)
+    (tmp_path / "products.py").write_text(script)
+    env = dict(os.environ, TANGENT_X_CACHE_DIR=str(tmp_path / "tx"),
+               NUMBA_CACHE_DIR=str(tmp_path / "numba"), TANGENT_X_BACKGROUND_COMPILE=background)
+    beside = background == "1" and len(os.sched_getaffinity(0)) > 1
+    for want in ("ok 0" if beside else "ok None", "ok None"):     # cold, then warm
+        proc = subprocess.run([sys.executable, str(tmp_path / "products.py")], env=env,
+                              capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0 and proc.stdout.strip() == want, proc.stderr[-3000:]
+    assert list((tmp_path / "tx").glob("matmul_kernel_*.py"))
