@@ -641,9 +641,11 @@ class Jitted:
             module.__dict__.setdefault(bound_name, obj)
         import numba
         dispatcher = numba.njit(**_NJIT_OPTIONS)(getattr(module, name))
-        from . import numba_runtime
-        if numba_runtime.may_call_kernel(plan.bound.values()) and _on_disk(dispatcher):
-            numba_runtime.matmul_kernel()     # before Numba loads cached code naming it
+        if _on_disk(dispatcher):
+            # cached code calls the kernels through slots: fill them first
+            from . import beside
+            for kernel in _kernels_called(plan.bound, text):
+                beside.ready(kernel)
         return Compiled(dispatcher, plan, text, path, linemap, generated.canonical.origin)
 
     # -- inspection ---------------------------------------------------------
@@ -790,6 +792,22 @@ def _rebuild_text(av, bare, env):
         return "None"
     env[f"_tx_k{len(env)}"] = av.value
     return f"_tx_k{len(env) - 1}"
+
+
+def _kernels_called(bound, text):
+    """The kernels compiled beside the caller (beside.py) that a numba stage
+    binding ``bound`` and reading ``text`` may call (more rather than fewer:
+    one not needed costs a load from Numba's disk cache)."""
+    from . import numba_runtime, vmath
+    kernels = []
+    if numba_runtime.may_call_kernel(bound.values()):
+        kernels.append(numba_runtime.MATMUL)
+    uses_vmath = any(obj is vmath for obj in bound.values())
+    for fn, kernel in vmath.ARRAY_KERNELS.items():
+        if any(obj is fn for obj in bound.values()) or \
+                uses_vmath and f".{fn.__name__}(" in text:
+            kernels.append(kernel)
+    return kernels
 
 
 def _on_disk(dispatcher):
