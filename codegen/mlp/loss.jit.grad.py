@@ -5,7 +5,7 @@ import numpy as np
 import tangent_x.numba_stage.vmath as vmath
 from tangent_x.runtime import check_grad_output, matmul_adjoint_lhs, matmul_adjoint_rhs, unbroadcast, unreduce
 import tangent_x.numba_stage.numba_runtime  # Numba implementations of the helpers
-from tangent_x.numba_stage.numba_runtime import matmul
+from tangent_x.numba_stage.numba_runtime import matmul, size
 
 
 def grad_loss(params_0_W, params_0_b, params_1_W, params_1_b, x, y):
@@ -25,7 +25,7 @@ def grad_loss(params_0_W, params_0_b, params_1_W, params_1_b, x, y):
     # mlp.py:24: def loss(params, x, y):
     check_grad_output(mean_pow_err)
     # mlp.py:27: return np.mean(err ** 2)
-    count = np.size(pow_err) / np.size(mean_pow_err)
+    count = size(pow_err) / size(mean_pow_err)
     v = 1.0 / count
     pow_err_bar = unreduce(v, pow_err)
     err_bar = pow_err_bar * 2 * err
