@@ -1233,10 +1233,11 @@ def test_a_call_through_an_empty_kernel_slot_raises_instead_of_crashing():
 @pytest.mark.parametrize("background", ["1", "0"])
 def test_the_kernel_compiled_beside_a_new_process_or_in_it_gives_the_product(tmp_path,
                                                                              background):
-    """A process with empty caches: the kernel compiled by a second process
-    (TANGENT_X_BACKGROUND_COMPILE=1, the default on more than one CPU) or by
-    the process itself; then a third process loads everything from the
-    caches."""
+    """A process with empty caches: the kernels (the product, vmath's tanh
+    loop) compiled by a second process (TANGENT_X_BACKGROUND_COMPILE=1, the
+    default on more than one CPU) or by the process itself; then a new
+    process loads everything from the caches, kernels into their slots
+    first (an empty slot would raise)."""
     script = textwrap.dedent("""
         import numpy as np, tangent_x as tx
         def f(a, b):
@@ -1247,6 +1248,10 @@ def test_the_kernel_compiled_beside_a_new_process_or_in_it_gives_the_product(tmp
         want = tx.grad(f, argnums=(0, 1))(a, b)
         for x, y in zip(g, want):
             np.testing.assert_allclose(x, y, rtol=1e-12, atol=1e-13)
+        def h(row):
+            return np.sum(np.tanh(row * 2.0))
+        v = tx.jit(tx.vmap(h))(a)
+        np.testing.assert_allclose(v, [h(r) for r in a], rtol=1e-12)
         from tangent_x.numba_stage import numba_runtime
         print("ok", numba_runtime.MATMUL.built_beside)
     """)

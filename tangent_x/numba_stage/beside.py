@@ -65,13 +65,24 @@ class Kernel:
         process compiles the very file this one loads."""
         return modules.load(f"kernel_{self.name}", self.text(), {}, {}, importable=True)[0]
 
-    def load(self):
-        """Compile it here, or load it from Numba's disk cache, into its slot."""
+    def load(self, cached_only=False):
+        """Load it from Numba's disk cache, or compile it here (not with
+        ``cached_only``), into its slot; whether it is there."""
         if self.prepare is not None:
             self.prepare()
-        self.cfunc = cfunc(self.signature, cache=True,
-                           fastmath=self.fastmath)(getattr(self.module(), self.entry))
+        pyfunc = getattr(self.module(), self.entry)
+        if cached_only:
+            # what numba.cfunc(cache=True) does first, without compiling
+            from numba.core import sigutils
+            from numba.core.ccallback import CFunc
+            probe = CFunc(pyfunc, sigutils.normalize_signature(self.signature), locals={},
+                          options={"fastmath": self.fastmath} if self.fastmath else {})
+            probe.enable_caching()
+            if probe._cache.load_overload(probe._sig, probe._targetdescr.target_context) is None:
+                return False
+        self.cfunc = cfunc(self.signature, cache=True, fastmath=self.fastmath)(pyfunc)
         self.slot.value = self.cfunc.address
+        return True
 
     def call(self, context, builder, args):
         """Lowering: call the kernel through its slot with LLVM values ``args``."""
@@ -126,7 +137,8 @@ def request(kernel):
     with _LOCK:
         if kernel.cfunc is not None or kernel.name in _SERVER.get("asked", ()):
             return
-        kernel.module()                         # the file, before the server reads it
+        if kernel.load(cached_only=True):       # a few ms: no second process
+            return
         process = _server()
         if process is not None:
             try:

@@ -251,14 +251,15 @@ class LaneLoop:
         module, path = modules.load(f"{self.name}_lanes_{stamp}", self.text, env, linemap,
                                     importable=True)
         import numba
-        from . import numba_runtime
-        if numba_runtime.may_call_kernel(compiled.plan.bound.values()):
-            # the driver's cached machine code may name the kernel's symbol
-            # (see Jitted._compile): it must be registered before a load
-            numba_runtime.matmul_kernel()
+        from . import _kernels_called, _on_disk, beside
         self.path = path
         self.dispatcher = numba.njit(cache=True, parallel=True, nogil=True)(
             getattr(module, self.name))
+        if _on_disk(self.dispatcher):
+            # the driver's cached machine code calls kernels through slots
+            # (see Jitted._compile): fill them before Numba loads it
+            for kernel in _kernels_called(compiled.plan.bound, compiled.text):
+                beside.ready(kernel)
         self.runner = Compiled(self.dispatcher, compiled.plan, self.text, path, linemap,
                                compiled.origin)
 

@@ -591,10 +591,10 @@ def _gemm_nt_lines(mr, nr):
 # under jit must not be slower than NumPy's.  Past _BLAS_WORK multiply-adds
 # the kernel hands the product to BLAS dgemm (scipy's, the one Numba
 # binds), called from inside the kernel so that callers compile nothing
-# more.  dgemm is called by symbol name, as the kernel itself is: its
-# address changes from process to process and must never be baked into
-# cached code, so ``matmul_kernel`` registers it under _DGEMM_SYMBOL before
-# the kernel is compiled or loaded from cache.
+# more.  dgemm is called by symbol name: its address changes from process
+# to process and must never be baked into cached code, so the kernel's
+# ``prepare`` (``_register_dgemm``, see ``MATMUL``) registers it under
+# _DGEMM_SYMBOL before the kernel is compiled or loaded from cache.
 
 _DGEMM_SYMBOL = "tangent_x_dgemm"
 _BLAS_WORK = 1 << 24
