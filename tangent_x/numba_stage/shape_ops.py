@@ -13,6 +13,7 @@ import numpy as np
 from numba import types
 from numba.core.errors import TypingError
 from numba.extending import overload, register_jitable
+from numba.np.numpy_support import as_dtype
 
 from .. import runtime
 from . import numba_runtime
@@ -76,13 +77,16 @@ def _cumsum_axis(a, axis):
     if not _is_array(a) or a.ndim < 2 or not isinstance(axis, types.Integer):
         return None
     dtype = np.int64 if isinstance(a.dtype, (types.Integer, types.Boolean)) else None
+    # the running sum starts at a zero of the result's type (not at
+    # ``out[r, 0] * 0``: out is uninitialised, and garbage times 0 may be nan)
+    zero = np.dtype(dtype or as_dtype(a.dtype)).type(0)
 
     def impl(a, axis):
         ax = axis % a.ndim
         moved, rows = _rows(a, ax)
         out = np.empty(rows.shape, rows.dtype if dtype is None else dtype)
         for r in range(rows.shape[0]):
-            total = out[r, 0] * 0
+            total = zero
             for i in range(rows.shape[1]):
                 total += rows[r, i]
                 out[r, i] = total
