@@ -1,6 +1,6 @@
 """Benchmarks for tangent_x, printed as markdown tables of times and ratios.
 
-    python tools/bench.py            # the full run (a few minutes)
+    python tools/bench.py            # the full run (~30 s with the peers installed)
     python tools/bench.py --quick    # smoke run: every equal-results check, few repeats
 
 Each implementation is checked for equal results before it is timed; times
@@ -435,14 +435,19 @@ print(json.dumps({{"import": t_import, "first_call": time.perf_counter() - t0,
 def bench_first_call():
     """First call of jit(grad(mlp loss)) in a new process with empty caches
     (cold), then in a second process with the caches the first one wrote
-    (warm: Numba's on-disk cache of the generated module)."""
+    (warm: Numba's on-disk cache of the generated module), then cold with
+    the kernels compiled in the process (reported, no target)."""
     base = tempfile.mkdtemp(prefix="tx-bench-cold-")
-    env = dict(os.environ, TANGENT_X_CACHE_DIR=os.path.join(base, "tangent_x"),
-               NUMBA_CACHE_DIR=os.path.join(base, "numba"))
     script = _FIRST_CALL_SCRIPT.format(root=ROOT)
     results = []
     try:
-        for _ in ("cold", "warm"):
+        # cold, then warm on the caches it wrote; then cold again in fresh
+        # caches with the kernels compiled in the process itself, as on a
+        # one-CPU machine (numba_stage/beside.py)
+        for caches, alone in (("a", "1"), ("a", "1"), ("b", "0")):
+            env = dict(os.environ, TANGENT_X_CACHE_DIR=os.path.join(base, caches, "tangent_x"),
+                       NUMBA_CACHE_DIR=os.path.join(base, caches, "numba"),
+                       TANGENT_X_BACKGROUND_COMPILE=alone)
             proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
                                   text=True, timeout=600)
             if proc.returncode != 0:
@@ -450,7 +455,7 @@ def bench_first_call():
             results.append(json.loads(proc.stdout.strip().splitlines()[-1]))
     finally:
         shutil.rmtree(base, ignore_errors=True)
-    cold, warm = results
+    cold, warm, alone = results
     if not cold["jit"]:
         return [("jit(grad(mlp loss)) first call, cold, < 3 s", None, 3.0),
                 ("jit(grad(mlp loss)) first call, warm cache, < 0.5 s", None, 0.5)], \
@@ -458,7 +463,9 @@ def bench_first_call():
              f"{fmt(warm['first_call'])} warm; import tangent_x {fmt(cold['import'])}")
     return [("jit(grad(mlp loss)) first call, cold, < 3 s", cold["first_call"], 3.0),
             ("jit(grad(mlp loss)) first call, warm cache, < 0.5 s", warm["first_call"], 0.5)], \
-        f"import tangent_x: {fmt(cold['import'])} cold, {fmt(warm['import'])} warm"
+        (f"import tangent_x: {fmt(cold['import'])} cold, {fmt(warm['import'])} warm; "
+         f"first call, cold, kernels compiled in the process (TANGENT_X_BACKGROUND_COMPILE=0, "
+         f"what one CPU gets): {fmt(alone['first_call'])}")
 
 
 # ------------------------------------------------------------------ issue #4 rows
