@@ -1264,3 +1264,40 @@ def test_the_kernel_compiled_beside_a_new_process_or_in_it_gives_the_product(tmp
                               capture_output=True, text=True, timeout=300)
         assert proc.returncode == 0 and proc.stdout.strip() == want, proc.stderr[-3000:]
     assert list((tmp_path / "tx").glob("kernel_matmul_f64_*.py"))
+
+
+def test_a_second_process_that_dies_leaves_the_kernels_to_this_one(tmp_path):
+    """The second process exits without building anything: this process
+    compiles the kernels itself when its compile ends (compiling the Numba
+    functions they call, whose ends must not start loading again)."""
+    script = textwrap.dedent("""
+        import subprocess, sys
+        import numpy as np, tangent_x as tx
+        from tangent_x.numba_stage import beside, numba_runtime
+
+        def dead_server():
+            if "process" not in beside._SERVER:
+                process = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.5)"],
+                                           stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                           text=True)
+                beside._SERVER.update(process=process, asked=[], done={})
+            return beside._SERVER["process"]
+
+        beside._server = dead_server
+        beside._allowed = lambda: True
+        def f(a, b):
+            return np.sum(np.tanh(a @ b.T))
+        rng = np.random.default_rng(0)
+        a, b = rng.normal(size=(9, 13)), rng.normal(size=(5, 13))
+        g = tx.jit(tx.grad(f, argnums=(0, 1)))(a, b)
+        want = tx.grad(f, argnums=(0, 1))(a, b)
+        for x, y in zip(g, want):
+            np.testing.assert_allclose(x, y, rtol=1e-12, atol=1e-13)
+        print("ok", numba_runtime.MATMUL.built_beside)
+    """)
+    (tmp_path / "dies.py").write_text(script)
+    env = dict(os.environ, TANGENT_X_CACHE_DIR=str(tmp_path / "tx"),
+               NUMBA_CACHE_DIR=str(tmp_path / "numba"))
+    proc = subprocess.run([sys.executable, str(tmp_path / "dies.py")], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok lost", proc.stderr[-3000:]

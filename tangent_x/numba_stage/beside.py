@@ -146,8 +146,11 @@ def request(kernel):
                 process.stdin.flush()
                 _SERVER["asked"].append(kernel.name)
                 return
-            except OSError:
+            except OSError:                     # it is gone: what it was asked is ours
+                asked = list(_SERVER.get("asked", ()))
                 _stop()
+                for name in asked:
+                    KERNELS[name].load()
         kernel.load()
 
 
@@ -192,11 +195,23 @@ def _stop():
             process.kill()
 
 
+_LOADING = threading.local()
+
+
 def ready_all():
-    """Every kernel asked of the second process, loaded."""
+    """Every kernel asked of the second process, loaded.  Not again from
+    within: compiling a kernel here (when the second process could not)
+    compiles the Numba functions it calls, whose ends are outermost
+    compiles too."""
     with _LOCK:
-        for name in list(_SERVER.get("asked", ())):
-            ready(KERNELS[name])
+        if getattr(_LOADING, "on", False):
+            return
+        _LOADING.on = True
+        try:
+            for name in list(_SERVER.get("asked", ())):
+                ready(KERNELS[name])
+        finally:
+            _LOADING.on = False
 
 
 class _ReadyWhenCompiled(event.Listener):
