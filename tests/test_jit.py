@@ -1301,3 +1301,23 @@ def test_a_second_process_that_dies_leaves_the_kernels_to_this_one(tmp_path):
     proc = subprocess.run([sys.executable, str(tmp_path / "dies.py")], env=env,
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0 and proc.stdout.strip() == "ok lost", proc.stderr[-3000:]
+
+
+def test_flat_helpers_broadcast_zero_dimensional_arrays_and_numbers():
+    """A 0-d array is read as ``g[()]``, a number as itself, when a flat
+    helper broadcasts it to a shape."""
+    import numba
+    from tangent_x import runtime
+    from tangent_x.numba_stage import numba_runtime
+
+    @numba.njit
+    def helpers(g, x):
+        return (runtime.unbroadcast(g, x), runtime.broadcast_like(g, x),
+                numba_runtime.broadcast_to(g, x.shape))
+
+    x = np.zeros((2, 3))
+    for g in (np.array(1.5), 1.5, np.array([2.0, 3.0, 4.0])):
+        for got in helpers(g, x):
+            np.testing.assert_array_equal(got, np.broadcast_to(g, x.shape))
+    np.testing.assert_array_equal(numba.njit(lambda g, x: runtime.unreduce(g, x))(
+        np.array(2.5), np.array(0.0)), np.array(2.5))

@@ -127,15 +127,17 @@ def _index(parts):
 
 def _fill_lines(gn, xn, g="g", shape="shape", dtype="g.dtype", out="out"):
     """Lines making ``out`` of shape ``shape`` (xn dims) with ``g`` (gn <=
-    xn dims, NumPy-broadcastable; gn = 0 for a number) copied in."""
-    lead = xn - gn
+    xn dims, NumPy-broadcastable; gn None for a number) copied in."""
     lines = [f"{out} = empty({shape}, {dtype})"]
-    if gn:
+    if gn is None:
+        src = g
+    elif gn == 0:
+        src = f"{g}[()]"
+    else:
+        lead = xn - gn
         lines.append(f"gs = {g}.shape")
         src = f"{g}[" + ", ".join(f"0 if gs[{d}] == 1 else i{d + lead}"
                                   for d in range(gn)) + "]"
-    else:
-        src = g
     if xn == 0:
         return lines + [f"{out}[()] = {src}"]
     oidx = ", ".join(f"i{d}" for d in range(xn))
@@ -210,7 +212,7 @@ def _unbroadcast(g, x):
         if not _is_array(x):
             return lambda g, x: g
         return _flat("unbroadcast", "g, x",
-                     ["shape = x.shape", *_fill_lines(0, x.ndim, dtype="dtype"), "return out"],
+                     ["shape = x.shape", *_fill_lines(None, x.ndim, dtype="dtype"), "return out"],
                      {"dtype": as_dtype(g)})
     if not _is_array(x):
         return lambda g, x: np.sum(g)
@@ -237,12 +239,15 @@ def _broadcast_like(t, ans):
         return lambda t, ans: t
     if not _is_array(t):
         return _flat("broadcast_like", "t, ans",
-                     ["shape = ans.shape", *_fill_lines(0, ans.ndim, "t", dtype="dtype"),
+                     ["shape = ans.shape", *_fill_lines(None, ans.ndim, "t", dtype="dtype"),
                       "return out"], {"dtype": as_dtype(t)})
+    fill = ["shape = ans.shape", *_fill_lines(t.ndim, ans.ndim, "t", dtype="t.dtype"),
+            "return out"]
+    if t.ndim != ans.ndim:
+        return _flat("broadcast_like", "t, ans", fill)
     same = "t" if t.layout == "C" else "np.ascontiguousarray(t)"
     return _flat("broadcast_like", "t, ans",
-                 ["if t.shape == ans.shape:", f"    return {same}", "shape = ans.shape",
-                  *_fill_lines(t.ndim, ans.ndim, "t", dtype="t.dtype"), "return out"])
+                 ["if t.shape == ans.shape:", f"    return {same}", *fill])
 
 
 def _count_axes(axis, ndim):
@@ -291,7 +296,7 @@ def _unreduce(g, x, axis=None, keepdims=False):
     xn = x.ndim
     params = "g, x, axis=None, keepdims=False"
     if not _is_array(g):
-        return _flat("unreduce", params, ["shape = x.shape", *_fill_lines(0, xn, dtype="dtype"),
+        return _flat("unreduce", params, ["shape = x.shape", *_fill_lines(None, xn, dtype="dtype"),
                                           "return out"], {"dtype": as_dtype(g)})
     if g.ndim == xn:
         return _flat("unreduce", params, ["shape = x.shape", *_fill_lines(xn, xn),
