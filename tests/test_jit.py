@@ -1230,6 +1230,22 @@ def test_a_call_through_an_empty_kernel_slot_raises_instead_of_crashing():
     np.testing.assert_allclose(jitted(a, b), a @ b)
 
 
+# a gradient through both kernels compiled beside the caller (beside.py):
+# the product and vmath's tanh loop, checked against eager grad
+_KERNELS_SCRIPT = textwrap.dedent("""
+    import numpy as np, tangent_x as tx
+    from tangent_x.numba_stage import numba_runtime
+    def f(a, b):
+        return np.sum(np.tanh(a @ b.T))
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(size=(9, 13)), rng.normal(size=(5, 13))
+    g = tx.jit(tx.grad(f, argnums=(0, 1)))(a, b)
+    want = tx.grad(f, argnums=(0, 1))(a, b)
+    for x, y in zip(g, want):
+        np.testing.assert_allclose(x, y, rtol=1e-12, atol=1e-13)
+""")
+
+
 @pytest.mark.parametrize("background", ["1", "0"])
 def test_the_kernel_compiled_beside_a_new_process_or_in_it_gives_the_product(tmp_path,
                                                                              background):
@@ -1238,21 +1254,11 @@ def test_the_kernel_compiled_beside_a_new_process_or_in_it_gives_the_product(tmp
     default on more than one CPU) or by the process itself; then a new
     process loads everything from the caches, kernels into their slots
     first (an empty slot would raise)."""
-    script = textwrap.dedent("""
-        import numpy as np, tangent_x as tx
-        def f(a, b):
-            return np.sum(np.tanh(a @ b.T))
-        rng = np.random.default_rng(0)
-        a, b = rng.normal(size=(9, 13)), rng.normal(size=(5, 13))
-        g = tx.jit(tx.grad(f, argnums=(0, 1)))(a, b)
-        want = tx.grad(f, argnums=(0, 1))(a, b)
-        for x, y in zip(g, want):
-            np.testing.assert_allclose(x, y, rtol=1e-12, atol=1e-13)
+    script = _KERNELS_SCRIPT + textwrap.dedent("""
         def h(row):
             return np.sum(np.tanh(row * 2.0))
         v = tx.jit(tx.vmap(h))(a)
         np.testing.assert_allclose(v, [h(r) for r in a], rtol=1e-12)
-        from tangent_x.numba_stage import numba_runtime
         print("ok", numba_runtime.MATMUL.built_beside)
     """)
     (tmp_path / "products.py").write_text(script)
@@ -1272,8 +1278,7 @@ def test_a_second_process_that_dies_leaves_the_kernels_to_this_one(tmp_path):
     functions they call, whose ends must not start loading again)."""
     script = textwrap.dedent("""
         import subprocess, sys
-        import numpy as np, tangent_x as tx
-        from tangent_x.numba_stage import beside, numba_runtime
+        from tangent_x.numba_stage import beside
 
         def dead_server():
             if "process" not in beside._SERVER:
@@ -1285,14 +1290,7 @@ def test_a_second_process_that_dies_leaves_the_kernels_to_this_one(tmp_path):
 
         beside._server = dead_server
         beside._allowed = lambda: True
-        def f(a, b):
-            return np.sum(np.tanh(a @ b.T))
-        rng = np.random.default_rng(0)
-        a, b = rng.normal(size=(9, 13)), rng.normal(size=(5, 13))
-        g = tx.jit(tx.grad(f, argnums=(0, 1)))(a, b)
-        want = tx.grad(f, argnums=(0, 1))(a, b)
-        for x, y in zip(g, want):
-            np.testing.assert_allclose(x, y, rtol=1e-12, atol=1e-13)
+    """) + _KERNELS_SCRIPT + textwrap.dedent("""
         print("ok", numba_runtime.MATMUL.built_beside)
     """)
     (tmp_path / "dies.py").write_text(script)

@@ -748,12 +748,6 @@ MATMUL = beside.Kernel("matmul_f64", _kernel_text, "entry", _GEMM_SIGNATURE,
                        fastmath={"reassoc", "contract"}, prepare=_register_dgemm)
 
 
-def matmul_kernel():
-    """The kernel, loaded (called by ``jit`` before a numba stage that may
-    call it is loaded from Numba's cache)."""
-    return beside.ready(MATMUL)
-
-
 def may_call_kernel(objects):
     """Whether compiled code calling ``objects`` may call the kernel."""
     users = (matmul, dot, runtime.matmul_adjoint_lhs, runtime.matmul_adjoint_rhs,
