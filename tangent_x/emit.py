@@ -54,10 +54,62 @@ class _Unparser(getattr(ast, "_Unparser", object)):
             self.traverse(node)
 
 
+class _SignedConstants(ast.NodeTransformer):
+    """A negative number is an operator applied to a number as Python reads
+    it: ``Constant(-0.87)``, printed as it stands, is ``-0.87 ** 2`` under a
+    power, which is ``-(0.87 ** 2)``.  Written ``-(0.87)`` the unparser
+    gives the operator its precedence: ``(-0.87) ** 2``."""
+
+    def visit_Constant(self, node):
+        value = node.value
+        if isinstance(value, (int, float)) and not isinstance(value, bool) \
+                and (value < 0 or (value == 0 and str(value).startswith("-"))):
+            return ast.copy_location(ast.UnaryOp(ast.USub(), ast.Constant(-value)), node)
+        if isinstance(value, complex) and (value.real < 0 or str(value).startswith("-")):
+            return ast.copy_location(
+                ast.BinOp(ast.Constant(value.real), ast.Add(), ast.Constant(complex(0, value.imag))),
+                node)
+        return node
+
+
+def _shape(tree):
+    """The tree as Python reads it, attributes aside: the check that text
+    printed from it parses back to the same operations."""
+    tree = _SignedConstants().visit(_copy(tree))
+    for node in ast.walk(tree):
+        if hasattr(node, "ctx"):      # a target printed alone reads back as a load
+            node.ctx = ast.Load()
+    return ast.dump(tree, annotate_fields=False)
+
+
+def _copy(tree):
+    import copy
+    return copy.deepcopy(tree)
+
+
 def _to_text(tree):
+    tree = _SignedConstants().visit(_copy(tree))
     if hasattr(ast, "_Unparser"):
-        return _Unparser().visit(tree)
-    return ast.unparse(tree)      # pragma: no cover - every supported Python has it
+        text = _Unparser().visit(tree)
+    else:                         # pragma: no cover - every supported Python has it
+        text = ast.unparse(tree)
+    _check_reparses(tree, text)
+    return text
+
+
+def _check_reparses(tree, text):
+    """Every emitted text must parse back to the tree it was printed from;
+    a precedence slip in a printer is otherwise a silently wrong value."""
+    if isinstance(tree, ast.expr):
+        back = ast.parse(text, mode="eval").body
+    elif isinstance(tree, ast.stmt):
+        body = ast.parse(text).body
+        back = body[0] if len(body) == 1 else None
+    else:
+        return
+    if back is None or _shape(back) != _shape(tree):
+        raise AssertionError(f"tangent_x internal error: the emitted text {text!r} does not "
+                             "read back as the operations it was printed from")
 
 
 def unparse(node):
