@@ -45,9 +45,12 @@ def _tuple(items):
     return items[0] if len(items) == 1 else gast.Tuple(elts=list(items), ctx=gast.Load())
 
 
-def build(fun, kind, argnums=(), has_aux=False):
-    """Generate, write and load the source for ``kind`` applied to ``fun``."""
-    name, text, linemap, env, fn, description = generate(fun, kind, argnums, has_aux)
+def build(fun, kind, argnums=(), has_aux=False, grads_tuple=False):
+    """Generate, write and load the source for ``kind`` applied to ``fun``.
+    ``grads_tuple``: one gradient is returned in a tuple (``argnums=(0,)``),
+    not bare (``argnums=0``)."""
+    name, text, linemap, env, fn, description = generate(fun, kind, argnums, has_aux,
+                                                         grads_tuple)
     module, path = modules.load(f"{fn.name}_{kind}".replace("<", "").replace(">", ""),
                                 text, env, linemap)
     generated = Generated(getattr(module, name), text, path, fn, description)
@@ -55,7 +58,7 @@ def build(fun, kind, argnums=(), has_aux=False):
     return generated
 
 
-def generate(fun, kind, argnums=(), has_aux=False):
+def generate(fun, kind, argnums=(), has_aux=False, grads_tuple=False):
     """Source in, source out: (function name, module text, line map, env,
     canonical function, description).  The garbage collector is paused
     meanwhile: building thousands of small AST nodes otherwise triggers
@@ -64,13 +67,13 @@ def generate(fun, kind, argnums=(), has_aux=False):
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return _generate(fun, kind, argnums, has_aux)
+        return _generate(fun, kind, argnums, has_aux, grads_tuple)
     finally:
         if enabled:
             gc.enable()
 
 
-def _generate(fun, kind, argnums, has_aux):
+def _generate(fun, kind, argnums, has_aux, grads_tuple=False):
     fn, namer = canonical.canonicalize(_unwrap(fun))
     params = list(fn.params)
     for i in argnums:
@@ -115,7 +118,7 @@ def _generate(fun, kind, argnums, has_aux):
                 grads[i] = ir.name(bar)
         if zeros:
             blocks.append(emit.Block(zeros, None, "no gradient flows to these arguments"))
-        grads_atom = _tuple(grads) if len(grads) == 1 else \
+        grads_atom = _tuple(grads) if len(grads) == 1 and not grads_tuple else \
             gast.Tuple(elts=grads, ctx=gast.Load())
         if kind == "grad":
             result = gast.Tuple(elts=[grads_atom, aux], ctx=gast.Load()) if has_aux \
@@ -239,7 +242,8 @@ class Transformed:
         gen = self._generated
         if gen is None or not canonical.deps_current(gen.deps):
             try:
-                gen = build(self._fun, self._kind, self._argnums, self._has_aux)
+                gen = build(self._fun, self._kind, self._argnums, self._has_aux,
+                            grads_tuple=getattr(self, "_single", None) is False)
             except TransformError as exc:
                 if exc.origin is None and self._call_site is not None:
                     exc = TransformError(exc.bare_message, self._call_site, exc.hint)

@@ -16,6 +16,8 @@ explicit state.  The rewrites are the textbook ones:
 The flags are ordinary local variables (named ``loop_broken``,
 ``returned``...), so generated code shows exactly what happens.
 """
+import copy
+
 import gast
 
 from .naming import Namer
@@ -159,25 +161,58 @@ class ExitRewriter:
             return [_copy_loc(gast.For(target=node.target, iter=node.iter,
                                        body=new_body or [gast.Pass()], orelse=[],
                                        type_comment=None), node)]
-        items = self.namer.fresh("loop_items")
         count = self.namer.fresh("loop_count")
         k = self.namer.fresh("loop_k")
-        setup = [
-            _copy_loc(_assign(items, node.iter), node),
-            _copy_loc(_assign(count, gast.Call(func=_name("len"), args=[_name(items)],
-                                               keywords=[])), node),
+        setup, length, fetch = self.indexed(node.iter, node)
+        setup += [
+            _copy_loc(_assign(count, length), node),
             _copy_loc(_assign(k, _const(0)), node),
         ]
         test = gast.BoolOp(op=gast.And(), values=[
             gast.UnaryOp(op=gast.Not(), operand=_name(broken)),
             gast.Compare(left=_name(k), ops=[gast.Lt()], comparators=[_name(count)])])
-        fetch = _copy_loc(gast.Assign(targets=[node.target], value=gast.Subscript(
-            value=_name(items), slice=_name(k), ctx=gast.Load()), type_comment=None), node)
+        fetch = _copy_loc(gast.Assign(targets=[node.target], value=fetch(_name(k)),
+                                      type_comment=None), node)
         step = _copy_loc(_assign(k, gast.BinOp(left=_name(k), op=gast.Add(),
                                                right=_const(1))), node)
         loop = _copy_loc(gast.While(test=test, body=[fetch, step] + new_body, orelse=[]),
                          node)
         return setup + [loop]
+
+    def indexed(self, it, node):
+        """(setup statements, length, fetch(k) -> item k) for the iterable
+        ``it`` read by index: ``zip``, ``enumerate`` and ``reversed`` are
+        read through their arguments (their objects have no ``len`` and no
+        index), anything else (arrays, lists, ``range``) is indexed itself."""
+        def call_of(name):
+            return isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and \
+                it.func.id == name and not it.keywords and it.args and \
+                not any(isinstance(a, gast.Starred) for a in it.args)
+
+        def length_of(seq):
+            return gast.Call(func=_name("len"), args=[seq], keywords=[])
+
+        if call_of("zip"):
+            parts = [self.indexed(a, node) for a in it.args]
+            setup = [s for p in parts for s in p[0]]
+            lengths = [p[1] for p in parts]
+            length = lengths[0] if len(lengths) == 1 else \
+                gast.Call(func=_name("min"), args=lengths, keywords=[])
+            return setup, length, lambda k: gast.Tuple(elts=[p[2](k) for p in parts],
+                                                       ctx=gast.Load())
+        if call_of("enumerate") and len(it.args) == 1:
+            setup, length, fetch = self.indexed(it.args[0], node)
+            return setup, length, lambda k: gast.Tuple(elts=[k, fetch(k)], ctx=gast.Load())
+        if call_of("reversed") and len(it.args) == 1:
+            setup, length, fetch = self.indexed(it.args[0], node)
+            last = self.namer.fresh("loop_last")
+            setup.append(_copy_loc(_assign(last, gast.BinOp(
+                left=copy.deepcopy(length), op=gast.Sub(), right=_const(1))), node))
+            return setup, length, lambda k: fetch(
+                gast.BinOp(left=_name(last), op=gast.Sub(), right=k))
+        items = self.namer.fresh("loop_items")
+        return ([_copy_loc(_assign(items, it), node)], length_of(_name(items)),
+                lambda k: gast.Subscript(value=_name(items), slice=k, ctx=gast.Load()))
 
     def loop_body_plain(self, stmts):
         """Statements with no exits of this loop: only nested loops to rewrite."""

@@ -1,0 +1,55 @@
+"""Cases the program generator (tests/fuzzing) found, each pinned against
+its reference: finite differences, the untransformed function, a loop over
+examples, eager against jit."""
+import numpy as np
+import pytest
+
+import found_by_fuzzing as progs
+import tangent_x as tx
+from fuzzing import oracles
+
+
+def _fd(f, args):
+    return oracles.stable_fd(lambda eps: tuple(oracles.fd_grad(
+        oracles._on_copies(f), oracles.as64(list(args)), eps)))
+
+
+def test_a_negative_constant_raised_to_a_power_keeps_its_sign():
+    f = progs.negative_constant_power
+    assert tx.jvp(f, (0.3,), (1.0,))[0] == pytest.approx(f(0.3))
+    assert tx.grad(f)(0.3) == pytest.approx(_fd(f, [0.3])[0], rel=1e-6)
+    assert tx.jit(tx.grad(f))(0.3) == pytest.approx(_fd(f, [0.3])[0], rel=1e-6)
+    assert "(-0.87) ** 2" in tx.source(tx.grad(f))
+
+
+@pytest.mark.parametrize("name", ["zip_with_break", "enumerate_reversed_with_break",
+                                  "zip_enumerate_with_return"])
+@pytest.mark.parametrize("x", [0.2, 1.0, 3.0])
+def test_loops_over_zip_enumerate_reversed_that_exit_early(name, x):
+    f = getattr(progs, name)
+    y = np.array([0.4, 0.7, 0.9])
+    expected = _fd(f, [x, y])
+    got = tx.grad(f, argnums=(0, 1))(x, y)
+    oracles.compare(got, expected, 1e-6, 1.0, "grad")
+    oracles.compare(tx.jit(tx.grad(f, argnums=(0, 1)))(x, y), got, 1e-9, 1.0, "jit(grad)")
+    ys = np.array([[0.4, 0.7, 0.9], [0.1, -0.5, 2.0]])
+    oracles.compare(tx.vmap(f, in_axes=(None, 0))(x, ys), np.array([f(x, r) for r in ys]),
+                    1e-9, 1.0, "vmap")
+
+
+@pytest.mark.parametrize("argnums", [(0,), (1,)])
+def test_a_one_element_argnums_tuple_gives_a_one_element_tuple(argnums):
+    """grad(f, argnums=(0,)) returned x_bar bare from its generated code,
+    and the finishing step read it as a tuple of its elements."""
+    f = progs.update_argument_in_place
+    x, y = np.array([-0.76, -0.1, -0.99]), 1.3
+    expected = _fd(f, [x, y])
+    want = tuple(expected[i] for i in argnums)
+    for g in (tx.grad(f, argnums=argnums), tx.jit(tx.grad(f, argnums=argnums))):
+        oracles.compare(g(x.copy(), y), want, 1e-6, 1.0, "grad")
+    value, grads = tx.value_and_grad(f, argnums=argnums)(x.copy(), y)
+    oracles.compare(grads, want, 1e-6, 1.0, "value_and_grad")
+    xs = np.array([x, x * 0.5, -x])
+    batched = tx.vmap(tx.grad(f, argnums=argnums), in_axes=(0, None))(xs, y)
+    per_example = [tx.grad(f, argnums=argnums)(r.copy(), y) for r in xs]
+    oracles.compare(batched, oracles.stack_tree(per_example), 1e-9, 1.0, "vmap(grad)")

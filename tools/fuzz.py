@@ -1,0 +1,91 @@
+"""Run the program generator: random NumPy programs, every transform
+checked against its reference, a table of verdicts per mode.
+
+    python tools/fuzz.py --n 300 --seed 0                    # the fast modes
+    python tools/fuzz.py --n 100 --seed 5000 --modes jit,jit_grad,jit_vmap
+    python tools/fuzz.py --n 50 --modes all --show           # print each failure
+    python tools/fuzz.py --n 50 --shrink                     # failures -> tests/fuzz_regressions/
+
+Programs are seeds ``seed .. seed + n - 1``; each is written as a real file
+in a temporary directory (``--keep DIR`` to keep them).  A verdict is one
+of: right; wrong (a value, shape or dtype differs from the reference);
+refused (a located TransformError); crash (anything else); skip (no fair
+reference at that point: finite differences beside a threshold).
+"""
+import argparse
+import collections
+import multiprocessing
+import os
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests"))
+
+import fuzzing  # noqa: E402
+from fuzzing import oracles, shrink  # noqa: E402
+
+STATUSES = ["right", "wrong", "refused", "crash", "skip"]
+
+
+def run_seeds(job):
+    seeds, modes, directory = job
+    out = []
+    for seed in seeds:
+        case = fuzzing.make_case(seed, directory)
+        for v in fuzzing.check(case, modes):
+            out.append((seed, v.mode, v.status, v.detail))
+    return out
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=100)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--modes", default="fast",
+                        help="comma-separated modes, or fast, jit, all "
+                             f"(modes: {', '.join(oracles.MODES)})")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--show", action="store_true", help="print every wrong and crash")
+    parser.add_argument("--shrink", action="store_true",
+                        help="shrink each failure and write it to tests/fuzz_regressions/")
+    parser.add_argument("--keep", help="write the programs in this directory")
+    args = parser.parse_args(argv)
+    groups = {"fast": oracles.FAST_MODES, "jit": oracles.JIT_MODES, "all": oracles.MODES}
+    modes = [m for part in args.modes.split(",") for m in groups.get(part, [part])]
+    unknown = [m for m in modes if m not in oracles.CHECKS]
+    if unknown:
+        parser.error(f"unknown mode(s) {', '.join(unknown)}")
+    directory = args.keep or tempfile.mkdtemp(prefix="tangent_x_fuzz_")
+    os.makedirs(directory, exist_ok=True)
+    seeds = list(range(args.seed, args.seed + args.n))
+    jobs = [(seeds[i::args.jobs], modes, directory) for i in range(args.jobs)]
+    start = time.time()
+    if args.jobs > 1:
+        with multiprocessing.get_context("fork").Pool(args.jobs) as pool:
+            results = [r for part in pool.map(run_seeds, jobs) for r in part]
+    else:
+        results = run_seeds(jobs[0])
+    counts = {m: collections.Counter() for m in modes}
+    for seed, mode, status, detail in sorted(results):
+        counts[mode][status] += 1
+        if args.show and status in ("wrong", "crash"):
+            print(f"seed {seed} {mode}: {status}: {detail}")
+    print(f"{args.n} programs (seeds {args.seed}..{args.seed + args.n - 1}), "
+          f"{time.time() - start:.0f} s")
+    print("| mode | " + " | ".join(STATUSES) + " |")
+    print("|---|" + "---|" * len(STATUSES))
+    for m in modes:
+        print(f"| {m} | " + " | ".join(str(counts[m][s]) for s in STATUSES) + " |")
+    failures = [(seed, mode) for seed, mode, status, _ in results if status in ("wrong", "crash")]
+    if args.shrink:
+        for seed, mode in sorted(set(failures)):
+            case = fuzzing.make_case(seed, directory)
+            small, verdict = shrink.shrink(case.program, mode, directory)
+            path = shrink.write_regression(small, mode, verdict)
+            print(f"seed {seed} {mode}: shrunk to {path}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
