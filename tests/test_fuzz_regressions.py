@@ -16,7 +16,7 @@ FILES = sorted(glob.glob(os.path.join(shrink.REGRESSIONS, "seed_*.py")))
 def test_regression(path, tmp_path):
     # load a copy: the checks write a harness module beside the program
     copy = shutil.copy(path, tmp_path / os.path.basename(path))
-    case = oracles.Case(str(copy), [], 0)
-    case = oracles.Case(str(copy), case.module.ARGS, case.module.SEED)
+    module = oracles.load(str(copy))
+    case = oracles.Case(str(copy), module.ARGS, module.SEED)
     verdict = oracles.run(case, case.module.MODE)
     assert verdict.status in ("right", "skip"), verdict
