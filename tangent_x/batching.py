@@ -90,6 +90,7 @@ class Batcher:
         self.flags = flags              # name -> batched flag
         self.shapes = shapes            # name -> probe.Shape
         self.batch_size = batch_size    # gast atom: the number of examples
+        self.unbound = set()            # names holding ``unbound(...)`` placeholders
 
     # --- what rules ask -----------------------------------------------------
 
@@ -151,6 +152,8 @@ class Batcher:
             return self.cond(eqn)
         if kind in ("while", "for_range"):
             return self.loop(eqn)
+        if eqn.prim.name == "unbound":
+            self.unbound.update(eqn.outs)
         if not any(self.batched(a) for a in list(eqn.args) + list(eqn.kwargs.values())):
             for o in eqn.outs:
                 self.flags[o] = False
@@ -235,7 +238,9 @@ class Batcher:
         from .vmapping import _flag_leaves
         shape = self.shape(atom)
         have_full = have if isinstance(have, (dict, list)) else full_flag(shape, bool(have))
-        want_full = flag if isinstance(flag, (dict, list)) else full_flag(shape, bool(flag))
+        if not isinstance(have_full, (dict, list)):
+            have_full = _everywhere(flag, bool(have))
+        want_full = flag if isinstance(flag, (dict, list)) else _everywhere(have_full, True)
         have_leaves, want_leaves = _flag_leaves(have_full, None), _flag_leaves(want_full, None)
         if len(have_leaves) != len(want_leaves) or not isinstance(want_full, (dict, list)):
             raise _MixedContainer()
@@ -283,32 +288,67 @@ class Batcher:
         return [gast.If(test=pred, body=out[0], orelse=orelse)]
 
     def select(self, eqn, pred, results, out_flags):
-        """Both branches on every lane, then ``select_lanes`` per output."""
+        """Both branches on every lane, then ``select_lanes`` per output.
+
+        A per-lane choice differs between lanes even where both sides are
+        shared, so each side is given the batch first (``lanes_of``): a
+        shared value meeting a batched one is broadcast, never left to
+        NumPy's broadcasting to line up with the per-example axes.  A side
+        its branch never assigns (``unbound``) leaves the other side as it
+        is.  Sides whose per-example ranks differ cannot be one array: the
+        whole function then runs once per example."""
         out = []
         for _, stmts, _ in results:
             out += stmts
         (_, _, on_true), (_, _, on_false) = results
         for o, a, b in zip(eqn.outs, on_true, on_false):
-            if ir.is_name(a) and ir.is_name(b) and a.id == b.id and not self.batched(a):
+            if self.unassigned(a) or self.unassigned(b):
+                kept = b if self.unassigned(a) else a
+                if not self.batched(kept):
+                    out.append(_assign(o, kept))
+                    self.flags[o] = self.flag(kept)
+                    continue
+            elif ir.is_name(a) and ir.is_name(b) and a.id == b.id and not self.batched(a):
                 out.append(_assign(o, a))
                 self.flags[o] = False
                 continue
-            out.append(_assign(o, call("select_lanes", pred, a, b)))
-            self.flags[o] = full_flag(self.shapes.get(o))
+            else:
+                if _ranks_differ(self.shape(a), self.shape(b)):
+                    raise PerExample("the branches give values of different per-example "
+                                     f"ranks to {o!r}", eqn.origin)
+            want = full_flag(self.shapes.get(o))
+            sides = []
+            for side in (a, b):
+                if self.unassigned(side):
+                    sides.append(side)
+                    continue
+                try:
+                    atom, setup = self.lanes_of(side, want, o)
+                except _MixedContainer:
+                    return self.map_compound(eqn)
+                out += setup
+                sides.append(atom)
+            out.append(_assign(o, call("select_lanes", pred, *sides)))
+            self.flags[o] = _everywhere(self.flag(sides[1] if self.unassigned(sides[0])
+                                                  else sides[0]), True)
         return out
+
+    def unassigned(self, atom):
+        """Whether ``atom`` is the placeholder of a variable its branch never
+        assigned (``unbound``)."""
+        return ir.is_name(atom) and atom.id in self.unbound
 
     def for_as_while(self, eqn):
         return _for_as_while(eqn, self.namer)
 
     def sub(self):
         inner = Batcher(self.namer, dict(self.flags), self.shapes, self.batch_size, self.env)
+        inner.unbound = self.unbound
         return inner
 
     def map_compound(self, eqn):
-        raise TransformError("vmap cannot line up the branches' results (a container "
-                             "mixing batched and shared values)", eqn.origin,
-                             "return arrays from both branches, or use "
-                             "vmap(..., method='loop')")
+        raise PerExample("vmap cannot line up the branches' results (a container "
+                         "mixing batched and shared values)", eqn.origin)
 
     def loop(self, eqn):
         if eqn.prim.kind == "for_range" and any(self.batched(b) for b in eqn.args[:3]):
@@ -419,6 +459,35 @@ def _for_as_while(eqn, namer):
 
 class _MixedContainer(Exception):
     pass
+
+
+class PerExample(TransformError):
+    """Raised where vectorised code cannot be written (branches whose
+    results differ in per-example rank, containers that cannot be lined
+    up): ``vmap`` then runs the whole function once per example."""
+
+
+def _ranks_differ(a, b):
+    """Whether two probe shapes are known to hold values of different
+    per-example ranks (leaf by leaf for containers)."""
+    if a is None or b is None or "other" in (a.kind, b.kind):
+        return False
+    if a.kind == "array" or b.kind == "array":
+        return a.kind != b.kind or (None not in (a.ndim, b.ndim) and a.ndim != b.ndim)
+    if a.kind == "dict" or b.kind == "dict":
+        return a.kind != b.kind or set(a.items) != set(b.items) or \
+            any(_ranks_differ(a.items[k], b.items[k]) for k in a.items)
+    return len(a.items) != len(b.items) or \
+        any(_ranks_differ(u, v) for u, v in zip(a.items, b.items))
+
+
+def _everywhere(flag, value):
+    """``flag``'s structure with every leaf ``value``."""
+    if isinstance(flag, dict):
+        return {k: _everywhere(f, value) for k, f in flag.items()}
+    if isinstance(flag, list):
+        return [_everywhere(f, value) for f in flag]
+    return value
 
 
 def _dependence(body, flags, index):

@@ -53,12 +53,13 @@ def map_lanes(fn, batch_size, *lanes):
 
 
 def _example(a, k):
-    """Example ``k`` of a batched value.  A read-only lane (of a shared value
-    given the batch axis by ``broadcast_lanes``) is copied: the operation
-    may be one the in-place pass made write into an argument it owns
-    (``add_at`` of an adjoint), which it does own once copied."""
+    """Example ``k`` of a batched value, as a copy: the operation may be one
+    the in-place pass made write into an argument it owns (``add_at`` of an
+    adjoint), and under vmap the batched array it came from is not its to
+    change (both branches of an ``if`` run, and ``select_lanes`` still reads
+    the lanes of the branch not taken)."""
     lane = a[k]
-    if isinstance(lane, np.ndarray) and not lane.flags.writeable:
+    if isinstance(lane, np.ndarray):
         return lane.copy()
     return lane
 

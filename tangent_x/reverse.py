@@ -449,7 +449,9 @@ def _array_kinds(eqns):
                   "unstack_steps", "scan_unslice",
                   # runtime helpers that take or give containers of cotangents
                   "tree_add", "unattr", "cotangent_item", "dense", "unindex",
-                  "index_zero", "add_at", "zeros_like"}
+                  "index_zero", "add_at", "zeros_like",
+                  # vmap's lane helpers pass pytrees through (a tuple chosen per lane)
+                  "select_lanes", "broadcast_lanes"}
     packs = {"tuple", "list", "dict", "namedtuple"}
     # helpers that return one cotangent per item of a sequence argument
     splits = {"unconcatenate", "unhstack", "unstack", "item_cotangent", "unstack_steps",

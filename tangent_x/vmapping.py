@@ -22,7 +22,7 @@ import gast
 import numpy as np
 
 from . import canonical, emit, ir, lower, modules, primitives as P, runtime, tree_util
-from .batching import Batcher, any_batched
+from .batching import Batcher, PerExample, any_batched
 from .errors import TransformError
 from .probe import probe
 
@@ -368,13 +368,12 @@ def build(fun, args, axes, examples, out_axes, method):
     for p in params[len(args):]:
         flags[p] = False
     if method == "vectorize":
-        batcher = Batcher(namer, flags, shapes, ir.name(batch_size), fn.env)
-        for eqn in fn.eqns:
-            stmts = batcher.eqn(eqn)
-            if blocks and blocks[-1].origin is eqn.origin and eqn.origin is not None:
-                blocks[-1].stmts.extend(stmts)
-            else:
-                blocks.append(emit.Block(stmts, eqn.origin))
+        try:
+            batcher, body = _vectorized_body(fn, namer, flags, shapes, batch_size)
+        except PerExample:      # no vectorised form: slower, never wrong
+            method = "loop"
+    if method == "vectorize":
+        blocks += body
         result = fn.result
         out_flag = batcher.flag(result)
         result_shape = shapes.get(result.id) if ir.is_name(result) else None
@@ -407,6 +406,19 @@ def build(fun, args, axes, examples, out_axes, method):
     module, path = modules.load(f"{fn.name}_vmap".replace("<", "").replace(">", ""),
                                 text, env, linemap)
     return Generated(getattr(module, name), text, path, fn.deps, description, out_flag)
+
+
+def _vectorized_body(fn, namer, flags, shapes, batch_size):
+    """The batching rules' code for every equation, in blocks by origin."""
+    batcher = Batcher(namer, flags, shapes, ir.name(batch_size), fn.env)
+    blocks = []
+    for eqn in fn.eqns:
+        stmts = batcher.eqn(eqn)
+        if blocks and blocks[-1].origin is eqn.origin and eqn.origin is not None:
+            blocks[-1].stmts.extend(stmts)
+        else:
+            blocks.append(emit.Block(stmts, eqn.origin))
+    return batcher, blocks
 
 
 def _loop_body(fn, inner, params, args, flags, batch_size, blocks):

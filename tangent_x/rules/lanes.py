@@ -3,7 +3,8 @@ differentiated again (``grad(vmap(f))`` where ``f`` branches or loops on a
 per-example condition).  Both helpers are linear in their array arguments:
 a per-lane choice passes the cotangent to the side each lane took, and a
 value shared by every lane collects the cotangents of all lanes."""
-from ..runtime import broadcast_lanes, select_lanes, unbroadcast, zeros_like  # noqa: F401
+from ..runtime import (broadcast_lanes, select_lanes, stack_lanes, unbroadcast,  # noqa: F401
+                       unstack, zeros_like)
 from . import adjoint
 from .shapes import linear
 
@@ -17,6 +18,11 @@ def _(g, ans, pred, on_true, on_false):
 @adjoint(broadcast_lanes)
 def _(g, ans, x, batch_size):
     x_bar = unbroadcast(g, x)
+
+
+@adjoint(stack_lanes)
+def _(g, ans, results):
+    results_bar = unstack(g)
 
 
 linear(select_lanes, args=((1, "on_true"), (2, "on_false")))
