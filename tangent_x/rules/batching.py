@@ -438,8 +438,9 @@ def unbroadcast(eqn, b):
     b.mark(eqn.out)
     if b.batched(x) and b.batched(g) and rg == rx:
         return _respell(eqn)
-    if b.batched(g) and not b.batched(x):
-        value = call("unbroadcast_lanes", g, x)
+    if b.batched(g):
+        value = call("unbroadcast_lanes", g, x, **({"x_batched": ir.const(True)}
+                                                   if b.batched(x) else {}))
         return [gast.Assign(targets=[ir.name(eqn.out, gast.Store())], value=value,
                             type_comment=None)]
     return None
