@@ -22,7 +22,7 @@ import gast
 import numpy as np
 
 from . import canonical, emit, ir, lower, modules, primitives as P, runtime, tree_util
-from .batching import Batcher, any_batched
+from .batching import Batcher, RaggedTapes, any_batched
 from .errors import TransformError
 from .probe import probe
 
@@ -370,7 +370,10 @@ def build(fun, args, axes, examples, out_axes, method):
     if method == "vectorize":
         batcher = Batcher(namer, flags, shapes, ir.name(batch_size), fn.env)
         for eqn in fn.eqns:
-            stmts = batcher.eqn(eqn)
+            try:
+                stmts = batcher.eqn(eqn)
+            except RaggedTapes:
+                return build(fun, args, axes, examples, out_axes, "loop")
             if blocks and blocks[-1].origin is eqn.origin and eqn.origin is not None:
                 blocks[-1].stmts.extend(stmts)
             else:
