@@ -227,7 +227,7 @@ class Batcher:
         flag does not (a shared value meeting a batched one); in a container,
         leaf by leaf.  Returns (atom, statements computing it)."""
         have = self.flag(atom)
-        if all_batched(have) or not any_batched(flag):
+        if all_batched(have) or not any_batched(flag) or _no_leaves(self.shape(atom)):
             return atom, []
         stem = atom.id if ir.is_name(atom) else (hint or "value")
         if not isinstance(have, (dict, list)) and not isinstance(flag, (dict, list)):
@@ -346,6 +346,15 @@ class Batcher:
         inner.unbound = self.unbound
         return inner
 
+    def trial(self, body, carry_flags):
+        """The flags of ``body``'s results when its carries have ``carry_flags``:
+        the body batched on the side, its code and names thrown away."""
+        from .naming import Namer
+        inner = Batcher(Namer(self.namer.taken), {**self.flags, **carry_flags},
+                        self.shapes, self.batch_size, self.env)
+        inner.stmts(body.eqns)
+        return [inner.flag(r) for r in body.results]
+
     def map_compound(self, eqn):
         raise PerExample("vmap cannot line up the branches' results (a container "
                          "mixing batched and shared values)", eqn.origin)
@@ -360,16 +369,15 @@ class Batcher:
         bounds = eqn.args[:n_lead]
         flags = {c: self.flag(a) for c, a in zip(carry, inits)}
         cond = eqn.params.get("cond")
-        # which carries become batched: a fixed point over the body's reads
+        # which carries become batched: a fixed point of the flags the body's
+        # rules give its results (a shape read off a batched value, pushed on
+        # a tape, stays shared)
         while True:
-            known = {**self.flags, **flags}
-            depends = _dependence(body, known, eqn.params.get("index"))
-            new = {c: merge_flags(flags[c], _result_flag(r, depends))
-                   for c, r in zip(carry, body.results)}
+            results = self.trial(body, flags)
+            new = {c: merge_flags(flags[c], f) for c, f in zip(carry, results)}
             pred_batched = False
             if cond is not None:
-                cdeps = _dependence(cond, {**self.flags, **new}, None)
-                pred_batched = bool(_result_flag(cond.results[0], cdeps))
+                pred_batched = any_batched(self.trial(cond, new)[0])
                 if pred_batched:
                     new = {c: (full_flag(self.shapes.get(c)) if not
                                (ir.is_name(r) and r.id == c) else new[c])
@@ -409,6 +417,13 @@ class Batcher:
         self.flags.update({k: v for k, v in cinner.flags.items() if k not in flags})
         pred = cond.results[0]
         if cinner.batched(pred):
+            tapes = [c for c, r in zip(carry, body.results) if _is_list(self.shapes.get(c))
+                     and not (ir.is_name(r) and r.id == c)]
+            if tapes:
+                raise RaggedTapes(f"vmap: the lanes of this loop finish at different "
+                                  f"steps, and it pushes on {', '.join(tapes)}: each "
+                                  "lane's list would have its own length", eqn.origin,
+                                  "vmap runs the function once per example instead")
             live = pred
             stop = gast.If(test=gast.UnaryOp(op=gast.Not(), operand=call("np.any", live)),
                            body=[gast.Break()], orelse=[])
@@ -457,14 +472,33 @@ def _for_as_while(eqn, namer):
                   origin=eqn.origin)
 
 
-class _MixedContainer(Exception):
-    pass
+def _no_leaves(shape):
+    """A container holding no value (an empty tape): the same batched or not."""
+    if shape is None or shape.kind not in ("list", "tuple", "dict"):
+        return False
+    items = shape.items.values() if shape.kind == "dict" else shape.items
+    return all(_no_leaves(s) for s in items)
+
+
+def _is_list(shape):
+    return shape is not None and shape.kind == "list"
 
 
 class PerExample(TransformError):
     """Raised where vectorised code cannot be written (branches whose
     results differ in per-example rank, containers that cannot be lined
     up): ``vmap`` then runs the whole function once per example."""
+
+
+class RaggedTapes(PerExample):
+    """A list grown or shrunk in a loop whose lanes stop at different steps
+    (the tape of a derivative through a per-example ``while``): one list of
+    batched items cannot hold a different number of items per lane, so vmap
+    takes the per-example loop for the whole function (``vmapping.build``)."""
+
+
+class _MixedContainer(Exception):
+    pass
 
 
 def _ranks_differ(a, b):
@@ -488,21 +522,3 @@ def _everywhere(flag, value):
     if isinstance(flag, list):
         return [_everywhere(f, value) for f in flag]
     return value
-
-
-def _dependence(body, flags, index):
-    """Names in ``body`` that may hold batched values (conservatively: any
-    equation reading a batched name)."""
-    known = {k for k, v in flags.items() if any_batched(v)}
-    for eqn in ir.all_eqns(body.eqns):
-        if eqn.reads() & known:
-            known.update(eqn.outs)
-    # a second sweep catches loop-carried dependence inside nested bodies
-    for eqn in ir.all_eqns(body.eqns):
-        if eqn.reads() & known:
-            known.update(eqn.outs)
-    return known
-
-
-def _result_flag(atom, depends):
-    return bool(ir.names_in(atom) & depends)

@@ -110,12 +110,19 @@ def move_lanes(x, source, destination):
     return tree_util.tree_unflatten(treedef, moved)
 
 
-def unbroadcast_lanes(g, x):
-    """Sum a batched cotangent ``g`` to ``(batch,) + shape(x)`` for an operand
-    ``x`` shared by every example (the per-example ``unbroadcast``)."""
-    shape = np.shape(x)
+def unbroadcast_lanes(g, x, x_batched=False):
+    """Sum a batched cotangent ``g`` to ``(batch,) + shape`` of one example of
+    ``x``: ``x`` shared by every example, or batched itself (``x_batched``,
+    with a per-example rank below ``g``'s).  The per-example ``unbroadcast``,
+    lane by lane: a cotangent of lower rank than ``x`` (a seed folded to a
+    number) is broadcast up to it."""
+    shape = np.shape(x)[1:] if x_batched else np.shape(x)
     g = np.asarray(g)
-    lead = g.ndim - 1 - len(shape)
+    rank = g.ndim - 1
+    if rank < len(shape):
+        g = np.reshape(g, g.shape[:1] + (1,) * (len(shape) - rank) + g.shape[1:])
+        return np.broadcast_to(g, g.shape[:1] + shape)
+    lead = rank - len(shape)
     axes = tuple(range(1, 1 + lead)) + tuple(
         1 + lead + i for i, n in enumerate(shape) if n == 1 and g.shape[1 + lead + i] != 1)
     if axes:

@@ -380,7 +380,7 @@ def build(fun, args, axes, examples, out_axes, method):
         env = dict(fn.env)
     else:
         result, out_flag, result_shape, env = _loop_body(fn, inner, params, args, flags,
-                                                         batch_size, blocks)
+                                                         batch_size, blocks, namer)
     result = _finish(fn, result, out_flag, result_shape, out_axes, batch_size, blocks,
                      namer)
     base = fn.name if fn.name != "lambda" else "fn"
@@ -421,9 +421,10 @@ def _vectorized_body(fn, namer, flags, shapes, batch_size):
     return batcher, blocks
 
 
-def _loop_body(fn, inner, params, args, flags, batch_size, blocks):
-    """``results.append(f(x[k], W))`` for every example ``k``: the loop strategy."""
-    k = "k"
+def _loop_body(fn, inner, params, args, flags, batch_size, blocks, namer):
+    """``results.append(f(x[k], W))`` for every example ``k``: the loop strategy
+    (the three names fresh: a parameter may be called ``k``)."""
+    k, results, stacked = namer.fresh("k"), namer.fresh("results"), namer.fresh("stacked")
     call_args = []
     for p in params[:len(args)]:
         flag = flags[p]
@@ -438,15 +439,15 @@ def _loop_body(fn, inner, params, args, flags, batch_size, blocks):
     loop = gast.For(target=ir.name(k, gast.Store()),
                     iter=_call("range", ir.name(batch_size)),
                     body=[gast.Expr(value=gast.Call(
-                        func=gast.Attribute(value=ir.name("results"), attr="append",
+                        func=gast.Attribute(value=ir.name(results), attr="append",
                                             ctx=gast.Load()),
                         args=[gast.Call(func=ir.name(callee), args=call_args,
                                         keywords=[])], keywords=[]))],
                     orelse=[], type_comment=None)
-    stmts = [_assign("results", gast.List(elts=[], ctx=gast.Load())), loop,
-             _assign("stacked", _call("stack_lanes", ir.name("results")))]
+    stmts = [_assign(results, gast.List(elts=[], ctx=gast.Load())), loop,
+             _assign(stacked, _call("stack_lanes", ir.name(results)))]
     blocks.append(emit.Block(stmts, None, f"one call of {fn.name} per example"))
-    return ir.name("stacked"), True, None, {callee: inner}
+    return ir.name(stacked), True, None, {callee: inner}
 
 
 def _finish(fn, result, out_flag, result_shape, out_axes, batch_size, blocks, namer):

@@ -438,8 +438,9 @@ def unbroadcast(eqn, b):
     b.mark(eqn.out)
     if b.batched(x) and b.batched(g) and rg == rx:
         return _respell(eqn)
-    if b.batched(g) and not b.batched(x):
-        value = call("unbroadcast_lanes", g, x)
+    if b.batched(g):
+        value = call("unbroadcast_lanes", g, x, **({"x_batched": ir.const(True)}
+                                                   if b.batched(x) else {}))
         return [gast.Assign(targets=[ir.name(eqn.out, gast.Store())], value=value,
                             type_comment=None)]
     return None
@@ -733,7 +734,10 @@ def shape(eqn, b):
 
 @batching("builtins.len")
 def length(eqn, b):
-    if b.shape(eqn.args[0]) is None or b.shape(eqn.args[0]).kind != "array":
+    shape = b.shape(eqn.args[0])
+    if shape is not None and shape.kind in ("list", "tuple", "dict"):
+        return _query(eqn, b, ir.expr_of(eqn))      # a container's length is every example's
+    if shape is None or shape.kind != "array":
         return None
     return _query(eqn, b, gast.Subscript(value=call("np.shape", eqn.args[0]),
                                          slice=ir.const(1), ctx=gast.Load()))
@@ -865,3 +869,27 @@ batching("matmul_adjoint_lhs", "dot_adjoint_lhs")(
     _matmul_adjoint(_MATMUL_LHS, lambda g, a, c: (g, c)))
 batching("matmul_adjoint_rhs", "dot_adjoint_rhs")(
     _matmul_adjoint(_MATMUL_RHS, lambda g, a, c: (a, g)))
+
+
+# --- tapes: lists pushed and popped in loops --------------------------------------
+#
+# A list whose every item is batched has the flag True: it is a plain list of
+# batched arrays, one per push, so pushing and popping stay one list operation
+# per step (``tape[-1]`` and ``tape[:-1]`` keep the flag through ``getitem``),
+# and its length is the same in every example.
+
+@batching("appended")
+def appended(eqn, b):
+    items, item = eqn.args
+    if not b.batched(item) and not b.batched(items):
+        return None
+    if not all_batched(b.flag(items)):
+        if not ir.is_name(items):
+            return None
+        items = _all_lanes(b, items) if isinstance(b.flag(items), list) else \
+            b.let(f"{items.id}_lanes", call("broadcast_lanes", items, b.batch_size))
+    shape = b.shape(item)
+    item, setup = b.lanes_of(item, True if shape is None else full_flag(shape), "item")
+    b.stmts_out += setup
+    b.mark(eqn.out, True)
+    return _respell(eqn, [items, item])
