@@ -252,11 +252,26 @@ class Calls:
             self.origin = saved_origin
         if (target is not None and ir.is_name(result) and len(self.eqns) > start
                 and self.eqns[-1].outs == [result.id]
+                and not self._held_outside(result, scope)
                 and not self.eqns[-1].bodies() and "carry" not in self.eqns[-1].params):
             new = self.namer.fresh(target)
             self.eqns[-1].outs = [new]
             result = ir.name(new)
         return result
+
+    def _held_outside(self, atom, scope):
+        """True when a name outside the inlined function's ``scope`` holds
+        ``atom`` -- an argument it changed in place and returns (``c[i] = v;
+        return c``): renaming the value for the caller's target would leave
+        the caller's own name pointing at nothing."""
+        def inside(s):
+            while s is not None:
+                if s is scope:
+                    return True
+                s = s.parent
+            return False
+        return any(not inside(s) and ir.is_name(s.locals.get(n)) and s.locals[n].id == atom.id
+                   for s, n in self._bindings.get(atom.id, []))
 
     def bind_params(self, scope, node, parsed, args, kwargs, call_scope, call_node):
         a = node.args
@@ -319,7 +334,8 @@ class Calls:
                     raise self.error(f"{parsed.name}() missing keyword argument '{p}'",
                                      call_node, None, call_scope)
                 bound[p] = default(p, a.kw_defaults[i])
-        scope.locals.update(bound)
+        for p, v in bound.items():
+            self.bind(scope, p, v)    # the caller's array, mutated here, is seen there
 
 
 

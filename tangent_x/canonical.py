@@ -515,7 +515,7 @@ def canonicalize(fn):
         scope.locals[params.pop(0)] = Static(parsed.self_obj)
     for p in params:
         conv.namer.reserve(p)
-        scope.locals[p] = ir.name(p)
+        conv.bind(scope, p, ir.name(p))     # an alias made later (d = p) is seen through p
     defaults = [conv.value_atom(v, "default") for v in (fn.__defaults__ or ())] \
         if isinstance(fn, types.FunctionType) else []
     conv.origin = parsed.origin(node)

@@ -239,7 +239,7 @@ class ControlFlow:
             if n in shared:      # aliases of one array: one object in the body too
                 self.bind(scope, n, ir.name(carry_names[carry.index(shared[n])]))
             else:
-                scope.locals[n] = ir.name(c)
+                self.bind(scope, n, ir.name(c))
             if n in guarded:
                 self._carry_guard[c] = (n, guarded[n])
         try:

@@ -103,8 +103,6 @@ JIT_KNOWN_FAILURES = {
     "return_inside_nested_loops": "a cotangent accumulated in a loop with an early return "
                                   "starts as a number and becomes an array: Numba needs "
                                   "one type",
-    "while_loop_counter_lambdas": "a while_loop carry whose structure the specialiser does "
-                                  "not settle",
     "scan_cumulative": _SCAN, "scan_lambda_reverse": _SCAN, "scan_length_without_xs": _SCAN,
     "scan_rnn_nested_def": _SCAN,
 }

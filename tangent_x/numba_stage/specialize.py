@@ -181,6 +181,22 @@ def same(a, b):
     return a == b
 
 
+def _covers(canon, new):
+    """Whether the carried structure ``canon`` already holds ``new`` (a
+    value after one more iteration): same containers, and where ``canon``
+    has a compiled variable, any leaf that is not a list.  A carried tuple's
+    leaves come back under other names (``c = plus_c_0, times_c_1``); the
+    variables ``c_0``, ``c_1`` hold them all the same."""
+    if is_container(canon) or is_container(new):
+        if type(canon) is not type(new) or len(canon) != len(new) or (
+                isinstance(canon, dict) and list(canon) != list(new)):
+            return False
+        return all(_covers(a, b) for a, b in zip(children(canon), children(new)))
+    if isinstance(canon, Dyn):
+        return not isinstance(new, Tape)
+    return same(canon, new)
+
+
 def av_leaves(av):
     if is_container(av):
         out = []
@@ -1154,7 +1170,7 @@ class Specializer:
                     continue
                 if same(old, new) and name not in carried.names:
                     continue
-                if name in carried.names and same(carried.names[name], new):
+                if name in carried.names and _covers(carried.names[name], new):
                     continue
                 self.carry(name, old, new, carried)
                 widened = True
