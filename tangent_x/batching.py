@@ -172,6 +172,18 @@ class Batcher:
         atoms = list(eqn.args) + list(eqn.kwargs.values())
         lanes = []
         setup = []
+        acc = eqn.args[0] if eqn.prim.name in _WRITES_FIRST and eqn.args else None
+        if ir.is_name(acc) and not all_batched(self.flags.get(acc.id)):
+            # ``add_at`` writes into its accumulator: a shared one, closed
+            # over by the lambda, would be one buffer every example adds
+            # into (and every lane's result the same array).  Its lanes are
+            # copies (``_example``), one private accumulator per example.
+            full, made = self.lanes_of(acc, full_flag(self.shape(acc)))
+            setup += made
+            atoms = [_renamed(a, acc.id, full.id) for a in atoms]
+            eqn = ir.Eqn(eqn.outs, eqn.prim, atoms[:len(eqn.args)],
+                         dict(zip(eqn.kwargs, atoms[len(eqn.args):])), eqn.params,
+                         eqn.origin)
         for a in atoms:
             for n in sorted(ir.names_in(a)):
                 if any_batched(self.flags.get(n)) and n not in lanes:
@@ -482,6 +494,10 @@ def _no_leaves(shape):
 
 def _is_list(shape):
     return shape is not None and shape.kind == "list"
+
+
+# operations that update their first argument in place (see ``map_lanes``)
+_WRITES_FIRST = {"add_at"}
 
 
 class PerExample(TransformError):

@@ -285,7 +285,7 @@ def _targets(stmt):
     return []
 
 
-def accumulate_in_place(blocks, live_out):
+def accumulate_in_place(blocks, live_out, grows=None):
     """``A_1 = A + b`` -> ``A += b`` (then ``A_1 = A``) where ``A`` is an
     owned accumulator (see ``_owned_accumulators``) that no name but ``A_1``
     reads afterwards.
@@ -296,7 +296,11 @@ def accumulate_in_place(blocks, live_out):
     allocates a new accumulator at every step.  Under these conditions the
     old array is unobservable, so adding into it is the same program, and
     ``jit`` can then write the contribution straight into the buffer
-    (``numba_stage``: no temporary at all for a rank-one update)."""
+    (``numba_stage``: no temporary at all for a rank-one update).
+
+    ``grows(A, A_1)`` says where the sum may be larger than ``A`` (under
+    vmap, a shared accumulator plus a batched contribution: ``A`` has one
+    example's shape, ``A_1`` the batch's); those stay functional."""
     if not any(isinstance(s, gast.Assign) and _sum_onto(s.value) for s in _statements(blocks)):
         return blocks
     owned, families = _owned_accumulators(blocks)
@@ -309,6 +313,8 @@ def accumulate_in_place(blocks, live_out):
         old, target = _sum_onto(stmt.value), stmt.targets[0].id
         family = owned.get(families.find(old)) if old is not None else None
         if family is None or (family - {target}) & live:
+            return None
+        if grows is not None and grows(old, target):
             return None
         update = gast.AugAssign(target=ir.name(old, gast.Store()), op=gast.Add(),
                                 value=stmt.value.right)

@@ -156,9 +156,17 @@ def finish_lanes(x, batched, axes, batch_size):
     (None: a shared leaf left as it is)."""
     from . import tree_util
     leaves, treedef = tree_util.tree_flatten(x)
+    if len(leaves) != len(batched):
+        # a symbolic zero (None) in a container still has its flag (the
+        # batcher's flags follow the code's structure): pair the flags with
+        # the leaves None included, or a batched leaf after a None would be
+        # read as shared and given the batch axis twice
+        leaves, treedef = tree_util.tree_flatten(x, is_leaf=lambda v: v is None)
     out = []
     for a, is_batched, axis in zip(leaves, batched, axes):
-        if axis is not None:
+        if a is None:
+            pass
+        elif axis is not None:
             if not is_batched:
                 a = np.broadcast_to(a, (batch_size,) + np.shape(a))
             if axis != 0:

@@ -67,13 +67,15 @@ def fold_ones(node):
     return _FoldOnes().visit(node)
 
 
-def eliminate_dead_code(blocks, live):
+def eliminate_dead_code(blocks, live, grows=None):
     """Drop what shapes and signs make redundant (see ``peephole``), then
     statements whose results are never read, inside loops and branches too
     (see ``liveness``); update lists and cotangent accumulators in place
     where the old version is dead (see ``inplace``) and bind values under the names copies would give
     them (see ``coalesce``).  ``live``: names read at the
-    end."""
+    end; ``grows(old, new)``: whether ``new = old + b`` may have more
+    elements than ``old`` (vmap: a shared accumulator meeting a batched
+    contribution), which ``old += b`` cannot hold."""
     from . import peephole
     from .coalesce import coalesce
     from .inplace import accumulate_in_place, reuse_dead_lists
@@ -85,5 +87,5 @@ def eliminate_dead_code(blocks, live):
     if drop_unread_tapes(blocks, live):
         eliminate(blocks, live)
     reuse_dead_lists(blocks, live)
-    accumulate_in_place(blocks, live)
+    accumulate_in_place(blocks, live, grows)
     return coalesce(blocks, live)

@@ -22,7 +22,7 @@ import gast
 import numpy as np
 
 from . import canonical, emit, ir, lower, modules, primitives as P, runtime, tree_util
-from .batching import Batcher, PerExample, any_batched
+from .batching import Batcher, PerExample, all_batched, any_batched
 from .errors import TransformError
 from .probe import probe
 
@@ -386,7 +386,12 @@ def build(fun, args, axes, examples, out_axes, method):
     base = fn.name if fn.name != "lambda" else "fn"
     name = f"vmap_{base}"
     from .simplify import eliminate_dead_code
-    eliminate_dead_code(blocks, ir.names_in(result))
+    grows = None
+    if method == "vectorize":
+        def grows(old, new, flags=batcher.flags):
+            # a shared value plus a batched one is batched: a new, larger array
+            return any_batched(flags.get(new)) and not all_batched(flags.get(old, True))
+    eliminate_dead_code(blocks, ir.names_in(result), grows)
     lines, origins = emit.render_function(name, params, fn.defaults, blocks, result,
                                           origin=fn.origin)
     used = set()
