@@ -138,6 +138,7 @@ class Vmapped:
         except Exception as exc:
             modules.annotate(exc)
             raise
+        out = _fill_grads(self._fun, self.out_axes, out, args, self._boundary(args)[:2])
         return tree_util.tree_map(_writable, out)
 
     def _boundary(self, args):
@@ -269,6 +270,58 @@ def _broadcast_prefix(spec, tree):
 
 
 # --- code generation ------------------------------------------------------------
+
+def _fill_grads(fun, out_axes, out, args, boundary):
+    """The finishing step of a vmapped ``grad``/``value_and_grad``, lane by
+    lane.  Generated gradient code returns symbolic zeros (None) for parts of
+    an argument no gradient reaches, and a gradient the shape of the
+    argument's per-example value only after ``tx.grad``'s finishing step
+    (which vmap does not run: it vectorises the bare generated code).  Each
+    such gradient leaf becomes ``(batch,) + shape of one example`` (JAX:
+    ``out_axes=0`` broadcasts unbatched outputs), with the argument's dtype."""
+    kind = getattr(fun, "_kind", None)
+    if kind not in ("grad", "value_and_grad") or out_axes != 0:
+        return out
+    axes, size = boundary
+    nums, has_aux, single = fun._argnums, fun._has_aux, getattr(fun, "_single", True)
+
+    def fill(g, x, ax):
+        if isinstance(x, dict):
+            keys = tree_util._sorted_keys(x) if type(x) is dict else list(x)
+            return type(x)((k, fill(g.get(k) if isinstance(g, dict) else None, x[k],
+                                    ax[k] if isinstance(ax, dict) else ax)) for k in keys)
+        if isinstance(x, (list, tuple)):
+            gs = g if isinstance(g, (list, tuple)) else [None] * len(x)
+            xs = ax if isinstance(ax, (list, tuple)) else [ax] * len(x)
+            items = [fill(u, v, a) for u, v, a in zip(gs, x, xs)]
+            return type(x)(*items) if hasattr(x, "_fields") else type(x)(items)
+        if not _is_arrayish(x):
+            return g
+        one = np.shape(x) if ax is None else np.shape(np.take(x, 0, axis=ax))
+        dtype = np.result_type(x)
+        if g is None:
+            return np.zeros((size,) + one, dtype=dtype)
+        if np.shape(g) != (size,) + one:
+            g = np.broadcast_to(g, (size,) + one)
+        if np.issubdtype(dtype, np.inexact) and np.result_type(g) != dtype:
+            g = np.asarray(g, dtype=dtype)
+        return g
+
+    def fill_all(grads):
+        if single:
+            return fill(grads, args[nums[0]], axes[nums[0]])
+        return tuple(fill(g, args[i], axes[i]) for g, i in zip(grads, nums))
+
+    try:
+        if kind == "grad":
+            if has_aux:
+                return fill_all(out[0]), out[1]
+            return fill_all(out)
+        value, grads = out
+        return value, fill_all(grads)
+    except (TypeError, ValueError, IndexError, KeyError):
+        return out
+
 
 def _unwrap(fun):
     inner = getattr(fun, "__tangent_x__", None)

@@ -1,0 +1,60 @@
+"""vmap(grad) on programs the fuzzer found: results against a per-example loop."""
+import numpy as np
+import pytest
+
+import tangent_x as tx
+from tangent_x import tree_util
+
+import vmap_found_programs as P
+
+B = 4
+
+
+def _take(tree, b, ax):
+    return tree_util.tree_map(lambda a, x: a if x is None else np.take(a, b, axis=x),
+                              tree, ax, is_leaf=lambda v: v is None)
+
+
+def _axes_like(arg, ax):
+    return tree_util.tree_map(lambda _: ax, arg) if isinstance(arg, dict) else ax
+
+
+def check_vmap_grad(loss, args, in_axes):
+    argnums = tuple(range(len(args)))
+    g = tx.grad(loss, argnums=argnums)
+    got = tx.vmap(g, in_axes=in_axes)(*args)
+    per = [g(*[_take(a, b, _axes_like(a, ax)) for a, ax in zip(args, in_axes)])
+           for b in range(B)]
+    expected = tree_util.tree_map(lambda *xs: np.stack(xs), *per)
+    got_leaves = tree_util.tree_leaves(got)
+    exp_leaves = tree_util.tree_leaves(expected)
+    assert tree_util.tree_structure(got) == tree_util.tree_structure(expected)
+    for a, e in zip(got_leaves, exp_leaves):
+        assert np.shape(a) == np.shape(e)
+        np.testing.assert_allclose(a, e, rtol=1e-7, atol=1e-12)
+
+
+def _rng():
+    return np.random.default_rng(0)
+
+
+def test_seed19_unused_dict_leaf_gradient_is_batched_zero():
+    r = _rng()
+    args = (r.normal(size=(B,)), r.normal(size=(3,)), {'b': r.normal(size=(B, 2, 3))})
+    check_vmap_grad(P.loss_seed19, args, (0, None, 0))
+
+
+def test_seed1_unused_dict_leaf_gradient_is_batched_zero():
+    r = _rng()
+    args = (r.normal(size=(3, B)), r.normal(size=(2, 3, B)), r.normal(size=(B, 3)),
+            {'b': r.normal(size=(B,)), 'w': r.normal(size=(B, 3))})
+    check_vmap_grad(P.loss_seed1, args, (1, -1, 0, 0))
+
+
+@pytest.mark.parametrize("in_axes", [(0, 0), (0, None)])
+def test_unused_dict_leaf(in_axes):
+    r = _rng()
+    q = {'b': r.normal(size=(B,)), 'w': r.normal(size=(B, 3))}
+    if in_axes[1] is None:
+        q = {'b': 1.5, 'w': r.normal(size=(3,))}
+    check_vmap_grad(P.loss_dict_unused, (r.normal(size=(B, 3)), q), in_axes)

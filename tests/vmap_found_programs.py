@@ -1,0 +1,38 @@
+"""Programs the fuzzer (tests/fuzzing) found vmap/vmap(grad) failing on,
+shrunk (tools/fuzz.py; seeds in each docstring)."""
+import numpy as np
+
+from tangent_x import lax
+
+
+def f_seed19(x, y, p):
+    """seed 19: the output does not depend on p['b']: its gradient is a
+    symbolic zero that must come out (batch, *shape)."""
+    pb = p['b']
+    l2 = lax.fori_loop(0, 4, lambda i4, a3: 0.6 * a3 + 0.4 * a3, x)
+    if l2:
+        return 0.5
+    c6 = y * 1.0
+    for i7 in range(1, 2):
+        c6[i7] = c6[i7] * pb + np.sin(c6[i7 - 1])
+    return l2
+
+
+def loss_seed19(x, y, p):
+    return np.sum(np.sin(f_seed19(x, y, p)))
+
+
+def f_seed1(x, y, z, p):
+    """seed 1: p['w'] is unused (a None gradient leaf in the dict)."""
+    pb = p['b']
+    c1 = y * 1.0
+    c1[:, :2] = pb
+    return c1
+
+
+def loss_seed1(x, y, z, p):
+    return np.sum(np.sin(f_seed1(x, y, z, p)))
+
+
+def loss_dict_unused(a, q):
+    return np.sum(a * q['b'])
