@@ -28,14 +28,12 @@ from fuzzing import oracles, shrink  # noqa: E402
 STATUSES = ["right", "wrong", "refused", "crash", "skip"]
 
 
-def run_seeds(job):
-    seeds, modes, directory = job
-    out = []
-    for seed in seeds:
-        case = fuzzing.make_case(seed, directory)
-        for v in fuzzing.check(case, modes):
-            out.append((seed, v.mode, v.status, v.detail))
-    return out
+def run_seed(job):
+    seed, modes, directory = job
+    start = time.time()
+    case = fuzzing.make_case(seed, directory)
+    out = [(seed, v.mode, v.status, v.detail) for v in fuzzing.check(case, modes)]
+    return out, time.time() - start
 
 
 def main(argv=None):
@@ -50,6 +48,7 @@ def main(argv=None):
     parser.add_argument("--shrink", action="store_true",
                         help="shrink each failure and write it to tests/fuzz_regressions/")
     parser.add_argument("--keep", help="write the programs in this directory")
+    parser.add_argument("--verbose", action="store_true", help="a line per program as it ends")
     args = parser.parse_args(argv)
     groups = {"fast": oracles.FAST_MODES, "jit": oracles.JIT_MODES, "all": oracles.MODES}
     modes = [m for part in args.modes.split(",") for m in groups.get(part, [part])]
@@ -59,20 +58,23 @@ def main(argv=None):
     directory = args.keep or tempfile.mkdtemp(prefix="tangent_x_fuzz_")
     os.makedirs(directory, exist_ok=True)
     seeds = list(range(args.seed, args.seed + args.n))
-    jobs = [(seeds[i::args.jobs], modes, directory) for i in range(args.jobs)]
+    jobs = [(seed, modes, directory) for seed in seeds]
     start = time.time()
-    if args.jobs > 1:
-        with multiprocessing.get_context("fork").Pool(args.jobs) as pool:
-            results = [r for part in pool.map(run_seeds, jobs) for r in part]
-    else:
-        results = run_seeds(jobs[0])
+    results, slow = [], []
+    with multiprocessing.get_context("fork").Pool(args.jobs, maxtasksperchild=20) as pool:
+        for out, seconds in pool.imap_unordered(run_seed, jobs):
+            results += out
+            slow.append((seconds, out[0][0]))
+            if args.verbose:
+                print(f"seed {out[0][0]}: {seconds:.1f} s", file=sys.stderr, flush=True)
     counts = {m: collections.Counter() for m in modes}
     for seed, mode, status, detail in sorted(results):
         counts[mode][status] += 1
         if args.show and status in ("wrong", "crash"):
             print(f"seed {seed} {mode}: {status}: {detail}")
     print(f"{args.n} programs (seeds {args.seed}..{args.seed + args.n - 1}), "
-          f"{time.time() - start:.0f} s")
+          f"{time.time() - start:.0f} s; slowest: " +
+          ", ".join(f"seed {s} {t:.1f} s" for t, s in sorted(slow)[::-1][:3]))
     print("| mode | " + " | ".join(STATUSES) + " |")
     print("|---|" + "---|" * len(STATUSES))
     for m in modes:

@@ -16,11 +16,13 @@ that names no line of the program); ``skip`` (no fair reference: finite
 differences at two step sizes disagree, as they do beside a branch's
 threshold or a kink).
 """
+import contextlib
 import copy
 import importlib.util
 import os
 import signal
 import sys
+import threading
 import traceback
 
 import numpy as np
@@ -415,13 +417,30 @@ def _alarm(signum, frame):
     raise _Timeout()
 
 
-def run(case, mode):
-    """The verdict of one mode on one case."""
+@contextlib.contextmanager
+def time_limit(seconds):
+    """Raise _Timeout in the main thread after ``seconds`` (where SIGALRM
+    exists; elsewhere no limit)."""
     use_alarm = hasattr(signal, "SIGALRM") and \
-        __import__("threading").current_thread() is __import__("threading").main_thread()
+        threading.current_thread() is threading.main_thread()
     if use_alarm:
         old = signal.signal(signal.SIGALRM, _alarm)
-        signal.alarm(TIMEOUT)
+        signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        if use_alarm:
+            signal.alarm(0)
+            signal.signal(signal.SIGALRM, old)
+
+
+def run(case, mode):
+    """The verdict of one mode on one case."""
+    with time_limit(TIMEOUT):
+        return _run(case, mode)
+
+
+def _run(case, mode):
     before = copy.deepcopy((case.args, case.batched))
     try:
         with np.errstate(all="ignore"):
@@ -447,7 +466,3 @@ def run(case, mode):
         where = f"{os.path.basename(tb[-1].filename)}:{tb[-1].lineno}" if tb else "?"
         return Verdict(mode, "crash", f"{type(e).__name__}: {str(e).splitlines()[0][:240] if str(e) else ''} "
                                       f"[at {where}]")
-    finally:
-        if use_alarm:
-            signal.alarm(0)
-            signal.signal(signal.SIGALRM, old)

@@ -256,8 +256,14 @@ class Generator:
         self.helpers = []
         self.helper_sigs = []          # (name, param shapes, result shape)
         self.float32 = self.r.random() < 0.08 if float32 is None else float32
+        self.guards = set()
 
     # -- names and scope
+    def writable(self, scope):
+        """The variables a statement may assign: not the stop variable of an
+        enclosing while loop (the loop must end)."""
+        return [v for v in scope if v not in self.guards]
+
     def fresh(self, stem):
         self.counter += 1
         return f"{stem}{self.counter}"
@@ -386,9 +392,9 @@ class Generator:
         k = r.random()
         owned = [v for v, s in scope.items() if v.startswith("c") and s in [(N,), (M, N)]]
         if depth <= 0 or k < 0.3:
-            if r.random() < 0.4 and scope:
+            if r.random() < 0.4 and self.writable(scope):
                 # reassign or update an existing variable, keeping its shape
-                v = r.choice(list(scope))
+                v = r.choice(self.writable(scope))
                 if r.random() < 0.5:
                     return [Line(v + " %s= {0}" % r.choice("+-*"), [self.expr(scope, scope[v], 1)])]
                 return [Line(v + " = {0}", [self.expr(scope, scope[v], 2)])]
@@ -425,7 +431,8 @@ class Generator:
         conds = [self.cond(scope) for _ in range(max(n_branches - 1, 1))]
         # variables every branch assigns become visible after the statement
         target_shape = r.choice(SHAPES)
-        target = self.fresh("b") if r.random() < 0.6 or not scope else r.choice(list(scope))
+        target = self.fresh("b") if r.random() < 0.6 or not self.writable(scope) else \
+            r.choice(self.writable(scope))
         if target in scope:
             target_shape = scope[target]
         bodies, scopes = [], []
@@ -454,8 +461,8 @@ class Generator:
         r = self.r
         pre, names = [], []
         for _ in range(r.choice([1, 2])):
-            if scope and r.random() < 0.5:
-                names.append(r.choice(list(scope)))
+            if self.writable(scope) and r.random() < 0.5:
+                names.append(r.choice(self.writable(scope)))
             else:
                 name = self.fresh("acc")
                 pre.append(self.assign(scope, name, r.choice(SHAPES), 1))
@@ -503,6 +510,7 @@ class Generator:
         w = self.fresh("w")
         pre.append(Line(w + " = np.tanh({0})", [self.expr(scope, (), 1)]))
         scope[w] = ()
+        self.guards.add(w)
         body = self.loop_body(scope, names, depth, out_shape)
         # the stop depends on the data and is reached: w grows by 0.2 at least
         body.append(Line(f"{w} = {w} + 0.3 + 0.1 * np.sin({{0}})", [self.expr(scope, (), 1)]))
