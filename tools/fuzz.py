@@ -16,6 +16,7 @@ import argparse
 import collections
 import multiprocessing
 import os
+import re
 import sys
 import tempfile
 import time
@@ -79,6 +80,12 @@ def main(argv=None):
     print("|---|" + "---|" * len(STATUSES))
     for m in modes:
         print(f"| {m} | " + " | ".join(str(counts[m][s]) for s in STATUSES) + " |")
+    if args.show:
+        refusals = collections.Counter(
+            (mode, re.sub(r"^\S+:\d+: ", "", detail)[:120])
+            for _, mode, status, detail in results if status == "refused")
+        for (mode, message), n in refusals.most_common():
+            print(f"refused {n}x in {mode}: {message}")
     failures = [(seed, mode) for seed, mode, status, _ in results if status in ("wrong", "crash")]
     if args.shrink:
         for seed, mode in sorted(set(failures)):
