@@ -428,10 +428,10 @@ class LaxCalls:
     function arguments are inlined into the bodies."""
 
     def lax_handler(self, obj):
-        from . import lax
+        from . import lax, lanes
         table = {lax.fori_loop: self.lax_fori_loop, lax.while_loop: self.lax_while_loop,
                  lax.cond: self.lax_cond, lax.switch: self.lax_switch,
-                 lax.scan: self.lax_scan}
+                 lax.scan: self.lax_scan, lanes.map_lanes: self.map_lanes_loop}
         try:
             return table.get(obj)
         except TypeError:
@@ -477,6 +477,37 @@ class LaxCalls:
                                         "body": ir.Body(eqns, [result])},
                                 origin=self.origin))
         return ir.name(carry)
+
+    def map_lanes_loop(self, scope, node, target):
+        """vmap's per-example fallback ``map_lanes(fn, batch_size, *lanes)``,
+        in code transformed again (``grad(vmap(f))``): the loop it runs, one
+        step per example whose body is ``fn`` inlined (``scan``'s machinery:
+        step ``k`` of every lane, results appended, stacked after the loop),
+        so the transforms differentiate (or batch) ``fn`` like any code."""
+        if node.keywords or len(node.args) < 2:
+            raise self.error("map_lanes takes (fn, batch_size, *lanes)", node, None, scope)
+        fn = self.expr(scope, node.args[0])
+        size = self.atom(scope, node.args[1])
+        lanes = [self.atom(scope, a) for a in node.args[2:]]
+        empty = self.emit(P.get("list"), [], base="ys")
+        outputs = self.namer.fresh("ys")
+        index = self.namer.fresh("k")
+
+        def body():
+            k = ir.name(index)
+            examples = [self.emit(P.get("scan_slice"), [lane, k], base="example")
+                        for lane in lanes]
+            out = self.apply(scope, fn, examples, node)
+            return [self.emit(P.get("appended"), [ir.name(outputs), out], base="ys")]
+
+        eqns, results = self.nested(body)
+        self.eqns.append(ir.Eqn([outputs], P.get("for_range"),
+                                [ir.const(0), size, ir.const(1), empty],
+                                params={"carry": (outputs,), "index": index,
+                                        "body": ir.Body(eqns, results)},
+                                origin=self.origin))
+        return self.emit(P.get("stack_steps"), [ir.name(outputs), ir.const(False)],
+                         target=target, base="lanes")
 
     def lax_while_loop(self, scope, node, target):
         a = self._lax_args(scope, node, ["cond_fun", "body_fun", "init_val"])

@@ -22,7 +22,7 @@ registered primitive, so vectorised code can be transformed again.
 import numpy as np
 
 __all__ = ["map_lanes", "select_lanes", "broadcast_lanes", "move_lanes", "stack_lanes",
-           "unbroadcast_lanes", "set_index", "broadcast_items", "lane_item", "finish_lanes"]
+           "unbroadcast_lanes", "set_index", "broadcast_items", "lane_item", "finish_lanes", "unfinish_lanes"]
 
 
 def _tree_map(fn, tree, *rest):
@@ -171,5 +171,41 @@ def finish_lanes(x, batched, axes, batch_size):
                 a = np.broadcast_to(a, (batch_size,) + np.shape(a))
             if axis != 0:
                 a = np.moveaxis(a, 0, axis)
+        out.append(a)
+    return tree_util.tree_unflatten(treedef, out)
+
+
+def _finish_leaves(x, n):
+    """The leaves of ``x`` paired with ``finish_lanes``'s ``n`` flags (None
+    leaves included when the plain flattening comes out short)."""
+    from . import tree_util
+    leaves, treedef = tree_util.tree_flatten(x)
+    if len(leaves) != n:
+        leaves, treedef = tree_util.tree_flatten(x, is_leaf=lambda v: v is None)
+    return leaves, treedef
+
+
+def unfinish_lanes(g, x, batched, axes, batch_size):
+    """Cotangent of ``x`` in ``finish_lanes(x, batched, axes, batch_size)``,
+    leaf by leaf: the batch moved back from its ``out_axes`` entry to axis 0,
+    and summed over the lanes for a leaf ``x`` shared by every example."""
+    from . import tree_util
+    if g is None:
+        return None
+    g_leaves, _ = _finish_leaves(g, len(batched))
+    x_leaves, treedef = _finish_leaves(x, len(batched))
+    out = []
+    for a, b, is_batched, axis in zip(g_leaves, x_leaves, batched, axes):
+        if a is not None and axis is not None:
+            a = np.asarray(a)
+            if axis != 0:
+                a = np.moveaxis(a, axis, 0)
+            if not is_batched:
+                a = np.sum(a, axis=0)
+                if np.shape(b) != a.shape:
+                    a = np.reshape(a, np.shape(b))
+                dtype = getattr(b, "dtype", None)
+                if dtype is not None and a.dtype != dtype:
+                    a = a.astype(dtype)
         out.append(a)
     return tree_util.tree_unflatten(treedef, out)

@@ -42,6 +42,9 @@ def unbroadcast(g, x):
     """Sum ``g`` down to the shape of ``x`` (undo NumPy broadcasting)."""
     if isinstance(x, (list, tuple, dict)):
         return g          # a container stored into a container: nothing broadcast
+    if isinstance(x, Unbound) or x is None:
+        return g          # a value never assigned (a lane's side of ``select_lanes``
+                          # not taken yet): its cotangent is never read
     shape = np.shape(x)
     g_shape = np.shape(g)
     if g_shape == shape:

@@ -3,8 +3,8 @@ differentiated again (``grad(vmap(f))`` where ``f`` branches or loops on a
 per-example condition).  Both helpers are linear in their array arguments:
 a per-lane choice passes the cotangent to the side each lane took, and a
 value shared by every lane collects the cotangents of all lanes."""
-from ..runtime import (broadcast_lanes, select_lanes, stack_lanes, unbroadcast,  # noqa: F401
-                       unstack, zeros_like)
+from ..runtime import (broadcast_lanes, finish_lanes, select_lanes, stack_lanes,  # noqa: F401
+                       unbroadcast, unfinish_lanes, unstack, zeros_like)
 from . import adjoint
 from .shapes import linear
 
@@ -25,5 +25,17 @@ def _(g, ans, results):
     results_bar = unstack(g)
 
 
+@adjoint(finish_lanes)
+def _(g, ans, x, batched, axes, batch_size):
+    x_bar = unfinish_lanes(g, x, batched, axes, batch_size)
+
+
+@adjoint(unfinish_lanes)
+def _(g, ans, g_in, x, batched, axes, batch_size):
+    g_in_bar = finish_lanes(g, batched, axes, batch_size)
+
+
 linear(select_lanes, args=((1, "on_true"), (2, "on_false")))
 linear(broadcast_lanes, args=((0, "x"),))
+linear(finish_lanes, args=((0, "x"),))
+linear(unfinish_lanes, args=((0, "g"),))
