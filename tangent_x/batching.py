@@ -397,6 +397,14 @@ class Batcher:
             if new == flags:
                 break
             flags = new
+        for c, a, r in zip(carry, inits, body.results):
+            before, after = self.shape(a), self.shape(r)
+            if before is not None and after is not None and before.kind == after.kind == "array" \
+                    and _ranks_differ(before, after):
+                # a number that becomes a vector as the loop runs: one batched
+                # variable cannot hold both ranks
+                raise PerExample(f"vmap: the loop variable '{c}' changes rank in the loop",
+                                 eqn.origin)
         setup = []
         init_atoms = []
         for c, a in zip(carry, inits):

@@ -58,3 +58,19 @@ def test_unused_dict_leaf(in_axes):
     if in_axes[1] is None:
         q = {'b': 1.5, 'w': r.normal(size=(3,))}
     check_vmap_grad(P.loss_dict_unused, (r.normal(size=(B, 3)), q), in_axes)
+
+
+def test_a_loop_variable_that_changes_rank_runs_per_example():
+    """vmap gave the carry the rank it had at the end of the loop while its
+    first step ran with the starting rank: a broadcast error, or a crash in
+    the gradient; such a loop now runs once per example."""
+    r = _rng()
+    x = r.normal(size=(B, 3, 2))
+    loop = np.array([P.carry_grows_over_rows(e) for e in x])
+    np.testing.assert_allclose(tx.vmap(P.carry_grows_over_rows)(x), loop, rtol=1e-12)
+    check_vmap_grad(P.carry_grows_over_rows, (x,), (0,))
+    y, k = r.normal(size=(B,)), np.array([0.6, 0.7, 0.8])
+    loop = np.array([P.carry_grows_with_shared_vector(e, k) for e in y])
+    np.testing.assert_allclose(tx.vmap(P.carry_grows_with_shared_vector, in_axes=(0, None))(y, k),
+                               loop, rtol=1e-12)
+    check_vmap_grad(P.carry_grows_with_shared_vector, (y, k), (0, None))

@@ -36,3 +36,19 @@ def loss_seed1(x, y, z, p):
 
 def loss_dict_unused(a, q):
     return np.sum(a * q['b'])
+
+
+def carry_grows_over_rows(x):
+    """A loop variable that starts a number and becomes a vector."""
+    s = 0.0
+    for row in np.arctan(x):
+        s = s + np.sin(row) * row
+    return np.sum(s)
+
+
+def carry_grows_with_shared_vector(y, k):
+    i = 0
+    while i < 3:
+        y = -k * y + np.sin(y)
+        i = i + 1
+    return np.sum(y * y)
