@@ -120,6 +120,12 @@ class ControlFlow:
         for n in names:
             per_branch = [b[1].get(n, before.get(n)) for b in branches]
             if any(isinstance(v, self.Static) for v in per_branch):
+                # A function bound on one path only (e.g. defined after a
+                # `continue`): the other path never calls it -- in Python
+                # that call would fail -- so the one function stands.
+                bound = [v for v in per_branch if v is not None]
+                if len(bound) == 1:
+                    per_branch = bound * 2
                 if _differs(*per_branch):
                     raise self.error(f"'{n}' is bound to different functions in the two "
                                      "branches of this `if`", stmt,

@@ -93,7 +93,9 @@ class ExitRewriter:
                 out.append(_copy_loc(gast.If(test=stmt.test, body=body or [gast.Pass()],
                                              orelse=orelse), stmt))
                 return out
-            out.append(stmt)
+            # an `if` with no return may still hold loops that break or
+            # continue: rewrite them too
+            out.append(self.plain_if(stmt) if isinstance(stmt, gast.If) else stmt)
         return out
 
     def _if_returned(self, loop_node, rest):
