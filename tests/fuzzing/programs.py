@@ -480,8 +480,10 @@ class Generator:
             # a contraction keeps repeated updates bounded
             body.append(Line(f"{v} = 0.7 * {v} + 0.3 * {{0}}", [e]))
         if r.random() < 0.3:
+            # its condition reads only what is bound before the loop: the exit
+            # may come before the body's own assignments
             body.insert(r.randrange(len(body) + 1),
-                        Block(["if {0}:"], [self.cond(inner, 0)], [[Line(r.choice(["break", "continue"]))]]))
+                        Block(["if {0}:"], [self.cond(scope, 0)], [[Line(r.choice(["break", "continue"]))]]))
         return body
 
     def for_stmt(self, scope, depth, out_shape):
