@@ -250,6 +250,9 @@ class Calls:
         finally:
             self._inlining.pop()
             self.origin = saved_origin
+        if self.LocalFunction is None or not isinstance(result, self.LocalFunction):
+            # its names are read no more (a function it returns would still read them)
+            scope.finished = True
         if (target is not None and ir.is_name(result) and len(self.eqns) > start
                 and self.eqns[-1].outs == [result.id]
                 and not self._held_outside(result, scope)

@@ -91,6 +91,7 @@ class Scope:
         self.parent = parent
         self.locals = {}
         self.assigned = _assigned_names(node)
+        self.finished = False     # an inlined call that has returned
 
 
 def _is_plain_constant(obj):
@@ -118,6 +119,7 @@ class Converter(Calls, Mutation, ControlFlow, LaxCalls):
         self.temps = set()
         self._inlining = []
         self._bindings = {}   # atom name -> [(scope, user name)] bound to it
+        self._may_alias = {}  # a branch's result -> values from before it it may be
         self._lengths = set()  # atoms known to be lengths (len(...) results)
         self._containers = {}  # atom name -> "dict" | "list" for packed containers
         self._view_children = {}  # base atom name -> names of views taken from it

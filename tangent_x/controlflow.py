@@ -150,9 +150,17 @@ class ControlFlow:
         return ir.name(out)
 
     def emit_cond(self, pred, outs, results, bodies, origin):
-        self.eqns.append(ir.Eqn(outs, P.get("cond"), [pred], params={
-            "branches": tuple(ir.Body(e, r) for e, r in zip(bodies, results))},
-            origin=origin))
+        branches = tuple(ir.Body(e, r) for e, r in zip(bodies, results))
+        self.eqns.append(ir.Eqn(outs, P.get("cond"), [pred], params={"branches": branches},
+                                origin=origin))
+        # a result that is a value from before the branch (``l = y`` on one
+        # path) may be that very array: Python's aliasing, decided at run time
+        for body in branches:
+            defined = body.defined()
+            for out, r in zip(outs, body.results):
+                if ir.is_name(r) and r.id not in defined:
+                    self._may_alias.setdefault(out, set()).update(
+                        {r.id} | self._may_alias.get(r.id, set()))
 
     def expr_IfExp(self, scope, node, target):
         pred = self.atom(scope, node.test)

@@ -71,6 +71,7 @@ class Mutation:
             raise self.error("assignment into this kind of target is not supported",
                              target, "assign into a local variable: x[i] = v", scope)
         base = self.atom(scope, base_node)
+        self.check_joined(scope, base_node, base, self._live_after)
         idx = self.index_atom(scope, target.slice)
         name_ = base_node.id if isinstance(base_node, gast.Name) else None
         new = self.index_update(base, idx, value, binop, name_ or "updated")
@@ -159,8 +160,9 @@ class Mutation:
         related = [old.id] + self._view_children.get(old.id, [])
         if old.id in self._views:
             related.append(self._views[old.id][0].id)
+        related += self._joined_aliases(related)
         others = sorted({n for atom_id in related for s, n in self._bindings.get(atom_id, [])
-                         if n != name_ and ir.is_name(s.locals.get(n))
+                         if n != name_ and ir.is_name(s.locals.get(n)) and not s.finished
                          and s.locals[n].id == atom_id and (s is not scope or n in live)})
         if others:
             op = _AUG_SYMBOLS.get(type(stmt.op), "op")
@@ -171,6 +173,30 @@ class Mutation:
                 stmt, f"write '{name_} = {name_} {op} ...' to change only '{name_}', "
                 f"'{name_}[...] {op}= ...' to change the shared array, or copy first "
                 f"('{others[0]} = {name_}.copy()')", scope)
+
+
+    def _joined_aliases(self, atom_ids):
+        """Values an ``if`` chose that may be one of ``atom_ids`` (on the path
+        where a branch passed it through)."""
+        ids = set(atom_ids)
+        return sorted(out for out, sources in self._may_alias.items() if sources & ids)
+
+    def check_joined(self, scope, node, base, live):
+        """``y[i] = v`` changes an array a name bound after an ``if`` may
+        also be (``l = y`` on one path only): which one holds depends on the
+        path taken at run time, which a functional form cannot follow."""
+        if not ir.is_name(base):
+            return
+        joined = set(self._joined_aliases([base.id]))
+        others = sorted({n for atom_id in joined for s, n in self._bindings.get(atom_id, [])
+                         if ir.is_name(s.locals.get(n)) and s.locals[n].id == atom_id
+                         and not s.finished and (s is not scope or n in live)})
+        if others:
+            name_ = node.id if isinstance(node, gast.Name) else "the array"
+            raise self.error(
+                f"this changes in place the array '{name_}', which '{others[0]}' also names "
+                f"on one path of an earlier branch only (NumPy semantics decided at run time)",
+                node, f"copy where the branch binds it ('{others[0]} = {name_}.copy()')", scope)
 
 
 _AUG_SYMBOLS = {gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/",

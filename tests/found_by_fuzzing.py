@@ -3,6 +3,8 @@ its shrinker (tests/test_fuzz_found.py runs them); they live in a real file
 because tangent_x reads source."""
 import numpy as np
 
+from tangent_x import lax
+
 
 def negative_constant_power(x):
     return np.sqrt(x + (-0.87) ** 2)
@@ -38,3 +40,36 @@ def zip_enumerate_with_return(x, y):
 def update_argument_in_place(x, y):
     x *= x * (-0.42) ** 2
     return np.sin(np.mean(x)) * y
+
+
+def lambda_argument_then_update(x, y):
+    """The lambda's parameter names y while it runs, and no longer after."""
+    chosen = lax.cond(np.sum(x) > 0, lambda a: np.sin(a), lambda a: a * 2.0, y)
+    y -= 0.5 * x
+    return np.sum(chosen * y)
+
+
+def branch_passes_an_array_through_then_update(x, y):
+    if np.sum(x) > 0:
+        chosen = y
+    else:
+        chosen = y * 2.0
+    y -= 0.5 * x
+    return np.sum(chosen * y)
+
+
+def branch_passes_an_owned_array_through_then_write(x, y):
+    y = y * 1.0
+    if np.sum(x) > 0:
+        chosen = y
+    else:
+        chosen = y * 2.0
+    y[0] = 3.0 * x[1]
+    return np.sum(chosen * y)
+
+
+def branch_passes_an_array_through_then_rebind(x, y):
+    y = y * 1.0
+    chosen = y if np.sum(x) > 0 else y * 2.0
+    y = y - 0.5 * x
+    return np.sum(chosen * y)

@@ -53,3 +53,30 @@ def test_a_one_element_argnums_tuple_gives_a_one_element_tuple(argnums):
     batched = tx.vmap(tx.grad(f, argnums=argnums), in_axes=(0, None))(xs, y)
     per_example = [tx.grad(f, argnums=argnums)(r.copy(), y) for r in xs]
     oracles.compare(batched, oracles.stack_tree(per_example), 1e-9, 1.0, "vmap(grad)")
+
+
+def test_a_finished_lambda_argument_is_no_alias():
+    """After lax.cond returns, its lambda's parameter names nothing: the
+    update of y is refused no more, and the gradient is right."""
+    f = progs.lambda_argument_then_update
+    x, y = np.array([0.3, 0.4]), np.array([0.5, -0.2])
+    oracles.compare(tx.grad(f, argnums=(0, 1))(x, y.copy()), _fd(f, [x, y]), 1e-6, 1.0, "grad")
+
+
+@pytest.mark.parametrize("name", ["branch_passes_an_array_through_then_update",
+                                  "branch_passes_an_owned_array_through_then_write"])
+def test_an_array_a_branch_may_pass_through_is_not_changed_in_place_silently(name):
+    """l = y on one path only, then y changed in place: whether l sees it is
+    decided at run time.  This gave the gradient of the copy semantics (a
+    wrong value on the path that passes y through); now a located refusal."""
+    f = getattr(progs, name)
+    x, y = np.array([0.3, 0.4]), np.array([0.5, -0.2])
+    with pytest.raises(tx.TransformError, match="found_by_fuzzing.py"):
+        tx.grad(f, argnums=(0, 1))(x, y.copy())
+
+
+def test_a_rebind_after_a_branch_that_passes_an_array_through_is_right():
+    f = progs.branch_passes_an_array_through_then_rebind
+    for x in (np.array([0.3, 0.4]), np.array([-0.3, 0.1])):
+        y = np.array([0.5, -0.2])
+        oracles.compare(tx.grad(f, argnums=(0, 1))(x, y), _fd(f, [x, y]), 1e-6, 1.0, "grad")
