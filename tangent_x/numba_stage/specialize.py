@@ -1177,7 +1177,13 @@ class Specializer:
             if not widened:
                 break
         else:
-            self.fail("the structure of a loop's variables does not settle")
+            changing = sorted(n for n in assigned if n in self.env and n in carried.names)
+            self.fail("the structure of a loop's variables does not settle"
+                      + (f" ({', '.join(changing[:4])} change kind from one iteration to "
+                         "the next)" if changing else ""),
+                      "give each loop variable one kind before the loop (start a float "
+                      "accumulator at 0.0, not 0; a list or tuple at its final length), or "
+                      "run without jit (tx.disable_jit())")
         # the real pass
         self.loops.append(carried)
         saved, self.code = self.code, []
