@@ -69,3 +69,25 @@ def test_seed287_loop_breaking_over_range(scale):
     x = r.uniform(0.2, 1.0, size=(B, 2)) * scale
     x[0] *= 0.01                      # lanes break at different steps (or never)
     check(P.loss_seed287, (x, r.normal(size=(B, 3))), (0, 0))
+
+
+def test_seed46_augmented_assignment_keeps_float32():
+    r = _rng()
+    x = r.normal(size=(3,)).astype(np.float32)
+    y = r.normal(size=(3,)).astype(np.float32)
+    want = P.loss_seed46(x.copy(), y)
+    assert np.asarray(want).dtype == np.float32
+    value, grads = tx.value_and_grad(P.loss_seed46, argnums=(0, 1))(x.copy(), y)
+    assert np.asarray(value).dtype == np.float32
+    assert [g.dtype for g in grads] == [np.float32, np.float32]
+    fd = oracles.stable_fd(lambda eps: oracles.fd_grad(
+        lambda a, b: P.loss_seed46(np.array(a, dtype=np.float64), b), [x.astype(np.float64), y], eps))
+    np.testing.assert_allclose(grads[0], fd[0], rtol=1e-4, atol=1e-4)
+    primal, tangent = tx.jvp(P.loss_seed46, (x.copy(), y), (x, y))
+    assert np.asarray(primal).dtype == np.asarray(tangent).dtype == np.float32
+    xs = np.stack([x, 2 * x]).astype(np.float32)
+    got = tx.vmap(P.loss_seed46, in_axes=(0, None))(xs.copy(), y)
+    assert got.dtype == np.float32
+    gx = tx.vmap(tx.grad(P.loss_seed46), in_axes=(0, None))(xs.copy(), y)
+    assert gx.dtype == np.float32
+    np.testing.assert_allclose(gx, np.stack([tx.grad(P.loss_seed46)(a.copy(), y) for a in xs]))

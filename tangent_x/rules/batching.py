@@ -168,6 +168,16 @@ def same(eqn, b):
     return _respell(eqn)
 
 
+@batching("inplace_result")
+def inplace_result(eqn, b):
+    """A cast to the dtype of ``old``: batched as ``new`` is."""
+    new, old = eqn.args
+    if not b.batched(new) or eqn.kwargs:
+        return None
+    b.mark(eqn.out, b.flag(new))
+    return _respell(eqn)
+
+
 @batching("full_like")
 def full_like(eqn, b):
     bound = _bound(eqn)
