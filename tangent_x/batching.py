@@ -309,9 +309,13 @@ class Batcher:
         its branch never assigns (``unbound``) leaves the other side as it
         is.  Sides whose per-example ranks differ cannot be one array: the
         whole function then runs once per example."""
+        # each side runs only when some lane takes it: a branch no lane takes
+        # may fail on every lane (the body of ``if k < len(items)`` reading
+        # ``items[k]`` once every lane is past the end); its results are
+        # then None, which ``select_lanes`` passes over
+        sides_code = [list(stmts) for _, stmts, _ in results]
+        defined = [_stored_names(code) for code in sides_code]
         out = []
-        for _, stmts, _ in results:
-            out += stmts
         (_, _, on_true), (_, _, on_false) = results
         for o, a, b in zip(eqn.outs, on_true, on_false):
             if self.unassigned(a) or self.unassigned(b):
@@ -330,7 +334,7 @@ class Batcher:
                                      f"ranks to {o!r}", eqn.origin)
             want = full_flag(self.shapes.get(o))
             sides = []
-            for side in (a, b):
+            for i, side in enumerate((a, b)):
                 if self.unassigned(side):
                     sides.append(side)
                     continue
@@ -338,12 +342,24 @@ class Batcher:
                     atom, setup = self.lanes_of(side, want, o)
                 except _MixedContainer:
                     return self.map_compound(eqn)
-                out += setup
+                if ir.is_name(side) and side.id in defined[i]:
+                    sides_code[i] += setup
+                    defined[i] |= _stored_names(setup)
+                else:
+                    out += setup
                 sides.append(atom)
             out.append(_assign(o, call("select_lanes", pred, *sides)))
             self.flags[o] = _everywhere(self.flag(sides[1] if self.unassigned(sides[0])
                                                   else sides[0]), True)
-        return out
+        guarded = []
+        for code, names, taken in zip(sides_code, defined,
+                                      (call("np.any", pred),
+                                       gast.UnaryOp(op=gast.Not(), operand=call("np.all", pred)))):
+            if code:
+                guarded.append(gast.If(test=taken, body=code,
+                                       orelse=[_assign(n, ir.const(None)) for n in sorted(names)]
+                                       or [gast.Pass()]))
+        return guarded + out
 
     def unassigned(self, atom):
         """Whether ``atom`` is the placeholder of a variable its branch never
@@ -457,6 +473,16 @@ class Batcher:
         loop = gast.While(test=ir.const(True), body=cond_stmts + [stop] + body_stmts + updates,
                           orelse=[])
         return setup + lower.assign_many(carry, init_atoms) + [loop]
+
+
+def _stored_names(stmts):
+    """Names the statements assign (at any depth)."""
+    names = set()
+    for stmt in stmts:
+        for node in ir.walk(stmt):
+            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+                names.add(node.id)
+    return names
 
 
 def _renamed(atom, old, new):

@@ -138,7 +138,12 @@ class Mutation:
             old = self.atom(scope, target)
             value = self.atom(scope, stmt.value)
             self.check_shared(scope, stmt, target.id, old, live)
-            self.bind(scope, target.id, self.emit(prim, [old, value], target=target.id))
+            new = self.emit(prim, [old, value], target=target.id)
+            if not (isinstance(value, gast.Constant) and
+                    isinstance(value.value, (bool, int, float))):
+                # an array keeps its dtype (a Python number is weak: it cannot change it)
+                new = self.emit(P.get("inplace_result"), [new, old], target=target.id)
+            self.bind(scope, target.id, new)
         elif isinstance(target, gast.Subscript):
             self.assign_subscript(scope, target, self.atom(scope, stmt.value), prim.name)
         else:

@@ -17,7 +17,7 @@ __all__ = ["unbroadcast", "unreduce", "unindex", "unattr", "zeros_like",
            "matmul_adjoint_lhs", "matmul_adjoint_rhs", "custom_jvp_cotangents",
            "unbound", "iteration_item", "cotangent_item", "dense", "add_at",
            "broadcast_like", "item_cotangent", "attr_cotangent", "rejoin", "with_item",
-           "shaped",
+           "shaped", "inplace_result",
            # lax.scan inside transformed functions
            "scan_length", "scan_slice", "scan_unslice", "appended", "stack_steps",
            "unstack_steps",
@@ -202,6 +202,15 @@ def shaped(shape):
     if len(shape) == 0:
         return 0.0
     return np.broadcast_to(0.0, shape)
+
+
+def inplace_result(new, old):
+    """What ``old op= v`` leaves in ``old`` given ``new = old op v``: NumPy
+    writes an array's result into that array, in its dtype (a float32 array
+    += a float64 array stays float32); a number is rebound to ``new``."""
+    if isinstance(old, np.ndarray) and np.asarray(new).dtype != old.dtype:
+        return np.asarray(new).astype(old.dtype, casting="same_kind")
+    return new
 
 
 def item_cotangent(g, key, like):

@@ -37,6 +37,21 @@ def test_corpus_matches_loop(name, axis, which):
     np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
 
 
+def _accumulate_into(x, v):
+    x += v              # in place: x keeps its dtype
+    return x * 2.0
+
+
+def test_augmented_assignment_keeps_float32():
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(BATCH, 3)).astype(np.float32)
+    v = rng.normal(size=(BATCH, 3))
+    got = tx.vmap(_accumulate_into)(x.copy(), v)
+    expected = np.stack([_accumulate_into(x[k].copy(), v[k]) for k in range(BATCH)])
+    assert got.dtype == expected.dtype == np.float32
+    np.testing.assert_allclose(got, expected, rtol=1e-6)
+
+
 def test_every_batching_rule_is_exercised():
     """Every primitive with a batching rule appears in vectorised code the
     corpus (or the composition tests below) generates."""
@@ -67,6 +82,7 @@ def test_every_batching_rule_is_exercised():
                 rng.normal(size=(4, 3)), rng.normal(size=(2, 3)))
         test_functional_index_add_matches_loop()
         test_per_example_gradients_through_container_updates()
+        test_augmented_assignment_keeps_float32()
     finally:
         BATCHING.clear()
         BATCHING.update(original)

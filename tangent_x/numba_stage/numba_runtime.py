@@ -233,6 +233,14 @@ def _shaped(shape):
     return lambda shape: np.broadcast_to(0.0, shape)
 
 
+@overload(runtime.inplace_result)
+def _inplace_result(new, old):
+    if _is_array(old) and (not _is_array(new) or new.dtype != old.dtype):
+        dtype = as_dtype(old.dtype)
+        return lambda new, old: np.asarray(new).astype(dtype)
+    return lambda new, old: new
+
+
 @overload(runtime.broadcast_like)
 def _broadcast_like(t, ans):
     if not _is_array(ans):

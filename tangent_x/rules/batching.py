@@ -168,6 +168,16 @@ def same(eqn, b):
     return _respell(eqn)
 
 
+@batching("inplace_result")
+def inplace_result(eqn, b):
+    """A cast to the dtype of ``old``: batched as ``new`` is."""
+    new, old = eqn.args
+    if not b.batched(new) or eqn.kwargs:
+        return None
+    b.mark(eqn.out, b.flag(new))
+    return _respell(eqn)
+
+
 @batching("full_like")
 def full_like(eqn, b):
     bound = _bound(eqn)
@@ -255,6 +265,31 @@ def _index_parts(idx):
     return list(idx.elts) if isinstance(idx, gast.Tuple) else [idx]
 
 
+def _spread_index(b, idx):
+    """An index held in a name bound to a tuple (``t = 0, 1``; ``x[t]``) as
+    a tuple of one name per part, so that each part is seen (and shifted past
+    the batch axis) as a part: ``x[:, t]`` would index axis 1 with the array
+    ``[0, 1]`` instead."""
+    shape = b.shape(idx)
+    if not ir.is_name(idx) or shape is None or shape.kind != "tuple" or \
+            shape.fields is not None:
+        return idx
+    flag = b.flag(idx)
+    if not any_batched(flag) and isinstance(shape.value, tuple) and \
+            all(isinstance(v, int) or v is None for v in shape.value):
+        return gast.Tuple(elts=[ir.const(v) for v in shape.value], ctx=gast.Load())
+    flags = flag if isinstance(flag, list) and len(flag) == len(shape.items) else \
+        [flag] * len(shape.items)
+    parts = []
+    for i, (item, item_flag) in enumerate(zip(shape.items, flags)):
+        part = b.let(f"{idx.id}_{i}", gast.Subscript(value=idx, slice=ir.const(i),
+                                                       ctx=gast.Load()),
+                     flag=item_flag)
+        b.shapes[part.id] = item
+        parts.append(part)
+    return gast.Tuple(elts=parts, ctx=gast.Load())
+
+
 def _is_static_part(b, part):
     """A part of an index the same for every example and not an array."""
     if b.batched(part):
@@ -306,6 +341,7 @@ def getitem(eqn, b):
             return None
         b.mark(eqn.out, flag)
         return _respell(eqn)
+    idx = _spread_index(b, idx)
     new = _lane_index(b, idx, b.batched(x))
     if new is None:
         return None
@@ -323,6 +359,7 @@ def index_set(eqn, b):
         return None
     if not b.batched(x):
         x = b.let(f"{x.id}_lanes", call("broadcast_lanes", x, b.batch_size))
+    idx = _spread_index(b, idx)
     new = _lane_index(b, idx, True)
     if new is None:
         return None
@@ -829,6 +866,7 @@ def unindex(eqn, b):
     if not b.batched(x):
         x = b.let(f"{x.id}_lanes" if ir.is_name(x) else "x_lanes",
                   call("broadcast_lanes", x, b.batch_size))
+    idx = _spread_index(b, idx)
     new = _lane_index(b, idx, True)
     if new is None:
         return None

@@ -294,6 +294,7 @@ linear(unbroadcast, unstack, untile, unrepeat, undiagonal, index_zero, "unconcat
        "unhstack", "unstack_steps", "cotangent_item", args=((0, "g"),))
 linear(unindex, "unattr", "scan_unslice", args=((2, "g"),))
 linear("broadcast_like", args=((0, "t"),))
+linear("inplace_result", args=((0, "new"),))
 linear("item_cotangent", args=((2, "like"),))
 linear("rejoin", args=((0, "cts"),))
 linear("with_item", args=((0, "items"), (2, "value")))
