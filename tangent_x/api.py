@@ -618,8 +618,11 @@ def derivative_function(fun, mode, n):
         inner = _cached(fun, "vjp", tuple(range(n)), finish)
         args = ", ".join(ps)
         pick = "cotangents" if n > 1 else "(cotangents,)"
+        # fun is called on copies (p0 * 1.0): it may change its arguments in
+        # place, which the pullback below must not see
+        copies = ", ".join(f"{p} * 1.0" for p in ps)
         source = (f"def vjp_of_fun({args}):\n"
-                  f"    out = fun({args})\n"
+                  f"    out = fun({copies})\n"
                   f"    value_and_cotangents = derivative({args}, out)\n"
                   f"    cotangents = value_and_cotangents[1]\n"
                   f"    return {pick}\n")

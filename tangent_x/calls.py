@@ -240,6 +240,8 @@ class Calls:
         saved_origin = self.origin
         try:
             scope = self.Scope(parsed, node, parent)
+            scope.caller = call_scope
+            scope.caller_live = frozenset(self._live_after) | _read_beside(self._stmt, call_node)
             self.bind_params(scope, node, parsed, args, kwargs, call_scope, call_node)
             start = len(self.eqns)
             if isinstance(node, gast.Lambda):
@@ -364,3 +366,17 @@ def _transformed_source(obj):
     return generated.function if generated is not None else None
 
 
+def _read_beside(stmt, call):
+    """Names the statement ``stmt`` reads besides the arguments of ``call``
+    (``f(a) + a`` reads ``a`` after ``f`` may have changed it in place)."""
+    import collections
+    if stmt is None:
+        return frozenset()
+
+    def loads(node):
+        return collections.Counter(n.id for n in gast.walk(node)
+                                   if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load))
+    rest = loads(stmt)
+    if call is not None:
+        rest = rest - loads(call)
+    return frozenset(rest)

@@ -92,6 +92,8 @@ class Scope:
         self.locals = {}
         self.assigned = _assigned_names(node)
         self.finished = False     # an inlined call that has returned
+        self.caller = None        # an inlined call: the scope calling it, and the
+        self.caller_live = None   # names read there after (or beside) the call
 
 
 def _is_plain_constant(obj):
@@ -126,6 +128,7 @@ class Converter(Calls, Mutation, ControlFlow, LaxCalls):
         self._carry_guard = {}  # loop carry-in atom -> (name, its aliases) not shared
         self._views = {}      # atom name -> (base atom, index): x = base[index]
         self._live_after = frozenset()  # user names read after the current statement
+        self._stmt = None               # the statement being converted
         self._cse = {}   # pure equations already emitted: reuse, don't recompute
         self.deps = []   # (kind, holder, name, value): what the code was built from
 
@@ -376,6 +379,7 @@ class Converter(Calls, Mutation, ControlFlow, LaxCalls):
         for i, stmt in enumerate(body):
             self.origin = scope.parsed.origin(stmt)
             self._live_after = later[i]
+            self._stmt = stmt
             if isinstance(stmt, gast.Return):
                 if i != len(body) - 1:
                     raise self.error("code after `return` is never run", stmt,

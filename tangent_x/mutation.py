@@ -166,9 +166,10 @@ class Mutation:
         if old.id in self._views:
             related.append(self._views[old.id][0].id)
         related += self._joined_aliases(related)
+        read_later = _read_later(scope, live)
         others = sorted({n for atom_id in related for s, n in self._bindings.get(atom_id, [])
                          if n != name_ and ir.is_name(s.locals.get(n)) and not s.finished
-                         and s.locals[n].id == atom_id and (s is not scope or n in live)})
+                         and s.locals[n].id == atom_id and read_later(s, n)})
         if others:
             op = _AUG_SYMBOLS.get(type(stmt.op), "op")
             raise self.error(
@@ -193,15 +194,33 @@ class Mutation:
         if not ir.is_name(base):
             return
         joined = set(self._joined_aliases([base.id]))
+        read_later = _read_later(scope, live)
         others = sorted({n for atom_id in joined for s, n in self._bindings.get(atom_id, [])
                          if ir.is_name(s.locals.get(n)) and s.locals[n].id == atom_id
-                         and not s.finished and (s is not scope or n in live)})
+                         and not s.finished and read_later(s, n)})
         if others:
             name_ = node.id if isinstance(node, gast.Name) else "the array"
             raise self.error(
                 f"this changes in place the array '{name_}', which '{others[0]}' also names "
                 f"on one path of an earlier branch only (NumPy semantics decided at run time)",
                 node, f"copy where the branch binds it ('{others[0]} = {name_}.copy()')", scope)
+
+
+def _read_later(scope, live):
+    """``read_later(s, n)``: whether the name ``n`` of scope ``s`` may be read
+    after the current statement -- ``live`` for ``scope``; for the scopes
+    calling it (inlined calls), what each read after its call; any other
+    scope (a closure's), conservatively yes."""
+    known = {id(scope): live}
+    s = scope
+    while s.caller is not None:
+        known.setdefault(id(s.caller), s.caller_live)
+        s = s.caller
+
+    def read_later(s, n):
+        names = known.get(id(s))
+        return names is None or n in names
+    return read_later
 
 
 _AUG_SYMBOLS = {gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/",
