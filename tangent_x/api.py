@@ -597,7 +597,7 @@ def source(fun, stage="python"):
     return "\n".join(lines) + "\n"
 
 
-def derivative_function(fun, mode, n):
+def derivative_function(fun, mode, n, plain=None):
     """A plain Python function (with real source) computing a derivative of
     ``fun`` of ``n`` arguments, so that it can itself be transformed again:
 
@@ -618,9 +618,10 @@ def derivative_function(fun, mode, n):
         inner = _cached(fun, "vjp", tuple(range(n)), finish)
         args = ", ".join(ps)
         pick = "cotangents" if n > 1 else "(cotangents,)"
-        # fun is called on copies (p0 * 1.0): it may change its arguments in
-        # place, which the pullback below must not see
-        copies = ", ".join(f"{p} * 1.0" for p in ps)
+        # fun is called on copies of its array and number arguments (p0 * 1.0):
+        # it may change them in place, which the pullback below must not see
+        plain = plain or (False,) * n
+        copies = ", ".join(f"{p} * 1.0" if k else p for p, k in zip(ps, plain))
         source = (f"def vjp_of_fun({args}):\n"
                   f"    out = fun({copies})\n"
                   f"    value_and_cotangents = derivative({args}, out)\n"
