@@ -406,6 +406,8 @@ class Specializer:
         # list's own allocations next to a single array's.
         self.stacks = _stack_lists(func)
         self.scan_outputs = _scan_output_lists(func)
+        self.in_place_appends = _in_place_appends(func)
+        self.append_in_place = False
         self.sizes = {}
         # Ranks of the argument arrays (part of the call signature): ``x.ndim``
         # is a constant, so ``(1,) * (x.ndim - 1)`` is a tuple Numba can type.
@@ -706,7 +708,11 @@ class Specializer:
         if len(stmt.targets) != 1:
             self.fail("chained assignment cannot be compiled")
         target = stmt.targets[0]
-        value = self.eval(stmt.value, hint=_target_hint(target))
+        self.append_in_place = id(stmt.value) in self.in_place_appends
+        try:
+            value = self.eval(stmt.value, hint=_target_hint(target))
+        finally:
+            self.append_in_place = False
         self.store(target, value)
 
     def stmt_AugAssign(self, stmt):
@@ -1737,6 +1743,21 @@ def _as_av(value):
     if isinstance(value, (list, tuple)):
         return type(value)(_as_av(v) for v in value)
     return Const(value)
+
+
+def _in_place_appends(func):
+    """The calls of ``xs = appended(xs, item)`` (one name, never copied to
+    another): the old list is not read again, so a loop's list (a
+    ``Tape``) may take the item in place (a scan's outputs)."""
+    copied = {node.value.id for node in ast.walk(func)
+              if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name)}
+    return {id(node.value) for node in ast.walk(func)
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and
+            isinstance(node.targets[0], ast.Name) and isinstance(node.value, ast.Call) and
+            isinstance(node.value.func, ast.Name) and node.value.func.id == "appended" and
+            node.value.args and isinstance(node.value.args[0], ast.Name) and
+            node.value.args[0].id == node.targets[0].id and
+            node.targets[0].id not in copied}
 
 
 def _scan_output_lists(func):

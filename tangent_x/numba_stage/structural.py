@@ -704,11 +704,12 @@ def _scan_slice(s, args, kwargs):
 @handles(runtime.appended)
 def _appended_to_tape(s, args, kwargs):
     """``appended`` on a list a compiled loop fills (a scan's outputs): a
-    push (the old list is not read again: the python stage rebinds it)."""
+    push, where the statement rebinds the list's one name (``xs =
+    appended(xs, y)``: the old list is not read again)."""
     items, item = _open(args[0]), args[1]
     if isinstance(items, list):
         return items + [s.materialize(item, "item")]
-    if isinstance(items, Tape):
+    if isinstance(items, Tape) and s.append_in_place:
         s.tape_push(items, s.materialize(item, "item"))
         return items
     return NotImplemented
