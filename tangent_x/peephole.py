@@ -18,7 +18,7 @@ these.  This pass removes them without knowing any shape at run time:
 * **ones.**  ``1.0 * y`` is ``y`` unless ``y`` may hold an int (bound to
   an int constant, ``len``, a shape entry, a ``range`` index, int
   arithmetic, an item of a tape such names were pushed on): a cotangent
-  keeps its primal's floating type (``maybe_ints``).
+  keeps its primal's floating type (``find_maybe_ints``).
 * **constants and copies.**  A name bound once to a number is replaced by
   the number; at the top level of the function (no loop around it), a name
   bound once by a copy ``a = b`` of a name bound at most once is replaced
@@ -178,8 +178,9 @@ def _negated(node):
     return isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub)
 
 
-def simplify(blocks, live_out):
-    """Rewrite ``blocks`` in place (see the module docstring)."""
+def simplify(blocks, live_out, maybe_ints=()):
+    """Rewrite ``blocks`` in place (see the module docstring); ``maybe_ints``:
+    names bound outside them that may hold ints."""
     stmts = [s for block in blocks for s in _walk_stmts(block.stmts)]
     counts, early, loaded = {}, set(), set()
     for stmt in stmts:        # one pass: bindings, reads before binding, all reads
@@ -212,7 +213,7 @@ def simplify(blocks, live_out):
             name_, value = _simple_binding(stmt)
             if name_ is not None:
                 shapes.bind(name_, value)
-    rewrite = _Rewrite(shapes, constants, maybe_ints(stmts))
+    rewrite = _Rewrite(shapes, constants, find_maybe_ints(stmts, maybe_ints))
     for block in blocks:
         for stmt in _walk_stmts(block.stmts):
             _rewrite_values(stmt, rewrite)
@@ -227,14 +228,14 @@ _INT_BINOPS = (gast.Add, gast.Sub, gast.Mult, gast.FloorDiv, gast.Mod, gast.Pow,
                gast.BitAnd, gast.BitOr, gast.BitXor, gast.LShift, gast.RShift)
 
 
-def maybe_ints(stmts):
+def find_maybe_ints(stmts, given=()):
     """Names that may hold an int (or bool) when bound by ``stmts`` (all
     statements, nested ones included): an int constant, ``len``, a shape's
     entry, a ``range`` index, int arithmetic on such values, a copy, or an
     item popped from (or read from) a list such values were appended to.
-    Arguments count as floats (a known limit: an int argument multiplied
-    into the output)."""
-    ints, lists = set(), set()
+    ``given``: names bound elsewhere that may (arguments not
+    differentiated); other arguments count as floats."""
+    ints, lists = set(given), set()
     bindings = []                 # (target name, value expr or "int")
     for stmt in stmts:
         if isinstance(stmt, gast.Assign) and ir.is_name(stmt.targets[0]):

@@ -83,7 +83,7 @@ def fold_ones(node, ints=frozenset()):
     return _FoldOnes(ints).visit(node)
 
 
-def eliminate_dead_code(blocks, live, grows=None):
+def eliminate_dead_code(blocks, live, grows=None, maybe_ints=()):
     """Drop what shapes and signs make redundant (see ``peephole``), then
     statements whose results are never read, inside loops and branches too
     (see ``liveness``); update lists and cotangent accumulators in place
@@ -91,14 +91,15 @@ def eliminate_dead_code(blocks, live, grows=None):
     them (see ``coalesce``).  ``live``: names read at the
     end; ``grows(old, new)``: whether ``new = old + b`` may have more
     elements than ``old`` (vmap: a shared accumulator meeting a batched
-    contribution), which ``old += b`` cannot hold."""
+    contribution), which ``old += b`` cannot hold; ``maybe_ints``: names
+    bound outside ``blocks`` (arguments) that may hold ints."""
     from . import peephole
     from .coalesce import coalesce
     from .inplace import accumulate_in_place, reuse_dead_lists
     from .liveness import drop_unread_tapes, eliminate_dead_code as eliminate
     for block in blocks:      # the passes edit statements; transforms may share them
         block.stmts = ir.clone(block.stmts)
-    peephole.simplify(blocks, live)
+    peephole.simplify(blocks, live, maybe_ints)
     eliminate(blocks, live)
     if drop_unread_tapes(blocks, live):
         eliminate(blocks, live)

@@ -30,6 +30,13 @@ def counted_for(x):
     return n * acc
 
 
+def times_int_argument(x, n):
+    s = 0.0
+    while s < 3.0:
+        s = s * 1.5 + np.sum(x * x)
+    return s * n
+
+
 def sum_times_first(x):
     return np.sum(x) * x[0]
 
@@ -45,6 +52,15 @@ def _check_grad(f, x):
 @pytest.mark.parametrize("f", [counted_while, counted_for])
 def test_int_seeded_cotangent_in_loop(f):
     _check_grad(f, X)
+
+
+def test_int_argument_seeds_float_cotangent_in_loop():
+    n = 2
+    eager = tx.grad(times_int_argument)(X, n)
+    jitted = tx.jit(tx.grad(times_int_argument))(X, n)
+    compare(jitted, eager, 1e-12, 1.0, "jit(grad) against eager")
+    fd = fd_grad(lambda x: times_int_argument(x, n), [X], 1e-6)[0]
+    compare(jitted, fd, 1e-6, 1.0, "jit(grad) against finite differences")
 
 
 def test_int_seed_keeps_float_cotangent_in_source():
