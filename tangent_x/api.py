@@ -128,7 +128,10 @@ def _generate(fun, kind, argnums, has_aux, grads_tuple=False):
             result = gast.Tuple(elts=[out, grads_atom], ctx=gast.Load())
         base = fn.name if fn.name != "lambda" else "fn"
         name, extra = f"{kind}_{base}", ([seed] if seed else [])
-    eliminate_dead_code(blocks, ir.names_in(result))
+    # arguments not differentiated may be ints (n in `return s * n`): their
+    # cotangent seeds keep `1.0 *` (simplify.fold_binop)
+    eliminate_dead_code(blocks, ir.names_in(result),
+                        maybe_ints=[p for p in fn.params if p not in wrt])
     defaults = locals().get("fn_defaults_override", fn.defaults)
     lines, origins = emit.render_function(name, params + extra, defaults, blocks, result,
                                           origin=fn.origin)

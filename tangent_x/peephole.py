@@ -15,6 +15,10 @@ these.  This pass removes them without knowing any shape at run time:
   by accumulation could change shape).
 * **signs.**  ``-1.0 * y`` is ``-y``, ``a + -b`` is ``a - b``, ``a - -b`` is
   ``a + b``, ``--a`` is ``a``; ``zeros_like(1.0)`` is ``0.0``.
+* **ones.**  ``1.0 * y`` is ``y`` unless ``y`` may hold an int (bound to
+  an int constant, ``len``, a shape entry, a ``range`` index, int
+  arithmetic, an item of a tape such names were pushed on): a cotangent
+  keeps its primal's floating type (``find_maybe_ints``).
 * **constants and copies.**  A name bound once to a number is replaced by
   the number; at the top level of the function (no loop around it), a name
   bound once by a copy ``a = b`` of a name bound at most once is replaced
@@ -103,8 +107,8 @@ class _Rewrite:
     """Bottom-up rewriting of an expression (a hand-written walk: the
     generic ``NodeTransformer`` costs more than the rules)."""
 
-    def __init__(self, shapes, constants):
-        self.shapes, self.constants = shapes, constants
+    def __init__(self, shapes, constants, ints=frozenset()):
+        self.shapes, self.constants, self.ints = shapes, constants, ints
 
     def visit(self, node):
         kind = type(node)
@@ -150,7 +154,7 @@ class _Rewrite:
         return node
 
     def binop(self, node):
-        node = fold_binop(node)
+        node = fold_binop(node, self.ints)
         if not isinstance(node, gast.BinOp):
             return node
         minus_one = [s for s in ("left", "right") if _number(getattr(node, s)) and
@@ -174,8 +178,9 @@ def _negated(node):
     return isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub)
 
 
-def simplify(blocks, live_out):
-    """Rewrite ``blocks`` in place (see the module docstring)."""
+def simplify(blocks, live_out, maybe_ints=()):
+    """Rewrite ``blocks`` in place (see the module docstring); ``maybe_ints``:
+    names bound outside them that may hold ints."""
     stmts = [s for block in blocks for s in _walk_stmts(block.stmts)]
     counts, early, loaded = {}, set(), set()
     for stmt in stmts:        # one pass: bindings, reads before binding, all reads
@@ -208,7 +213,7 @@ def simplify(blocks, live_out):
             name_, value = _simple_binding(stmt)
             if name_ is not None:
                 shapes.bind(name_, value)
-    rewrite = _Rewrite(shapes, constants)
+    rewrite = _Rewrite(shapes, constants, find_maybe_ints(stmts, maybe_ints))
     for block in blocks:
         for stmt in _walk_stmts(block.stmts):
             _rewrite_values(stmt, rewrite)
@@ -216,6 +221,72 @@ def simplify(blocks, live_out):
                        if not (_simple_binding(s)[0] in constants)]
     _propagate_copies(blocks, once, live_out)
     return blocks
+
+
+_INT_CALLS = {"len", "int", "scan_length", "np.argmax", "np.argmin", "np.ndim", "np.size"}
+_INT_BINOPS = (gast.Add, gast.Sub, gast.Mult, gast.FloorDiv, gast.Mod, gast.Pow,
+               gast.BitAnd, gast.BitOr, gast.BitXor, gast.LShift, gast.RShift)
+
+
+def find_maybe_ints(stmts, given=()):
+    """Names that may hold an int (or bool) when bound by ``stmts`` (all
+    statements, nested ones included): an int constant, ``len``, a shape's
+    entry, a ``range`` index, int arithmetic on such values, a copy, or an
+    item popped from (or read from) a list such values were appended to.
+    ``given``: names bound elsewhere that may (arguments not
+    differentiated); other arguments count as floats."""
+    ints, lists = set(given), set()
+    bindings = []                 # (target name, value expr or "int")
+    for stmt in stmts:
+        if isinstance(stmt, gast.Assign) and ir.is_name(stmt.targets[0]):
+            bindings.append((stmt.targets[0].id, stmt.value))
+        elif isinstance(stmt, gast.AugAssign) and ir.is_name(stmt.target):
+            bindings.append((stmt.target.id, gast.BinOp(left=ir.name(stmt.target.id),
+                                                        op=stmt.op, right=stmt.value)))
+        elif isinstance(stmt, gast.For) and ir.is_name(stmt.target) and \
+                isinstance(stmt.iter, gast.Call) and _spelling(stmt.iter.func) == "range":
+            ints.add(stmt.target.id)
+        elif isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call) and \
+                isinstance(stmt.value.func, gast.Attribute) and \
+                stmt.value.func.attr == "append" and ir.is_name(stmt.value.func.value) \
+                and len(stmt.value.args) == 1:
+            bindings.append((("list", stmt.value.func.value.id), stmt.value.args[0]))
+
+    def int_like(node):
+        if isinstance(node, gast.Constant):
+            return type(node.value) in (int, bool)
+        if isinstance(node, gast.Name):
+            return node.id in ints
+        if isinstance(node, gast.BinOp):
+            return isinstance(node.op, _INT_BINOPS) and int_like(node.left) \
+                and int_like(node.right)
+        if isinstance(node, gast.UnaryOp):
+            return int_like(node.operand)
+        if isinstance(node, gast.Attribute):
+            return node.attr in ("ndim", "size")
+        if isinstance(node, gast.Subscript):
+            base = node.value
+            return ir.is_name(base) and base.id in lists or \
+                isinstance(base, gast.Attribute) and base.attr == "shape" or \
+                isinstance(base, gast.Call) and _spelling(base.func) == "np.shape"
+        if isinstance(node, gast.Call):
+            name = _spelling(node.func)
+            if name in _INT_CALLS:
+                return True
+            return isinstance(node.func, gast.Attribute) and node.func.attr == "pop" and \
+                ir.is_name(node.func.value) and node.func.value.id in lists
+        return False
+
+    changed = True
+    while changed:
+        changed = False
+        for target, value in bindings:
+            found = lists if isinstance(target, tuple) else ints
+            key = target[1] if isinstance(target, tuple) else target
+            if key not in found and int_like(value):
+                found.add(key)
+                changed = True
+    return ints
 
 
 def _targets(stmt):

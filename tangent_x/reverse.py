@@ -236,10 +236,12 @@ class Reverse:
             made = rule(g, eqn, self)
             stmts, outputs = made if isinstance(made, tuple) else ([], made)
             outputs = {p: e for p, e in outputs.items() if wanted(p)}
-        stmts = [fold_ones(s) for s in stmts]
+        # (``1.0 * name`` stays for the peephole pass, which knows which
+        # names may hold ints)
+        stmts = [fold_ones(s, ints=None) for s in stmts]
         for pos, expr in outputs.items():
             var = positions[pos].id
-            expr = fold_ones(expr)
+            expr = fold_ones(expr, ints=None)
             if eqn.prim.broadcasting and ir.is_name(g) and not all(
                     _is_scalar_const(a) for p, a in positions.items() if p != pos):
                 expr = gast.Call(func=ir.name("unbroadcast"), args=[expr, ir.name(var)],

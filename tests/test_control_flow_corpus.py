@@ -96,15 +96,14 @@ def test_corpus_is_large_enough():
 
 # Control-flow cases jit cannot compile yet, with the reason (each raises a
 # located JitError naming the line; strict xfails, see corpus.jit_params).
-_SCAN = "lax.scan's growing list of outputs pushed on a tape (a list of lists) is not compiled"
 JIT_KNOWN_FAILURES = {
     "range_start_stop": "np.zeros_like of a number is a 0-d array in Numba, and adding a "
                         "number to it a number: Numba needs one type",
     "return_inside_nested_loops": "a cotangent accumulated in a loop with an early return "
                                   "starts as a number and becomes an array: Numba needs "
                                   "one type",
-    "scan_cumulative": _SCAN, "scan_lambda_reverse": _SCAN, "scan_length_without_xs": _SCAN,
-    "scan_rnn_nested_def": _SCAN,
+    "scan_cumulative": "np.zeros_like(xs[0]) of a number is a 0-d array in Numba, and the "
+                       "carry a number after one step: Numba needs one type",
 }
 
 

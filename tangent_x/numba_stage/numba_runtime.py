@@ -1771,3 +1771,35 @@ def repeat(a, repeats, axis):
 # Registered on import: Numba implementations kept in modules of their own.
 from .contractions import einsum, tensordot  # noqa: E402,F401
 from . import shape_ops  # noqa: E402,F401
+
+
+def stack_items(items, n, reverse):
+    """``np.stack(items[:n])`` (``reverse``: last item first) for a list of
+    equally shaped arrays or of numbers: a scan's stacked outputs."""
+    items = list(items[:n])
+    if reverse:
+        items = items[::-1]
+    return np.stack([np.asarray(i) for i in items])
+
+
+@overload(stack_items, jit_options=_CACHED)
+def _stack_items(items, n, reverse):
+    item = items.dtype
+    if _is_array(item):
+        def impl(items, n, reverse):
+            first = items[0]
+            out = np.empty((n,) + first.shape, first.dtype)
+            for k in range(n):
+                out[n - 1 - k if reverse else k] = items[k]
+            return out
+        return impl
+
+    from numba.np.numpy_support import as_dtype
+    dtype = as_dtype(item)
+
+    def impl_numbers(items, n, reverse):
+        out = np.empty(n, dtype)
+        for k in range(n):
+            out[n - 1 - k if reverse else k] = items[k]
+        return out
+    return impl_numbers

@@ -148,6 +148,52 @@ class Expr:
 LEAVES = (Dyn, Const, Zero, Tape, Expr)
 
 
+class Steps(__import__("collections").namedtuple("Steps", "g n length reverse")):
+    """``unstack_steps(g, items, reverse)``: the per-step slices of a scan's
+    stacked cotangent ``g`` (a pytree), as a list of ``n`` items of which
+    item ``j`` is ``g[j]`` (``reverse``: ``g[length - 1 - j]``).  A container
+    of its parts, so a loop carries ``n`` (it drops by one per step,
+    ``steps[:-1]``) and keeps ``g`` and ``length``."""
+
+    def item(self, s, j):
+        """Item ``j`` (a Const int, negative from the end)."""
+        if _none(self.g):
+            return self.g
+        n, length = s.render(self.n, "n"), s.render(self.length, "length")
+        k = ast.BinOp(left=n, op=ast.Add(), right=ast.Constant(j)) if j < 0 else ast.Constant(j)
+        if self.reverse.value:
+            k = ast.BinOp(left=ast.BinOp(left=length, op=ast.Sub(), right=ast.Constant(1)),
+                          op=ast.Sub(), right=k)
+        index = s.materialize(Expr(k), "step")
+
+        def take(g):
+            if is_container(g):
+                return rebuild(g, [take(c) for c in children(g)])
+            if isinstance(g, Const) and g.value is None:
+                return g
+            if isinstance(g, Zero):
+                return Zero(s.materialize(Expr(ast.Subscript(
+                    value=s.render(g.like), slice=s.render(index), ctx=ast.Load())), "like"))
+            return s.materialize(Expr(ast.Subscript(value=s.render(g), slice=s.render(index),
+                                                    ctx=ast.Load())), "g")
+        return take(self.g)
+
+    def sliced(self, s, sl):
+        """``steps[:stop]`` for a Const slice with a negative or no stop."""
+        if sl.start not in (None, 0) or sl.step not in (None, 1) or \
+                sl.stop is not None and sl.stop > 0:
+            s.fail(f"slicing a scan's per-step cotangents with {sl} cannot be compiled")
+        if not sl.stop or _none(self.g):
+            return self
+        n = s.materialize(Expr(ast.BinOp(left=s.render(self.n, "n"), op=ast.Sub(),
+                                         right=ast.Constant(-sl.stop))), "n")
+        return self._replace(n=n)
+
+
+def _none(av):
+    return isinstance(av, Const) and av.value is None
+
+
 def is_namedtuple(x):
     return isinstance(x, tuple) and hasattr(type(x), "_fields")
 
@@ -359,6 +405,9 @@ class Specializer:
         # those reallocations cost as much as the arithmetic, and so do a
         # list's own allocations next to a single array's.
         self.stacks = _stack_lists(func)
+        self.scan_outputs = _scan_output_lists(func)
+        self.in_place_appends = _in_place_appends(func)
+        self.append_in_place = False
         self.sizes = {}
         # Ranks of the argument arrays (part of the call signature): ``x.ndim``
         # is a constant, so ``(1,) * (x.ndim - 1)`` is a tuple Numba can type.
@@ -659,7 +708,11 @@ class Specializer:
         if len(stmt.targets) != 1:
             self.fail("chained assignment cannot be compiled")
         target = stmt.targets[0]
-        value = self.eval(stmt.value, hint=_target_hint(target))
+        self.append_in_place = id(stmt.value) in self.in_place_appends
+        try:
+            value = self.eval(stmt.value, hint=_target_hint(target))
+        finally:
+            self.append_in_place = False
         self.store(target, value)
 
     def stmt_AugAssign(self, stmt):
@@ -1258,6 +1311,9 @@ class Specializer:
                 all(same(a, b) for a, b in zip(old, new)):
             if old:
                 self.fail(f"the list '{hint}' is filled before a loop and inside it")
+            if isinstance(new[-1], Const) and new[-1].value is None and \
+                    hint in self.scan_outputs:
+                return Tape(new[-1])            # a scan step's outputs are all None
             if not is_container(new[-1]):
                 return Tape(Dyn(hint))          # the list keeps its name
             return Tape(self.tape_template(new[-1], f"{hint}"))
@@ -1438,6 +1494,13 @@ class Specializer:
     def eval_Subscript(self, node):
         base = self.eval(node.value)
         index = self.eval(node.slice)
+        if isinstance(base, Steps):
+            if isinstance(index, Const) and isinstance(index.value, slice):
+                return base.sliced(self, index.value)
+            if isinstance(index, Const) and isinstance(index.value, int):
+                return base.item(self, index.value)
+            self.fail("indexing a scan's per-step cotangents with a run-time index cannot "
+                      "be compiled")
         if is_container(base) or (isinstance(base, Const) and
                                   isinstance(base.value, (dict, list, tuple))):
             if not isinstance(index, Const):
@@ -1680,6 +1743,31 @@ def _as_av(value):
     if isinstance(value, (list, tuple)):
         return type(value)(_as_av(v) for v in value)
     return Const(value)
+
+
+def _in_place_appends(func):
+    """The calls of ``xs = appended(xs, item)`` (one name, never copied to
+    another): the old list is not read again, so a loop's list (a
+    ``Tape``) may take the item in place (a scan's outputs)."""
+    copied = {node.value.id for node in ast.walk(func)
+              if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name)}
+    return {id(node.value) for node in ast.walk(func)
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and
+            isinstance(node.targets[0], ast.Name) and isinstance(node.value, ast.Call) and
+            isinstance(node.value.func, ast.Name) and node.value.func.id == "appended" and
+            node.value.args and isinstance(node.value.args[0], ast.Name) and
+            node.value.args[0].id == node.targets[0].id and
+            node.targets[0].id not in copied}
+
+
+def _scan_output_lists(func):
+    """Names of lists a scan's loop fills (``ys = appended(ys, y)``): one
+    structure per step, so a step's ``None`` makes a list of Nones (a list
+    whose first item is None elsewhere may hold other values later, as a
+    loop's early-return value does)."""
+    return {node.args[0].id for node in ast.walk(func)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and
+            node.func.id == "appended" and node.args and isinstance(node.args[0], ast.Name)}
 
 
 def _stack_lists(func):
