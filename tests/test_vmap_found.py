@@ -74,3 +74,9 @@ def test_a_loop_variable_that_changes_rank_runs_per_example():
     np.testing.assert_allclose(tx.vmap(P.carry_grows_with_shared_vector, in_axes=(0, None))(y, k),
                                loop, rtol=1e-12)
     check_vmap_grad(P.carry_grows_with_shared_vector, (y, k), (0, None))
+
+
+def test_a_dot_adjoint_whose_operands_are_all_shared():
+    r = _rng()
+    check_vmap_grad(P.dot_of_shared_with_batched, (r.normal(size=(B, 3)), r.normal(size=(B,))),
+                    (0, 0))

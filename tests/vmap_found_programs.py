@@ -52,3 +52,10 @@ def carry_grows_with_shared_vector(y, k):
         y = -k * y + np.sin(y)
         i = i + 1
     return np.sum(y * y)
+
+
+def dot_of_shared_with_batched(x, y):
+    """The adjoint of np.dot for x reads only shared values (the other
+    operand and the seed): the batching rule wrote a batch index no
+    operand had (an einsum error)."""
+    return np.dot(np.linspace(-1.0, 1.0, 3) * 0.5, x * (np.linspace(-1.0, 1.0, 3) * 0.5)) * y

@@ -896,6 +896,9 @@ def _matmul_adjoint(table, pick):
         if ranks not in table:
             return None
         first, second = pick(g, a, c)
+        if not b.batched(first) and not b.batched(second):
+            # only the operand giving the shape is batched: per example
+            return None
         s1, s2, out = table[ranks]
         s1 = "z" + s1 if b.batched(first) else s1
         s2 = "z" + s2 if b.batched(second) else s2
