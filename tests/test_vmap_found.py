@@ -80,3 +80,16 @@ def test_a_dot_adjoint_whose_operands_are_all_shared():
     r = _rng()
     check_vmap_grad(P.dot_of_shared_with_batched, (r.normal(size=(B, 3)), r.normal(size=(B,))),
                     (0, 0))
+
+
+def test_jvp_through_vmaps_per_example_loop():
+    """stack_lanes (the per-example loop's stacking) had an adjoint and no
+    tangent rule."""
+    x, y = np.array([0.1, 0.5]), _rng().normal(size=(3, 2))
+    tx_, ty = np.array([1.0, -0.5]), _rng().normal(size=(3, 2))
+    out, tangent = tx.jvp(P.sum_of_a_per_example_loop, (x, y), (tx_, ty))
+
+    def loop(e):
+        return sum(P._early_returns(x + e * tx_, r + e * t) for r, t in zip(y, ty))
+    assert out == pytest.approx(loop(0.0))
+    assert tangent == pytest.approx((loop(1e-6) - loop(-1e-6)) / 2e-6, rel=1e-6)

@@ -2,6 +2,8 @@
 shrunk (tools/fuzz.py; seeds in each docstring)."""
 import numpy as np
 
+import tangent_x as tx
+
 from tangent_x import lax
 
 
@@ -59,3 +61,18 @@ def dot_of_shared_with_batched(x, y):
     operand and the seed): the batching rule wrote a batch index no
     operand had (an einsum error)."""
     return np.dot(np.linspace(-1.0, 1.0, 3) * 0.5, x * (np.linspace(-1.0, 1.0, 3) * 0.5)) * y
+
+
+def _early_returns(x, y):
+    if x[0] > 0.3:
+        return np.sum(y)
+    if x[1] > 0.3:
+        return np.sum(x * y)
+    return np.sum(y * 2.0)
+
+
+_per_example = tx.vmap(_early_returns, in_axes=(None, 0), method="loop")
+
+
+def sum_of_a_per_example_loop(x, y):
+    return np.sum(_per_example(x, y))
