@@ -79,6 +79,9 @@ def _shape(tree):
     for node in ast.walk(tree):
         if hasattr(node, "ctx"):      # a target printed alone reads back as a load
             node.ctx = ast.Load()
+        for field in ("type_params", "type_comment", "kind"):
+            if hasattr(node, field):  # fields newer Pythons add, or text does not keep
+                setattr(node, field, None)
     return ast.dump(tree, annotate_fields=False)
 
 
