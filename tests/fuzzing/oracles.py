@@ -254,6 +254,12 @@ class Case:
     def rtol(self):
         return 2e-3 if self.float32 else 1e-5
 
+    def exact(self):
+        """Tolerance between two computations of the same thing (batched
+        against a loop, compiled against eager): float32 sums in another
+        order differ in the 7th digit."""
+        return 1e-5 if self.float32 else 1e-7
+
 
 def _on_copies(fn):
     def call(*args):
@@ -358,14 +364,15 @@ def loop_over_examples(case, fn):
 
 def check_vmap(case):
     got = tx.vmap(case.f, in_axes=case.in_axes)(*case.batched)
-    compare(got, loop_over_examples(case, case.ref_f), 1e-7, 1.0, f"vmap in_axes={case.in_axes}",
+    compare(got, loop_over_examples(case, case.ref_f), case.exact(), 1.0,
+            f"vmap in_axes={case.in_axes}",
             dtype_of=loop_over_examples(case, case.ref_f))
 
 
 def check_vmap_grad(case):
     g = tx.grad(case.loss, argnums=case.argnums)
     got = tx.vmap(g, in_axes=case.in_axes)(*case.batched)
-    compare(tuple(got), loop_over_examples(case, g), 1e-7, 1.0,
+    compare(tuple(got), loop_over_examples(case, g), case.exact(), 1.0,
             f"vmap(grad) in_axes={case.in_axes}")
 
 
@@ -396,12 +403,13 @@ def check_jit(case):
 
 def check_jit_grad(case):
     g = tx.grad(case.loss, argnums=case.argnums)
-    compare(tuple(tx.jit(g)(*case.args)), tuple(g(*case.args)), 1e-8, 1.0, "jit(grad)")
+    compare(tuple(tx.jit(g)(*case.args)), tuple(g(*case.args)), case.exact(), 1.0, "jit(grad)")
 
 
 def check_jit_vmap(case):
     got = tx.jit(tx.vmap(case.f, in_axes=case.in_axes))(*case.batched)
-    compare(got, loop_over_examples(case, case.ref_f), 1e-7, 1.0, f"jit(vmap) in_axes={case.in_axes}")
+    compare(got, loop_over_examples(case, case.ref_f), case.exact(), 1.0,
+            f"jit(vmap) in_axes={case.in_axes}")
 
 
 CHECKS = {"grad": check_grad, "jvp": check_jvp, "vjp": check_vjp, "jac": check_jac,
