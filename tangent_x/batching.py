@@ -26,6 +26,7 @@ import gast
 
 from . import ir, lower
 from .errors import TransformError
+from .naming import Namer
 from .rules import BATCHING, load_all
 
 
@@ -377,7 +378,6 @@ class Batcher:
     def trial(self, body, carry_flags):
         """The flags of ``body``'s results when its carries have ``carry_flags``:
         the body batched on the side, its code and names thrown away."""
-        from .naming import Namer
         inner = Batcher(Namer(self.namer.taken), {**self.flags, **carry_flags},
                         self.shapes, self.batch_size, self.env)
         inner.stmts(body.eqns)
