@@ -66,6 +66,13 @@ def stored_names(stmts, updates=True, binds=True):
     return found
 
 
+def aug_assigned(stmts):
+    """Names the statements change with ``y op= v``: in place if ``y`` holds
+    an array, so the loop must carry (and follow) the names sharing it."""
+    return {n.target.id for s in stmts for n in gast.walk(s)
+            if isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name)}
+
+
 def always_returns(stmts):
     """After ``exits`` ran, an ``if`` holding a return returns on every path."""
     if not stmts:
@@ -199,12 +206,13 @@ class ControlFlow:
         does not carry ``a``, which stays loop-invariant (a reverse pass then
         need not tape it every iteration)."""
         assigned = stored_names(stmts)
-        mutated = stored_names(stmts, binds=False)
+        augmented = aug_assigned(stmts)      # ``y += v`` reads ``y`` too
+        mutated = stored_names(stmts, binds=False) | augmented
         atoms = {gast.dump(v) for n, v in scope.locals.items()
                  if n in mutated and ir.is_name(v)}
         assigned |= {n for n, v in scope.locals.items()      # aliases change too
                      if ir.is_name(v) and gast.dump(v) in atoms}
-        reads = loaded_names(stmts) | extra_reads
+        reads = loaded_names(stmts) | extra_reads | augmented
         names = []
         for n in sorted(assigned):
             bound = n in scope.locals and not isinstance(scope.locals[n], self.Static)
@@ -223,7 +231,7 @@ class ControlFlow:
         carried-in array in place is reported (``guarded``) rather than
         computed wrongly.  Returns ({name: first carried name sharing its
         value}, {name: the other names of its group})."""
-        mutated = stored_names(stmts, binds=False)
+        mutated = stored_names(stmts, binds=False) | aug_assigned(stmts)
         rebound = stored_names(stmts, updates=False)
         groups = {}
         for n in carry:

@@ -90,17 +90,22 @@ class Mutation:
         if old.id in self._carry_guard:
             name_, others = self._carry_guard[old.id]
             raise self.error(
-                f"'{name_}' is changed in place in this loop while '{others[0]}' names the "
-                f"same array, and the loop also rebinds one of them", None,
-                f"copy before the loop ({others[0]} = {name_}.copy()) or do not rebind "
-                f"'{name_}' or '{others[0]}' inside it")
+                f"'{name_}' is changed in place in this loop (an item update, or 'op=' on "
+                f"an array) while '{others[0]}' names the same array, and the loop also "
+                f"rebinds one of them: which names share the array then changes from one "
+                f"iteration to the next", None,
+                f"copy before the loop ({others[0]} = {name_}.copy()), or write "
+                f"'{name_} = {name_} + ...' instead of '{name_} += ...'")
         self._rebind(old, new)
         self._refresh_views(old, new, skip=None)
         view = self._views.get(old.id)
         while view is not None:
             base, idx = view
-            updated = self.index_update(base, idx, new, None, base.id)
-            self._add_view(new, updated, idx)
+            if _whole(idx):         # an alias recorded as ``base[...]``: the same array
+                updated = new
+            else:
+                updated = self.index_update(base, idx, new, None, base.id)
+                self._add_view(new, updated, idx)
             self._rebind(base, updated)
             self._refresh_views(base, updated, skip=old.id)
             old, new, view = base, updated, self._views.get(base.id)
@@ -124,11 +129,32 @@ class Mutation:
             if view_id == skip or not self._is_bound(view_id):
                 continue
             _, idx = self._views[view_id]
-            fresh = self.emit(P.get("getitem"), [new_base, idx],
-                              base=item_name(new_base, idx))
-            self._add_view(fresh, new_base, idx)
+            view = ir.name(view_id)
+
+            def refreshed(idx=idx):
+                return self.emit(P.get("getitem"), [new_base, idx], base=item_name(new_base, idx))
+            if _whole(idx):         # an alias recorded as ``base[...]``: the same array
+                fresh = new_base
+            elif always_array(idx):
+                fresh = refreshed()
+            else:      # ``x[0]`` of a 1-d array is a number: a copy, not a view
+                fresh = self.choose_if_array(view, refreshed, view, item_name(new_base, idx))
+            if fresh is not new_base:
+                self._add_view(fresh, new_base, idx)
             self._rebind(ir.name(view_id), fresh)
             self._refresh_views(ir.name(view_id), fresh, skip=None)
+
+    def choose_if_array(self, value, if_array, otherwise, base):
+        """``if_array()`` where ``value`` is an array, ``otherwise`` where it is
+        a number: NumPy's sharing depends on which, and that is known only at
+        run time -- a ``cond`` on ``is_array(value)``, which every transform
+        follows (the numba stage folds it from the type)."""
+        pred = self.emit(P.get("is_array"), [value], base=f"{base_name('', value) or 'value'}_is_array")
+        eqns, result = self.nested(if_array)
+        out = self.namer.fresh(base)
+        self.emit_cond(pred, [out], [[result], [otherwise]], [eqns, []], self.origin)
+        self._may_alias.pop(out, None)    # a number is shared with nothing
+        return ir.name(out)
 
     def stmt_AugAssign(self, scope, stmt):
         prim = P.BINOP_BY_AST.get(type(stmt.op))
@@ -137,12 +163,14 @@ class Mutation:
             live = self._live_after      # before inlining calls in the value resets it
             old = self.atom(scope, target)
             value = self.atom(scope, stmt.value)
-            self.check_shared(scope, stmt, target.id, old, live)
+            shared = self.check_shared(scope, stmt, target.id, old, live)
             new = self.emit(prim, [old, value], target=target.id)
             if not (isinstance(value, gast.Constant) and
                     isinstance(value.value, (bool, int, float))):
                 # an array keeps its dtype (a Python number is weak: it cannot change it)
                 new = self.emit(P.get("inplace_result"), [new, old], target=target.id)
+            if shared:
+                self.update_if_array(scope, target.id, old, new, _read_later(scope, live))
             self.bind(scope, target.id, new)
         elif isinstance(target, gast.Subscript):
             self.assign_subscript(scope, target, self.atom(scope, stmt.value), prim.name)
@@ -150,36 +178,81 @@ class Mutation:
             raise self.error("augmented assignment to this target is not supported",
                              stmt, "assign to a local name or x[index]", scope)
 
-
-
-
     def check_shared(self, scope, stmt, name_, old, live):
-        """``y += v`` mutates an array in place but rebinds a number, and
-        which one ``y`` holds is not known when transforming.  A functional
-        rebind is right unless a name read later (``live``) shares ``y``'s
-        array -- an alias (``z = y``), a view taken from it (``row = y[0]``)
-        or the array ``y`` is a view of: NumPy would change that one too, so
-        say so instead of silently computing something else."""
+        """``y += v`` changes an array in place but rebinds a number.  Whether
+        a name read later (``live``) shares ``y``'s array -- an alias
+        (``z = y``), a view taken from it (``row = y[0]``) or the array ``y``
+        is a view of -- decides whether that name sees the change: returns
+        whether one does (``update_if_array`` then decides at run time).  A
+        name that holds ``y`` on one path of an earlier branch only cannot
+        be followed that way: say so instead of computing something else."""
         if not ir.is_name(old):
-            return
+            return False
+        if old.id in self._carry_guard:      # ``propagate`` says why this cannot be followed
+            return True
         related = [old.id] + self._view_children.get(old.id, [])
         if old.id in self._views:
             related.append(self._views[old.id][0].id)
-        related += self._joined_aliases(related)
         read_later = _read_later(scope, live)
-        others = sorted({n for atom_id in related for s, n in self._bindings.get(atom_id, [])
-                         if n != name_ and ir.is_name(s.locals.get(n)) and not s.finished
-                         and s.locals[n].id == atom_id and read_later(s, n)})
-        if others:
+
+        def names(atom_ids):
+            return sorted({n for atom_id in atom_ids for s, n in self._bindings.get(atom_id, [])
+                           if n != name_ and ir.is_name(s.locals.get(n)) and not s.finished
+                           and s.locals[n].id == atom_id and read_later(s, n)})
+        joined = names(self._joined_aliases(related))
+        if joined:
             op = _AUG_SYMBOLS.get(type(stmt.op), "op")
             raise self.error(
-                f"'{name_} {op}= ...' would change in place the array that '{others[0]}' "
-                f"also names (NumPy semantics), but tangent_x cannot tell whether "
-                f"'{name_}' is an array or a number here",
-                stmt, f"write '{name_} = {name_} {op} ...' to change only '{name_}', "
-                f"'{name_}[...] {op}= ...' to change the shared array, or copy first "
-                f"('{others[0]} = {name_}.copy()')", scope)
+                f"'{name_} {op}= ...' would change in place the array that '{joined[0]}' "
+                f"also names on one path of an earlier branch only (NumPy semantics decided "
+                f"at run time)", stmt,
+                f"write '{name_} = {name_} {op} ...' to change only '{name_}', or copy where "
+                f"the branch binds it ('{joined[0]} = {name_}.copy()')", scope)
+        return bool(names(related))
 
+    def update_if_array(self, scope, name_, old, new, read_later):
+        """After ``y op= v`` (``old`` -> ``new``): if ``old`` is an array,
+        every name sharing it sees ``new`` (``propagate``); if a number, none
+        does.  Both are built, and ``is_array(old)`` chooses at run time --
+        a ``cond`` like any other, so every transform follows it.
+
+        What the array case knows afterwards (``z`` is ``y``, ``row`` is a
+        view of ``y``) is kept: ``z`` is recorded as a view ``y[...]``, so
+        a later ``y[i] = w`` still reaches it.  That is right in both cases,
+        since only an array can be written into."""
+        tracked = {}
+        for pairs in self._bindings.values():
+            for s, n in pairs:
+                if (s is not scope or n != name_) and n in s.locals and not s.finished:
+                    tracked.setdefault((id(s), n), (s, n, s.locals[n]))
+        views, children = dict(self._views), {k: list(v) for k, v in self._view_children.items()}
+        pred = self.emit(P.get("is_array"), [old], base=f"{name_}_is_array")
+        eqns, _ = self.nested(self.propagate, old, new)
+        changed = [(s, n, before, s.locals[n]) for s, n, before in tracked.values()
+                   if s.locals.get(n) is not before]
+        inner_views = {k: v for k, v in self._views.items() if views.get(k) != v}
+        self._views, self._view_children = views, children
+        for s, n, before, _ in changed:
+            s.locals[n] = before
+        changed = [c for c in changed if read_later(c[0], c[1])]
+        if not changed:
+            return
+        outs = [self.namer.fresh(n) for _, n, _, _ in changed]
+        self.emit_cond(pred, outs, [[c[3] for c in changed], [c[2] for c in changed]],
+                       [eqns, []], self.origin)
+        for o in outs:      # what they share if arrays is recorded below; numbers share nothing
+            self._may_alias.pop(o, None)
+        outer = {new.id: new}
+        outer.update({c[3].id: ir.name(o) for c, o in zip(changed, outs) if ir.is_name(c[3])})
+        for (s, n, _, after), o in zip(changed, outs):
+            self.bind(s, n, ir.name(o))
+            if ir.is_name(after) and after.id == new.id:      # an alias of ``y``
+                self._add_view(ir.name(o), new, ir.const(Ellipsis))
+        inner = {o for eqn in eqns for o in eqn.outs}
+        for view_id, (base, idx) in inner_views.items():
+            base = outer.get(base.id, base)
+            if view_id in outer and base.id not in inner:
+                self._add_view(outer[view_id], base, idx)
 
     def _joined_aliases(self, atom_ids):
         """Values an ``if`` chose that may be one of ``atom_ids`` (on the path
@@ -237,6 +310,19 @@ def _at_update(func):
             return holder.value, func.value.slice, func.attr
     return None
 
+
+
+def _whole(idx):
+    return isinstance(idx, gast.Constant) and idx.value is Ellipsis
+
+
+def always_array(idx):
+    """Whether basic indexing with ``idx`` gives an array (a view) whatever
+    the rank: a slice, ``None`` or ``...`` in it.  All integers give a
+    number when they index every axis."""
+    parts = idx.elts if isinstance(idx, gast.Tuple) else [idx]
+    return any((isinstance(p, gast.Constant) and (p.value is None or p.value is Ellipsis))
+               or (isinstance(p, gast.Call) and ir.is_name(p.func, "slice")) for p in parts)
 
 
 def looks_basic(idx):

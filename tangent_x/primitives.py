@@ -233,7 +233,7 @@ register(Primitive("or_", "boolop", op=gast.Or, differentiable=False))
 from . import runtime as _runtime  # noqa: E402
 
 _RUNTIME_NONDIFF = {"zeros_like", "check_grad_output", "stop_gradient", "unbound", "map_lanes",
-                    "scan_length", "shaped"}
+                    "scan_length", "shaped", "is_array"}
 for _name in _runtime.__all__:
     register(Primitive(_name, "effect" if _name == "check_grad_output" else "call",
                        fn=getattr(_runtime, _name), spelling=_name,

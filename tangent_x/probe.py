@@ -25,11 +25,12 @@ class Shape:
     """What the probe saw in one name: an array-like of rank ``ndim``, or a
     container of such (``items``: a list, or a dict for dicts)."""
 
-    __slots__ = ("ndim", "dtype", "items", "kind", "value", "fields")
+    __slots__ = ("ndim", "dtype", "items", "kind", "value", "fields", "ndarray")
 
     def __init__(self, ndim=None, dtype=None, items=None, kind="array", value=None,
-                 fields=None):
+                 fields=None, ndarray=None):
         self.fields = fields   # a namedtuple's field names
+        self.ndarray = ndarray     # an ndarray (0-d ones too), not a number
         self.ndim = ndim
         self.dtype = dtype
         self.items = items
@@ -53,7 +54,8 @@ def describe(value):
         return Shape(items={k: describe(v) for k, v in value.items()}, kind="dict")
     if isinstance(value, (np.ndarray, np.generic, int, float, complex, bool)):
         small = value if isinstance(value, (int, bool)) else None
-        return Shape(np.ndim(value), np.result_type(value), value=small)
+        return Shape(np.ndim(value), np.result_type(value), value=small,
+                     ndarray=isinstance(value, np.ndarray))
     if isinstance(value, (str, slice, type(None))):
         return Shape(kind="other", value=value)
     return Shape(kind="other")

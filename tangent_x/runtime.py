@@ -17,7 +17,7 @@ __all__ = ["unbroadcast", "unreduce", "unindex", "unattr", "zeros_like",
            "matmul_adjoint_lhs", "matmul_adjoint_rhs", "custom_jvp_cotangents",
            "unbound", "iteration_item", "cotangent_item", "dense", "add_at",
            "broadcast_like", "item_cotangent", "attr_cotangent", "rejoin", "with_item",
-           "shaped", "inplace_result",
+           "shaped", "inplace_result", "is_array",
            # lax.scan inside transformed functions
            "scan_length", "scan_slice", "scan_unslice", "appended", "stack_steps",
            "unstack_steps",
@@ -211,6 +211,13 @@ def inplace_result(new, old):
     if isinstance(old, np.ndarray) and np.asarray(new).dtype != old.dtype:
         return np.asarray(new).astype(old.dtype, casting="same_kind")
     return new
+
+
+def is_array(x):
+    """Whether ``x op= v`` changes ``x`` in place (an ``ndarray``, 0-d ones
+    included) rather than rebinding it (a Python or NumPy number): which
+    one decides whether the other names holding ``x`` see the change."""
+    return isinstance(x, np.ndarray)
 
 
 def item_cotangent(g, key, like):

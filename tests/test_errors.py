@@ -158,15 +158,14 @@ def _mutate_then_rebind_alias(x):
 
 
 @pytest.mark.parametrize("fn, marker, words", [
-    (_aug_alias_straight, "aug straight", ["'y += ...'", "'z'", "y = y + ...", "z = y.copy()"]),
-    (_aug_alias_loop, "aug loop", ["'y += ...'", "'z'", "y[...] += ..."]),
-    (_aug_alias_if, "aug if", ["'y *= ...'", "'z'"]),
-    (_aug_view, "aug view", ["'row += ...'", "'y'"]),
+    (_aug_alias_loop, "aug loop", ["'y'", "'z'", "z = y.copy()", "y = y + ..."]),
     (_mutate_then_rebind_alias, "mutate then rebind", ["'y'", "'z'", "z = y.copy()"]),
 ])
-def test_in_place_change_of_a_shared_array_is_located(fn, marker, words):
-    """NumPy would change the other name too; tangent_x says so instead of
-    silently computing a different value (eagerly, under grad and under jit)."""
+def test_in_place_change_of_a_shared_array_in_a_loop_is_located(fn, marker, words):
+    """In a loop that also rebinds one of two names sharing an array, which
+    names share it changes from one iteration to the next: NumPy would change
+    the other name too, and tangent_x says so instead of silently computing a
+    different value (eagerly, under grad and under jit)."""
     x = np.arange(1.0, 4.0)
     for transform in (tx.grad, tx.jit):
         with pytest.raises(TransformError) as info:

@@ -371,6 +371,20 @@ def _ndim(s, args, kwargs):
 HANDLERS[np.ndim] = _ndim
 
 
+def _is_array(s, args, kwargs):
+    """``is_array`` of a constant or of an argument array (whose rank the
+    signature fixes): known now, so only the branch taken is compiled."""
+    x = _open(args[0]) if len(args) == 1 and not kwargs else None
+    if isinstance(x, Const):
+        return Const(isinstance(x.value, np.ndarray))
+    if isinstance(x, Dyn) and x.name in s.ranks:
+        return Const(True)
+    return NotImplemented
+
+
+HANDLERS[runtime.is_array] = _is_array
+
+
 @handles(list)
 def _list(s, args, kwargs):
     if len(args) == 1:

@@ -178,6 +178,19 @@ def inplace_result(eqn, b):
     return _respell(eqn)
 
 
+@batching("is_array")
+def is_array(eqn, b):
+    """Whether one example's value is an array (``x op= v`` then changes it
+    in place) or a number: the same for every example, as the probe saw it
+    (an example of a batched vector is a number)."""
+    shape = b.shape(eqn.args[0])
+    if shape is None or shape.kind != "array" or shape.ndarray is None:
+        return None
+    b.mark(eqn.out, False)
+    return ir.spell(ir.Eqn(eqn.outs, P.get("assign"), [ir.const(shape.ndarray)],
+                           origin=eqn.origin))
+
+
 @batching("full_like")
 def full_like(eqn, b):
     bound = _bound(eqn)
