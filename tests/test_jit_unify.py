@@ -105,3 +105,72 @@ def test_jit_grad_matches_finite_differences(f):
     want = numerical_grad(f, (X,))
     assert_tree_allclose(tx.jit(tx.grad(f))(X), want)
     assert_tree_allclose(tx.grad(f)(X), want)
+
+
+# A 0-d array argument (jnp.array(0.5) in JAX code, or a float32 number kept
+# in its dtype) on one path, and a number computed from it on another:
+# NumPy's arithmetic gives numbers from 0-d arrays, so compiled code takes
+# the argument as the number it holds.
+
+def scalar_passed_or_computed(x, y):
+    if np.sum(x) > 0.0:
+        y = np.maximum(y, 0.1)
+    return np.sum(x * y)
+
+
+def scalar_carried_by_while_loop(x, y):
+    _, s = tx.lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, 0.6 * c[1] + 0.4 * np.tanh(y)),
+                             (0, y))
+    return s * np.sum(x)
+
+
+def scalar_returned(x, y):
+    return y
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("f", [scalar_passed_or_computed, scalar_carried_by_while_loop],
+                         ids=lambda f: f.__name__)
+def test_zero_d_argument_joins_numbers(f, dtype):
+    x, y = X.astype(dtype), np.array(0.7, dtype=dtype)
+    got, want = tx.jit(f)(x, y), f(x, y)
+    assert np.result_type(got) == np.result_type(want)
+    rtol = 1e-6 if dtype == np.float32 else 1e-12
+    assert got == pytest.approx(want, rel=rtol)
+    assert_tree_allclose(tx.jit(tx.grad(f, argnums=(0, 1)))(x, y),
+                         tx.grad(f, argnums=(0, 1))(x, y), rtol=rtol)
+    if dtype == np.float64:
+        assert_tree_allclose(tx.grad(f, argnums=1)(x, y), numerical_grad(f, (x, y), 1))
+
+
+def test_zero_d_argument_returned_keeps_its_dtype():
+    y = np.array(0.7, dtype=np.float32)
+    got = tx.jit(scalar_returned)(X, y)
+    assert np.result_type(got) == np.float32 and got == y
+
+
+def tuple_returned_from_inside_a_loop(x, y):
+    w = np.sum(y)
+    while w < 0.9:
+        if x >= -0.1:
+            return (np.sum(y) * x, 0.5 - y)    # None until it runs: optional leaves
+        w = w + 0.3 + 0.1 * np.sin(x)
+    return (w * 2.0, y * x)
+
+
+def _loss_of_tuple(x, y):
+    a, b = tuple_returned_from_inside_a_loop(x, y)
+    return a + np.sum(b * b)
+
+
+@pytest.mark.parametrize("x", [0.5, -0.5])
+def test_tuple_returned_from_inside_a_loop(x):
+    y = np.array([0.1, 0.2])
+    assert_tree_allclose(tx.jit(tuple_returned_from_inside_a_loop)(x, y),
+                         tuple_returned_from_inside_a_loop(x, y), rtol=1e-12)
+    want = tx.grad(_loss_of_tuple, argnums=(0, 1))(x, y)
+    assert_tree_allclose(want[1], numerical_grad(_loss_of_tuple, (x, y), 1))
+    # jit(grad) of it is still refused (a located error): the reverse pass
+    # tapes the value before the return ran (None) with the later tuples
+    with pytest.raises(tx.TransformError, match="test_jit_unify.py"):
+        tx.jit(tx.grad(_loss_of_tuple, argnums=(0, 1)))(x, y)

@@ -131,17 +131,23 @@ class Compiled:
         self.weak = "weak_scalar" in plan.bound      # a narrow signature (weak_scalars)
         self._casts = None
 
-    def narrow_scalars(self, values):
-        """The flat results with narrow scalars (float32, int32 ...) as NumPy
-        scalars of their type: Numba hands every float back as a Python
-        float, NumPy gives ``np.float32`` for a float32 sum.  The types are
-        Numba's return type (the same for every layout compiled here)."""
+    def narrow_results(self):
+        """Whether a flat result is a narrow number (known once compiled):
+        from arithmetic on narrow arguments, or a 0-d float32 argument
+        passed through (it enters as its number)."""
         if self._casts is None:
             ret = next(iter(self.dispatcher.overloads.values())).signature.return_type
             flat = [ret] if self.plan.bare else list(getattr(ret, "types", ()))
             self._casts = {i: as_dtype(t).type for i, t in enumerate(flat)
                            if isinstance(t, nbtypes.Number) and t not in _WIDE_SCALARS}
-        if not self._casts:
+        return bool(self._casts)
+
+    def narrow_scalars(self, values):
+        """The flat results with narrow scalars (float32, int32 ...) as NumPy
+        scalars of their type: Numba hands every float back as a Python
+        float, NumPy gives ``np.float32`` for a float32 sum.  The types are
+        Numba's return type (the same for every layout compiled here)."""
+        if not self.narrow_results():
             return values
         if self.plan.bare:
             return self._casts[0](values)
@@ -235,7 +241,7 @@ class Jitted:
 
     def _finish(self, compiled, values, args, leaves):
         """The result from the compiled function's flat values."""
-        if compiled.weak:
+        if compiled.weak or compiled.narrow_results():
             values = compiled.narrow_scalars(values)
         if compiled.plan.bare:
             values = (values,)
@@ -461,7 +467,7 @@ class Jitted:
         argument types, give float gradients and a float value, as this
         call showed).  Otherwise the general finishing runs."""
         plan, inner = compiled.plan, self._inner
-        if compiled.weak:
+        if compiled.weak or compiled.narrow_results():
             # narrow scalars are cast back (see Compiled.narrow_scalars)
             env["_tx_finish"] = functools.partial(self._finish, compiled)
             return f"_tx_finish(_tx_values, {packed}, {flat})"
@@ -588,7 +594,10 @@ class Jitted:
         if isinstance(value, np.ndarray):
             if value.dtype.kind not in "biufc":
                 raise self._bad_leaf(path, value, f"is an array of dtype {value.dtype}")
-            leaves.append(value)
+            # a 0-d array enters as the number it holds (its dtype kept): NumPy's
+            # arithmetic gives numbers from 0-d arrays, so a path that computes
+            # and a path that passes the argument on then agree in type
+            leaves.append(value[()] if value.ndim == 0 else value)
             units = None
             if self._units_of[1]:
                 from .unit_axes import of_value
@@ -739,6 +748,8 @@ def _guard_tree(expr, value, env, checks, guards, leaves):
         env[f"_tx_d{n}"] = value.dtype
         checks.append(f"{expr}.dtype is _tx_d{n}")
         checks.append(f"{expr}.ndim == {value.ndim}")     # ranks are in the key
+        if value.ndim == 0:           # as the general path: the number it holds
+            expr = f"{expr}[()]"
     leaves.append(expr)
 
 

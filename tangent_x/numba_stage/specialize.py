@@ -999,6 +999,13 @@ class Specializer:
             return a
         if isinstance(a, list) and isinstance(b, list) and len(a) != len(b):
             return self.merge_lists(a, b, hint, sides)
+        if (_none(a) and is_container(b) or is_container(a) and _none(b)) and \
+                hint.startswith("return_value"):
+            # an early return's value, None until the return ran (a flag
+            # says whether it did): one optional variable per leaf
+            like = b if _none(a) else a
+            nones = rebuild(like, [Const(None)] * len(children(like)))
+            return self.merge(nones if _none(a) else a, nones if _none(b) else b, hint, sides)
         if is_container(a) or is_container(b):
             if type(a) is not type(b) or len(a) != len(b) or (
                     isinstance(a, dict) and list(a) != list(b)):
@@ -1301,6 +1308,9 @@ class Specializer:
     def carry(self, name, old, new, carried):
         """Make ``name`` a carried variable, general enough for ``old`` (its
         value before the loop) and ``new`` (after one iteration)."""
+        if _none(old) and is_container(new) and name.startswith("return_value"):
+            # an early return inside the loop (see ``merge``): None per leaf
+            old = rebuild(new, [Const(None)] * len(children(new)))
         canon = self.canonical(old, new, name)
         carried.names[name] = canon
         self.initialize(canon, old, sized=name in self.stacks)
