@@ -59,6 +59,8 @@ def _example(a, k):
     change (both branches of an ``if`` run, and ``select_lanes`` still reads
     the lanes of the branch not taken)."""
     lane = a[k]
+    if isinstance(a, WeakLanes) and np.ndim(lane) == 0:
+        return lane.item()      # the example's Python number
     if isinstance(lane, np.ndarray):
         return lane.copy()
     return lane
@@ -82,19 +84,89 @@ def select_lanes(pred, on_true, on_false):
     if _no_value(on_true) or _no_value(on_false):
         return on_false if _no_value(on_true) else on_true
 
+    # every lane on one side: that side's dtype, as a loop over the examples
+    # would give (np.where promotes float32 beside a float64 it never picks)
+    lanes = np.asarray(pred)
+    side = "true" if lanes.all() else "false" if not lanes.any() else None
+
     def pick(a, b):
         if _no_value(a) or _no_value(b):
             return b if _no_value(a) else a
-        return np.where(_lane_mask(pred, max(np.ndim(a), np.ndim(b))), a, b)
+        out = np.where(_lane_mask(pred, max(np.ndim(a), np.ndim(b))), a, b)
+        if _is_weak(a) and _is_weak(b):
+            return out.view(WeakLanes)      # a Python number in every lane
+        if side is not None:
+            dtype = np.result_type(a if side == "true" else b)
+            if out.dtype != dtype:
+                out = out.astype(dtype)
+        return out
     from . import tree_util
     return tree_util.tree_map(pick, on_true, on_false, is_leaf=_no_value)
 
 
 def broadcast_lanes(x, batch_size):
-    """A value shared by every example, given the batch axis (a read-only view)."""
+    """A value shared by every example, given the batch axis (a read-only view).
+    A Python number becomes ``WeakLanes``: still weak in each lane."""
     if _no_value(x):
         return x
-    return _tree_map(lambda a: np.broadcast_to(a, (batch_size,) + np.shape(a)), x)
+
+    def lanes(a):
+        if _is_weak_number(a):
+            return np.broadcast_to(np.asarray(a), (batch_size,)).view(WeakLanes)
+        return np.broadcast_to(a, (batch_size,) + np.shape(a), subok=isinstance(a, WeakLanes))
+    return _tree_map(lanes, x)
+
+
+def _is_weak_number(x):
+    return isinstance(x, (int, float, complex)) and not isinstance(x, bool)
+
+
+def _is_weak(x):
+    return isinstance(x, WeakLanes) or _is_weak_number(x)
+
+
+# ufuncs that Python's operators on numbers call: a number combined with a
+# number by one of these is a number again
+_NUMBER_OPS = {np.add, np.subtract, np.multiply, np.true_divide, np.floor_divide,
+               np.remainder, np.power, np.negative, np.positive, np.absolute}
+
+
+class WeakLanes(np.ndarray):
+    """Lanes each holding a Python number (a shared ``0.5`` given the batch
+    axis, a loop counter or accumulator that starts as one).
+
+    NumPy types a Python number as weak (NEP 50): ``0.5 * x`` has ``x``'s
+    dtype, float32 included, where a float64 array of 0.5 would promote
+    ``x`` to float64.  Lane by lane, the example's code saw a number, so an
+    operation meeting an array or NumPy scalar first casts these lanes to the
+    dtype NumPy would give the number there; arithmetic among numbers stays
+    weak, and anything else (``np.exp``, a reduction, a comparison) gives a
+    plain array, as NumPy gives a NumPy scalar."""
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        strong = [x for x in inputs if not isinstance(x, WeakLanes) and not _is_weak_number(x)]
+        if strong and method == "__call__":
+            known = [x.dtype if isinstance(x, (np.ndarray, np.generic)) else np.asarray(x).dtype
+                     for x in strong]
+            inputs = tuple(np.asarray(x).astype(np.result_type(*known, x.dtype.type(0).item()),
+                                                copy=False)
+                           if isinstance(x, WeakLanes) else x for x in inputs)
+        else:
+            inputs = tuple(np.asarray(x) if isinstance(x, WeakLanes) else x for x in inputs)
+        if "out" in kwargs:
+            kwargs["out"] = tuple(np.asarray(o) if isinstance(o, WeakLanes) else o
+                                  for o in kwargs["out"])
+        result = getattr(ufunc, method)(*inputs, **kwargs)
+        if not strong and method == "__call__" and ufunc in _NUMBER_OPS \
+                and isinstance(result, np.ndarray) and "out" not in kwargs:
+            return result.view(WeakLanes)
+        return result
+
+
+def strong_lanes(x):
+    """A ``WeakLanes`` leaf as a plain array (what vmap returns), anything
+    else as it is."""
+    return np.asarray(x) if isinstance(x, WeakLanes) else x
 
 
 def move_lanes(x, source, destination):
@@ -147,7 +219,8 @@ def broadcast_items(items, batched, batch_size):
 def lane_item(x, k):
     """Example ``k`` of a batched pytree: ``a[k]`` for every leaf."""
     from . import tree_util
-    return tree_util.tree_map(lambda a: a[k], x)
+    return tree_util.tree_map(
+        lambda a: a[k].item() if isinstance(a, WeakLanes) and np.ndim(a) == 1 else a[k], x)
 
 
 def finish_lanes(x, batched, axes, batch_size):
@@ -167,6 +240,7 @@ def finish_lanes(x, batched, axes, batch_size):
         if a is None:
             pass
         elif axis is not None:
+            a = strong_lanes(a)
             if not is_batched:
                 a = np.broadcast_to(a, (batch_size,) + np.shape(a))
             if axis != 0:

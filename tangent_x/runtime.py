@@ -41,7 +41,10 @@ def _is_array_like(x):
 def unbroadcast(g, x):
     """Sum ``g`` down to the shape of ``x`` (undo NumPy broadcasting)."""
     if isinstance(x, (list, tuple, dict)):
-        return g          # a container stored into a container: nothing broadcast
+        # a container: leaf by leaf where ``g`` has the same structure (a
+        # container shared by every lane of vmapped code, its cotangent
+        # batched: ``broadcast_lanes``), else nothing was broadcast
+        return _unbroadcast_items(g, x)
     if isinstance(x, Unbound) or x is None:
         return g          # a value never assigned (a lane's side of ``select_lanes``
                           # not taken yet): its cotangent is never read
@@ -57,6 +60,19 @@ def unbroadcast(g, x):
         lead + i for i, n in enumerate(shape) if n == 1 and g_shape[lead + i] != 1)
     total = np.sum(g, axis=axes, keepdims=False)
     return np.reshape(total, shape)
+
+
+def _unbroadcast_items(g, x):
+    if isinstance(g, dict) and isinstance(x, dict):
+        return {k: _unbroadcast_item(v, x[k]) if k in x else v for k, v in g.items()}
+    if isinstance(g, (list, tuple)) and isinstance(x, (list, tuple)) and len(g) == len(x):
+        items = [_unbroadcast_item(u, v) for u, v in zip(g, x)]
+        return type(g)(*items) if hasattr(g, "_fields") else type(g)(items)
+    return g
+
+
+def _unbroadcast_item(g, x):
+    return None if g is None else unbroadcast(g, x)
 
 
 def unreduce(g, x, axis=None, keepdims=False):
@@ -722,9 +738,13 @@ def scan_slice(xs, k):
 
 
 def scan_unslice(xs, k, g):
-    """Cotangent of ``scan_slice``: zeros like ``xs`` with ``g`` at step ``k``."""
+    """Cotangent of ``scan_slice``: zeros like ``xs`` with ``g`` at step ``k``.
+    A leaf of ``g`` that is None (a symbolic zero: the step's item of a
+    tuple only partly read) stays None."""
     from . import tree_util
-    return tree_util.tree_map(lambda a, b: unindex(a, k, b), xs, g)
+    if g is None:
+        return None
+    return tree_util.tree_map(lambda a, b: None if b is None else unindex(a, k, b), xs, g)
 
 
 def appended(items, item):

@@ -24,6 +24,7 @@ import numpy as np
 from . import canonical, emit, ir, lower, modules, primitives as P, runtime, tree_util
 from .batching import Batcher, PerExample, all_batched, any_batched
 from .errors import TransformError
+from .lanes import strong_lanes
 from .probe import probe
 
 METHODS = ("vectorize", "loop")
@@ -238,6 +239,7 @@ def _is_arrayish(x):
 
 
 def _writable(leaf):
+    leaf = strong_lanes(leaf)
     if isinstance(leaf, np.ndarray) and not leaf.flags.writeable:
         return leaf.copy()
     return leaf

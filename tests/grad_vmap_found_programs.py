@@ -64,3 +64,21 @@ def total_scan_over_slices(x, y):
 
 def total_early_return_in_while(x, y):
     return np.sum(tx.vmap(early_return_in_while, in_axes=(0, 0))(x, y))
+
+
+def shared_tuple_returned(x, y):
+    """Seed 1246: an ``if`` on a shared condition returns a tuple of values
+    shared by every example (``broadcast_lanes`` of a tuple); its
+    cotangent must be summed over the lanes leaf by leaf."""
+    if y > 0.0:
+        return y, y * np.linspace(-1.0, 1.0, 3)
+    return y, x[-1]
+
+
+def loss_shared_tuple_returned(x, y):
+    first, second = shared_tuple_returned(x, y)
+    return first * 2.0 + np.sum(second)
+
+
+def total_shared_tuple_returned(x, y):
+    return np.sum(tx.vmap(loss_shared_tuple_returned, in_axes=(1, None))(x, y))

@@ -20,11 +20,7 @@ JIT_SEEDS = range(20)        # Numba compiles three functions a program: 5-100 s
 CHUNK = 5
 
 # (seed, mode): the cause, for failures not yet fixed
-KNOWN = {
-    (148, "grad_vmap"): "grad of a vmapped function whose if returns early from one branch and "
-                        "passes a shared dict leaf through lax.scan: tree_add meets a None "
-                        "cotangent beside a float (TypeError in runtime.tree_add)",
-}
+KNOWN = {}
 
 
 def _check(seeds, modes, directory):

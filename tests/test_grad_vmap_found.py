@@ -38,11 +38,15 @@ CASES = {
     "scan_over_slices": (lambda: (_normal(B, 4, 2), _normal(B, 2, seed=1)), (0, 0)),
     "early_return_in_while": (lambda: (np.array([0.5, -0.7, -0.2]), _normal(B, 2, seed=2) * 0.3),
                               (0, 0)),
+    # y a shared Python number: its gradient is a number summed over the lanes
+    "shared_tuple_returned": (lambda: (_normal(2, B, 3), 0.7), (1, None)),
+    "shared_tuple_returned_negative": (lambda: (_normal(2, B, 3), -0.7), (1, None)),
 }
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_grad_vmap_found(name):
     make, in_axes = CASES[name]
-    fn = getattr(P, name.replace("_shared_carry", ""))
-    check_grad_vmap(fn, getattr(P, "total_" + name), make(), in_axes)
+    program = name.replace("_shared_carry", "").replace("_negative", "")
+    fn = getattr(P, "loss_" + program, None) or getattr(P, program)
+    check_grad_vmap(fn, getattr(P, "total_" + name.replace("_negative", "")), make(), in_axes)

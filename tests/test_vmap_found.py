@@ -93,3 +93,70 @@ def test_jvp_through_vmaps_per_example_loop():
         return sum(P._early_returns(x + e * tx_, r + e * t) for r, t in zip(y, ty))
     assert out == pytest.approx(loop(0.0))
     assert tangent == pytest.approx((loop(1e-6) - loop(-1e-6)) / 2e-6, rel=1e-6)
+
+
+def check_vmap_like_loop(f, args, in_axes):
+    """vmap(f) against a loop over the examples: values, and every leaf's
+    dtype the dtype NumPy gives the stacked per-example results."""
+    n = next(np.shape(a)[ax] for a, ax in zip(args, in_axes) if ax is not None)
+    per = [f(*[a if ax is None else np.take(a, b, axis=ax) for a, ax in zip(args, in_axes)])
+           for b in range(n)]
+    expected = tree_util.tree_map(lambda *xs: np.stack([np.asarray(x) for x in xs]), *per)
+    got = tx.vmap(f, in_axes=in_axes)(*args)
+    assert tree_util.tree_structure(got) == tree_util.tree_structure(expected)
+    for a, e in zip(tree_util.tree_leaves(got), tree_util.tree_leaves(expected)):
+        assert type(a) is np.ndarray
+        assert a.dtype == e.dtype, (a.dtype, e.dtype)
+        np.testing.assert_allclose(a, e, rtol=1e-6 if e.dtype == np.float32 else 1e-12)
+    return expected
+
+
+def _f32(*shape, seed=0):
+    return np.random.default_rng(seed).uniform(-1, 1, size=shape).astype(np.float32)
+
+
+def test_seed818_number_carried_through_float32_loop():
+    for in_axes, x in [((0,), _f32(B, 3)), ((1,), _f32(3, B))]:
+        out = check_vmap_like_loop(P.number_carried_through_float32_loop, (x,), in_axes)
+        assert out.dtype == np.float32
+
+
+def test_seed366_number_or_float32_by_branch():
+    out = check_vmap_like_loop(P.number_or_float32_by_branch, (_f32(B, 3),), (0,))
+    assert out.dtype == np.float32
+
+
+@pytest.mark.parametrize("t", [-5.0, 5.0, 0.0])
+def test_seed1490_float64_scalar_or_float32_by_branch(t):
+    """Every example on one side: that side's dtype (float32 for t=-5,
+    float64 for t=5); examples on both sides: float64, as NumPy stacks them."""
+    y = _f32(B, 3)
+    y[:2] += 0.9
+    y[2:] -= 0.9
+    out = check_vmap_like_loop(P.float64_scalar_or_float32_by_branch, (y, t), (0, None))
+    assert out.dtype == {-5.0: np.float32, 5.0: np.float64, 0.0: np.float64}[t]
+
+
+def test_counter_and_number_in_while():
+    x = _f32(B, 2)
+    x[0, 0] = 2.0           # stops after one step
+    x[1, 0] = 0.01          # runs five steps
+    s, k = check_vmap_like_loop(P.counter_and_number_in_while, (x,), (0,))
+    assert s.dtype == np.float32 and k.dtype == np.int64
+
+
+def test_number_through_exp_stays_strong():
+    out = check_vmap_like_loop(P.number_through_exp, (_f32(B, 3),), (0,))
+    assert out.dtype == np.float64
+
+
+def test_float64_programs_unchanged():
+    r = _rng()
+    check_vmap_like_loop(P.number_carried_through_float32_loop, (r.normal(size=(B, 3)),), (0,))
+    check_vmap_like_loop(P.counter_and_number_in_while, (r.normal(size=(B, 2)),), (0,))
+
+
+def test_number_summed_in_while_then_float32():
+    x = np.array([[0.05, 0.1], [0.15, -0.3], [0.9, 0.2], [-0.5, 0.4]], np.float32)
+    out = check_vmap_like_loop(P.number_summed_in_while_then_float32, (x,), (0,))
+    assert out.dtype == np.float32

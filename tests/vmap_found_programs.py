@@ -76,3 +76,67 @@ _per_example = tx.vmap(_early_returns, in_axes=(None, 0), method="loop")
 
 def sum_of_a_per_example_loop(x, y):
     return np.sum(_per_example(x, y))
+
+
+# float32 programs: vmap must keep the dtype a loop over the examples gives.
+# A Python number is weak in NumPy (NEP 50): ``0.5 * x`` is float32 for a
+# float32 ``x``; the same number given the batch axis as a float64 array was
+# not (seeds 366, 818, 1490).
+
+def number_carried_through_float32_loop(x):
+    """Seed 818: a loop carry that starts as a Python number and meets
+    float32 values in the loop (float32 in every example)."""
+    acc = -0.8 * 0.47 ** 2
+    for xi in x:
+        acc = 0.7 * acc + 0.3 * (xi * xi + xi)
+    return acc
+
+
+def number_or_float32_by_branch(y):
+    """Seed 366: a Python number replaced by a float32 value in a branch
+    whose condition is per example (here true in every example)."""
+    b = 0.3
+    if (y ** 2).max() >= -0.95:
+        b = np.dot(y, y)
+    return np.log(1.0 + b * b)
+
+
+def float64_scalar_or_float32_by_branch(y, t):
+    """Seed 1490: a float64 NumPy scalar (np.exp of a number) replaced by a
+    float32 value in the examples where ``np.mean(y) > t``."""
+    b = 1.0 / (1.0 + np.exp(-(1.45 * 0.39 ** 2)))
+    if np.mean(y) > t:
+        b = np.sum(y * 0.48)
+    return -b
+
+
+def counter_and_number_in_while(x):
+    """A while loop whose lanes stop at different steps: an int counter and
+    a number that meets float32 values (weak in every lane until then)."""
+    k = 0
+    s = 0.0
+    while s < 1.0 and k < 5:
+        s = s + x[0] * x[0] + 0.1
+        k += 1
+    return s, k
+
+
+def number_through_exp(x):
+    """A number through np.exp is a float64 NumPy scalar, strong: it makes
+    float32 values float64 (the loop over examples gives float64)."""
+    acc = 0.5
+    for xi in x:
+        acc = np.exp(acc * 0.1) * xi
+    return acc
+
+
+def number_summed_in_while_then_float32(x):
+    """A number accumulated in a while loop whose lanes stop at different
+    steps, meeting float32 values only after the loop: still a number in
+    every lane until then (float32 in every example)."""
+    s = 0.0
+    k = 0
+    while k < 4 and k < 10.0 * x[0]:
+        s = s + 0.25
+        k += 1
+    return s * x
