@@ -403,13 +403,14 @@ def check_jit(case):
 
 def check_jit_grad(case):
     g = tx.grad(case.loss, argnums=case.argnums)
-    compare(tuple(tx.jit(g)(*case.args)), tuple(g(*case.args)), case.exact(), 1.0, "jit(grad)")
+    compare(tuple(tx.jit(g)(*case.args)), tuple(g(*case.args)), case.exact(), 1.0, "jit(grad)",
+            dtype_of=tuple(case.args))
 
 
 def check_jit_vmap(case):
     got = tx.jit(tx.vmap(case.f, in_axes=case.in_axes))(*case.batched)
-    compare(got, loop_over_examples(case, case.ref_f), case.exact(), 1.0,
-            f"jit(vmap) in_axes={case.in_axes}")
+    want = loop_over_examples(case, case.ref_f)
+    compare(got, want, case.exact(), 1.0, f"jit(vmap) in_axes={case.in_axes}", dtype_of=want)
 
 
 CHECKS = {"grad": check_grad, "jvp": check_jvp, "vjp": check_vjp, "jac": check_jac,
