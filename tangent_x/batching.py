@@ -82,6 +82,26 @@ def merge_flags(a, b):
     return bool(a) or bool(b)
 
 
+def exact_or(a, b):
+    """Leafwise OR of two flags that describe the same structure, exactly: a
+    bool flag on a container is every leaf of it (False: all shared, True:
+    all batched).  ``merge_flags`` may round a container holding batched and
+    shared values up to True, which suits the places that then give the
+    value the batch where the flag says so (``lanes_of``), never a flag
+    marked on a value as it is.  None where the two do not line up."""
+    if not isinstance(a, (dict, list)) or not isinstance(b, (dict, list)):
+        if isinstance(a, (dict, list)):
+            a, b = b, a
+        return True if a else b
+    if isinstance(a, dict) and isinstance(b, dict) and set(a) == set(b):
+        out = {k: exact_or(a[k], b[k]) for k in a}
+        return None if any(v is None for v in out.values()) else out
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        out = [exact_or(x, y) for x, y in zip(a, b)]
+        return None if any(v is None for v in out) else out
+    return None
+
+
 class Batcher:
     def __init__(self, namer, flags, shapes, batch_size, env=None):
         load_all()

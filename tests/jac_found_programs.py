@@ -35,3 +35,26 @@ def scan_outputs_and_unrelated_leaf(x, y, z, p):
     l16, ys19 = lax.scan(lambda a17, xi18: (0.6 * a17 + 0.4 * a17, np.sum(a17) * xi18), x, y)
     y = ys19
     return (pb, y)
+
+
+def scan_carry_read_only_by_dead_branch(x):
+    """seeds 971, 1312, 1741: the cotangent of the scan's (carry, ys) pair
+    is the sum of a batched ys part and a shared zero carry part
+    (``tree_add``); its flag was rounded up to "all batched", and the
+    per-example code read the shared carry's zeros at lane k (IndexError)."""
+    l1, ys = lax.scan(lambda a, xi: (0.6 * a + 0.4 * a, np.sum(a) * xi),
+                      np.array([0.5, -0.25]), x)
+    if 0.5:
+        return ys
+    return l1 > 0.5
+
+
+def zip_item_unused(x, y):
+    """seed 1583: ``zip(x, x)``'s item pair; the cotangent of ``j`` is
+    batched, that of ``i`` (feeding only ``acc``) a shared zero: the same
+    ``tree_add`` of a mixed pair as above."""
+    acc = 0.5
+    for i, j in zip(x, x):
+        y = 0.7 * y + 0.3 * j * np.array([0.5, 0.25])
+        acc = 0.7 * acc + 0.3 * i
+    return y

@@ -38,6 +38,10 @@ CASES = {
         progs.scan_outputs_and_unrelated_leaf,
         lambda rng: (-0.086, rng.normal(size=3), rng.normal(size=(2, 3)),
                      {'w': rng.normal(size=(2, 3)), 'b': np.array(-0.581)})),
+    "scan_carry_read_only_by_dead_branch": (
+        progs.scan_carry_read_only_by_dead_branch, lambda rng: (rng.normal(size=3),)),
+    "zip_item_unused": (
+        progs.zip_item_unused, lambda rng: (rng.normal(size=3), rng.normal(size=2))),
 }
 
 

@@ -91,3 +91,12 @@ def test_seed46_augmented_assignment_keeps_float32():
     gx = tx.vmap(tx.grad(P.loss_seed46), in_axes=(0, None))(xs.copy(), y)
     assert gx.dtype == np.float32
     np.testing.assert_allclose(gx, np.stack([tx.grad(P.loss_seed46)(a.copy(), y) for a in xs]))
+
+
+@pytest.mark.parametrize("in_axes", [(None, 0), (0, 0), (1, None)])
+def test_seed1583_zip_item_with_zero_cotangent(in_axes):
+    """The pair of ``zip(x, x)`` items gets a batched and a shared zero
+    cotangent, added as one pair (``tree_add``): shared must stay shared."""
+    r = _rng()
+    args = (_batched(r, (3,), in_axes[0]), _batched(r, (2,), in_axes[1]))
+    check(P.loss_seed1583, args, in_axes)

@@ -43,3 +43,13 @@ def loss_seed46(x, y):
     # rebound to a float64 sum (grad, jvp and vmap gave float64)
     first, second = f_seed46(x, y)
     return first * 2.0 + np.sum(second * second)
+
+
+def loss_seed1583(x, y):
+    """The pair of ``zip(x, x)`` items: ``j``'s cotangent batched, ``i``'s
+    (feeding only ``acc``) a shared zero."""
+    acc = 0.5
+    for i, j in zip(x, x):
+        y = 0.7 * y + 0.3 * j * np.array([0.5, 0.25])
+        acc = 0.7 * acc + 0.3 * i
+    return np.sum(np.sin(y))

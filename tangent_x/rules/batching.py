@@ -846,11 +846,19 @@ def getattr_(eqn, b):
 def tree_add(eqn, b):
     """Cotangents of the same value: same per-example shapes, so a shared and a
     batched one add by broadcasting, leaf by leaf."""
-    from ..batching import merge_flags
+    from ..batching import exact_or
     x, y = eqn.args
     if b.shape(x) is not None and b.shape(x).kind == "array":
         return elementwise(eqn, b)
-    b.mark(eqn.out, merge_flags(b.flag(x), b.flag(y)))
+    # the flag must say exactly which leaves of the sum are batched: a
+    # container of a batched and a shared cotangent plus a shared one (a
+    # symbolic zero's ``unindex``, flagged False) keeps its shared leaf
+    # shared, and whatever reads the sum per example (``map_lanes``) relies
+    # on that
+    flag = exact_or(b.flag(x), b.flag(y))
+    if flag is None:
+        return None
+    b.mark(eqn.out, flag)
     return _respell(eqn)
 
 
