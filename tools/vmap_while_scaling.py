@@ -17,45 +17,14 @@ import os
 import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+sys.path.insert(0, ROOT)
+sys.path.insert(0, os.path.join(ROOT, "tests"))
 
 import numpy as np  # noqa: E402
 
 import tangent_x as tx  # noqa: E402
-
-
-def rhs(y, k):
-    return -k * y + np.sin(y)
-
-
-def integrate(y0, k, n):
-    """``n`` RK4 steps (``n`` shared by every example)."""
-    y = y0
-    h = 0.01
-    i = 0
-    while i < n:
-        k1 = rhs(y, k)
-        k2 = rhs(y + 0.5 * h * k1, k)
-        k3 = rhs(y + 0.5 * h * k2, k)
-        k4 = rhs(y + h * k3, k)
-        y = y + h / 6.0 * (k1 + 2 * k2 + 2 * k3 + k4)
-        i = i + 1
-    return np.sum(y * y)
-
-
-def integrate_until(y0, k, T):
-    """RK4 steps until ``t`` reaches ``T`` (a stop per example)."""
-    y = y0
-    h = 0.01
-    t = 0.0
-    while t < T:
-        k1 = rhs(y, k)
-        k2 = rhs(y + 0.5 * h * k1, k)
-        k3 = rhs(y + 0.5 * h * k2, k)
-        k4 = rhs(y + h * k3, k)
-        y = y + h / 6.0 * (k1 + 2 * k2 + 2 * k3 + k4)
-        t = t + h
-    return np.sum(y * y)
+from test_vmap_while import integrate, integrate_until  # noqa: E402  (the tested workloads)
 
 
 def best_of(fn, args, rounds):
