@@ -208,10 +208,10 @@ class ControlFlow:
         assigned = stored_names(stmts)
         augmented = aug_assigned(stmts)      # ``y += v`` reads ``y`` too
         mutated = stored_names(stmts, binds=False) | augmented
-        atoms = {gast.dump(v) for n, v in scope.locals.items()
-                 if n in mutated and ir.is_name(v)}
-        assigned |= {n for n, v in scope.locals.items()      # aliases change too
-                     if ir.is_name(v) and gast.dump(v) in atoms}
+        atoms = self.sharing_atoms({v.id for n, v in scope.locals.items()
+                                    if n in mutated and ir.is_name(v)})
+        assigned |= {n for n, v in scope.locals.items()      # aliases and views change too
+                     if ir.is_name(v) and v.id in atoms}
         reads = loaded_names(stmts) | extra_reads | augmented
         names = []
         for n in sorted(assigned):
@@ -219,6 +219,61 @@ class ControlFlow:
             if (bound and (n in reads or n in live_after)) or (not bound and n in live_after):
                 names.append(n)
         return names
+
+    def sharing_atoms(self, atom_ids):
+        """``atom_ids`` and every value sharing memory with one of them by a
+        recorded view relation (the array a view was taken from, the views
+        taken from it), transitively."""
+        found, todo = set(), list(atom_ids)
+        while todo:
+            a = todo.pop()
+            if a in found:
+                continue
+            found.add(a)
+            if a in self._views:
+                todo.append(self._views[a][0].id)
+            todo += self._view_children.get(a, [])
+        return found
+
+    def view_carry(self, scope, carry, stmts):
+        """Carried names one of which is a view of another (``row = x[0]``
+        before a loop that changes ``row`` or ``x`` in place): the relation
+        holds in every iteration while neither is rebound in the loop, so the
+        body's carry-in names get it too (``link_views``); if one is
+        rebound, which array the view is of changes between iterations:
+        ``guarded``, as for aliases.  Returns ([(view name, base name,
+        index)], {name: [names it shares with]})."""
+        mutated = stored_names(stmts, binds=False) | aug_assigned(stmts)
+        rebound = stored_names(stmts, updates=False)
+        by_atom = {}
+        for n in carry:
+            v = scope.locals.get(n)
+            if ir.is_name(v):
+                by_atom.setdefault(v.id, []).append(n)
+        pairs, guarded = [], {}
+        for n in carry:
+            v = scope.locals.get(n)
+            if not ir.is_name(v) or v.id not in self._views:
+                continue
+            base, idx = self._views[v.id]
+            for m in by_atom.get(base.id, []):
+                if not mutated & (self.sharing_names(scope, carry, v.id)):
+                    continue
+                if rebound & {n, m}:
+                    guarded.setdefault(n, []).append(m)
+                    guarded.setdefault(m, []).append(n)
+                else:
+                    pairs.append((n, m, idx))
+        return pairs, guarded
+
+    def sharing_names(self, scope, carry, atom_id):
+        atoms = self.sharing_atoms({atom_id})
+        return {n for n in carry if ir.is_name(scope.locals.get(n))
+                and scope.locals[n].id in atoms}
+
+    def link_views(self, scope, pairs):
+        for n, m, idx in pairs:
+            self._add_view(scope.locals[n], scope.locals[m], idx)
 
     def shared_carry(self, scope, carry, stmts):
         """Carried names that alias one array the loop changes in place.
@@ -255,6 +310,9 @@ class ControlFlow:
         inits = [before[n] if n in before else self.unbound_eqn(n, self.eqns)
                  for n in carry]
         shared, guarded = self.shared_carry(scope, carry, body_stmts)
+        view_pairs, view_guarded = self.view_carry(scope, carry, body_stmts)
+        for n, others in view_guarded.items():
+            guarded[n] = guarded.get(n, []) + [m for m in others if m not in guarded.get(n, [])]
         outer_guard = self._carry_guard
         self._carry_guard = dict(outer_guard)
         for n, c in zip(carry, carry_names):
@@ -264,6 +322,7 @@ class ControlFlow:
                 self.bind(scope, n, ir.name(c))
             if n in guarded:
                 self._carry_guard[c] = (n, guarded[n])
+        self.link_views(scope, view_pairs)
         try:
             eqns, extra = self.nested(body_fn)
         finally:
@@ -282,6 +341,7 @@ class ControlFlow:
                     f"changes in place, but they part inside it", None,
                     f"copy before the loop ({n} = {first}.copy())")
         scope.locals = before
+        self.exit_views = view_pairs      # for the caller, once the loop's outputs are bound
         return carry_names, inits, eqns, results, extra
 
     def stmt_While(self, scope, stmt, live_after=frozenset()):
@@ -297,12 +357,14 @@ class ControlFlow:
 
         carry_names, inits, eqns, results, (cond_eqns, pred) = \
             self.loop_body(scope, carry, body, stmt.body)
+        view_pairs = self.exit_views
         self.origin = origin
         self.eqns.append(ir.Eqn(carry_names, P.get("while"), inits, params={
             "carry": tuple(carry_names), "cond": ir.Body(cond_eqns, [pred]),
             "body": ir.Body(eqns, results)}, origin=origin))
         for n, c in zip(carry, carry_names):
             self.bind(scope, n, ir.name(c))
+        self.link_views(scope, view_pairs)
 
     def stmt_For(self, scope, stmt, live_after=frozenset()):
         origin = scope.parsed.origin(stmt)
@@ -328,12 +390,14 @@ class ControlFlow:
             self.block(scope, stmt.body, body_live)
 
         carry_names, inits, eqns, results, _ = self.loop_body(scope, carry, body, stmt.body)
+        view_pairs = self.exit_views
         self.origin = origin
         self.eqns.append(ir.Eqn(carry_names, P.get("for_range"), [start, stop, step] + inits,
                                 params={"carry": tuple(carry_names), "index": index,
                                         "body": ir.Body(eqns, results)}, origin=origin))
         for n, c in zip(carry, carry_names):
             self.bind(scope, n, ir.name(c))
+        self.link_views(scope, view_pairs)
         if orelse:
             self.block(scope, orelse, live_after)
 

@@ -128,3 +128,62 @@ def test_generated_code_says_what_it_decides():
     text = tx.source(tx.grad(alias_then_aug))
     assert "x_is_array = is_array(x)" in text
     assert "if x_is_array:" in text
+
+
+# Loops: a view or alias taken before the loop and changed inside it.
+
+def view_written_in_loop(x, y):
+    row = x[0]                     # a view of a 2-d x
+    for i in range(2):
+        row[i] = row[i] * y
+    return np.sum(x * x)
+
+
+def base_written_in_loop(x, y):
+    row = x[0]
+    for i in range(2):
+        x[0, i] = x[0, i] * y      # row sees it
+    return np.sum(row * row) + np.sum(x)
+
+
+@pytest.mark.parametrize("fn", [view_written_in_loop, base_written_in_loop])
+def test_view_and_base_in_a_loop(fn):
+    x, y = _x((2, 3)), 0.6
+    value, grads = tx.value_and_grad(fn, argnums=(0, 1))(x, y)
+    assert_tree_allclose(value, _plain(fn, x, y), rtol=1e-12, atol=1e-12)
+    for argnum in (0, 1):
+        assert_tree_allclose(grads[argnum], numerical_grad(lambda *a: _plain(fn, *a), (x, y),
+                                                           argnum), rtol=1e-6, atol=1e-7)
+    xs = np.stack([x, 2.0 * x])
+    assert_tree_allclose(tx.vmap(fn, in_axes=(0, None))(xs, y),
+                         np.array([_plain(fn, xs[0], y), _plain(fn, xs[1], y)]))
+    assert_tree_allclose(tx.jit(fn)(x, y), _plain(fn, x, y), rtol=1e-12)
+
+
+def aug_of_view_in_loop(x):
+    acc = x[:, -1]
+    for i in range(3):
+        acc *= acc                 # x's column on the first pass only:
+        acc = 0.5 * acc + 1.0      # then acc is a new array
+    return np.sum(x)
+
+
+def aug_of_alias_in_loop(x):
+    acc = x
+    for i in range(2):
+        acc *= acc                 # x too, on every pass
+    return np.sum(x)
+
+
+@pytest.mark.parametrize("fn, words", [
+    (aug_of_view_in_loop, ["'acc'", "'x'", "in this loop"]),
+    (aug_of_alias_in_loop, ["'acc'", "'x'", "in this loop"]),
+])
+def test_sharing_that_changes_between_iterations_is_refused(fn, words):
+    """Which names share the array differs from one iteration to the next
+    (seeds 1273 and 1401 computed a copy's value here): a located error."""
+    with pytest.raises(tx.TransformError) as info:
+        tx.grad(fn)(_x((2, 3)))
+    assert "test_shared_arrays.py" in str(info.value)
+    for w in words:
+        assert w in str(info.value)
