@@ -126,6 +126,7 @@ class Converter(Calls, Mutation, ControlFlow, LaxCalls):
         self._containers = {}  # atom name -> "dict" | "list" for packed containers
         self._view_children = {}  # base atom name -> names of views taken from it
         self._carry_guard = {}  # loop carry-in atom -> (name, its aliases) not shared
+        self._branch_scopes = []  # scopes whose branch or loop body is being converted
         self._views = {}      # atom name -> (base atom, index): x = base[index]
         self._live_after = frozenset()  # user names read after the current statement
         self._stmt = None               # the statement being converted

@@ -90,16 +90,25 @@ class ControlFlow:
 
     # --- nested equation lists ----------------------------------------------
 
-    def nested(self, fn, *args):
+    def nested(self, fn, *args, scope=None):
         """Run ``fn`` collecting its equations in a fresh list; CSE entries
-        made inside do not leak out (the body may not run)."""
+        made inside do not leak out (the body may not run).  A branch or
+        loop body of ``scope`` (by default a scope passed first) joins that
+        scope's names after it: ``bind`` refuses to rebind, inside it, a
+        name of a scope that called ``scope`` (nothing would join it)."""
+        if scope is None and args and hasattr(args[0], "caller") and hasattr(args[0], "locals"):
+            scope = args[0]
         saved_eqns, saved_cse = self.eqns, dict(self._cse)
         self.eqns = []
+        if scope is not None:
+            self._branch_scopes.append(scope)
         try:
             result = fn(*args)
             return self.eqns, result
         finally:
             self.eqns, self._cse = saved_eqns, saved_cse
+            if scope is not None:
+                self._branch_scopes.pop()
 
     # --- if -----------------------------------------------------------------
 
@@ -324,7 +333,7 @@ class ControlFlow:
                 self._carry_guard[c] = (n, guarded[n])
         self.link_views(scope, view_pairs)
         try:
-            eqns, extra = self.nested(body_fn)
+            eqns, extra = self.nested(body_fn, scope=scope)
         finally:
             self._carry_guard = outer_guard
         results = []
@@ -586,7 +595,7 @@ class LaxCalls:
             out = self.apply(scope, fn, examples, node)
             return [self.emit(P.get("appended"), [ir.name(outputs), out], base="ys")]
 
-        eqns, results = self.nested(body)
+        eqns, results = self.nested(body, scope=scope)
         self.eqns.append(ir.Eqn([outputs], P.get("for_range"),
                                 [ir.const(0), size, ir.const(1), empty],
                                 params={"carry": (outputs,), "index": index,
@@ -693,7 +702,7 @@ class LaxCalls:
             ys = self.emit(P.get("appended"), [ir.name(outputs), y], base="ys")
             return [new_carry, ys]
 
-        eqns, results = self.nested(body)
+        eqns, results = self.nested(body, scope=scope)
         self.eqns.append(ir.Eqn([carry, outputs], P.get("for_range"),
                                 [ir.const(0), steps, ir.const(1), init, empty],
                                 params={"carry": (carry, outputs), "index": index,

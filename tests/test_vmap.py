@@ -52,6 +52,23 @@ def test_augmented_assignment_keeps_float32():
     np.testing.assert_allclose(got, expected, rtol=1e-6)
 
 
+def _alias_then_aug(x, v):
+    z = x
+    x += v                   # z sees it: x is an array in each example
+    row = x[0]               # a number in each example of a batch of vectors
+    x[0] = 2.0 * row
+    return z * row
+
+
+def test_sharing_decided_per_example():
+    """``is_array`` under vmap: whether an example's value is an array."""
+    rng = np.random.default_rng(4)
+    x, v = rng.normal(size=(BATCH, 3)), rng.normal(size=(BATCH, 3))
+    got = tx.vmap(_alias_then_aug)(x.copy(), v)
+    expected = np.stack([_alias_then_aug(x[k].copy(), v[k]) for k in range(BATCH)])
+    np.testing.assert_allclose(got, expected, rtol=1e-12)
+
+
 def test_every_batching_rule_is_exercised():
     """Every primitive with a batching rule appears in vectorised code the
     corpus (or the composition tests below) generates."""
@@ -83,6 +100,7 @@ def test_every_batching_rule_is_exercised():
         test_functional_index_add_matches_loop()
         test_per_example_gradients_through_container_updates()
         test_augmented_assignment_keeps_float32()
+        test_sharing_decided_per_example()
     finally:
         BATCHING.clear()
         BATCHING.update(original)
