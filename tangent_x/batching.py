@@ -226,9 +226,10 @@ class Batcher:
                 eqn = ir.Eqn(eqn.outs, eqn.prim, atoms[:len(eqn.args)],
                              dict(zip(eqn.kwargs, atoms[len(eqn.args):])), eqn.params,
                              eqn.origin)
-        if eqn.prim.kind == "index_set" and eqn.prim.name == "index_set":
+        if eqn.prim.kind == "index_set" and eqn.prim.name in ("index_set", "index_add"):
             x, idx, v = eqn.args
-            body = call("set_index", x, ir.clone(idx), v)
+            body = call("set_index" if eqn.prim.name == "index_set" else "add_index",
+                        x, ir.clone(idx), v)
         elif eqn.prim.kind in ("index_set", "effect"):
             label = eqn.params.get("label", eqn.prim.name)
             raise TransformError(f"vmap has no batching rule for {label} on batched "

@@ -426,6 +426,21 @@ class Converter(Calls, Mutation, ControlFlow, LaxCalls):
             self.propagate(old, new)
             self.bind(scope, name_, new)
             return
+        if isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute) \
+                and call.func.attr == "at" and len(call.args) == 3 and not call.keywords \
+                and isinstance(call.args[0], gast.Name):
+            func = self.expr(scope, call.func)
+            if isinstance(func, Static) and _same(func.obj, np.add.at):
+                # np.add.at(y, idx, v): repeated indices accumulate; a
+                # functional update (index_add) that aliases of y see
+                name_ = call.args[0].id
+                old = self.atom(scope, call.args[0])
+                self.check_joined(scope, call.args[0], old, self._live_after)
+                new = self.index_update(old, self.index_atom(scope, call.args[1]),
+                                        self.atom(scope, call.args[2]), "index_add", name_)
+                self.propagate(old, new)
+                self.bind(scope, name_, new)
+                return
         if not isinstance(stmt.value, gast.Call):
             raise self.error("an expression statement has no effect here", stmt,
                              "assign its value or remove it", scope)
@@ -561,3 +576,10 @@ def deps_current(deps):
 
 Converter.LocalFunction = LocalFunction
 Converter.Scope = Scope
+
+
+def _same(a, b):
+    try:
+        return bool(a == b)
+    except Exception:       # an array's ==
+        return False

@@ -22,7 +22,7 @@ registered primitive, so vectorised code can be transformed again.
 import numpy as np
 
 __all__ = ["map_lanes", "select_lanes", "broadcast_lanes", "move_lanes", "stack_lanes",
-           "unbroadcast_lanes", "set_index", "broadcast_items", "lane_item", "finish_lanes", "unfinish_lanes"]
+           "unbroadcast_lanes", "set_index", "add_index", "broadcast_items", "lane_item", "finish_lanes", "unfinish_lanes"]
 
 
 def _tree_map(fn, tree, *rest):
@@ -206,6 +206,14 @@ def set_index(x, index, value):
     """``x`` with ``x[index] = value``, as a new array (a functional update)."""
     out = np.copy(x)
     out[index] = value
+    return out
+
+
+def add_index(x, index, value):
+    """``x`` with ``value`` added at ``index`` (repeated indices accumulate,
+    as ``x.at[index].add(value)``), as a new array."""
+    out = np.array(x, dtype=np.result_type(x, value))
+    np.add.at(out, index, value)
     return out
 
 

@@ -58,16 +58,18 @@ class Mutation:
     def bind(self, scope, name_, value):
         """Bind a user name; names bound to the same atom are aliases."""
         if self._branch_scopes:
-            inner = self._branch_scopes[-1].caller
-            while inner is not None:
-                if inner is scope:      # a caller's array changed in a helper's branch or loop
+            callee = self._branch_scopes[-1]
+            while callee.caller is not None:
+                if callee.caller is scope:  # a caller's array changed in a helper's branch or loop
+                    if callee.caller_live is not None and name_ not in callee.caller_live:
+                        return              # not read after the call: nothing to follow
                     raise self.error(
                         f"this changes in place the array '{name_}' of the code calling this "
                         f"function, inside a branch or loop of the function: tangent_x follows "
                         f"such a change only in the function's straight-line code", None,
                         f"return the new value and assign it in the caller "
                         f"('{name_} = ...(...)'), or copy the argument first")
-                inner = inner.caller
+                callee = callee.caller
         scope.locals[name_] = value
         if ir.is_name(value):
             self._bindings.setdefault(value.id, []).append((scope, name_))

@@ -3,8 +3,9 @@ differentiated again (``grad(vmap(f))`` where ``f`` branches or loops on a
 per-example condition).  Both helpers are linear in their array arguments:
 a per-lane choice passes the cotangent to the side each lane took, and a
 value shared by every lane collects the cotangents of all lanes."""
-from ..runtime import (broadcast_lanes, finish_lanes, select_lanes, stack_lanes,  # noqa: F401
-                       unbroadcast, unfinish_lanes, unstack, zeros_like)
+from ..runtime import (add_index, broadcast_lanes, finish_lanes, index_zero,  # noqa: F401
+                       select_lanes, set_index, stack_lanes, unbroadcast, unfinish_lanes,
+                       unstack, zeros_like)
 from . import adjoint
 from .shapes import linear
 
@@ -35,6 +36,19 @@ def _(g, ans, g_in, x, batched, axes, batch_size):
     g_in_bar = finish_lanes(g, batched, axes, batch_size)
 
 
+@adjoint(set_index)
+def _(g, ans, x, index, value):
+    x_bar = index_zero(g, index)
+    value_bar = unbroadcast(g[index], value)
+
+
+@adjoint(add_index)
+def _(g, ans, x, index, value):
+    x_bar = g
+    value_bar = unbroadcast(g[index], value)
+
+
+linear(set_index, add_index, args=((0, "x"), (2, "value")))
 linear(select_lanes, args=((1, "on_true"), (2, "on_false")))
 linear(broadcast_lanes, args=((0, "x"),))
 linear(finish_lanes, args=((0, "x"),))
