@@ -21,7 +21,8 @@ import numpy as np
 
 from . import exits, ir, parser, primitives as P
 from .calls import Calls
-from .controlflow import ControlFlow, LaxCalls, loaded_names, stored_names
+from .controlflow import ControlFlow, loaded_names, stored_names
+from .lax_calls import LaxCalls
 from .mutation import Mutation, looks_basic
 from .errors import TransformError
 from .naming import Namer, base_name, binop_name, item_name
