@@ -89,3 +89,67 @@ def test_fast_path_casts_scalars_too():
     jitted = tx.jit(scalar_chain)
     first, second = jitted(x), jitted(x)          # the second call takes the fast path
     assert type(first) is type(second) is np.float32
+
+
+# --- names holding Python numbers are weak too ----------------------------------
+# A ``range`` counter and a name assigned only numbers and arithmetic among
+# them hold Python numbers in the source, so NumPy keeps float32 next to
+# them (fuzz seed 66: ``acc = acc + 0.1 * i`` with a float32 ``acc``).
+
+def counter_times_float(x):
+    acc = x * 1.0
+    for i in range(3):
+        acc = acc + 0.1 * i
+        acc = 0.7 * acc + 0.3 * np.tanh(acc)
+    return acc * acc
+
+
+def doubling_while(x):
+    s = 1.0
+    while s < np.sum(np.abs(x)) * 3:
+        s = s * 2.0
+    return s * x + np.sum(x)
+
+
+def counter_power(x):
+    out = x
+    for k in range(1, 3):
+        out = out + x ** k / (k + 1)
+    return np.sum(out * out)
+
+
+WEAK_NAME_CASES = [counter_times_float, doubling_while, counter_power]
+F32_BATCH = np.linspace(-1.5, 1.5, 12, dtype=np.float32).reshape(4, 3)
+
+
+def _same_leaves(got, want, rtol=2e-6):
+    got_leaves = tx.tree_util.tree_leaves(got)
+    want_leaves = tx.tree_util.tree_leaves(want)
+    assert len(got_leaves) == len(want_leaves)
+    for a, b in zip(got_leaves, want_leaves):
+        assert np.asarray(a).dtype == np.asarray(b).dtype
+        np.testing.assert_allclose(a, b, rtol=rtol, atol=1e-6)
+
+
+@pytest.mark.parametrize("fn", WEAK_NAME_CASES, ids=lambda f: f.__name__)
+def test_jit_keeps_float32_next_to_names_holding_python_numbers(fn):
+    x = F32_BATCH[1]
+    _same_leaves(tx.jit(fn)(x), fn(x))
+
+
+@pytest.mark.parametrize("method", ["vectorize", "loop"])
+@pytest.mark.parametrize("fn", WEAK_NAME_CASES, ids=lambda f: f.__name__)
+def test_jit_vmap_keeps_float32_as_a_loop_over_examples(fn, method):
+    want = np.stack([np.asarray(fn(x)) for x in F32_BATCH])
+    _same_leaves(tx.jit(tx.vmap(fn, method=method))(F32_BATCH), want)
+
+
+@pytest.mark.parametrize("fn", [counter_times_float, counter_power],
+                         ids=lambda f: f.__name__)
+def test_jit_grad_keeps_float32_as_eager_grad(fn):
+    def loss(x):
+        return np.sum(fn(x))
+    x = F32_BATCH[2]
+    eager = tx.grad(loss)(x)
+    assert eager.dtype == np.float32
+    _same_leaves(tx.jit(tx.grad(loss))(x), eager, rtol=1e-5)

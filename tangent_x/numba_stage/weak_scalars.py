@@ -48,20 +48,49 @@ def weaken(stmts, helper, numpy_names):
 
 
 def _python_ints(stmts, numpy_names):
-    """Names that hold a Python int in NumPy terms, so weak too: a shape's
+    """Names that hold a Python number in NumPy terms, so weak too: a shape's
     entries (``shape_x_0 = shape_x[0]`` after ``shape_x = np.shape(x)``),
-    ``len``, sizes and ranks.  A name assigned anything else as well is
-    left out."""
+    ``len``, sizes and ranks, a ``for`` counter over ``range``, a name
+    assigned only number literals and arithmetic among such numbers (a
+    ``while`` loop's ``s = 1.0`` ... ``s = s * 2.0``).  A name assigned
+    anything else as well (an array, a NumPy scalar, a parameter) is left
+    out."""
+    kernels = {}            # fused kernels defined beside the code: name -> parameters
+    for stmt in stmts:
+        if isinstance(stmt, ast.FunctionDef) and not stmt.args.vararg and \
+                not stmt.args.kwonlyargs and not stmt.args.defaults:
+            kernels[stmt.name] = [a.arg for a in stmt.args.args]
     assigned = {}
+    known = set()           # the Name targets read below; any other store is unknown
     for stmt in stmts:
         for node in ast.walk(stmt):
             if isinstance(node, ast.Assign):
                 for target in node.targets:
                     if isinstance(target, ast.Name):
+                        known.add(id(target))
                         assigned.setdefault(target.id, []).append(node.value)
-            elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For)) and \
-                    isinstance(node.target, ast.Name):
-                assigned.setdefault(node.target.id, []).append(None)
+            elif isinstance(node, ast.For) and isinstance(node.target, ast.Name):
+                # ``for i in range(n)``: ``i`` is a Python int, as in the source
+                known.add(id(node.target))
+                assigned.setdefault(node.target.id, []).append(
+                    _RANGE if _is_range(node.iter) else None)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and \
+                    id(node) not in known:
+                # unpacked, augmented, a comprehension's or a with's target
+                assigned.setdefault(node.id, []).append(None)
+            elif isinstance(node, ast.FunctionDef) and node.name in kernels:
+                pass        # its parameters: what its calls pass (below)
+            elif isinstance(node, (ast.FunctionDef, ast.Lambda)):
+                for arg in node.args.args:
+                    assigned.setdefault(arg.arg, []).append(None)
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+                    node.func.id in kernels:
+                # a fused kernel's parameter holds what its callers pass
+                params = kernels[node.func.id]
+                for k, param in enumerate(params):
+                    arg = node.args[k] if k < len(node.args) and not node.keywords else None
+                    assigned.setdefault(param, []).append(
+                        None if isinstance(arg, ast.Starred) else arg)
     shapes, ints = set(), set()
 
     def shape_like(value):
@@ -74,6 +103,14 @@ def _python_ints(stmts, numpy_names):
         return isinstance(value, ast.Name) and value.id in shapes
 
     def int_like(value):
+        if value is _RANGE or _is_number(value):
+            return True
+        if isinstance(value, ast.BinOp) and isinstance(value.op, _ARITHMETIC):
+            # arithmetic of Python numbers is a Python number (``s = s * 2.0``
+            # with ``s = 1.0``, ``0.1 * i`` with a ``range`` counter ``i``)
+            return int_like(value.left) and int_like(value.right)
+        if isinstance(value, ast.UnaryOp) and isinstance(value.op, (ast.USub, ast.UAdd)):
+            return int_like(value.operand)
         if isinstance(value, ast.Subscript):
             return shape_like(value.value) and not isinstance(value.slice, ast.Slice)
         if isinstance(value, ast.Attribute):
@@ -92,13 +129,27 @@ def _python_ints(stmts, numpy_names):
             if name not in shapes and all(v is not None and shape_like(v) for v in values):
                 shapes.add(name)
                 changed = True
-            if name not in ints and all(v is not None and int_like(v) for v in values):
-                ints.add(name)
+    # the largest set closed under the rules: a loop-carried ``s = s * 2.0``
+    # holds a Python number if everything else it is assigned does
+    ints = {name for name, values in assigned.items() if None not in values}
+    changed = True
+    while changed:
+        changed = False
+        for name in list(ints):
+            if not all(int_like(v) for v in assigned[name]):
+                ints.discard(name)
                 changed = True
     return ints
 
 
 _WHERE_LIKE = {"where": (1, 2), "clip": (0,)}
+
+_RANGE = object()     # the value of a ``for`` target over ``range(...)``: an int
+
+
+def _is_range(node):
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+        node.func.id == "range"
 
 
 def _is_number(node):
