@@ -153,3 +153,39 @@ def test_jit_grad_keeps_float32_as_eager_grad(fn):
     eager = tx.grad(loss)(x)
     assert eager.dtype == np.float32
     _same_leaves(tx.jit(tx.grad(loss))(x), eager, rtol=1e-5)
+
+
+# --- a variable whose arrays NumPy gives two dtypes ------------------------------
+# ``acc`` is float32 before the loop and float64 once a float64 array meets it
+# in the loop (fuzz seeds 170, 186): Numba types a variable once and refused
+# it ("Cannot unify array(float32, ...) and array(float64, ...)"); now every
+# assignment of it is cast to the common dtype, the one NumPy ends with.
+
+def grows_in_loop(x):
+    acc = x - (-0.27)
+    for i in range(3):
+        c = np.ones(3) * 0.5
+        acc = 0.7 * acc + 0.3 * (x * c)
+    return acc * 2.0
+
+
+def test_jit_widens_a_variable_whose_dtype_grows_in_a_loop():
+    x = F32_BATCH[1]
+    jitted = tx.jit(grows_in_loop)
+    _same_leaves(jitted(x), grows_in_loop(x), rtol=1e-5)
+    assert "widen_dtype(" in jitted.numba_source()
+
+
+def test_jit_grad_of_a_widened_variable_as_eager_grad():
+    def loss(x):
+        return np.sum(np.sin(grows_in_loop(x)))
+    x = F32_BATCH[2]
+    eager = tx.grad(loss)(x)
+    assert eager.dtype == np.float32
+    _same_leaves(tx.jit(tx.grad(loss))(x), eager, rtol=1e-5)
+
+
+@pytest.mark.parametrize("method", ["vectorize", "loop"])
+def test_jit_vmap_of_a_widened_variable_as_a_loop_over_examples(method):
+    want = np.stack([grows_in_loop(x) for x in F32_BATCH])
+    _same_leaves(tx.jit(tx.vmap(grows_in_loop, method=method))(F32_BATCH), want, rtol=1e-5)

@@ -245,6 +245,11 @@ class LaneLoop:
         n_leaves = len(compiled.plan.params) - len(compiled.hidden)
         assert len(self.leaf_axes) == n_leaves, (self.leaf_axes, compiled.plan.params)
         self.n_out = sum(1 for leaf in av_leaves(compiled.plan.out) if isinstance(leaf, Dyn))
+        self._driver()
+
+    def _driver(self):
+        """Render, load and wrap the ``prange`` driver of ``self.compiled``."""
+        compiled = self.compiled
         self.text, linemap, env = render(self.name, compiled, self.leaf_axes, self.n_out)
         from . import _STAMP
         stamp = hashlib.sha256((_STAMP or "").encode() + _lane_runtime_digest()).hexdigest()[:12]
@@ -278,7 +283,17 @@ class LaneLoop:
                   for leaf in _leaves(value)]
         lost = None
         try:
-            values = self.per_example._run(self.runner, leaves)
+            try:
+                values = self.per_example._run(self.runner, leaves)
+            except JitError as exc:
+                # the example's code holds arrays of two dtypes in one variable:
+                # widened (Jitted._widened), the driver is built again for it
+                cause = getattr(exc, "numba_error", None)
+                if self.ran or cause is None or \
+                        not self.per_example._widened(cause, self.compiled):
+                    raise
+                self._driver()
+                values = self.per_example._run(self.runner, leaves)
         except SystemError as exc:
             # an example raised inside prange on this thread: Numba left
             # its exception set, and the driver's results are lost

@@ -1059,6 +1059,25 @@ def _weak_scalar(value, *likes):
     return lambda value, *likes: cast(value)
 
 
+def widen_dtype(x, dtype):
+    """``x`` as an array of ``dtype`` when it is an array of another dtype,
+    else ``x``: put on every assignment of a variable whose arrays NumPy
+    gives two dtypes (``acc = x`` float32 before a loop, float64 after
+    ``acc = acc + c`` with a float64 ``c`` in it), which Numba cannot type
+    as one (see ``Jitted._widened``)."""
+    if isinstance(x, np.ndarray) and x.dtype != dtype:
+        return x.astype(dtype)
+    return x
+
+
+@overload(widen_dtype, jit_options=_CACHED)
+def _widen_dtype(x, dtype):
+    target = getattr(dtype, "instance_type", None)
+    if not _is_array(x) or target is None or x.dtype == target:
+        return lambda x, dtype: x
+    return lambda x, dtype: x.astype(dtype)
+
+
 # --- cotangent helpers on arrays -------------------------------------------------
 
 @overload(runtime.zeros_like, jit_options=_CACHED)
