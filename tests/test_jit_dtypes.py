@@ -189,3 +189,35 @@ def test_jit_grad_of_a_widened_variable_as_eager_grad():
 def test_jit_vmap_of_a_widened_variable_as_a_loop_over_examples(method):
     want = np.stack([grows_in_loop(x) for x in F32_BATCH])
     _same_leaves(tx.jit(tx.vmap(grows_in_loop, method=method))(F32_BATCH), want, rtol=1e-5)
+
+
+# --- vmap's lanes of a Python number under jit -----------------------------------
+# ``acc = 0.0`` before ``acc = acc + np.sum(x) * 0.5``: vectorised code gives
+# the carry its batch axis with ``broadcast_lanes(0.0, n)``, eagerly
+# ``lanes.WeakLanes`` (float32 once a float32 sum meets it).  Compiled, the
+# lanes were a float64 array and the carry stayed float64.
+
+def accumulate_sum(x):
+    acc = 0.0
+    for i in range(3):
+        acc = acc + np.sum(x) * 0.5
+    return acc
+
+
+def accumulate_int(x):
+    n = 0
+    for i in range(3):
+        n = n + np.sum(x)
+    return n
+
+
+@pytest.mark.parametrize("method", ["vectorize", "loop"])
+@pytest.mark.parametrize("fn", [accumulate_sum, accumulate_int], ids=lambda f: f.__name__)
+def test_jit_vmap_of_a_carry_starting_as_a_python_number(fn, method):
+    want = np.stack([np.asarray(fn(x)) for x in F32_BATCH])
+    assert want.dtype == np.float32
+    jitted = tx.jit(tx.vmap(fn, method=method))
+    _same_leaves(jitted(F32_BATCH), want)
+    if method == "vectorize":
+        assert jitted.strategy(F32_BATCH) == "batched"
+        assert "weak_scalar(broadcast_lanes(" in jitted.numba_source()

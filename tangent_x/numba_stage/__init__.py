@@ -110,6 +110,8 @@ _STAMP = None
 # a Numba typing refusal of a variable holding arrays of two dtypes (Jitted._widened)
 _UNIFY_ARRAYS = re.compile(r"Cannot unify array\((\w+), (\d+)d, \w+\) and "
                            r"array\((\w+), (\d+)d, \w+\) for '([A-Za-z_]\w*)\.\d+'")
+# weak_scalars' mark of vmap's lanes of a Python number (numba_runtime.WeakLanes)
+_WEAK_LANES = re.compile(r"weak_scalar\((broadcast_lanes\([^()]*\))\)")
 _MAX_WIDENED = 8          # variables widened, at most, before the refusal stands
 # Not nogil: releasing and retaking the GIL costs 40-100 ns a call, a fifth
 # of a small function's whole call (Newton's sqrt); a caller that runs
@@ -284,6 +286,15 @@ class Jitted:
         match = _UNIFY_ARRAYS.search(message)
         if match is None:
             return False
+        if _WEAK_LANES.search(compiled.text):
+            # first without the lanes of Python numbers typed as weak (a
+            # carry read where its two types meet in one temporary): the
+            # code as typed before they were
+            text = _WEAK_LANES.sub(r"\1", compiled.text)
+            new = self._load(compiled.name, text, compiled.linemap, compiled.plan)
+            compiled.dispatcher, compiled.text, compiled.path = new.dispatcher, new.text, new.path
+            compiled._casts = None
+            return True
         a, ndim_a, b, ndim_b, var = match.groups()
         if ndim_a != ndim_b:
             return False

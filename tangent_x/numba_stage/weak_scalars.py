@@ -41,7 +41,8 @@ def weaken(stmts, helper, numpy_names):
     """Wrap the weak numbers of ``stmts`` (statements and kernel function
     definitions, changed in place) in calls to ``helper``; ``numpy_names``:
     the names bound to the numpy module.  Returns whether any was wrapped."""
-    rewriter = _Weaken(helper, numpy_names, _python_ints(stmts, numpy_names))
+    ints = _python_ints(stmts, numpy_names)
+    rewriter = _Weaken(helper, numpy_names, ints, _weak_lanes(stmts, ints))
     for stmt in stmts:
         rewriter.visit(stmt)
     return rewriter.changed
@@ -214,12 +215,44 @@ def _keeps_float32(name):
         f"{'f' * fn.nin}->f" in fn.types
 
 
+def _is_weak_broadcast(node, ints):
+    """``broadcast_lanes(0.5, batch_size)``: vmap's lanes of a Python number."""
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+        node.func.id == "broadcast_lanes" and len(node.args) == 2 and not node.keywords and \
+        (_is_number(node.args[0]) or
+         isinstance(node.args[0], ast.Name) and node.args[0].id in ints)
+
+
+def _weak_lanes(stmts, ints):
+    """Names ever assigned ``broadcast_lanes`` of a Python number (a loop
+    carry of vectorised code that starts as one): their reads next to an
+    array are spelled ``weak_scalar(acc, other)``, which casts the lanes
+    while they are weak (``numba_runtime.WeakLanes``) and is the array
+    itself once the loop made it one."""
+    names = set()
+    assigns = [node for stmt in stmts for node in ast.walk(stmt) if isinstance(node, ast.Assign)]
+    changed = True
+    while changed:
+        changed = False
+        for node in assigns:
+            if _is_weak_broadcast(node.value, ints):
+                for t in node.targets:
+                    if isinstance(t, ast.Name) and t.id not in names:
+                        names.add(t.id)
+                        changed = True
+    return names
+
+
 class _Weaken(ast.NodeTransformer):
-    def __init__(self, helper, numpy_names, python_ints):
+    def __init__(self, helper, numpy_names, python_ints, weak_lanes=()):
         self.helper = helper
         self.numpy_names = numpy_names
         self.python_ints = python_ints
+        self.weak_lanes = weak_lanes
         self.changed = False
+
+    def lanes(self, node):
+        return isinstance(node, ast.Name) and node.id in self.weak_lanes
 
     def weak(self, node):
         """A number, or a name holding a Python int (a shape entry)."""
@@ -245,10 +278,19 @@ class _Weaken(ast.NodeTransformer):
             node.left = self.wrap(node.left, node.right)
         elif self.weak(node.right) and not self.weak(node.left):
             node.right = self.wrap(node.right, node.left)
+        elif self.lanes(node.left) and not self.lanes(node.right):
+            node.left = self.wrap(node.left, node.right)
+        elif self.lanes(node.right) and not self.lanes(node.left):
+            node.right = self.wrap(node.right, node.left)
         self.generic_visit(node)
         return node
 
     def visit_Call(self, node):
+        if _is_weak_broadcast(node, self.python_ints):
+            self.changed = True
+            call = ast.Call(func=ast.Name(id=self.helper, ctx=ast.Load()), args=[node],
+                            keywords=[])
+            return ast.copy_location(call, node)
         name = self.numpy_function(node.func)
         if name is None or node.keywords:
             self.generic_visit(node)
