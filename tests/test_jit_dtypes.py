@@ -221,3 +221,25 @@ def test_jit_vmap_of_a_carry_starting_as_a_python_number(fn, method):
     if method == "vectorize":
         assert jitted.strategy(F32_BATCH) == "batched"
         assert "weak_scalar(broadcast_lanes(" in jitted.numba_source()
+
+
+# --- a shared 0-d argument in the compiled loop over examples -------------------
+# Jitted gives a 0-d array to compiled code as the number it holds; the
+# loop's driver passed it on as a 0-d array, so the example's code (compiled
+# for the number) met an array where a loop carried its number: "Cannot
+# unify array(float32, 0d, C) and float32" (fuzz seed 219).
+
+def carried_scalar(x, y):
+    for k in range(2):
+        x = 0.7 * x + 0.3 * np.cos(x)
+    return x * y
+
+
+@pytest.mark.parametrize("method", ["vectorize", "loop"])
+def test_jit_vmap_with_a_shared_0d_argument_as_a_loop_over_examples(method):
+    x = np.asarray(0.4, np.float32)
+    ys = F32_BATCH[:, :2]
+    want = np.stack([carried_scalar(x, y) for y in ys])
+    assert want.dtype == np.float32
+    got = tx.jit(tx.vmap(carried_scalar, in_axes=(None, 0), method=method))(x, ys)
+    _same_leaves(got, want)

@@ -279,7 +279,10 @@ class LaneLoop:
             raise ValueError("vmap over a batch of size 0: there is no example to tell "
                              "the shape of the results")
         bound = self.per_example._bind(self.generated, args, {})
-        leaves = [leaf for value, static in bound.values() if not static
+        # a shared 0-d array enters as the number it holds, as Jitted gives
+        # it to the example's code (compiled for the number)
+        leaves = [leaf[()] if isinstance(leaf, np.ndarray) and leaf.ndim == 0 else leaf
+                  for value, static in bound.values() if not static
                   for leaf in _leaves(value)]
         lost = None
         try:
@@ -343,10 +346,22 @@ class LaneLoop:
         return self.text + "\n\n" + self.compiled.text
 
 
+def _keys(d):
+    """A dict's keys in the order the example's code has them: the examples
+    are made by ``tree_util.tree_map``, which visits (and rebuilds) a dict
+    in sorted key order (an ``OrderedDict`` in its own order), so the
+    example's code was compiled with its leaves in that order."""
+    import collections
+    if type(d) in (dict, collections.defaultdict):
+        return sorted(d)
+    return list(d)
+
+
 def _leaves(value):
-    """The compiled leaves of an argument, in ``Jitted._flatten``'s order."""
+    """The compiled leaves of an argument, in ``Jitted._flatten``'s order
+    for an example (see ``_keys``)."""
     if isinstance(value, dict):
-        return [a for v in value.values() for a in _leaves(v)]
+        return [a for k in _keys(value) for a in _leaves(value[k])]
     if isinstance(value, (list, tuple)):
         return [a for v in value for a in _leaves(v)]
     return [] if value is None else [value]
@@ -355,7 +370,7 @@ def _leaves(value):
 def _leaf_axes(value, axes):
     """The axis of every leaf ``Jitted._flatten`` makes of ``value``, in its order."""
     if isinstance(value, dict):
-        return [a for k in value for a in _leaf_axes(value[k], axes[k])]
+        return [a for k in _keys(value) for a in _leaf_axes(value[k], axes[k])]
     if isinstance(value, (list, tuple)):
         return [a for i, v in enumerate(value) for a in _leaf_axes(v, axes[i])]
     if value is None:
