@@ -89,3 +89,157 @@ def test_fast_path_casts_scalars_too():
     jitted = tx.jit(scalar_chain)
     first, second = jitted(x), jitted(x)          # the second call takes the fast path
     assert type(first) is type(second) is np.float32
+
+
+# --- names holding Python numbers are weak too ----------------------------------
+# A ``range`` counter and a name assigned only numbers and arithmetic among
+# them hold Python numbers in the source, so NumPy keeps float32 next to
+# them (fuzz seed 66: ``acc = acc + 0.1 * i`` with a float32 ``acc``).
+
+def counter_times_float(x):
+    acc = x * 1.0
+    for i in range(3):
+        acc = acc + 0.1 * i
+        acc = 0.7 * acc + 0.3 * np.tanh(acc)
+    return acc * acc
+
+
+def doubling_while(x):
+    s = 1.0
+    while s < np.sum(np.abs(x)) * 3:
+        s = s * 2.0
+    return s * x + np.sum(x)
+
+
+def counter_power(x):
+    out = x
+    for k in range(1, 3):
+        out = out + x ** k / (k + 1)
+    return np.sum(out * out)
+
+
+WEAK_NAME_CASES = [counter_times_float, doubling_while, counter_power]
+F32_BATCH = np.linspace(-1.5, 1.5, 12, dtype=np.float32).reshape(4, 3)
+
+
+def _same_leaves(got, want, rtol=2e-6):
+    got_leaves = tx.tree_util.tree_leaves(got)
+    want_leaves = tx.tree_util.tree_leaves(want)
+    assert len(got_leaves) == len(want_leaves)
+    for a, b in zip(got_leaves, want_leaves):
+        assert np.asarray(a).dtype == np.asarray(b).dtype
+        np.testing.assert_allclose(a, b, rtol=rtol, atol=1e-6)
+
+
+@pytest.mark.parametrize("fn", WEAK_NAME_CASES, ids=lambda f: f.__name__)
+def test_jit_keeps_float32_next_to_names_holding_python_numbers(fn):
+    x = F32_BATCH[1]
+    _same_leaves(tx.jit(fn)(x), fn(x))
+
+
+@pytest.mark.parametrize("method", ["vectorize", "loop"])
+@pytest.mark.parametrize("fn", WEAK_NAME_CASES, ids=lambda f: f.__name__)
+def test_jit_vmap_keeps_float32_as_a_loop_over_examples(fn, method):
+    want = np.stack([np.asarray(fn(x)) for x in F32_BATCH])
+    _same_leaves(tx.jit(tx.vmap(fn, method=method))(F32_BATCH), want)
+
+
+@pytest.mark.parametrize("fn", [counter_times_float, counter_power],
+                         ids=lambda f: f.__name__)
+def test_jit_grad_keeps_float32_as_eager_grad(fn):
+    def loss(x):
+        return np.sum(fn(x))
+    x = F32_BATCH[2]
+    eager = tx.grad(loss)(x)
+    assert eager.dtype == np.float32
+    _same_leaves(tx.jit(tx.grad(loss))(x), eager, rtol=1e-5)
+
+
+# --- a variable whose arrays NumPy gives two dtypes ------------------------------
+# ``acc`` is float32 before the loop and float64 once a float64 array meets it
+# in the loop (fuzz seeds 170, 186): Numba types a variable once and refused
+# it ("Cannot unify array(float32, ...) and array(float64, ...)"); now every
+# assignment of it is cast to the common dtype, the one NumPy ends with.
+
+def grows_in_loop(x):
+    acc = x - (-0.27)
+    for i in range(3):
+        c = np.ones(3) * 0.5
+        acc = 0.7 * acc + 0.3 * (x * c)
+    return acc * 2.0
+
+
+def test_jit_widens_a_variable_whose_dtype_grows_in_a_loop():
+    x = F32_BATCH[1]
+    jitted = tx.jit(grows_in_loop)
+    _same_leaves(jitted(x), grows_in_loop(x), rtol=1e-5)
+    assert "widen_dtype(" in jitted.numba_source()
+
+
+def test_jit_grad_of_a_widened_variable_as_eager_grad():
+    def loss(x):
+        return np.sum(np.sin(grows_in_loop(x)))
+    x = F32_BATCH[2]
+    eager = tx.grad(loss)(x)
+    assert eager.dtype == np.float32
+    _same_leaves(tx.jit(tx.grad(loss))(x), eager, rtol=1e-5)
+
+
+@pytest.mark.parametrize("method", ["vectorize", "loop"])
+def test_jit_vmap_of_a_widened_variable_as_a_loop_over_examples(method):
+    want = np.stack([grows_in_loop(x) for x in F32_BATCH])
+    _same_leaves(tx.jit(tx.vmap(grows_in_loop, method=method))(F32_BATCH), want, rtol=1e-5)
+
+
+# --- vmap's lanes of a Python number under jit -----------------------------------
+# ``acc = 0.0`` before ``acc = acc + np.sum(x) * 0.5``: vectorised code gives
+# the carry its batch axis with ``broadcast_lanes(0.0, n)``, eagerly
+# ``lanes.WeakLanes`` (float32 once a float32 sum meets it).  Compiled, the
+# lanes were a float64 array and the carry stayed float64.
+
+def accumulate_sum(x):
+    acc = 0.0
+    for i in range(3):
+        acc = acc + np.sum(x) * 0.5
+    return acc
+
+
+def accumulate_int(x):
+    n = 0
+    for i in range(3):
+        n = n + np.sum(x)
+    return n
+
+
+@pytest.mark.parametrize("method", ["vectorize", "loop"])
+@pytest.mark.parametrize("fn", [accumulate_sum, accumulate_int], ids=lambda f: f.__name__)
+def test_jit_vmap_of_a_carry_starting_as_a_python_number(fn, method):
+    want = np.stack([np.asarray(fn(x)) for x in F32_BATCH])
+    assert want.dtype == np.float32
+    jitted = tx.jit(tx.vmap(fn, method=method))
+    _same_leaves(jitted(F32_BATCH), want)
+    if method == "vectorize":
+        assert jitted.strategy(F32_BATCH) == "batched"
+        assert "weak_scalar(broadcast_lanes(" in jitted.numba_source()
+
+
+# --- a shared 0-d argument in the compiled loop over examples -------------------
+# Jitted gives a 0-d array to compiled code as the number it holds; the
+# loop's driver passed it on as a 0-d array, so the example's code (compiled
+# for the number) met an array where a loop carried its number: "Cannot
+# unify array(float32, 0d, C) and float32" (fuzz seed 219).
+
+def carried_scalar(x, y):
+    for k in range(2):
+        x = 0.7 * x + 0.3 * np.cos(x)
+    return x * y
+
+
+@pytest.mark.parametrize("method", ["vectorize", "loop"])
+def test_jit_vmap_with_a_shared_0d_argument_as_a_loop_over_examples(method):
+    x = np.asarray(0.4, np.float32)
+    ys = F32_BATCH[:, :2]
+    want = np.stack([carried_scalar(x, y) for y in ys])
+    assert want.dtype == np.float32
+    got = tx.jit(tx.vmap(carried_scalar, in_axes=(None, 0), method=method))(x, ys)
+    _same_leaves(got, want)

@@ -346,3 +346,22 @@ def test_loop_with_constant_results_and_static_arguments():
     assert "def constant_and_steps(x):" in text and "* 2.0" in text
     eager = tx.vmap(constant_and_steps, in_axes=(0, None))(xs, 2.0)
     np.testing.assert_array_equal(eager["one"], np.ones(4))
+
+
+def _dict_params(p, x):
+    return np.sum(p["w"] @ x) + np.sum(p["b"] * 2.0) + len(p["b"])
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_loop_strategy_with_a_dict_whose_keys_are_not_sorted(dtype):
+    """The examples are made by tree_map (dicts in sorted key order) and
+    their code compiled so; the driver passed the leaves in the dict's own
+    order, "w" where "b" was expected (found through fuzz seed 219)."""
+    p = {"w": np.arange(6.0, dtype=dtype).reshape(2, 3), "b": np.array([0.5, -1.0], dtype)}
+    xs = np.linspace(-1, 1, 12, dtype=dtype).reshape(4, 3)
+    want = np.stack([np.asarray(_dict_params(p, x)) for x in xs])
+    jitted = tx.jit(tx.vmap(_dict_params, in_axes=(None, 0), method="loop"))
+    got = jitted(p, xs)
+    assert jitted.strategy(p, xs) == "loop"
+    assert got.dtype == want.dtype
+    np.testing.assert_allclose(got, want, rtol=1e-6)

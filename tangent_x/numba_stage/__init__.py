@@ -107,6 +107,12 @@ def _runtime_stamp():
 
 
 _STAMP = None
+# a Numba typing refusal of a variable holding arrays of two dtypes (Jitted._widened)
+_UNIFY_ARRAYS = re.compile(r"Cannot unify array\((\w+), (\d+)d, \w+\) and "
+                           r"array\((\w+), (\d+)d, \w+\) for '([A-Za-z_]\w*)\.\d+'")
+# weak_scalars' mark of vmap's lanes of a Python number (numba_runtime.WeakLanes)
+_WEAK_LANES = re.compile(r"weak_scalar\((broadcast_lanes\([^()]*\))\)")
+_MAX_WIDENED = 8          # variables widened, at most, before the refusal stands
 # Not nogil: releasing and retaking the GIL costs 40-100 ns a call, a fifth
 # of a small function's whole call (Newton's sqrt); a caller that runs
 # compiled code on threads would compile it with nogil.
@@ -128,6 +134,7 @@ class Compiled:
         self.path = path
         self.linemap = linemap
         self.origin = origin
+        self.name = None        # the function's name in text (Jitted._compile sets it)
         self.weak = "weak_scalar" in plan.bound      # a narrow signature (weak_scalars)
         self._casts = None
 
@@ -253,12 +260,74 @@ class Jitted:
         return _finish_grads(inner, single, out, args, leaves, values)
 
     def _run(self, compiled, leaves):
-        dispatcher = compiled.dispatcher
-        known = len(dispatcher.overloads)
+        for _ in range(_MAX_WIDENED + 1):
+            dispatcher = compiled.dispatcher
+            known = len(dispatcher.overloads)
+            try:
+                return dispatcher(*leaves, *compiled.hidden)
+            except Exception as exc:
+                if self._widened(exc, compiled):
+                    continue
+                self._failed(exc, compiled, leaves, known)
+
+    def _widened(self, exc, compiled):
+        """A variable whose arrays have two dtypes (``acc = x`` float32, then
+        ``acc = acc * 0.7 + c`` with a float64 ``c`` in a loop: NumPy changes
+        the array's dtype as the loop runs) is refused by Numba's typing.
+        Its assignments are then cast to the common dtype (``widen_dtype``)
+        and ``compiled`` (changed in place) compiles again: Numba types a
+        variable once, so the wider dtype is the one that holds every
+        value (and the one NumPy ends with once the widening line has
+        run).  Returns whether it did."""
+        import numba.core.errors as nerr
+        if not isinstance(exc, nerr.TypingError) or getattr(compiled, "name", None) is None:
+            return False
+        message = re.sub(r"\x1b\[[0-9;]*m", "", str(exc))
+        match = _UNIFY_ARRAYS.search(message)
+        if match is None:
+            return False
+        if _WEAK_LANES.search(compiled.text):
+            # first without the lanes of Python numbers typed as weak (a
+            # carry read where its two types meet in one temporary): the
+            # code as typed before they were
+            text = _WEAK_LANES.sub(r"\1", compiled.text)
+            new = self._load(compiled.name, text, compiled.linemap, compiled.plan)
+            compiled.dispatcher, compiled.text, compiled.path = new.dispatcher, new.text, new.path
+            compiled._casts = None
+            return True
+        a, ndim_a, b, ndim_b, var = match.groups()
+        if ndim_a != ndim_b:
+            return False
         try:
-            return dispatcher(*leaves, *compiled.hidden)
-        except Exception as exc:
-            self._failed(exc, compiled, leaves, known)
+            dtype = np.promote_types(np.dtype(a), np.dtype(b))
+        except TypeError:
+            return False
+        if dtype.kind not in "biufc":
+            return False
+        lines = compiled.text.split("\n")
+        pattern = re.compile(rf"^(\s*){re.escape(var)} = (.+)$")
+        changed = False
+        for i, line in enumerate(lines):
+            m = pattern.match(line)
+            if m is None or m.group(2).startswith("widen_dtype("):
+                continue
+            try:
+                ast.parse(m.group(2), mode="eval")
+            except SyntaxError:
+                continue
+            lines[i] = f"{m.group(1)}{var} = widen_dtype({m.group(2)}, _tx_np.{dtype.name})"
+            changed = True
+        if not changed:
+            return False
+        # the imports go on the first import's line, so line numbers (the
+        # line map) stay
+        first = next(i for i, line in enumerate(lines) if line.startswith(("import ", "from ")))
+        lines[first] += "; import numpy as _tx_np; " \
+            "from tangent_x.numba_stage.numba_runtime import widen_dtype"
+        new = self._load(compiled.name, "\n".join(lines), compiled.linemap, compiled.plan)
+        compiled.dispatcher, compiled.text, compiled.path = new.dispatcher, new.text, new.path
+        compiled._casts = None
+        return True
 
     def _failed(self, exc, compiled, leaves, known):
         """Raise what a failed compiled call raised: a Numba compile failure
@@ -641,6 +710,12 @@ class Jitted:
     def _compile(self, generated, avs, key):
         text, linemap, plan, name = numba_stage(generated, avs, self._call_site, self._ranks,
                                                 self._units, self._weak)
+        compiled = self._load(name, text, linemap, plan, generated.canonical.origin)
+        compiled.name = name
+        return compiled
+
+    def _load(self, name, text, linemap, plan, origin=None):
+        """The ``Compiled`` of a numba-stage module's text."""
         # The runtime stamp is part of the file's name, not of its text: a
         # changed helper never meets an old on-disk compiled function, and
         # the text stays what a reader (and the gallery) should see.
@@ -655,7 +730,7 @@ class Jitted:
             from . import beside
             for kernel in _kernels_called(plan.bound, text):
                 beside.ready(kernel)
-        return Compiled(dispatcher, plan, text, path, linemap, generated.canonical.origin)
+        return Compiled(dispatcher, plan, text, path, linemap, origin)
 
     # -- inspection ---------------------------------------------------------
 
@@ -1120,6 +1195,7 @@ def _translate(exc, compiled, leaves):
                      "mark the argument static (static_argnums=/static_argnames=), "
                      "flatten it to arrays and numbers, or run without jit "
                      "(with tx.disable_jit(): ...)")
+    error.numba_error = exc         # for a caller that can still mend it (LaneLoop)
     return error
 
 

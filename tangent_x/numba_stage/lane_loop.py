@@ -245,6 +245,11 @@ class LaneLoop:
         n_leaves = len(compiled.plan.params) - len(compiled.hidden)
         assert len(self.leaf_axes) == n_leaves, (self.leaf_axes, compiled.plan.params)
         self.n_out = sum(1 for leaf in av_leaves(compiled.plan.out) if isinstance(leaf, Dyn))
+        self._driver()
+
+    def _driver(self):
+        """Render, load and wrap the ``prange`` driver of ``self.compiled``."""
+        compiled = self.compiled
         self.text, linemap, env = render(self.name, compiled, self.leaf_axes, self.n_out)
         from . import _STAMP
         stamp = hashlib.sha256((_STAMP or "").encode() + _lane_runtime_digest()).hexdigest()[:12]
@@ -274,11 +279,24 @@ class LaneLoop:
             raise ValueError("vmap over a batch of size 0: there is no example to tell "
                              "the shape of the results")
         bound = self.per_example._bind(self.generated, args, {})
-        leaves = [leaf for value, static in bound.values() if not static
+        # a shared 0-d array enters as the number it holds, as Jitted gives
+        # it to the example's code (compiled for the number)
+        leaves = [leaf[()] if isinstance(leaf, np.ndarray) and leaf.ndim == 0 else leaf
+                  for value, static in bound.values() if not static
                   for leaf in _leaves(value)]
         lost = None
         try:
-            values = self.per_example._run(self.runner, leaves)
+            try:
+                values = self.per_example._run(self.runner, leaves)
+            except JitError as exc:
+                # the example's code holds arrays of two dtypes in one variable:
+                # widened (Jitted._widened), the driver is built again for it
+                cause = getattr(exc, "numba_error", None)
+                if self.ran or cause is None or \
+                        not self.per_example._widened(cause, self.compiled):
+                    raise
+                self._driver()
+                values = self.per_example._run(self.runner, leaves)
         except SystemError as exc:
             # an example raised inside prange on this thread: Numba left
             # its exception set, and the driver's results are lost
@@ -328,10 +346,22 @@ class LaneLoop:
         return self.text + "\n\n" + self.compiled.text
 
 
+def _keys(d):
+    """A dict's keys in the order the example's code has them: the examples
+    are made by ``tree_util.tree_map``, which visits (and rebuilds) a dict
+    in sorted key order (an ``OrderedDict`` in its own order), so the
+    example's code was compiled with its leaves in that order."""
+    import collections
+    if type(d) in (dict, collections.defaultdict):
+        return sorted(d)
+    return list(d)
+
+
 def _leaves(value):
-    """The compiled leaves of an argument, in ``Jitted._flatten``'s order."""
+    """The compiled leaves of an argument, in ``Jitted._flatten``'s order
+    for an example (see ``_keys``)."""
     if isinstance(value, dict):
-        return [a for v in value.values() for a in _leaves(v)]
+        return [a for k in _keys(value) for a in _leaves(value[k])]
     if isinstance(value, (list, tuple)):
         return [a for v in value for a in _leaves(v)]
     return [] if value is None else [value]
@@ -340,7 +370,7 @@ def _leaves(value):
 def _leaf_axes(value, axes):
     """The axis of every leaf ``Jitted._flatten`` makes of ``value``, in its order."""
     if isinstance(value, dict):
-        return [a for k in value for a in _leaf_axes(value[k], axes[k])]
+        return [a for k in _keys(value) for a in _leaf_axes(value[k], axes[k])]
     if isinstance(value, (list, tuple)):
         return [a for i, v in enumerate(value) for a in _leaf_axes(v, axes[i])]
     if value is None:

@@ -24,6 +24,7 @@ import llvmlite.ir as llvm_ir
 from numba.core import cgutils
 from numba.core.imputils import impl_ret_borrowed
 from numba.extending import intrinsic, overload, register_jitable
+from numba.core.imputils import lower_cast
 from numba.np.arrayobj import make_array
 from numba.np.numpy_support import as_dtype, from_dtype
 
@@ -1045,6 +1046,14 @@ def _weak_type(value, like):
 
 @overload(weak_scalar, jit_options=_CACHED)
 def _weak_scalar(value, *likes):
+    if isinstance(value, types.Array):
+        if not likes:
+            # weak_scalar(broadcast_lanes(0.5, n)): a Python number's lanes
+            # (weak_scalars tells them apart from a NumPy scalar's)
+            return lambda value, *likes: _as_weak_lanes(value)
+        if not isinstance(value, WeakLanes):
+            return lambda value, *likes: value       # a strong array: as it is
+        return _weak_lanes_scalar(value, likes)
     dtypes = []
     for like in likes:
         dtype = like.dtype if isinstance(like, types.Array) else like
@@ -1057,6 +1066,42 @@ def _weak_scalar(value, *likes):
         return lambda value, *likes: value
     cast = as_dtype(target).type
     return lambda value, *likes: cast(value)
+
+
+def widen_dtype(x, dtype):
+    """``x`` as an array of ``dtype`` when it is an array of another dtype,
+    else ``x``: put on every assignment of a variable whose arrays NumPy
+    gives two dtypes (``acc = x`` float32 before a loop, float64 after
+    ``acc = acc + c`` with a float64 ``c`` in it), which Numba cannot type
+    as one (see ``Jitted._widened``)."""
+    if isinstance(x, np.ndarray) and x.dtype != dtype:
+        return x.astype(dtype)
+    return x
+
+
+@overload(widen_dtype, jit_options=_CACHED)
+def _widen_dtype(x, dtype):
+    target = getattr(dtype, "instance_type", None)
+    if not _is_array(x) or target is None or x.dtype == target:
+        return lambda x, dtype: x
+    return lambda x, dtype: x.astype(dtype)
+
+
+def _weak_lanes_scalar(value, likes):
+    """``weak_scalar`` of ``WeakLanes``: the lanes cast to the dtype NumPy
+    gives their numbers next to ``likes`` (as ``lanes.WeakLanes`` does)."""
+    dtypes = []
+    for like in likes:
+        dtype = like.dtype if isinstance(like, types.Array) else like
+        if not isinstance(dtype, (types.Number, types.Boolean)):
+            return lambda value, *likes: value
+        dtypes.append(as_dtype(dtype))
+    promoted = from_dtype(np.result_type(*dtypes)) if dtypes else None
+    target = _weak_type(value.dtype, promoted)
+    if target is None or target == value.dtype:
+        return lambda value, *likes: value
+    dtype = as_dtype(target)
+    return lambda value, *likes: value.astype(dtype)
 
 
 # --- cotangent helpers on arrays -------------------------------------------------
@@ -1720,6 +1765,58 @@ def _mask_assign(x, mask, v):
 
 
 # --- vmap's lane helpers (arrays and numbers; pytrees are flattened by jit) ---
+
+class WeakLanes(types.Array):
+    """Numba's type of ``broadcast_lanes`` of a Python number (eagerly
+    ``lanes.WeakLanes``): lanes each holding a Python number, weak in NumPy's
+    sense.  A loop carry that starts as one (``acc = 0.0`` before ``acc =
+    acc + np.sum(x)``) is typed first as these lanes, then as the array the
+    loop makes of them: the two unify to the latter, its dtype included (a
+    float32 sum keeps the carry float32, as NumPy does), and the first lanes
+    are cast to it where they meet (``weak_scalar`` of the lanes, and the
+    loop's entry)."""
+
+    def __init__(self, dtype, ndim, layout):
+        super().__init__(dtype, ndim, layout, name=f"weak_lanes({dtype}, {ndim}d, {layout})")
+
+    def unify(self, typingctx, other):
+        if not isinstance(other, types.Array) or other.ndim != self.ndim:
+            return None
+        if isinstance(other, WeakLanes):
+            dtype = typingctx.unify_pairs(self.dtype, other.dtype)
+            if dtype is None:
+                return None
+            return WeakLanes(dtype, self.ndim, self.layout if self.layout == other.layout
+                             else "A")
+        if other.layout == self.layout:
+            return types.Array(other.dtype, other.ndim, other.layout)
+        return types.Array(other.dtype, other.ndim, "A")
+
+
+register_default(WeakLanes)(ArrayModel)
+
+
+@intrinsic
+def _as_weak_lanes(typingctx, arr):
+    """``arr`` (a fresh array) typed as ``WeakLanes``: the same data."""
+    def codegen(context, builder, signature, args):
+        return impl_ret_borrowed(context, builder, signature.return_type, args[0])
+    return WeakLanes(arr.dtype, arr.ndim, arr.layout)(arr), codegen
+
+
+@lower_cast(WeakLanes, types.Array)
+def _weak_lanes_to_array(context, builder, fromty, toty, val):
+    plain = types.Array(fromty.dtype, fromty.ndim, fromty.layout)
+    if fromty.dtype == toty.dtype:
+        return context.cast(builder, val, plain, toty) if plain != toty else val
+    dtype = as_dtype(toty.dtype)
+
+    def convert(a):
+        return a.astype(dtype)
+    out_type = types.Array(toty.dtype, fromty.ndim, "C")
+    res = context.compile_internal(builder, convert, out_type(plain), [val])
+    return context.cast(builder, res, out_type, toty) if out_type != toty else res
+
 
 @overload(runtime.broadcast_lanes)
 def _broadcast_lanes(x, batch_size):

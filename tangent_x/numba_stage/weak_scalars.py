@@ -41,27 +41,57 @@ def weaken(stmts, helper, numpy_names):
     """Wrap the weak numbers of ``stmts`` (statements and kernel function
     definitions, changed in place) in calls to ``helper``; ``numpy_names``:
     the names bound to the numpy module.  Returns whether any was wrapped."""
-    rewriter = _Weaken(helper, numpy_names, _python_ints(stmts, numpy_names))
+    ints = _python_ints(stmts, numpy_names)
+    rewriter = _Weaken(helper, numpy_names, ints, _weak_lanes(stmts, ints))
     for stmt in stmts:
         rewriter.visit(stmt)
     return rewriter.changed
 
 
 def _python_ints(stmts, numpy_names):
-    """Names that hold a Python int in NumPy terms, so weak too: a shape's
+    """Names that hold a Python number in NumPy terms, so weak too: a shape's
     entries (``shape_x_0 = shape_x[0]`` after ``shape_x = np.shape(x)``),
-    ``len``, sizes and ranks.  A name assigned anything else as well is
-    left out."""
+    ``len``, sizes and ranks, a ``for`` counter over ``range``, a name
+    assigned only number literals and arithmetic among such numbers (a
+    ``while`` loop's ``s = 1.0`` ... ``s = s * 2.0``).  A name assigned
+    anything else as well (an array, a NumPy scalar, a parameter) is left
+    out."""
+    kernels = {}            # fused kernels defined beside the code: name -> parameters
+    for stmt in stmts:
+        if isinstance(stmt, ast.FunctionDef) and not stmt.args.vararg and \
+                not stmt.args.kwonlyargs and not stmt.args.defaults:
+            kernels[stmt.name] = [a.arg for a in stmt.args.args]
     assigned = {}
+    known = set()           # the Name targets read below; any other store is unknown
     for stmt in stmts:
         for node in ast.walk(stmt):
             if isinstance(node, ast.Assign):
                 for target in node.targets:
                     if isinstance(target, ast.Name):
+                        known.add(id(target))
                         assigned.setdefault(target.id, []).append(node.value)
-            elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For)) and \
-                    isinstance(node.target, ast.Name):
-                assigned.setdefault(node.target.id, []).append(None)
+            elif isinstance(node, ast.For) and isinstance(node.target, ast.Name):
+                # ``for i in range(n)``: ``i`` is a Python int, as in the source
+                known.add(id(node.target))
+                assigned.setdefault(node.target.id, []).append(
+                    _RANGE if _is_range(node.iter) else None)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and \
+                    id(node) not in known:
+                # unpacked, augmented, a comprehension's or a with's target
+                assigned.setdefault(node.id, []).append(None)
+            elif isinstance(node, ast.FunctionDef) and node.name in kernels:
+                pass        # its parameters: what its calls pass (below)
+            elif isinstance(node, (ast.FunctionDef, ast.Lambda)):
+                for arg in node.args.args:
+                    assigned.setdefault(arg.arg, []).append(None)
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+                    node.func.id in kernels:
+                # a fused kernel's parameter holds what its callers pass
+                params = kernels[node.func.id]
+                for k, param in enumerate(params):
+                    arg = node.args[k] if k < len(node.args) and not node.keywords else None
+                    assigned.setdefault(param, []).append(
+                        None if isinstance(arg, ast.Starred) else arg)
     shapes, ints = set(), set()
 
     def shape_like(value):
@@ -74,6 +104,14 @@ def _python_ints(stmts, numpy_names):
         return isinstance(value, ast.Name) and value.id in shapes
 
     def int_like(value):
+        if value is _RANGE or _is_number(value):
+            return True
+        if isinstance(value, ast.BinOp) and isinstance(value.op, _ARITHMETIC):
+            # arithmetic of Python numbers is a Python number (``s = s * 2.0``
+            # with ``s = 1.0``, ``0.1 * i`` with a ``range`` counter ``i``)
+            return int_like(value.left) and int_like(value.right)
+        if isinstance(value, ast.UnaryOp) and isinstance(value.op, (ast.USub, ast.UAdd)):
+            return int_like(value.operand)
         if isinstance(value, ast.Subscript):
             return shape_like(value.value) and not isinstance(value.slice, ast.Slice)
         if isinstance(value, ast.Attribute):
@@ -92,13 +130,27 @@ def _python_ints(stmts, numpy_names):
             if name not in shapes and all(v is not None and shape_like(v) for v in values):
                 shapes.add(name)
                 changed = True
-            if name not in ints and all(v is not None and int_like(v) for v in values):
-                ints.add(name)
+    # the largest set closed under the rules: a loop-carried ``s = s * 2.0``
+    # holds a Python number if everything else it is assigned does
+    ints = {name for name, values in assigned.items() if None not in values}
+    changed = True
+    while changed:
+        changed = False
+        for name in list(ints):
+            if not all(int_like(v) for v in assigned[name]):
+                ints.discard(name)
                 changed = True
     return ints
 
 
 _WHERE_LIKE = {"where": (1, 2), "clip": (0,)}
+
+_RANGE = object()     # the value of a ``for`` target over ``range(...)``: an int
+
+
+def _is_range(node):
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+        node.func.id == "range"
 
 
 def _is_number(node):
@@ -163,12 +215,44 @@ def _keeps_float32(name):
         f"{'f' * fn.nin}->f" in fn.types
 
 
+def _is_weak_broadcast(node, ints):
+    """``broadcast_lanes(0.5, batch_size)``: vmap's lanes of a Python number."""
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+        node.func.id == "broadcast_lanes" and len(node.args) == 2 and not node.keywords and \
+        (_is_number(node.args[0]) or
+         isinstance(node.args[0], ast.Name) and node.args[0].id in ints)
+
+
+def _weak_lanes(stmts, ints):
+    """Names ever assigned ``broadcast_lanes`` of a Python number (a loop
+    carry of vectorised code that starts as one): their reads next to an
+    array are spelled ``weak_scalar(acc, other)``, which casts the lanes
+    while they are weak (``numba_runtime.WeakLanes``) and is the array
+    itself once the loop made it one."""
+    names = set()
+    assigns = [node for stmt in stmts for node in ast.walk(stmt) if isinstance(node, ast.Assign)]
+    changed = True
+    while changed:
+        changed = False
+        for node in assigns:
+            if _is_weak_broadcast(node.value, ints):
+                for t in node.targets:
+                    if isinstance(t, ast.Name) and t.id not in names:
+                        names.add(t.id)
+                        changed = True
+    return names
+
+
 class _Weaken(ast.NodeTransformer):
-    def __init__(self, helper, numpy_names, python_ints):
+    def __init__(self, helper, numpy_names, python_ints, weak_lanes=()):
         self.helper = helper
         self.numpy_names = numpy_names
         self.python_ints = python_ints
+        self.weak_lanes = weak_lanes
         self.changed = False
+
+    def lanes(self, node):
+        return isinstance(node, ast.Name) and node.id in self.weak_lanes
 
     def weak(self, node):
         """A number, or a name holding a Python int (a shape entry)."""
@@ -194,10 +278,19 @@ class _Weaken(ast.NodeTransformer):
             node.left = self.wrap(node.left, node.right)
         elif self.weak(node.right) and not self.weak(node.left):
             node.right = self.wrap(node.right, node.left)
+        elif self.lanes(node.left) and not self.lanes(node.right):
+            node.left = self.wrap(node.left, node.right)
+        elif self.lanes(node.right) and not self.lanes(node.left):
+            node.right = self.wrap(node.right, node.left)
         self.generic_visit(node)
         return node
 
     def visit_Call(self, node):
+        if _is_weak_broadcast(node, self.python_ints):
+            self.changed = True
+            call = ast.Call(func=ast.Name(id=self.helper, ctx=ast.Load()), args=[node],
+                            keywords=[])
+            return ast.copy_location(call, node)
         name = self.numpy_function(node.func)
         if name is None or node.keywords:
             self.generic_visit(node)
