@@ -1528,7 +1528,11 @@ class Specializer:
                                            ctx=ast.Load())))
         if isinstance(base, Const) and isinstance(index, Const) and \
                 not isinstance(base.value, np.ndarray):
-            return _as_av(base.value[index.value])
+            try:
+                return _as_av(base.value[index.value])
+            except (KeyError, IndexError, TypeError) as exc:
+                self.fail(f"{describe(base)}[{index.value!r}] fails: {exc}",
+                          "this index is out of range for the static values given")
         if isinstance(index, list) and index and all(
                 isinstance(c, Const) and isinstance(c.value, (int, np.integer)) for c in index):
             index = Const([c.value for c in index])
