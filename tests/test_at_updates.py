@@ -134,6 +134,51 @@ def test_tuple_index_eager(op):
         np.testing.assert_allclose(tx.jit(f)(x, v), reference(op, x, (IDX, 1), v))
 
 
+MASK = np.array([[True, False, True], [False, False, True], [True, True, False],
+                 [False, True, True]])
+
+
+def mask_rows_add(x, v):
+    return x.at[np.array([True, False, True, True])].add(v)
+
+
+def idx_rows_add(x, v):
+    return x.at[IDX].add(v)
+
+
+def mask_2d_min(x, v):
+    return x.at[MASK].min(v)
+
+
+def mask_2d_add(x, v):
+    return x.at[MASK].add(v)
+
+
+def test_jit_broadcasts_v_over_selected_rows():
+    """The compiled scatter (np.<ufunc>.at, and np.add.at's) broadcasts v to
+    the selected rows: v of shape (rows, 1) used to be read flat, modulo its
+    size -- wrong numbers under jit only."""
+    rng = np.random.default_rng(11)
+    x = rng.normal(size=(4, 3))
+    for f, idx, v in ((idx_rows_add, IDX, rng.normal(size=(5, 1))),
+                      (mask_rows_add, np.array([True, False, True, True]),
+                       rng.normal(size=(3, 1))),
+                      (mask_2d_add, MASK, rng.normal(size=int(MASK.sum()))),
+                      (mask_2d_add, MASK, 0.5)):
+        np.testing.assert_allclose(tx.jit(f)(x, v), reference_add(x, idx, v))
+    for op in OPS:
+        v = rng.normal(size=(5, 1))
+        np.testing.assert_allclose(tx.jit(UPDATE[op])(x, IDX, v), reference(op, x, IDX, v))
+    v = rng.normal(size=int(MASK.sum()))
+    np.testing.assert_allclose(tx.jit(mask_2d_min)(x, v), reference("min", x, MASK, v))
+
+
+def reference_add(x, idx, v):
+    y = np.array(x)
+    np.add.at(y, idx, v)
+    return y
+
+
 def test_input_not_modified():
     x = np.array([5.0, 1.0, 2.0])
     x0 = x.copy()
@@ -210,8 +255,7 @@ def test_grad_2d_rows_broadcast_v(op, shape_v):
     with tx.disable_jit():
         _, t = tx.jvp(ROWS[op], (x, v), (tx_, tv))
     np.testing.assert_allclose(t, fd, rtol=1e-5, atol=1e-6)
-    if shape_v != (5, 1):
-        assert_tree_allclose(tx.jit(tx.grad(ROWS[op], argnums=(0, 1)))(x, v), got)
+    assert_tree_allclose(tx.jit(tx.grad(ROWS[op], argnums=(0, 1)))(x, v), got)
 
 
 def test_multiply_with_zero_updates():
@@ -350,4 +394,6 @@ def test_grad_of_vmap_and_vmap_of_grad(op):
     assert_tree_allclose(tuple(vg), want, rtol=1e-5, atol=1e-6)
     assert_tree_allclose(tuple(gv), want, rtol=1e-5, atol=1e-6)
     jitted = tx.jit(tx.grad(lambda X, V: np.sum(tx.vmap(f)(X, I, V)), argnums=(0, 1)))(X, V)
+    assert_tree_allclose(tuple(jitted), want, rtol=1e-5, atol=1e-6)
+    jitted = tx.jit(tx.vmap(tx.grad(f, argnums=(0, 2))))(X, I, V)
     assert_tree_allclose(tuple(jitted), want, rtol=1e-5, atol=1e-6)

@@ -1119,6 +1119,24 @@ def _iteration_item(items, k):
     return lambda items, k: items[k]
 
 
+def _flat_rows(b, m, trailing):
+    """``b`` broadcast to ``m`` rows of shape ``trailing`` (the selection of
+    an index array or mask), flat; a number: one entry."""
+    return None
+
+
+@overload(_flat_rows, jit_options=_CACHED)
+def _flat_rows_impl(b, m, trailing):
+    if _is_array(b):
+        def rows(b, m, trailing):
+            target = (m,) + trailing
+            out = np.empty(target, b.dtype)
+            out[...] = np.broadcast_to(b, target)
+            return out.reshape(-1)
+        return rows
+    return lambda b, m, trailing: np.full(1, b)
+
+
 @overload(runtime.unindex, jit_options=_CACHED)
 def _unindex(x, index, g):
     if not _is_array(x):
@@ -1137,17 +1155,15 @@ def _unindex(x, index, g):
         raise TypingError("unindex: only integers, slices, 1-d integer arrays and boolean "
                           "masks are compiled")
     mask = isinstance(index.dtype, types.Boolean)
-    g_array = _is_array(g)
+    lead = index.ndim if mask else 1        # axes the index selects over
 
     def scatter(x, index, g):
         z = np.zeros(x.shape, np.float64)
         zf = z.reshape(-1)
         flat_index = np.ascontiguousarray(index).reshape(-1)
         row = zf.size // max(x.shape[0] if not mask else flat_index.size, 1)
-        if g_array:
-            gf = np.ascontiguousarray(g).reshape(-1)
-        else:
-            gf = np.full(1, g)
+        m = flat_index.size if not mask else np.sum(flat_index)
+        gf = _flat_rows(g, m, x.shape[lead:])   # g broadcast to the selected rows
         n = gf.size
         j = 0
         for i in range(flat_index.size):
@@ -1572,16 +1588,14 @@ def _ufunc_at_overload(op):
                               "integers, slices, 1-d integer arrays and boolean masks are "
                               "compiled")
         mask = isinstance(indices.dtype, types.Boolean)
-        b_array = _is_array(b)
+        lead = indices.ndim if mask else 1      # axes the index selects over
 
         def scatter(a, indices, b):
             af = a.reshape(-1)
             flat_index = np.ascontiguousarray(indices).reshape(-1)
-            row = af.size // max(a.shape[0], 1)
-            if b_array:
-                bf = np.ascontiguousarray(b).reshape(-1)
-            else:
-                bf = np.full(1, b)
+            row = af.size // max(a.shape[0] if not mask else flat_index.size, 1)
+            m = flat_index.size if not mask else np.sum(flat_index)
+            bf = _flat_rows(b, m, a.shape[lead:])   # b broadcast to the selected rows
             n = bf.size
             j = 0
             for i in range(flat_index.size):
