@@ -258,6 +258,40 @@ def test_grad_2d_rows_broadcast_v(op, shape_v):
     assert_tree_allclose(tx.jit(tx.grad(ROWS[op], argnums=(0, 1)))(x, v), got)
 
 
+def basic_min(x, v, i):
+    return np.sum(np.sin(x.at[i].min(v)) * np.cos(x)) + np.sum(np.sin(x.at[1:3].min(v)))
+
+
+def basic_max(x, v, i):
+    return np.sum(np.sin(x.at[i].max(v)) * np.cos(x)) + np.sum(np.sin(x.at[1:3].max(v)))
+
+
+def basic_multiply(x, v, i):
+    return np.sum(np.sin(x.at[i].multiply(v)) * np.cos(x)) + \
+        np.sum(np.sin(x.at[1:3].multiply(v)))
+
+
+BASIC = {"min": basic_min, "max": basic_max, "multiply": basic_multiply}
+
+
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("i", [2, -1, 0])
+def test_grad_basic_indices(op, i):
+    """An int or a slice (which cannot repeat): same rules, eager and jit."""
+    rng = np.random.default_rng(12)
+    x, v = _untied(rng, (4, 3), (3,))
+    x, v = x * 0.3, v * 0.3
+
+    def ref(x, v):
+        return np.sum(np.sin(reference(op, x, i, v)) * np.cos(x)) + \
+            np.sum(np.sin(reference(op, x, slice(1, 3), v)))
+    want = numerical_grad(ref, (x, v), argnum=(0, 1))
+    with tx.disable_jit():
+        got = tx.grad(BASIC[op], argnums=(0, 1))(x, v, i)
+    assert_tree_allclose(got, want, rtol=1e-5, atol=1e-6)
+    assert_tree_allclose(tx.jit(tx.grad(BASIC[op], argnums=(0, 1)))(x, v, i), got)
+
+
 def test_multiply_with_zero_updates():
     """Zeros among the updates (one, and two at the same slot): the product
     rule counts them apart, no 0/0."""

@@ -1631,16 +1631,22 @@ def _as_slice_index_impl(index, n):
     return impl
 
 
-def _index_overload(fn):
+def _index_overload(fn, selected):
     """Helpers of ``x.at[index].<op>(v)`` for the index kinds the compiled
-    ``np.<ufunc>.at`` takes; an integer index runs as its one-row slice."""
+    ``np.<ufunc>.at`` takes; an integer index runs as its one-row slice
+    (``selected``: the result is shaped like ``x[index]``, so its one row
+    is taken; otherwise it is shaped like ``x``)."""
     def make(x, index, *rest):
         if not _is_array(x):
             raise TypingError(f"{fn.__name__}: x must be an array")
-        if isinstance(index, types.Integer):
+        if isinstance(index, types.Integer) and selected:
             def one(x, index, *rest):
                 return fn(x, _as_slice_index(index, x.shape[0]), *rest)[0]
             return one
+        if isinstance(index, types.Integer):
+            def whole_x(x, index, *rest):
+                return fn(x, _as_slice_index(index, x.shape[0]), *rest)
+            return whole_x
         if not (isinstance(index, types.SliceType) or _is_array(index) and (
                 index.ndim == 1 or isinstance(index.dtype, types.Boolean))):
             raise TypingError(f"{fn.__name__}: only integers, slices, 1-d integer arrays and "
@@ -1689,9 +1695,9 @@ def _others_at(x, index, v):
                     np.where(n_zero_k == 0, base / safe, 0.0))
 
 
-overload(runtime.extremum_share_x, jit_options=_CACHED)(_index_overload(_share_x))
-overload(runtime.extremum_share_v, jit_options=_CACHED)(_index_overload(_share_v))
-overload(runtime.product_others_at, jit_options=_CACHED)(_index_overload(_others_at))
+overload(runtime.extremum_share_x, jit_options=_CACHED)(_index_overload(_share_x, False))
+overload(runtime.extremum_share_v, jit_options=_CACHED)(_index_overload(_share_v, True))
+overload(runtime.product_others_at, jit_options=_CACHED)(_index_overload(_others_at, True))
 
 
 def _updated_copy_overload(update):
