@@ -226,10 +226,9 @@ class Batcher:
                 eqn = ir.Eqn(eqn.outs, eqn.prim, atoms[:len(eqn.args)],
                              dict(zip(eqn.kwargs, atoms[len(eqn.args):])), eqn.params,
                              eqn.origin)
-        if eqn.prim.kind == "index_set" and eqn.prim.name in ("index_set", "index_add"):
+        if eqn.prim.kind == "index_set" and eqn.prim.name in _INDEX_HELPERS:
             x, idx, v = eqn.args
-            body = call("set_index" if eqn.prim.name == "index_set" else "add_index",
-                        x, ir.clone(idx), v)
+            body = call(_INDEX_HELPERS[eqn.prim.name], x, ir.clone(idx), v)
         elif eqn.prim.kind in ("index_set", "effect"):
             label = eqn.params.get("label", eqn.prim.name)
             raise TransformError(f"vmap has no batching rule for {label} on batched "
@@ -553,6 +552,9 @@ def _is_list(shape):
 
 # operations that update their first argument in place (see ``map_lanes``)
 _WRITES_FIRST = {"add_at"}
+# functional index updates as one call each (tangent_x/lanes.py), for map_lanes
+_INDEX_HELPERS = {"index_set": "set_index", "index_add": "add_index", "index_min": "min_index",
+                  "index_max": "max_index", "index_mul": "mul_index"}
 
 
 class PerExample(TransformError):

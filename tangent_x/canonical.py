@@ -431,14 +431,17 @@ class Converter(Calls, Mutation, ControlFlow, LaxCalls):
                 and call.func.attr == "at" and len(call.args) == 3 and not call.keywords \
                 and isinstance(call.args[0], gast.Name):
             func = self.expr(scope, call.func)
-            if isinstance(func, Static) and _same(func.obj, np.add.at):
-                # np.add.at(y, idx, v): repeated indices accumulate; a
-                # functional update (index_add) that aliases of y see
+            prim_name = next((p for p, ufunc in _AT_UFUNCS.items()
+                              if isinstance(func, Static) and _same(func.obj, ufunc.at)), None)
+            if prim_name is not None:
+                # np.add.at(y, idx, v) (or minimum/maximum/multiply): repeated
+                # indices combine; a functional update (index_add, index_min...)
+                # that aliases of y see
                 name_ = call.args[0].id
                 old = self.atom(scope, call.args[0])
                 self.check_joined(scope, call.args[0], old, self._live_after)
                 new = self.index_update(old, self.index_atom(scope, call.args[1]),
-                                        self.atom(scope, call.args[2]), "index_add", name_)
+                                        self.atom(scope, call.args[2]), prim_name, name_)
                 self.propagate(old, new)
                 self.bind(scope, name_, new)
                 return
@@ -577,6 +580,10 @@ def deps_current(deps):
 
 Converter.LocalFunction = LocalFunction
 Converter.Scope = Scope
+
+
+_AT_UFUNCS = {"index_add": np.add, "index_min": np.minimum, "index_max": np.maximum,
+              "index_mul": np.multiply}
 
 
 def _same(a, b):

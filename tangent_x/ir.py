@@ -261,8 +261,9 @@ def spell(eqn):
         copy_stmt = gast.Assign(targets=[name(out, gast.Store())],
                                 value=gast.Call(func=P.dotted("np.copy"), args=[x], keywords=[]),
                                 type_comment=None)
-        if eqn.prim.name == "index_add":     # repeated indices accumulate
-            update = gast.Expr(value=gast.Call(func=P.dotted("np.add.at"),
+        ufunc = {"index_add": "add", **P.AT_UFUNCS}.get(eqn.prim.name)
+        if ufunc is not None:     # repeated indices accumulate
+            update = gast.Expr(value=gast.Call(func=P.dotted(f"np.{ufunc}.at"),
                                                args=[name(out), idx, v], keywords=[]))
         else:
             update = gast.Assign(targets=[gast.Subscript(value=name(out),

@@ -22,7 +22,8 @@ registered primitive, so vectorised code can be transformed again.
 import numpy as np
 
 __all__ = ["map_lanes", "select_lanes", "broadcast_lanes", "move_lanes", "stack_lanes",
-           "unbroadcast_lanes", "set_index", "add_index", "broadcast_items", "lane_item", "finish_lanes", "unfinish_lanes"]
+           "unbroadcast_lanes", "set_index", "add_index", "min_index", "max_index", "mul_index",
+           "broadcast_items", "lane_item", "finish_lanes", "unfinish_lanes"]
 
 
 def _tree_map(fn, tree, *rest):
@@ -214,6 +215,28 @@ def add_index(x, index, value):
     as ``x.at[index].add(value)``), as a new array."""
     out = np.array(x, dtype=np.result_type(x, value))
     np.add.at(out, index, value)
+    return out
+
+
+def min_index(x, index, value):
+    """``x.at[index].min(value)`` as a new array: every value written at a
+    repeated index counts (``np.minimum.at``)."""
+    out = np.array(x, dtype=np.result_type(x, value))
+    np.minimum.at(out, index, value)
+    return out
+
+
+def max_index(x, index, value):
+    """``x.at[index].max(value)`` as a new array (``np.maximum.at``)."""
+    out = np.array(x, dtype=np.result_type(x, value))
+    np.maximum.at(out, index, value)
+    return out
+
+
+def mul_index(x, index, value):
+    """``x.at[index].multiply(value)`` as a new array (``np.multiply.at``)."""
+    out = np.array(x, dtype=np.result_type(x, value))
+    np.multiply.at(out, index, value)
     return out
 
 

@@ -12,8 +12,11 @@ import gast
 from . import ir, primitives as P
 from .naming import base_name, item_name
 
-_AT_UPDATES = {"set": None, "add": "index_add", "multiply": "mul",
-               "min": "minimum", "max": "maximum"}
+_AT_UPDATES = {"set": None, "add": "index_add", "multiply": "index_mul",
+               "min": "index_min", "max": "index_max"}
+# updates that combine every value written at a repeated index (JAX's
+# scatter-add/mul/min/max): one primitive each, spelled ``np.<ufunc>.at``
+_COMBINING = frozenset(("index_add", "index_mul", "index_min", "index_max"))
 
 
 class Mutation:
@@ -42,8 +45,8 @@ class Mutation:
         params = {}
         if ir.is_name(base) and base.id in self._containers:
             params["container"] = self._containers[base.id]
-        if binop == "index_add":     # x.at[idx].add(v): repeated indices accumulate
-            return self.emit(P.get("index_add"), [base, idx, value], params=params,
+        if binop in _COMBINING:     # x.at[idx].add(v): repeated indices accumulate
+            return self.emit(P.get(binop), [base, idx, value], params=params,
                              target=target, base=base_name("", base) or "updated")
         if binop is not None:
             old = self.emit(P.get("getitem"), [base, idx], base=base_name("", base) or "item")

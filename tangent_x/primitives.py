@@ -137,6 +137,11 @@ register(Primitive("namedtuple", "namedtuple", view=True))
 register(Primitive("assign", "assign", view=True))
 register(Primitive("index_set", "index_set"))
 register(Primitive("index_add", "index_set"))
+# x.at[idx].min/max/multiply(v): every update at a repeated index combines
+# (np.minimum.at / np.maximum.at / np.multiply.at on a copy), as in JAX
+AT_UFUNCS = {"index_min": "minimum", "index_max": "maximum", "index_mul": "multiply"}
+for _name in AT_UFUNCS:
+    register(Primitive(_name, "index_set"))
 register(Primitive("opaque", "opaque", differentiable=False, view=True))
 register(Primitive("custom_vjp_call", "custom"))
 register(Primitive("custom_jvp_call", "custom"))
@@ -233,7 +238,8 @@ register(Primitive("or_", "boolop", op=gast.Or, differentiable=False))
 from . import runtime as _runtime  # noqa: E402
 
 _RUNTIME_NONDIFF = {"zeros_like", "check_grad_output", "stop_gradient", "unbound", "map_lanes",
-                    "scan_length", "shaped", "is_array"}
+                    "scan_length", "shaped", "is_array", "extremum_share_x",
+                    "extremum_share_v"}
 for _name in _runtime.__all__:
     register(Primitive(_name, "effect" if _name == "check_grad_output" else "call",
                        fn=getattr(_runtime, _name), spelling=_name,

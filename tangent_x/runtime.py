@@ -23,6 +23,8 @@ __all__ = ["unbroadcast", "unreduce", "unindex", "unattr", "zeros_like",
            "unstack_steps",
            # reductions
            "prod_others",
+           # x.at[i].min/max/multiply(v)
+           "extremum_share_x", "extremum_share_v", "product_others_at",
            # shape ops
            "unconcatenate", "unhstack", "unstack", "untile", "unrepeat", "undiagonal",
            # contractions
@@ -116,6 +118,62 @@ def unindex(x, index, g):
     else:
         np.add.at(z, index, g)
     return z
+
+
+def _float_dtype(*arrays):
+    dtype = np.result_type(*[np.asarray(a).dtype for a in arrays])
+    return dtype if np.issubdtype(dtype, np.inexact) else np.dtype(np.float64)
+
+
+def _extremum_winners(x, index, v, ans):
+    """Which entries of ``x`` and of the updates ``v`` produced the result
+    ``ans`` of ``x.at[index].min(v)`` (or ``.max``), and how many tie there."""
+    ans = np.asarray(ans)
+    dtype = _float_dtype(ans, v)
+    won_x = (np.asarray(x) == ans).astype(dtype)
+    chosen = np.asarray(ans[index])
+    won_v = (np.broadcast_to(v, chosen.shape) == chosen).astype(dtype)
+    count = np.array(won_x)
+    np.add.at(count, index, won_v)
+    count[count == 0] = 1           # a NaN result: no entry wins, no gradient
+    return won_x, won_v, count
+
+
+def extremum_share_x(x, index, v, ans):
+    """The derivative of ``x.at[index].min(v)`` (or ``.max``) along ``x``,
+    entry by entry: 1 where ``x`` kept its value alone, 0 where an update
+    won, and 1/k where ``x`` ties with k-1 updates (ties split the gradient
+    evenly, as JAX's scatter_min/max and ``np.minimum``'s rules do)."""
+    won_x, _, count = _extremum_winners(x, index, v, ans)
+    return won_x / count
+
+
+def extremum_share_v(x, index, v, ans):
+    """The same along the updates: shaped like ``ans[index]`` (``v``
+    broadcast), 1 for the update that won its slot, 1/k for k ties."""
+    _, won_v, count = _extremum_winners(x, index, v, ans)
+    return won_v / np.asarray(count[index])
+
+
+def product_others_at(x, index, v):
+    """The derivative of ``x.at[index].multiply(v)`` along each update:
+    shaped like ``x[index]`` (``v`` broadcast), entry k is ``x[j]`` times the
+    product of the other updates written to the same slot ``j``.  Counted
+    with the zeros apart (not ``ans / v``), so zero updates are exact."""
+    x = np.asarray(x)
+    dtype = _float_dtype(x, v)
+    chosen_shape = np.shape(x[index])
+    vb = np.broadcast_to(np.asarray(v, dtype=dtype), chosen_shape)
+    zero = vb == 0
+    zeros = np.zeros(x.shape, dtype=np.int64)
+    np.add.at(zeros, index, zero.astype(np.int64))
+    nonzero_product = np.ones(x.shape, dtype=dtype)
+    np.multiply.at(nonzero_product, index, np.where(zero, 1, vb))
+    base = np.asarray((x * nonzero_product)[index])
+    n_zero = np.asarray(zeros[index])
+    safe = np.where(zero, 1, vb)
+    return np.where(zero, np.where(n_zero == 1, base, 0),
+                    np.where(n_zero == 0, base / safe, 0)).astype(dtype)
 
 
 def unattr(x, attr, g):

@@ -98,6 +98,7 @@ def test_every_batching_rule_is_exercised():
             tx.vmap(tx.grad(dot_loss, argnums=argnums), in_axes=(0, None))(
                 rng.normal(size=(4, 3)), rng.normal(size=(2, 3)))
         test_functional_index_add_matches_loop()
+        test_functional_index_min_max_multiply_match_loop()
         test_per_example_gradients_through_container_updates()
         test_augmented_assignment_keeps_float32()
         test_sharing_decided_per_example()
@@ -152,6 +153,33 @@ def test_functional_index_add_matches_loop():
     np.testing.assert_allclose(tx.vmap(at_add)(X, Y), expected)
     np.testing.assert_allclose(tx.vmap(at_add, in_axes=(None, 0))(X[0], Y),
                                np.stack([plain(X[0], y) for y in Y]))
+
+
+def at_combine(x, y):
+    idx = np.array([0, 0, 2])
+    z = x.at[idx].min(y)
+    z = z.at[idx].max(y * 0.5)
+    return z.at[idx].multiply(y)
+
+
+def at_combine_plain(x, y):     # NumPy's spelling: every update at a repeated index counts
+    idx = np.array([0, 0, 2])
+    z = np.array(x)
+    np.minimum.at(z, idx, y)
+    np.maximum.at(z, idx, y * 0.5)
+    np.multiply.at(z, idx, y)
+    return z
+
+
+def test_functional_index_min_max_multiply_match_loop():
+    rng = np.random.default_rng(16)
+    X, Y = rng.normal(size=(4, 3)), rng.normal(size=(4, 3))
+    np.testing.assert_allclose(tx.vmap(at_combine)(X, Y),
+                               np.stack([at_combine_plain(x, y) for x, y in zip(X, Y)]))
+    np.testing.assert_allclose(tx.vmap(at_combine, in_axes=(None, 0))(X[0], Y),
+                               np.stack([at_combine_plain(X[0], y) for y in Y]))
+    np.testing.assert_allclose(tx.vmap(at_combine, in_axes=(0, None))(X, Y[0]),
+                               np.stack([at_combine_plain(x, Y[0]) for x in X]))
 
 
 # --- control flow -------------------------------------------------------------

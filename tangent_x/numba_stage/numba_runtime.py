@@ -36,7 +36,8 @@ __all__ = ["sum_axes", "mean_axes", "max_axes", "min_axes", "prod_axes", "var_ax
            "min_axes_keepdims", "prod_axes_keepdims", "var_axes_keepdims",
            "std_axes_keepdims", "transpose", "squeeze", "expand_dims",
            "moveaxis", "broadcast_to", "cumsum", "flip", "dot", "matmul", "inner", "reshape",
-           "clip", "ndim", "size", "array", "add_at", "whole", "mask_select", "mask_assign",
+           "clip", "ndim", "size", "array", "add_at", "minimum_at", "maximum_at",
+           "multiply_at", "whole", "mask_select", "mask_assign",
            "add_matmul_adjoint_lhs", "add_matmul_adjoint_rhs", "grown"]
 
 
@@ -1163,6 +1164,24 @@ def _iteration_item(items, k):
     return lambda items, k: items[k]
 
 
+def _flat_rows(b, m, trailing):
+    """``b`` broadcast to ``m`` rows of shape ``trailing`` (the selection of
+    an index array or mask), flat; a number: one entry."""
+    return None
+
+
+@overload(_flat_rows, jit_options=_CACHED)
+def _flat_rows_impl(b, m, trailing):
+    if _is_array(b):
+        def rows(b, m, trailing):
+            target = (m,) + trailing
+            out = np.empty(target, b.dtype)
+            out[...] = np.broadcast_to(b, target)
+            return out.reshape(-1)
+        return rows
+    return lambda b, m, trailing: np.full(1, b)
+
+
 @overload(runtime.unindex, jit_options=_CACHED)
 def _unindex(x, index, g):
     if not _is_array(x):
@@ -1181,17 +1200,15 @@ def _unindex(x, index, g):
         raise TypingError("unindex: only integers, slices, 1-d integer arrays and boolean "
                           "masks are compiled")
     mask = isinstance(index.dtype, types.Boolean)
-    g_array = _is_array(g)
+    lead = index.ndim if mask else 1        # axes the index selects over
 
     def scatter(x, index, g):
         z = np.zeros(x.shape, np.float64)
         zf = z.reshape(-1)
         flat_index = np.ascontiguousarray(index).reshape(-1)
         row = zf.size // max(x.shape[0] if not mask else flat_index.size, 1)
-        if g_array:
-            gf = np.ascontiguousarray(g).reshape(-1)
-        else:
-            gf = np.full(1, g)
+        m = flat_index.size if not mask else np.sum(flat_index)
+        gf = _flat_rows(g, m, x.shape[lead:])   # g broadcast to the selected rows
         n = gf.size
         j = 0
         for i in range(flat_index.size):
@@ -1564,6 +1581,191 @@ def _add_at_ufunc(a, indices, b):
     def scatter(a, indices, b):
         a += runtime.unindex(a, indices, b)
     return scatter
+
+
+def minimum_at(a, indices, b):
+    """``np.minimum.at(a, indices, b)`` (every value at a repeated index counts)."""
+    np.minimum.at(a, indices, b)
+
+
+def maximum_at(a, indices, b):
+    """``np.maximum.at(a, indices, b)``."""
+    np.maximum.at(a, indices, b)
+
+
+def multiply_at(a, indices, b):
+    """``np.multiply.at(a, indices, b)``."""
+    np.multiply.at(a, indices, b)
+
+
+@register_jitable
+def _combine(op, old, new):
+    if op == 2:
+        return old * new
+    if old != old or new != new:        # NaN propagates, as np.minimum does
+        return old + new
+    if op == 0:
+        return min(old, new)
+    return max(old, new)
+
+
+def _ufunc_at_overload(op):
+    """The compiled ``np.<ufunc>.at``: a basic index (which cannot repeat) in
+    one vectorised step, a 1-d integer array or a boolean mask on axis 0 one
+    selected row at a time, in order, so repeated rows combine."""
+    def impl_for(a, indices, b):
+        if not _is_array(a):
+            raise TypingError("np.<ufunc>.at needs an array to update")
+        if isinstance(indices, (types.Integer, types.SliceType)):
+            if op == 0:
+                def basic(a, indices, b):
+                    a[indices] = np.minimum(a[indices], b)
+            elif op == 1:
+                def basic(a, indices, b):
+                    a[indices] = np.maximum(a[indices], b)
+            else:
+                def basic(a, indices, b):
+                    a[indices] = a[indices] * b
+            return basic
+        if not (_is_array(indices) and (indices.ndim == 1 or
+                                        isinstance(indices.dtype, types.Boolean))):
+            raise TypingError("np.minimum.at / np.maximum.at / np.multiply.at: only "
+                              "integers, slices, 1-d integer arrays and boolean masks are "
+                              "compiled")
+        mask = isinstance(indices.dtype, types.Boolean)
+        lead = indices.ndim if mask else 1      # axes the index selects over
+
+        def scatter(a, indices, b):
+            af = a.reshape(-1)
+            flat_index = np.ascontiguousarray(indices).reshape(-1)
+            row = af.size // max(a.shape[0] if not mask else flat_index.size, 1)
+            m = flat_index.size if not mask else np.sum(flat_index)
+            bf = _flat_rows(b, m, a.shape[lead:])   # b broadcast to the selected rows
+            n = bf.size
+            j = 0
+            for i in range(flat_index.size):
+                if mask:
+                    if not flat_index[i]:
+                        continue
+                    k = i
+                else:
+                    k = flat_index[i]
+                    if k < 0:
+                        k += a.shape[0]
+                for r in range(row):
+                    af[k * row + r] = _combine(op, af[k * row + r], bf[(j * row + r) % n])
+                j += 1
+        return scatter
+    return impl_for
+
+
+for _helper, _op in ((minimum_at, 0), (maximum_at, 1), (multiply_at, 2)):
+    overload(_helper, jit_options=_CACHED)(_ufunc_at_overload(_op))
+
+
+def _as_slice_index(index, n):
+    """An integer index as the one-row slice it selects (``[i]`` -> ``[i:i+1]``)."""
+    return None
+
+
+@overload(_as_slice_index, jit_options=_CACHED)
+def _as_slice_index_impl(index, n):
+    def impl(index, n):
+        i = index + n if index < 0 else index
+        return slice(i, i + 1)
+    return impl
+
+
+def _index_overload(fn, selected):
+    """Helpers of ``x.at[index].<op>(v)`` for the index kinds the compiled
+    ``np.<ufunc>.at`` takes; an integer index runs as its one-row slice
+    (``selected``: the result is shaped like ``x[index]``, so its one row
+    is taken; otherwise it is shaped like ``x``)."""
+    def make(x, index, *rest):
+        if not _is_array(x):
+            raise TypingError(f"{fn.__name__}: x must be an array")
+        if isinstance(index, types.Integer) and selected:
+            def one(x, index, *rest):
+                return fn(x, _as_slice_index(index, x.shape[0]), *rest)[0]
+            return one
+        if isinstance(index, types.Integer):
+            def whole_x(x, index, *rest):
+                return fn(x, _as_slice_index(index, x.shape[0]), *rest)
+            return whole_x
+        if not (isinstance(index, types.SliceType) or _is_array(index) and (
+                index.ndim == 1 or isinstance(index.dtype, types.Boolean))):
+            raise TypingError(f"{fn.__name__}: only integers, slices, 1-d integer arrays and "
+                              "boolean masks are compiled")
+
+        def general(x, index, *rest):
+            return fn(x, index, *rest)
+        return general
+    return make
+
+
+@register_jitable
+def _extremum_winners(x, index, v, ans):
+    won_x = (x == ans) * 1.0
+    chosen = ans[index]
+    won_v = (v == chosen) * 1.0
+    count = won_x + runtime.unindex(ans, index, won_v)
+    count = np.where(count == 0, 1.0, count)
+    return won_x, won_v, count
+
+
+@register_jitable
+def _share_x(x, index, v, ans):
+    won_x, won_v, count = _extremum_winners(x, index, v, ans)
+    return won_x / count
+
+
+@register_jitable
+def _share_v(x, index, v, ans):
+    won_x, won_v, count = _extremum_winners(x, index, v, ans)
+    return won_v / count[index]
+
+
+@register_jitable
+def _others_at(x, index, v):
+    chosen = x[index] * 1.0
+    vb = chosen * 0.0 + v
+    zero = vb == 0
+    n_zero = runtime.unindex(x, index, zero * 1.0)
+    safe = np.where(zero, 1.0, vb)
+    nonzero_product = np.ones(x.shape)
+    multiply_at(nonzero_product, index, safe)
+    base = (x * nonzero_product)[index]
+    n_zero_k = n_zero[index]
+    return np.where(zero, np.where(n_zero_k == 1, base, 0.0),
+                    np.where(n_zero_k == 0, base / safe, 0.0))
+
+
+overload(runtime.extremum_share_x, jit_options=_CACHED)(_index_overload(_share_x, False))
+overload(runtime.extremum_share_v, jit_options=_CACHED)(_index_overload(_share_v, True))
+overload(runtime.product_others_at, jit_options=_CACHED)(_index_overload(_others_at, True))
+
+
+def _updated_copy_overload(update):
+    """``min_index``/``max_index``/``mul_index``: a copy of ``x`` in the
+    common dtype, then the compiled ``np.<ufunc>.at``."""
+    def make(x, index, value):
+        if not _is_array(x):
+            raise TypingError("x.at[index] updates need an array")
+        value_dtype = as_dtype(value.dtype if _is_array(value) else value)
+        dtype = from_dtype(np.result_type(as_dtype(x.dtype), value_dtype))
+
+        def impl(x, index, value):
+            out = np.empty(x.shape, dtype)
+            out[...] = x
+            update(out, index, value)
+            return out
+        return impl
+    return make
+
+
+for _helper, _at in ((runtime.min_index, minimum_at), (runtime.max_index, maximum_at),
+                     (runtime.mul_index, multiply_at)):
+    overload(_helper, jit_options=_CACHED)(_updated_copy_overload(_at))
 
 
 def whole(x):

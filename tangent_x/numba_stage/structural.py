@@ -510,6 +510,9 @@ _SIGNATURES = {
     "inner": ["a", "b"],
     "array": ["object"],
     "add_at": ["a", "indices", "b"],
+    "minimum_at": ["a", "indices", "b"],
+    "maximum_at": ["a", "indices", "b"],
+    "multiply_at": ["a", "indices", "b"],
 }
 _DEFAULTS = {"transpose": {"axes": None}, "squeeze": {"axis": None},
              "cumsum": {"axis": None}, "flip": {"axis": None}}
@@ -518,6 +521,8 @@ for _name in ("transpose", "squeeze", "expand_dims", "moveaxis", "broadcast_to",
               "flip", "dot", "matmul", "reshape", "clip", "ndim", "size", "array", "inner"):
     REWRITES[getattr(np, _name)] = _by_helper(_name)
 REWRITES[np.add.at] = _by_helper("add_at")
+for _name in ("minimum", "maximum", "multiply"):
+    REWRITES[getattr(np, _name).at] = _by_helper(f"{_name}_at")
 
 
 @handles(reversed)

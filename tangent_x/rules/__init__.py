@@ -71,5 +71,5 @@ def tangent_maker(*keys):
 def load_all():
     """Import every rule module (they register themselves)."""
     from . import structural, arithmetic, numpy_math, reductions, shapes, linalg  # noqa: F401
-    from . import batching, lanes  # noqa: F401
+    from . import batching, lanes, at_updates  # noqa: F401
     from . import random  # noqa: F401

@@ -362,7 +362,7 @@ def getitem(eqn, b):
     return _respell(eqn, [x, new])
 
 
-@batching("index_set", "index_add")
+@batching("index_set", "index_add", "index_min", "index_max", "index_mul")
 def index_set(eqn, b):
     x, idx, v = eqn.args
     if eqn.params.get("container") in ("dict", "list"):
