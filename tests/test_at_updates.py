@@ -3,7 +3,11 @@ repeated index combines (JAX's scatter-min/max/mul, NumPy's
 ``np.minimum.at`` / ``np.maximum.at`` / ``np.multiply.at``), not the last
 write.  Values against ``np.<ufunc>.at`` on a copy; derivatives against
 central finite differences of that reference at points without ties;
-vmap against a loop over examples; jit against eager."""
+vmap against a loop over examples; jit against eager.
+
+Compiling every variant takes minutes (Numba), so this file runs in CI's
+slow step; ``test_at_updates_eager.py`` checks the same updates eagerly in
+the default run."""
 import numpy as np
 import pytest
 
@@ -60,6 +64,8 @@ def loss_reference(op):
 
 
 OPS = ["min", "max", "multiply"]
+
+pytestmark = pytest.mark.slow
 
 
 def _untied(rng, shape_x, shape_v):
