@@ -390,10 +390,18 @@ class ControlFlow:
         body_live = loaded_names(stmt.body) | set(live_after)
         carry = self.carried(scope, stmt.body, set(), live_after)
         index = self.namer.fresh(stmt.target.id if fetch is None else "k")
+        viewed = self.iterated_in_place(scope, stmt, fetch)
+        if viewed is not None and viewed not in carry:
+            carry = carry + [viewed]
 
         def body():
             if fetch is None:
                 scope.locals[stmt.target.id] = ir.name(index)
+            elif viewed is not None:     # ``row`` is ``x[k]``: a view of x's row, or a number
+                base = scope.locals[viewed]
+                item = self.emit(P.get("getitem"), [base, ir.name(index)], target=stmt.target.id)
+                self.bind(scope, stmt.target.id, item)
+                self._add_view(item, base, ir.name(index))
             else:
                 self.bind_atom(scope, stmt.target, fetch(ir.name(index)))
             self.block(scope, stmt.body, body_live)
@@ -419,6 +427,17 @@ class ControlFlow:
             self.block(scope, stmt.body, live)
         if stmt.orelse:
             self.block(scope, stmt.orelse, live_after)
+
+    def iterated_in_place(self, scope, stmt, fetch):
+        """``for row in x: row *= 2`` (or ``row[i] = v``) changes ``x`` when
+        ``row`` is a view (``x`` 2-d): the name ``x``, which the loop then
+        carries and whose row ``row`` is in each step; None otherwise."""
+        if fetch is None or not isinstance(stmt.iter, gast.Name) or \
+                not isinstance(stmt.target, gast.Name) or \
+                not ir.is_name(scope.locals.get(stmt.iter.id)):
+            return None
+        changed = stored_names(stmt.body, binds=False) | aug_assigned(stmt.body)
+        return stmt.iter.id if stmt.target.id in changed else None
 
     def loop_bounds(self, scope, stmt):
         """(start, stop, step, fetch): ``fetch(k)`` gives the item of step ``k``

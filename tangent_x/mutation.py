@@ -105,13 +105,17 @@ class Mutation:
             return
         if old.id in self._carry_guard:
             name_, others = self._carry_guard[old.id]
+            # ``loop_items``: what ``exits`` names the array a ``for`` iterates over
+            others = [f"the array the loop iterates over ('{o}')" if o.startswith("loop_items")
+                      else o for o in others]
+            copy = (f"iterate over a copy" if others[0].startswith("the array")
+                    else f"copy before the loop ({others[0]} = {name_}.copy())")
             raise self.error(
                 f"'{name_}' is changed in place in this loop (an item update, or 'op=' on "
-                f"an array) while '{others[0]}' names the same array, and the loop also "
+                f"an array) while {_quoted(others[0])} names the same array, and the loop also "
                 f"rebinds one of them: which names share the array then changes from one "
                 f"iteration to the next", None,
-                f"copy before the loop ({others[0]} = {name_}.copy()), or write "
-                f"'{name_} = {name_} + ...' instead of '{name_} += ...'")
+                f"{copy}, or write '{name_} = {name_} + ...' instead of '{name_} += ...'")
         self._rebind(old, new)
         self._refresh_views(old, new, skip=None)
         view = self._views.get(old.id)
@@ -361,3 +365,5 @@ def looks_basic(idx):
     return True
 
 
+def _quoted(name_):
+    return name_ if name_.startswith("the array") else f"'{name_}'"

@@ -187,3 +187,40 @@ def test_sharing_that_changes_between_iterations_is_refused(fn, words):
     assert "test_shared_arrays.py" in str(info.value)
     for w in words:
         assert w in str(info.value)
+
+
+# ``for row in x``: row is a view of x's row (x 2-d) or a number (x 1-d).
+
+def rows_scaled_in_place(x, y):
+    for row in x:
+        row *= y                   # x's row, when row is a view
+        row = row + 1.0            # then a new array
+    return np.sum(x * x)
+
+
+def items_bumped(x, y):
+    t = 0.0
+    for v in x:
+        v += y                     # a number (x 1-d) or x's row
+        t = t + np.sum(v)
+    return t * np.sum(x)
+
+
+def row_item_written(x, y):
+    for row in x:
+        row[0] = row[1] * y
+    return np.sum(x * x)
+
+
+@pytest.mark.parametrize("fn, shape", [(rows_scaled_in_place, (2, 3)), (items_bumped, (3,)),
+                                       (items_bumped, (2, 3)), (row_item_written, (2, 3))])
+def test_loop_variable_changed_in_place(fn, shape):
+    x, y = _x(shape), 0.6
+    value, grads = tx.value_and_grad(fn, argnums=(0, 1))(x, y)
+    assert_tree_allclose(value, _plain(fn, x, y), rtol=1e-12, atol=1e-12)
+    for argnum in (0, 1):
+        assert_tree_allclose(grads[argnum], numerical_grad(lambda *a: _plain(fn, *a), (x, y),
+                                                           argnum), rtol=1e-6, atol=1e-7)
+    xs = np.stack([x, 2.0 * x])
+    assert_tree_allclose(tx.vmap(fn, in_axes=(0, None))(xs, y),
+                         np.array([_plain(fn, xs[0], y), _plain(fn, xs[1], y)]))
