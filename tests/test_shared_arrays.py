@@ -148,7 +148,14 @@ def base_written_in_loop(x, y):
 
 @pytest.mark.parametrize("fn", [view_written_in_loop, base_written_in_loop])
 def test_view_and_base_in_a_loop(fn):
-    x, y = _x((2, 3)), 0.6
+    x, y = _check_loop(fn, (2, 3))
+    assert_tree_allclose(tx.jit(fn)(x, y), _plain(fn, x, y), rtol=1e-12)
+
+
+def _check_loop(fn, shape):
+    """Value and gradient against NumPy and differences, vmap against a
+    loop over examples; returns the point checked."""
+    x, y = _x(shape), 0.6
     value, grads = tx.value_and_grad(fn, argnums=(0, 1))(x, y)
     assert_tree_allclose(value, _plain(fn, x, y), rtol=1e-12, atol=1e-12)
     for argnum in (0, 1):
@@ -157,7 +164,7 @@ def test_view_and_base_in_a_loop(fn):
     xs = np.stack([x, 2.0 * x])
     assert_tree_allclose(tx.vmap(fn, in_axes=(0, None))(xs, y),
                          np.array([_plain(fn, xs[0], y), _plain(fn, xs[1], y)]))
-    assert_tree_allclose(tx.jit(fn)(x, y), _plain(fn, x, y), rtol=1e-12)
+    return x, y
 
 
 def aug_of_view_in_loop(x):
@@ -215,12 +222,4 @@ def row_item_written(x, y):
 @pytest.mark.parametrize("fn, shape", [(rows_scaled_in_place, (2, 3)), (items_bumped, (3,)),
                                        (items_bumped, (2, 3)), (row_item_written, (2, 3))])
 def test_loop_variable_changed_in_place(fn, shape):
-    x, y = _x(shape), 0.6
-    value, grads = tx.value_and_grad(fn, argnums=(0, 1))(x, y)
-    assert_tree_allclose(value, _plain(fn, x, y), rtol=1e-12, atol=1e-12)
-    for argnum in (0, 1):
-        assert_tree_allclose(grads[argnum], numerical_grad(lambda *a: _plain(fn, *a), (x, y),
-                                                           argnum), rtol=1e-6, atol=1e-7)
-    xs = np.stack([x, 2.0 * x])
-    assert_tree_allclose(tx.vmap(fn, in_axes=(0, None))(xs, y),
-                         np.array([_plain(fn, xs[0], y), _plain(fn, xs[1], y)]))
+    _check_loop(fn, shape)
