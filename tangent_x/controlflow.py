@@ -73,6 +73,12 @@ def aug_assigned(stmts):
             if isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name)}
 
 
+def changed_names(stmts):
+    """(names changed in place -- maybe, for ``y op= v`` --, names rebound)."""
+    return (stored_names(stmts, binds=False) | aug_assigned(stmts),
+            stored_names(stmts, updates=False))
+
+
 def always_returns(stmts):
     """After ``exits`` ran, an ``if`` holding a return returns on every path."""
     if not stmts:
@@ -252,8 +258,7 @@ class ControlFlow:
         rebound, which array the view is of changes between iterations:
         ``guarded``, as for aliases.  Returns ([(view name, base name,
         index)], {name: [names it shares with]})."""
-        mutated = stored_names(stmts, binds=False) | aug_assigned(stmts)
-        rebound = stored_names(stmts, updates=False)
+        mutated, rebound = changed_names(stmts)
         by_atom = {}
         for n in carry:
             v = scope.locals.get(n)
@@ -295,8 +300,7 @@ class ControlFlow:
         carried-in array in place is reported (``guarded``) rather than
         computed wrongly.  Returns ({name: first carried name sharing its
         value}, {name: the other names of its group})."""
-        mutated = stored_names(stmts, binds=False) | aug_assigned(stmts)
-        rebound = stored_names(stmts, updates=False)
+        mutated, rebound = changed_names(stmts)
         groups = {}
         for n in carry:
             v = scope.locals.get(n)
