@@ -174,3 +174,30 @@ def test_tuple_returned_from_inside_a_loop(x):
     # tapes the value before the return ran (None) with the later tuples
     with pytest.raises(tx.TransformError, match="test_jit_unify.py"):
         tx.jit(tx.grad(_loss_of_tuple, argnums=(0, 1)))(x, y)
+
+
+def numbers_returned_from_inside_a_loop(x, y):
+    w = np.tanh(y)
+    while w < 0.9:
+        if x >= -0.1:
+            return (y, y * 2.0)
+        w = w + 0.3
+    return (w * 0.5, y * x)
+
+
+def _loss_of_numbers(x, y):
+    first, second = numbers_returned_from_inside_a_loop(x, y)
+    return first * 2.0 + np.sum(second)
+
+
+@pytest.mark.parametrize("x", [0.5, -0.454])
+def test_jit_grad_of_numbers_returned_from_inside_a_loop(x):
+    # (fuzzed seed 55) the tape of the return's value gets None in the first
+    # trial pass and numbers once the return's carry is known; and the join
+    # of leaf 1 of return_value_bar must not be named like the adjoint's own
+    # variable return_value_bar_1
+    y = -0.993
+    want = numerical_grad(_loss_of_numbers, (x, y), 0), numerical_grad(_loss_of_numbers, (x, y), 1)
+    assert_tree_allclose(tx.grad(_loss_of_numbers, argnums=(0, 1))(x, y), want, rtol=1e-6)
+    assert_tree_allclose(tx.jit(tx.grad(_loss_of_numbers, argnums=(0, 1)))(x, y),
+                         tx.grad(_loss_of_numbers, argnums=(0, 1))(x, y), rtol=1e-12)

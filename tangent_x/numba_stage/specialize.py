@@ -378,8 +378,12 @@ class Specializer:
         self.globals = globals_
         self.linemap = linemap or {}
         self.origin = origin
-        self.namer = Namer({n.id for n in ast.walk(func) if isinstance(n, ast.Name)} |
-                           {a.arg for a in func.args.args} | set(globals_))
+        # the function's own variable names: a leaf of a joined or carried
+        # container is never named like one of them (``return_value_1``
+        # for leaf 1 of ``return_value`` may be another variable)
+        self.source_names = {n.id for n in ast.walk(func) if isinstance(n, ast.Name)} | \
+            {a.arg for a in func.args.args}
+        self.namer = Namer(self.source_names | set(globals_))
         self.bound = {}          # name in the numba module -> object
         self.unbound_starts = set()  # variables started as None before a loop (optional.py)
         self.static_loops = []   # while loops being unrolled: dynamic_ifs at their start
@@ -992,9 +996,12 @@ class Specializer:
             env[name] = self.merge(a, b, name, [(code_a, env_a), (code_b, env_b)])
         return env
 
-    def merge(self, a, b, hint, sides):
+    def merge(self, a, b, hint, sides, root=None):
         """A value that is ``a`` on one side and ``b`` on the other (each
-        side: its code and env), with new variables where they differ."""
+        side: its code and env), with new variables where they differ.
+        ``root`` is the variable being joined (``hint`` names one of its
+        leaves, ``return_value_1``, which may be another variable's name)."""
+        root = hint if root is None else root
         if same(a, b):
             return a
         if isinstance(a, list) and isinstance(b, list) and len(a) != len(b):
@@ -1005,7 +1012,8 @@ class Specializer:
             # says whether it did): one optional variable per leaf
             like = b if _none(a) else a
             nones = rebuild(like, [Const(None)] * len(children(like)))
-            return self.merge(nones if _none(a) else a, nones if _none(b) else b, hint, sides)
+            return self.merge(nones if _none(a) else a, nones if _none(b) else b, hint, sides,
+                              root)
         if is_container(a) or is_container(b):
             if type(a) is not type(b) or len(a) != len(b) or (
                     isinstance(a, dict) and list(a) != list(b)):
@@ -1013,11 +1021,11 @@ class Specializer:
                           "on another: a compiled variable needs one structure",
                           "make the paths agree, or mark the value deciding the path static")
             keys = list(a.keys()) if isinstance(a, dict) else range(len(a))
-            return rebuild(a, [self.merge(x, y, f"{hint}_{k}", sides)
+            return rebuild(a, [self.merge(x, y, f"{hint}_{k}", sides, root)
                                for k, x, y in zip(keys, children(a), children(b))])
         if isinstance(a, Tape) or isinstance(b, Tape):
             self.fail(f"the list '{hint}' is filled differently on two paths")
-        name = self._join_name(hint, sides)
+        name = self._join_name(hint, sides, root)
         for (code, _), value in zip(sides, (a, b)):
             if isinstance(value, Dyn) and value.name == name:
                 continue
@@ -1064,9 +1072,14 @@ class Specializer:
         self.joined_lists[key] = (a, b, tape)     # holds a, b: their ids stay theirs
         return tape
 
-    def _join_name(self, hint, sides):
+    def _join_name(self, hint, sides, root):
         """The variable joining two paths: the source name itself when that
-        name is not read by anything else, else a fresh one."""
+        name is not read by anything else, else a fresh one.  A leaf's hint
+        (``return_value_bar_1`` for leaf 1 of ``return_value_bar``) that is
+        another variable's name is never reused: the join would overwrite
+        that variable."""
+        if hint != root and hint in self.source_names:
+            return self.fresh(hint)
         if hint.isidentifier() and not any(mentions(v, hint) for _, env in sides
                                            for k, v in env.items() if k != hint):
             self.taken.add(hint)
@@ -1217,10 +1230,11 @@ class Specializer:
         zeros become zeros, lists that grow become tapes)."""
         assigned = _assigned(stmt)
         carried = _Carry()
-        for _ in range(6):
+        for _ in range(8):
             entry = dict(self.env)
             trial = self.trial(stmt, iterable, static_range, carried)
             widened = False
+            pending = []
             for name in assigned:
                 if name not in trial:
                     continue
@@ -1232,8 +1246,20 @@ class Specializer:
                     continue
                 if name in carried.names and _covers(carried.names[name], new):
                     continue
+                if isinstance(old, list) and not old and isinstance(new, list) and \
+                        new and _none(new[-1]) and name not in carried.names:
+                    # a tape that got None: the value pushed may be None only
+                    # before another carry widens it (an early return's value,
+                    # None until the return, then a tuple): the tape's
+                    # element structure is decided once the others settle
+                    pending.append((name, old, new))
+                    continue
                 self.carry(name, old, new, carried)
                 widened = True
+            if not widened:
+                for name, old, new in pending:
+                    self.carry(name, old, new, carried)
+                    widened = True
             if not widened:
                 break
         else:
@@ -1316,7 +1342,7 @@ class Specializer:
         self.initialize(canon, old, sized=name in self.stacks)
         self.env[name] = canon
 
-    def canonical(self, old, new, hint):
+    def canonical(self, old, new, hint, leaf=False):
         if isinstance(old, list) and isinstance(new, list) and len(new) > len(old) and \
                 all(same(a, b) for a, b in zip(old, new)):
             if old:
@@ -1342,7 +1368,7 @@ class Specializer:
         if is_container(old) and is_container(new) and type(old) is type(new) and \
                 len(old) == len(new) and (not isinstance(old, dict) or list(old) == list(new)):
             keys = list(old.keys()) if isinstance(old, dict) else range(len(old))
-            return rebuild(old, [self.canonical(a, b, f"{hint}_{k}")
+            return rebuild(old, [self.canonical(a, b, f"{hint}_{k}", leaf=True)
                                  for k, a, b in zip(keys, children(old), children(new))])
         if is_container(old) or is_container(new):
             self.fail(f"'{hint}' changes structure in a loop ({describe(old)} becomes "
@@ -1352,8 +1378,10 @@ class Specializer:
             return old
         if isinstance(old, Dyn) and old.name == hint:
             return old
+        if not hint.isidentifier() or (leaf and hint in self.source_names):
+            return Dyn(self.fresh(hint))
         self.taken.add(hint)
-        return Dyn(hint) if hint.isidentifier() else Dyn(self.fresh(hint))
+        return Dyn(hint)
 
     def tape_template(self, item, hint, fresh=True):
         """``item``'s structure with each leaf a new list variable (``fresh``
