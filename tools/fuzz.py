@@ -3,6 +3,7 @@ checked against its reference, a table of verdicts per mode.
 
     python tools/fuzz.py --n 300 --seed 0                    # the fast modes
     python tools/fuzz.py --n 100 --seed 5000 --modes jit,jit_grad,jit_vmap
+    python tools/fuzz.py --n 20 --modes jit_vmap_grad      # per-example gradients compiled
     python tools/fuzz.py --n 50 --modes all --show           # print each failure
     python tools/fuzz.py --n 50 --shrink                     # failures -> tests/fuzz_regressions/
 
@@ -42,7 +43,7 @@ def main(argv=None):
     parser.add_argument("--n", type=int, default=100)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--modes", default="fast",
-                        help="comma-separated modes, or fast, jit, all "
+                        help="comma-separated modes, or fast, jit, jit_extra, all "
                              f"(modes: {', '.join(oracles.MODES)})")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--show", action="store_true", help="print every wrong and crash")
@@ -51,7 +52,8 @@ def main(argv=None):
     parser.add_argument("--keep", help="write the programs in this directory")
     parser.add_argument("--verbose", action="store_true", help="a line per program as it ends")
     args = parser.parse_args(argv)
-    groups = {"fast": oracles.FAST_MODES, "jit": oracles.JIT_MODES, "all": oracles.MODES}
+    groups = {"fast": oracles.FAST_MODES, "jit": oracles.JIT_MODES,
+              "jit_extra": oracles.EXTRA_JIT_MODES, "all": oracles.MODES}
     modes = [m for part in args.modes.split(",") for m in groups.get(part, [part])]
     unknown = [m for m in modes if m not in oracles.CHECKS]
     if unknown:
