@@ -384,3 +384,69 @@ def _repeat(a, repeats, axis):
                 j += 1
         return np.ascontiguousarray(np.moveaxis(out.reshape(shape(out.shape[0], moved)), 0, ax))
     return impl
+
+
+# --- reductions of a tuple of numbers (a shape) -------------------------------
+# ``np.prod(x.shape)``, ``np.sum(x.shape[1:])``: NumPy reads the tuple as a
+# 1-d array; Numba has these reductions for arrays only.  An empty tuple
+# gives NumPy's identities (prod 1, sum 0); max/min of one raise as NumPy does.
+
+def _number_tuple(t):
+    """A tuple of numbers of one type (a shape; its items read by a run-time
+    index in the loop below), or the empty tuple."""
+    if isinstance(t, types.UniTuple):
+        return isinstance(t.dtype, (types.Integer, types.Float, types.Boolean))
+    return isinstance(t, types.Tuple) and len(t.types) == 0
+
+
+def _tuple_reduction(fn, start, combine, empty_error=None):
+    @overload(fn, jit_options=_CACHED)
+    def _reduce(a):
+        if not _number_tuple(a):
+            return None
+        if len(a.types) == 0:
+            if empty_error is not None:
+                def empty(a):
+                    raise ValueError(empty_error)
+                return empty
+            return lambda a: start
+        if all(isinstance(e, (types.Integer, types.Boolean)) for e in a.types):
+            cast = np.int64
+        else:
+            cast = np.float64
+
+        def reduce(a):
+            acc = cast(a[0])
+            for i in range(1, len(a)):
+                acc = combine(acc, cast(a[i]))
+            return acc
+        return reduce
+    return _reduce
+
+
+@register_jitable
+def _times(a, b):
+    return a * b
+
+
+@register_jitable
+def _plus(a, b):
+    return a + b
+
+
+@register_jitable
+def _larger(a, b):
+    return a if a >= b else b
+
+
+@register_jitable
+def _smaller(a, b):
+    return a if a <= b else b
+
+
+_EMPTY = "zero-size array to reduction operation {} which has no identity"
+_tuple_reduction(np.prod, 1, _times)
+_tuple_reduction(np.sum, 0, _plus)
+for _fn, _op, _name in ((np.max, _larger, "maximum"), (np.amax, _larger, "maximum"),
+                        (np.min, _smaller, "minimum"), (np.amin, _smaller, "minimum")):
+    _tuple_reduction(_fn, None, _op, _EMPTY.format(_name))
