@@ -247,11 +247,17 @@ def broadcast_items(items, batched, batch_size):
             for a, flag in zip(items, batched)]
 
 
-def lane_item(x, k):
-    """Example ``k`` of a batched pytree: ``a[k]`` for every leaf."""
+def lane_item(x, k, batched=None):
+    """Example ``k`` of a pytree whose leaves are batched (on axis 0) where
+    ``batched`` (a flag per leaf, flattened order; None: every leaf) says:
+    ``a[k]`` for those, the shared leaves as they are."""
     from . import tree_util
-    return tree_util.tree_map(
-        lambda a: a[k].item() if isinstance(a, WeakLanes) and np.ndim(a) == 1 else a[k], x)
+    leaves, treedef = tree_util.tree_flatten(x)
+    if batched is None:
+        batched = [True] * len(leaves)
+    return treedef.unflatten(
+        (a[k].item() if isinstance(a, WeakLanes) and np.ndim(a) == 1 else a[k]) if b else a
+        for a, b in zip(leaves, batched))
 
 
 def finish_lanes(x, batched, axes, batch_size):

@@ -494,7 +494,10 @@ def _loop_body(fn, inner, params, args, flags, batch_size, blocks, namer):
             call_args.append(gast.Subscript(value=ir.name(p), slice=ir.name(k),
                                             ctx=gast.Load()))
         else:
-            call_args.append(_call("lane_item", ir.name(p), ir.name(k)))
+            leaf_flags = tree_util.tree_leaves(flag)
+            call_args.append(_call("lane_item", ir.name(p), ir.name(k), gast.Tuple(
+                elts=[gast.Constant(value=bool(b), kind=None) for b in leaf_flags],
+                ctx=gast.Load())))
     callee = fn.name if fn.name.isidentifier() and fn.name not in params else "fn"
     loop = gast.For(target=ir.name(k, gast.Store()),
                     iter=_call("range", ir.name(batch_size)),

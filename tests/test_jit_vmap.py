@@ -146,6 +146,34 @@ def test_per_example_gradients_by_the_loop():
     np.testing.assert_allclose(got, tx.vmap(tx.grad(f))(xs), rtol=1e-12)
 
 
+def _uses_z_and_b_only(x, z, p):
+    y = z * p["b"]
+    while np.sum(y) < 4.0:
+        y = y * 1.5 + 0.1
+    return np.sum(np.sin(y))
+
+
+@pytest.mark.parametrize("in_axes", [0, (None, 0, {"b": 0, "w": None})])
+def test_per_example_gradients_of_unused_arguments_are_zeros(in_axes):
+    # (fuzzed seed 1, jit_vmap_grad) the loop over examples returned None
+    # for the gradient of an argument the function does not read: the
+    # symbolic zero of the compiled example had no value
+    xs, zs = np.linspace(-1.0, 1.0, 12).reshape(4, 3), np.linspace(0.1, 1.0, 12).reshape(4, 3)
+    ps = {"w": np.ones((4, 3)), "b": np.linspace(0.5, 1.0, 4)}
+    if in_axes != 0:
+        xs, ps = xs[0], {"w": ps["w"][0], "b": ps["b"]}
+    g = tx.grad(_uses_z_and_b_only, argnums=(0, 1, 2))
+    jitted = tx.jit(tx.vmap(g, in_axes=in_axes))
+    got = jitted(xs, zs, ps)
+    assert jitted.strategy(xs, zs, ps) == "loop"
+    want = tx.vmap(g, in_axes=in_axes)(xs, zs, ps)
+    assert tx.tree_util.tree_structure(got) == tx.tree_util.tree_structure(want)
+    for a, b in zip(tx.tree_util.tree_leaves(got), tx.tree_util.tree_leaves(want)):
+        assert np.shape(a) == np.shape(b) and np.asarray(a).dtype == np.asarray(b).dtype
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+    assert not np.any(got[0]) and not np.any(got[2]["w"])
+
+
 def ragged(x):
     return x[x > 0]
 

@@ -623,3 +623,34 @@ def test_plain_array_boundary_leaves_errors_to_the_general_path(in_axes, shapes,
     v = tx.vmap(lambda *a: a[0], in_axes=in_axes)
     with pytest.raises(ValueError, match=re.escape(message)):
         v(*(np.ones(s) for s in shapes))
+
+
+def _loop_with_dict_params(x, z, p):
+    y = z * p["b"] + np.sum(p["w"] * x)
+    while np.sum(y) < 4.0:
+        y = y * 1.5 + 0.1
+    return np.sum(np.sin(y))
+
+
+@pytest.mark.parametrize("method", [None, "loop"])
+@pytest.mark.parametrize("batch", [2, 4])
+def test_dict_with_shared_and_mapped_leaves_in_the_loop_strategy(method, batch):
+    # the loop strategy indexed every leaf of a dict argument by the
+    # example, the shared ones too: p['w'][k] (a wrong value) for k < 3,
+    # an IndexError past it
+    x = np.linspace(-1.0, 1.0, 3)
+    zs = np.linspace(0.1, 1.0, 3 * batch).reshape(batch, 3)
+    ps = {"w": np.array([0.3, -0.2, 0.5]), "b": np.linspace(0.5, 1.0, batch)}
+    in_axes = (None, 0, {"b": 0, "w": None})
+    g = tx.grad(_loop_with_dict_params, argnums=(0, 1, 2))
+    kwargs = {} if method is None else {"method": method}
+    got = tx.vmap(g, in_axes=in_axes, **kwargs)(x, zs, ps)
+    rows = [g(x, zs[k], {"w": ps["w"], "b": ps["b"][k]}) for k in range(batch)]
+    np.testing.assert_allclose(got[0], np.stack([r[0] for r in rows]), rtol=1e-12)
+    np.testing.assert_allclose(got[1], np.stack([r[1] for r in rows]), rtol=1e-12)
+    for key in ("w", "b"):
+        np.testing.assert_allclose(got[2][key], np.stack([r[2][key] for r in rows]), rtol=1e-12)
+    values = tx.vmap(_loop_with_dict_params, in_axes=in_axes, **kwargs)(x, zs, ps)
+    np.testing.assert_allclose(values, [_loop_with_dict_params(x, zs[k], {"w": ps["w"],
+                                                                          "b": ps["b"][k]})
+                                        for k in range(batch)], rtol=1e-12)

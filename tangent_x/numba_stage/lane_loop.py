@@ -49,7 +49,7 @@ import os
 
 import numpy as np
 
-from .. import modules, tree_util
+from .. import modules, runtime, tree_util
 from ..errors import TransformError
 from ..naming import Namer
 from . import Compiled, JitError, Jitted, _disabled
@@ -308,7 +308,28 @@ class LaneLoop:
         values, done = values[:-1], values[-1]
         if not done.all():
             self._rerun(leaves, np.flatnonzero(~done), values)
-        return _finish(self.compiled.plan.out, values, size, self.out_axes)
+        return _finish(self.compiled.plan.out, values, size, self.out_axes,
+                       self._zeros(leaves))
+
+    def _zeros(self, leaves):
+        """The zero of a symbolic zero result (the gradient of an argument
+        the function does not use), as one example's value: zeros shaped
+        like the argument leaf it is the cotangent of, without its mapped
+        axis.  Returns a function of the Zero's ``like``."""
+        params = dict(zip(self.compiled.plan.params, zip(leaves, self.leaf_axes)))
+
+        def zero(like):
+            if is_container(like):
+                return rebuild(like, [zero(c) for c in children(like)])
+            if isinstance(like, Dyn) and like.name in params:
+                leaf, axis = params[like.name]
+                example = leaf if axis is None else np.take(leaf, 0, axis=axis)
+                return runtime.zeros_like(example)
+            if isinstance(like, Const):
+                return runtime.zeros_like(like.value)
+            raise JitError(f"jit(vmap): a zero result of unknown shape ({like!r}) in "
+                           f"{self.name}; run it without jit")
+        return zero
 
     def _rerun(self, leaves, lanes, values):
         """Run the examples ``lanes`` one by one, outside ``prange``: an
@@ -462,19 +483,27 @@ class _Lane:
         self.batched = batched
 
 
-def _finish(out_av, values, size, out_axes):
+def _finish(out_av, values, size, out_axes, zero):
     """The pytree of results: compiled leaves batched on axis 0, constants
-    (the same for every example) given the batch axis, then every batch
-    moved to its ``out_axes`` entry (as eager vmap's ``finish_lanes``)."""
+    (the same for every example: symbolic zeros made real by ``zero``)
+    given the batch axis, then every batch moved to its ``out_axes`` entry
+    (as eager vmap's ``finish_lanes``)."""
 
     def build(av):
+        if isinstance(av, Zero):
+            return shared(zero(av.like))
         if is_container(av):
             return rebuild(av, [build(c) for c in children(av)])
         if isinstance(av, Dyn):
             return _Lane(values[int(av.name[1:])], True)
-        if isinstance(av, Zero) or (isinstance(av, Const) and av.value is None):
+        if isinstance(av, Const) and av.value is None:
             return None
         return _Lane(av.value, False)
+
+    def shared(value):
+        if is_container(value):
+            return rebuild(value, [shared(c) for c in children(value)])
+        return _Lane(value, False)
 
     tree = build(out_av)
     if out_axes is None or isinstance(out_axes, int):

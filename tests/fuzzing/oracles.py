@@ -5,7 +5,8 @@ reference that shares no code with the transform:
 - central finite differences (float64), for grad, jvp, vjp, jacfwd,
   jacrev and Hessian-vector products (float32 programs are compared with
   differences of the same program run in float64);
-- a Python loop over examples, for vmap (in_axes None, 0, 1 and -1),
+- a Python loop over examples, for vmap (in_axes None, 0, 1 and -1, and
+  per leaf of a dict argument),
   vmap(grad) and the gradient of a vmapped sum;
 - the eager transform, for the same transform under jit.
 
@@ -229,12 +230,17 @@ class Case:
             rank = 0 if isinstance(a, dict) else np.ndim(a)
             choices = [None, 0, 0] + ([1, -1] if rank >= 1 else [])
             axes.append(choices[rng.randint(len(choices))])
-        if all(x is None for x in axes):
+        for i, a in enumerate(self.args):
+            # a dict's leaves mapped one by one half of the time (parameters
+            # shared, one of them per example)
+            if isinstance(a, dict) and rng.random_sample() < 0.5:
+                axes[i] = {k: [None, 0][rng.randint(2)] for k in a}
+        if all(_unmapped(x) for x in axes):
             axes[rng.randint(len(axes))] = 0
         self.in_axes = tuple(axes)
-        self.examples = [[a if ax is None else random_like(a, rng) for a, ax in zip(self.args, axes)]
+        self.examples = [[_example_like(a, ax, rng) for a, ax in zip(self.args, axes)]
                          for _ in range(B)]
-        self.batched = [a if ax is None else _stack([ex[i] for ex in self.examples], ax)
+        self.batched = [_batch([ex[i] for ex in self.examples], a, ax)
                         for i, (a, ax) in enumerate(zip(self.args, axes))]
 
         self.harness = self._write_harness()
@@ -393,9 +399,30 @@ def check_grad_vmap(case):
 
 
 def _take(x, b, axis):
+    if isinstance(axis, dict):
+        return {k: v if axis[k] is None else _take(v, b, axis[k]) for k, v in x.items()}
     if isinstance(x, dict):
         return {k: _take(v, b, axis) for k, v in x.items()}
     return np.take(x, b, axis=axis)
+
+
+def _unmapped(axis):
+    return axis is None or isinstance(axis, dict) and all(a is None for a in axis.values())
+
+
+def _example_like(a, axis, rng):
+    """One example's value of an argument mapped along ``axis`` (a dict of
+    axes: leaf by leaf; None: the shared value itself)."""
+    if isinstance(axis, dict):
+        return {k: v if axis[k] is None else random_like(v, rng) for k, v in a.items()}
+    return a if axis is None else random_like(a, rng)
+
+
+def _batch(examples, a, axis):
+    if isinstance(axis, dict):
+        return {k: a[k] if axis[k] is None else _stack([ex[k] for ex in examples], axis[k])
+                for k in a}
+    return a if axis is None else _stack(examples, axis)
 
 
 def check_jit(case):
