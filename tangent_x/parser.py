@@ -206,9 +206,9 @@ def verify(fn, node, on_line, filename, source):
     text; a module whose asserts pytest rewrote is compiled as pytest
     does."""
     code = fn.__code__
-    module_code = _compile_as_loaded(filename, source, fn.__globals__.get("__loader__"))
-    if module_code is not None:
-        found = _compiled_like(module_code, code)
+    compiled = _compile_as_loaded(filename, source, fn.__globals__.get("__loader__"))
+    if compiled is not None:
+        found = _compiled_like(compiled, code)
         if isinstance(node, gast.Lambda) and len(on_line) > 1:
             # the lambda at the compiled code's own positions must be ``node``
             found = [c for c in found if node in _lambda_candidates(on_line, c)]
@@ -221,14 +221,13 @@ def verify(fn, node, on_line, filename, source):
 
 def _runs_from(fn, filename, source):
     """Whether ``source`` holds ``fn``'s code (True when it cannot tell)."""
-    module_code = _compile_as_loaded(filename, source, fn.__globals__.get("__loader__"))
-    return module_code is None or bool(_compiled_like(module_code, fn.__code__))
+    compiled = _compile_as_loaded(filename, source, fn.__globals__.get("__loader__"))
+    return compiled is None or bool(_compiled_like(compiled, fn.__code__))
 
 
-def _compiled_like(module_code, code):
-    return [c for c in _code_objects(module_code)
-            if c.co_name == code.co_name and c.co_firstlineno == code.co_firstlineno
-            and _same_code(c, code)]
+def _compiled_like(compiled, code):
+    return [c for c in compiled.get((code.co_name, code.co_firstlineno), ())
+            if _same_code(c, code)]
 
 
 def _not_the_code_that_runs(fn, filename, source):
@@ -256,18 +255,24 @@ def _code_signature(code):
 
 @functools.lru_cache(maxsize=64)
 def _compile_file(filename, source, loader_kind, loader):
-    """The module code of ``source`` as its loader compiled it (None if it
-    does not compile alone, e.g. a snippet of a larger cell)."""
+    """The code objects of ``source`` as its loader compiled it, by (name,
+    first line); None if it does not compile alone (a snippet of a larger
+    cell)."""
     import ast
     try:
         if loader_kind == "pytest":
             from _pytest.assertion.rewrite import rewrite_asserts
             tree = ast.parse(source, filename=filename)
             rewrite_asserts(tree, source.encode(), filename, getattr(loader, "config", None))
-            return compile(tree, filename, "exec", dont_inherit=True)
-        return compile(source, filename, "exec", dont_inherit=True)
+            module = compile(tree, filename, "exec", dont_inherit=True)
+        else:
+            module = compile(source, filename, "exec", dont_inherit=True)
     except Exception:         # SyntaxError, or a pytest whose rewriter moved
         return None
+    index = {}
+    for code in _code_objects(module):
+        index.setdefault((code.co_name, code.co_firstlineno), []).append(code)
+    return index
 
 
 def _compile_as_loaded(filename, source, loader):
