@@ -38,6 +38,7 @@ class ParsedFunction:
         self.globals = globals_
         self.closure = closure      # name -> value, for free variables
         self.self_obj = self_obj    # bound method's instance, if any
+        self.code = fn.__code__     # the code object the source was checked against
         self.name = fn.__name__ if node.__class__ is not gast.Lambda else "lambda"
         if self.name == "<lambda>":
             self.name = "lambda"
@@ -47,7 +48,7 @@ class ParsedFunction:
         """A dependency (as ``canonical.deps_current`` reads them) on the
         function's code object: code generated from this source is stale
         once ``fn.__code__`` is replaced (IPython's autoreload does that)."""
-        return ("attr", self.fn, "__code__", self.fn.__code__)
+        return ("attr", self.fn, "__code__", self.code)
 
     def origin(self, node):
         lineno = getattr(node, "lineno", None) or self.node.lineno

@@ -97,9 +97,8 @@ def _fallback_locator(caching):
     """A locator tried after Numba's own: tangent_x's cache directory."""
     base = getattr(caching, "UserProvidedCacheLocator", None) or \
         getattr(caching, "_UserProvidedCacheLocator", None)
-    mixin = getattr(caching, "_SourceFileBackedLocatorMixin", None)
-    if base is None or mixin is None:
-        return None
+    if base is None or not hasattr(caching, "_SourceFileBackedLocatorMixin"):
+        return None          # a Numba whose locators we do not know
 
     class TangentXCacheLocator(base):
         def __init__(self, py_func, py_file):
@@ -113,7 +112,10 @@ def _fallback_locator(caching):
         def from_function(cls, py_func, py_file):
             # the file-backed checks, without the user-provided one's
             # "is NUMBA_CACHE_DIR set"
-            return super(base, cls).from_function(py_func, py_file)
+            try:
+                return super(base, cls).from_function(py_func, py_file)
+            except OSError:      # not even a temporary directory: Numba says so
+                return None
 
     TangentXCacheLocator.__module__ = __name__
     return TangentXCacheLocator
