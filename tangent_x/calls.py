@@ -237,6 +237,7 @@ class Calls:
                              "recursion cannot be transformed; write it as a loop",
                              call_scope)
         self._inlining.append(key)
+        self.deps.append(parsed.code_dep)
         saved_origin = self.origin
         try:
             scope = self.Scope(parsed, node, parent)

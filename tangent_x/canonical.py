@@ -529,6 +529,7 @@ def canonicalize(fn):
     """The canonical form of a user function (not transformed)."""
     parsed = parser.parse(fn)
     conv = Converter()
+    conv.deps.append(parsed.code_dep)
     node = parsed.node
     scope = Scope(parsed, node)
     a = node.args

@@ -5,37 +5,67 @@ and (later) let Numba cache compiled code on disk.  A file is named by a hash
 of its own text, and that text embeds the user's source, the transform, its
 options and tangent_x's version: a changed function therefore always gets a
 new file and can never run stale generated code.
+
+A file found there is used only if it holds exactly the text it must (a
+crash mid-write or an edit would otherwise be imported as it is); else it
+is written again, whole, under a temporary name and renamed into place.
+The module is then run from that text, not read back, so what runs is
+what was generated.  Where the directory is: see ``cachedir``.
 """
+import contextlib
 import hashlib
 import importlib.util
 import os
 import sys
 import tempfile
 
+from . import cachedir
 from .errors import Origin
 
 LINEMAPS = {}     # generated file path -> {line: Origin}
 
 
 def cache_dir():
-    """$TANGENT_X_CACHE_DIR, else $XDG_CACHE_HOME/tangent_x, else ~/.cache/tangent_x."""
-    path = os.environ.get("TANGENT_X_CACHE_DIR")
-    if not path:
-        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        path = os.path.join(base, "tangent_x")
-    os.makedirs(path, exist_ok=True)
-    return path
+    """The cache directory (see ``cachedir``)."""
+    return cachedir.cache_dir()
 
 
 def write(stem, text):
-    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
-    path = os.path.join(cache_dir(), f"{stem}_{digest}.py")
-    if not os.path.exists(path):
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.replace(tmp, path)
+    """The path of the file named by ``text``'s hash, holding ``text``."""
+    data = text.encode("utf-8")
+    name = f"{stem}_{hashlib.sha256(data).hexdigest()[:16]}.py"
+    directory = cache_dir()
+    path = os.path.join(directory, name)
+    if _holds(path, data):
+        return path
+    try:
+        _write_whole(path, data)
+    except OSError as exc:        # the directory went read-only, or away
+        path = os.path.join(cachedir.unusable(directory, exc), name)
+        if not _holds(path, data):
+            _write_whole(path, data)
     return path
+
+
+def _holds(path, data):
+    try:
+        with open(path, "rb") as f:
+            return f.read(len(data) + 1) == data
+    except OSError:
+        return False
+
+
+def _write_whole(path, data):
+    """Write under a temporary name, then rename: readers never see half."""
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 _counter = [0]
@@ -62,7 +92,9 @@ def load(stem, text, env, linemap, importable=False):
     module.__dict__.update(env)
     if importable:
         sys.modules[modname] = module
-    spec.loader.exec_module(module)
+    # run the text written (and checked) above, not whatever the file or a
+    # bytecode cache of it holds by now
+    exec(compile(text, path, "exec", dont_inherit=True), module.__dict__)
     return module, path
 
 

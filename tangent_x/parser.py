@@ -6,6 +6,15 @@ Whole files are parsed (and cached) rather than ``inspect.getsource``'s
 line-slicing, because a lambda is only identifiable by its position in the
 file: two lambdas may share a line, and only the code object's positions
 (``co_positions``, Python >= 3.11) tell them apart.
+
+The source must be the code that runs: the file is read again when it
+changed on disk (``linecache.checkcache``), and the definition found in it
+is compiled and compared with the function's code object (see
+``verify``), so an edited and reloaded module, a file re-run with
+``runpy`` or a function redefined by ``exec`` is transformed as it now
+is, and a function whose file changed after it was defined is refused
+with an error naming the file and line, never transformed from text it
+was not compiled from.
 """
 import functools
 import inspect
@@ -29,9 +38,17 @@ class ParsedFunction:
         self.globals = globals_
         self.closure = closure      # name -> value, for free variables
         self.self_obj = self_obj    # bound method's instance, if any
+        self.code = fn.__code__     # the code object the source was checked against
         self.name = fn.__name__ if node.__class__ is not gast.Lambda else "lambda"
         if self.name == "<lambda>":
             self.name = "lambda"
+
+    @property
+    def code_dep(self):
+        """A dependency (as ``canonical.deps_current`` reads them) on the
+        function's code object: code generated from this source is stale
+        once ``fn.__code__`` is replaced (IPython's autoreload does that)."""
+        return ("attr", self.fn, "__code__", self.code)
 
     def origin(self, node):
         lineno = getattr(node, "lineno", None) or self.node.lineno
@@ -104,7 +121,9 @@ def _compiles_to(lambda_node, code):
 
 
 def source_lines(fn):
+    """The lines of the file ``fn`` was defined in, as the file is now."""
     code = fn.__code__
+    linecache.checkcache(code.co_filename)     # re-read a file changed on disk
     return code.co_filename, linecache.getlines(code.co_filename, fn.__globals__)
 
 
@@ -150,13 +169,16 @@ def parse(fn):
         tree = gast.parse(snippet)
         gast.increment_lineno(tree, code.co_firstlineno - 1)
     is_lambda = fn.__name__ == "<lambda>"
-    nodes = [n for n in _function_nodes(tree)
-             if _first_line(n) == code.co_firstlineno
-             and (isinstance(n, gast.Lambda) if is_lambda
-                  else isinstance(n, gast.FunctionDef) and n.name == fn.__name__)]
+    on_line = [n for n in _function_nodes(tree)
+               if _first_line(n) == code.co_firstlineno
+               and (isinstance(n, gast.Lambda) if is_lambda
+                    else isinstance(n, gast.FunctionDef) and n.name == fn.__name__)]
+    nodes = on_line
     if is_lambda and len(nodes) > 1:
         nodes = _lambda_candidates(nodes, code)
     if not nodes:
+        if not _runs_from(fn, filename, source):
+            raise _not_the_code_that_runs(fn, filename, source)
         raise TransformError(
             f"cannot locate the source of {fn.__qualname__} at "
             f"{filename}:{code.co_firstlineno} (the file changed since it was loaded?)",
@@ -166,6 +188,7 @@ def parse(fn):
             "several lambdas with the same arguments and the same code share this "
             "line and cannot be told apart", Origin(filename, code.co_firstlineno),
             hint="put each lambda on its own line")
+    verify(fn, nodes[0], on_line, filename, source)
     closure = {}
     for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
         try:
@@ -173,6 +196,129 @@ def parse(fn):
         except ValueError:
             pass  # not yet assigned; reported if used
     return ParsedFunction(fn, nodes[0], filename, lines, fn.__globals__, closure, self_obj)
+
+
+def verify(fn, node, on_line, filename, source):
+    """Raise a located TransformError unless ``node``, the definition found
+    for ``fn`` in ``source``, compiles to ``fn``'s code: same name, first
+    line, parameters, bytecode, constants (nested functions and lambdas
+    compared alike), names and flags.  The file is compiled whole, as
+    Python compiled it (closures, methods and decorators alike), once per
+    text; a module whose asserts pytest rewrote is compiled as pytest
+    does."""
+    code = fn.__code__
+    compiled = _compile_as_loaded(filename, source, fn.__globals__.get("__loader__"))
+    if compiled is not None:
+        found = _compiled_like(compiled, code)
+        if isinstance(node, gast.Lambda) and len(on_line) > 1:
+            # the lambda at the compiled code's own positions must be ``node``
+            found = [c for c in found if node in _lambda_candidates(on_line, c)]
+        if found:
+            return
+    elif _signature(node) == _code_signature(code):
+        return       # a snippet that does not compile alone: names and parameters agree
+    raise _not_the_code_that_runs(fn, filename, source)
+
+
+def _runs_from(fn, filename, source):
+    """Whether ``source`` holds ``fn``'s code (True when it cannot tell)."""
+    compiled = _compile_as_loaded(filename, source, fn.__globals__.get("__loader__"))
+    return compiled is None or bool(_compiled_like(compiled, fn.__code__))
+
+
+def _compiled_like(compiled, code):
+    return [c for c in compiled.get((code.co_name, code.co_firstlineno), ())
+            if _same_code(c, code)]
+
+
+def _not_the_code_that_runs(fn, filename, source):
+    line = fn.__code__.co_firstlineno
+    lines = source.splitlines()
+    text = lines[line - 1].strip() if 0 < line <= len(lines) else ""
+    return TransformError(
+        f"the source of {fn.__qualname__} in {filename} is not the code that runs: the "
+        f"file changed after {fn.__name__} was defined (or it was redefined from other "
+        f"source under the same file name)", Origin(filename, line, text, fn.__name__),
+        hint="reload its module (importlib.reload) or run its definition again, then "
+             "transform the new function; source registered in linecache must be the "
+             "text that was compiled")
+
+
+def _signature(node):
+    a = node.args
+    return [p.id for p in a.posonlyargs + a.args + a.kwonlyargs]
+
+
+def _code_signature(code):
+    n = code.co_argcount + code.co_kwonlyargcount
+    return list(code.co_varnames[:n])
+
+
+@functools.lru_cache(maxsize=64)
+def _compile_file(filename, source, loader_kind, loader):
+    """The code objects of ``source`` as its loader compiled it, by (name,
+    first line); None if it does not compile alone (a snippet of a larger
+    cell)."""
+    import ast
+    try:
+        if loader_kind == "pytest":
+            from _pytest.assertion.rewrite import rewrite_asserts
+            tree = ast.parse(source, filename=filename)
+            rewrite_asserts(tree, source.encode(), filename, getattr(loader, "config", None))
+            module = compile(tree, filename, "exec", dont_inherit=True)
+        else:
+            module = compile(source, filename, "exec", dont_inherit=True)
+    except Exception:         # SyntaxError, or a pytest whose rewriter moved
+        return None
+    index = {}
+    for code in _code_objects(module):
+        index.setdefault((code.co_name, code.co_firstlineno), []).append(code)
+    return index
+
+
+def _compile_as_loaded(filename, source, loader):
+    if type(loader).__name__ == "AssertionRewritingHook":
+        return _compile_file(filename, source, "pytest", loader)
+    return _compile_file(filename, source, None, None)
+
+
+def _code_objects(code):
+    """``code`` and every code object nested in it."""
+    found = [code]
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            found += _code_objects(const)
+    return found
+
+
+_FUTURE_FLAGS = 0xFFFF      # co_flags above this are __future__ imports (inherited by exec)
+
+
+def _same_code(a, b):
+    """Whether two code objects compile the same source (line table aside:
+    moving a line inside a function does not change what it computes)."""
+    if (a.co_code != b.co_code or a.co_names != b.co_names
+            or a.co_varnames != b.co_varnames or a.co_freevars != b.co_freevars
+            or a.co_cellvars != b.co_cellvars or a.co_argcount != b.co_argcount
+            or a.co_posonlyargcount != b.co_posonlyargcount
+            or a.co_kwonlyargcount != b.co_kwonlyargcount
+            or (a.co_flags & _FUTURE_FLAGS) != (b.co_flags & _FUTURE_FLAGS)
+            or a.co_name != b.co_name or len(a.co_consts) != len(b.co_consts)):
+        return False
+    return all(_same_const(x, y) for x, y in zip(a.co_consts, b.co_consts))
+
+
+def _same_const(x, y):
+    if isinstance(x, types.CodeType) or isinstance(y, types.CodeType):
+        return isinstance(x, types.CodeType) and isinstance(y, types.CodeType) \
+            and _same_code(x, y)
+    if type(x) is not type(y):
+        return False
+    if isinstance(x, tuple):
+        return len(x) == len(y) and all(_same_const(p, q) for p, q in zip(x, y))
+    if isinstance(x, frozenset):
+        return len(x) == len(y) and {repr(v) for v in x} == {repr(v) for v in y}
+    return repr(x) == repr(y)       # 0.0 and -0.0 differ; nan equals nan
 
 
 _WRAPPERS = {}

@@ -21,9 +21,20 @@ Where ``fcntl`` is missing (Windows) the cache is left as Numba has it.
 This changes a Numba internal (``IndexDataCacheFile.save``); the test
 ``tests/test_jit.py::test_processes_compiling_at_once_share_the_disk_cache``
 fails if a Numba release changes it under us.
+
+Two more faults are made harmless here.  A truncated or garbled index or
+data file (a process killed mid-write by another tool, a full disk) made
+Numba raise ``UnpicklingError`` from deep inside a compile: such a file is
+now read as empty (the index) or missing (the data), so the function is
+compiled again and the file written anew.  And where Numba finds no
+place to cache at all (a read-only install with an unwritable home
+directory: ``@njit(cache=True)`` then raises at import), its compiled code
+goes under tangent_x's cache directory (``cachedir``), so that
+``import tangent_x`` always works.
 """
 import contextlib
 import itertools
+import os
 
 try:
     import fcntl
@@ -57,12 +68,77 @@ def _save(self, key, data):
         self._save_index(overloads)
 
 
+def _tolerant(load):
+    """Numba's loader of an index or data file, reading a garbled file as
+    none (FileNotFoundError and the like still propagate as Numba has them)."""
+    def read(self, *args):
+        try:
+            return load(self, *args)
+        except OSError:
+            raise
+        except Exception:     # UnpicklingError, EOFError, ValueError ... of a cut file
+            return None
+    read.__tangent_x_tolerant__ = True
+    read.__wrapped__ = load
+    return read
+
+
+def _index_or_empty(load):
+    read = _tolerant(load)
+
+    def load_index(self):
+        found = read(self)
+        return {} if found is None else found
+    load_index.__tangent_x_tolerant__ = True
+    return load_index
+
+
+def _fallback_locator(caching):
+    """A locator tried after Numba's own: tangent_x's cache directory."""
+    base = getattr(caching, "UserProvidedCacheLocator", None) or \
+        getattr(caching, "_UserProvidedCacheLocator", None)
+    if base is None or not hasattr(caching, "_SourceFileBackedLocatorMixin"):
+        return None          # a Numba whose locators we do not know
+
+    class TangentXCacheLocator(base):
+        def __init__(self, py_func, py_file):
+            from .. import cachedir
+            self._py_file = py_file
+            self._lineno = py_func.__code__.co_firstlineno
+            self._cache_path = os.path.join(cachedir.cache_dir(), "numba",
+                                            self.get_suitable_cache_subpath(py_file))
+
+        @classmethod
+        def from_function(cls, py_func, py_file):
+            # the file-backed checks, without the user-provided one's
+            # "is NUMBA_CACHE_DIR set"
+            try:
+                return super(base, cls).from_function(py_func, py_file)
+            except OSError:      # not even a temporary directory: Numba says so
+                return None
+
+    TangentXCacheLocator.__module__ = __name__
+    return TangentXCacheLocator
+
+
 def install():
-    """Replace Numba's unlocked ``save`` (once; idempotent)."""
-    if fcntl is None:
-        return
+    """Make Numba's disk cache safe: lock its writes (POSIX), read garbled
+    files as none, give it a last place to cache (once; idempotent)."""
     from numba.core import caching
     cls = caching.IndexDataCacheFile
+    for name, wrap in (("_load_index", _index_or_empty), ("load", _tolerant)):
+        current = getattr(cls, name, None)
+        if current is not None and not getattr(current, "__tangent_x_tolerant__", False):
+            setattr(cls, name, wrap(current))
+    impl = getattr(caching, "CacheImpl", None) or getattr(caching, "_CacheImpl", None)
+    locators = getattr(impl, "_locator_classes", None)
+    if isinstance(locators, list) and not any(c.__name__ == "TangentXCacheLocator"
+                                              for c in locators):
+        locator = _fallback_locator(caching)
+        if locator is not None:
+            locators.append(locator)
+    if fcntl is None:
+        return
     if getattr(cls.save, "__module__", None) == __name__:
         return
     if not all(hasattr(cls, name) for name in ("_load_index", "_save_index", "_save_data",
