@@ -160,14 +160,16 @@ _ELEMENTWISE_BINARY = "maximum minimum arctan2 logaddexp hypot fmax fmin".split(
 _OTHER_DIFF = """sum mean prod max min amax amin var std reshape transpose
     swapaxes moveaxis expand_dims squeeze concatenate stack hstack vstack
     broadcast_to tile repeat flip ravel dot outer inner tensordot trace
-    einsum cumsum diagonal copy asarray array where clip full full_like""".split()
+    einsum cumsum diagonal copy asarray array where clip full full_like
+    atleast_1d atleast_2d atleast_3d""".split()
 _NONDIFF = """sign floor ceil round rint trunc shape ndim size zeros_like
     ones_like zeros ones empty empty_like eye identity arange
     linspace argmax argmin argsort isnan isinf isfinite logical_and
     logical_or logical_not logical_xor all any float32 float64 int32 int64
     nonzero count_nonzero""".split()
 _VIEWS = set("""reshape transpose swapaxes moveaxis expand_dims squeeze
-    broadcast_to ravel diagonal asarray real conj""".split())
+    broadcast_to ravel diagonal asarray real conj atleast_1d atleast_2d
+    atleast_3d""".split())
 
 
 def _numpy_prim(name, differentiable=True, broadcasting=False, spelling=None):

@@ -450,3 +450,20 @@ _tuple_reduction(np.sum, 0, _plus)
 for _fn, _op, _name in ((np.max, _larger, "maximum"), (np.amax, _larger, "maximum"),
                         (np.min, _smaller, "minimum"), (np.amin, _smaller, "minimum")):
     _tuple_reduction(_fn, None, _op, _EMPTY.format(_name))
+
+
+# --- np.atleast_{1,2,3}d of a number (Numba has them for arrays only) -----------
+
+def _atleast_number(fn, ndim):
+    shape = (1,) * ndim
+
+    @overload(fn, jit_options=_CACHED)
+    def _of_number(a):
+        if not isinstance(a, (types.Number, types.Boolean)):
+            return None
+        return lambda a: np.full(shape, a)
+    return _of_number
+
+
+for _n in (1, 2, 3):
+    _atleast_number(getattr(np, f"atleast_{_n}d"), _n)

@@ -697,6 +697,33 @@ def _axis_rule(*params, defaults=None, none_is_every_axis=False):
     return rule
 
 
+# np.atleast_{1,2,3}d of one example of per-example rank r: the new axes
+# NumPy adds (a leading one, and atleast_3d's trailing one), counted in
+# batched coordinates (axis 0 the batch)
+_ATLEAST_AXES = {
+    ("atleast_1d", 0): (1,),
+    ("atleast_2d", 0): (1, 2), ("atleast_2d", 1): (1,),
+    ("atleast_3d", 0): (1, 2, 3), ("atleast_3d", 1): (1, 3), ("atleast_3d", 2): (3,),
+}
+
+
+def _atleast(eqn, b):
+    if len(eqn.args) != 1 or eqn.kwargs:
+        return None
+    rank = b.rank(eqn.args[0])
+    if rank is None:
+        return None
+    axes = _ATLEAST_AXES.get((eqn.prim.name, rank), ())
+    b.mark(eqn.out)
+    value = eqn.args[0] if not axes else call(
+        "np.expand_dims", eqn.args[0], _const(axes if len(axes) > 1 else axes[0]))
+    return [gast.Assign(targets=[ir.name(eqn.out, gast.Store())], value=value,
+                        type_comment=None)]
+
+
+for _name in ("atleast_1d", "atleast_2d", "atleast_3d"):
+    batching(_name)(_atleast)
+
 batching("swapaxes")(_axis_rule("axis1", "axis2"))
 batching("moveaxis")(_axis_rule("source", "destination"))
 batching("expand_dims")(_axis_rule("axis"))

@@ -30,6 +30,11 @@ def _(g, ans, a, axis=None):
     a_bar = np.reshape(g, np.shape(a))
 
 
+@adjoint(np.atleast_1d, np.atleast_2d, np.atleast_3d)
+def _(g, ans, a):
+    a_bar = np.reshape(g, np.shape(a))
+
+
 @adjoint_case(np.transpose, when=passed(1, "axes"))
 def _(g, ans, a, axes=None):
     a_bar = np.transpose(g, np.argsort(axes))
@@ -281,7 +286,7 @@ def product_rule(eqn, fwd, slots, extra=None):
 
 
 linear(np.reshape, np.ravel, np.squeeze, np.expand_dims, np.transpose, np.swapaxes,
-       np.moveaxis, np.repeat, np.diagonal)
+       np.moveaxis, np.repeat, np.diagonal, np.atleast_1d, np.atleast_2d, np.atleast_3d)
 linear(np.flip, args=((0, "m"),))
 linear(np.broadcast_to, args=((0, "array"),))
 linear(np.concatenate, np.stack, args=((0, "arrays"),))
