@@ -74,8 +74,9 @@ class _SignedConstants(ast.NodeTransformer):
 
 def _shape(tree):
     """The tree as Python reads it, attributes aside: the check that text
-    printed from it parses back to the same operations."""
-    tree = _SignedConstants().visit(_copy(tree))
+    printed from it parses back to the same operations.  Changes ``tree``
+    (only trees done with are given: a printed copy, a parsed text)."""
+    tree = _SignedConstants().visit(tree)
     for node in ast.walk(tree):
         if hasattr(node, "ctx"):      # a target printed alone reads back as a load
             node.ctx = ast.Load()
@@ -90,8 +91,10 @@ def _copy(tree):
     return copy.deepcopy(tree)
 
 
-def _to_text(tree):
-    tree = _SignedConstants().visit(_copy(tree))
+def _to_text(tree, owned=False):
+    """``tree`` printed (``owned``: a tree of the caller's own making, which
+    printing may change; otherwise a copy is printed)."""
+    tree = _SignedConstants().visit(tree if owned else _copy(tree))
     if hasattr(ast, "_Unparser"):
         text = _Unparser().visit(tree)
     else:                         # pragma: no cover - every supported Python has it
@@ -102,7 +105,8 @@ def _to_text(tree):
 
 def _check_reparses(tree, text):
     """Every emitted text must parse back to the tree it was printed from;
-    a precedence slip in a printer is otherwise a silently wrong value."""
+    a precedence slip in a printer is otherwise a silently wrong value.
+    (``tree`` is the printed copy: the check may change it.)"""
     if isinstance(tree, ast.expr):
         back = ast.parse(text, mode="eval").body
     elif isinstance(tree, ast.stmt):
@@ -123,7 +127,7 @@ def unparse(node):
         if isinstance(n, ast.stmt):
             n.lineno = n.end_lineno = 1
             n.col_offset = n.end_col_offset = 0
-    return _to_text(tree)
+    return _to_text(tree, owned=True)     # gast_to_ast made it: no copy to print
 
 
 def _signature(params, defaults):
