@@ -393,3 +393,27 @@ def test_loop_strategy_with_a_dict_whose_keys_are_not_sorted(dtype):
     assert jitted.strategy(p, xs) == "loop"
     assert got.dtype == want.dtype
     np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def _float32_loss(w, x):
+    h = np.tanh(x * w)
+    while np.sum(h) < 2.0:
+        h = h * 1.5 + 0.25
+    return np.sum(h * h)
+
+
+def test_per_example_gradients_keep_the_arguments_dtypes():
+    # (fuzzed seed 12, jit_vmap_grad) the loop over examples returned
+    # float64 gradients for float32 arguments: eager grad gives each
+    # gradient its argument's dtype, as JAX does
+    w = np.linspace(0.5, 1.0, 3).astype(np.float32)
+    xs = np.linspace(-1.0, 1.0, 12).reshape(4, 3).astype(np.float32)
+    g = tx.grad(_float32_loss, argnums=(0, 1))
+    jitted = tx.jit(tx.vmap(g, in_axes=(None, 0)))
+    got = jitted(w, xs)
+    assert jitted.strategy(w, xs) == "loop"
+    rows = [g(w, x) for x in xs]
+    for k in range(2):
+        want = np.stack([r[k] for r in rows])
+        assert got[k].dtype == want.dtype == np.float32
+        np.testing.assert_allclose(got[k], want, rtol=1e-5)

@@ -49,7 +49,7 @@ import os
 
 import numpy as np
 
-from .. import modules, runtime, tree_util
+from .. import modules, tree_util
 from ..errors import TransformError
 from ..naming import Namer
 from . import Compiled, JitError, Jitted, _disabled
@@ -309,27 +309,18 @@ class LaneLoop:
         if not done.all():
             self._rerun(leaves, np.flatnonzero(~done), values)
         return _finish(self.compiled.plan.out, values, size, self.out_axes,
-                       self._zeros(leaves))
+                       self._example_result(args, axes, values))
 
-    def _zeros(self, leaves):
-        """The zero of a symbolic zero result (the gradient of an argument
-        the function does not use), as one example's value: zeros shaped
-        like the argument leaf it is the cotangent of, without its mapped
-        axis.  Returns a function of the Zero's ``like``."""
-        params = dict(zip(self.compiled.plan.params, zip(leaves, self.leaf_axes)))
-
-        def zero(like):
-            if is_container(like):
-                return rebuild(like, [zero(c) for c in children(like)])
-            if isinstance(like, Dyn) and like.name in params:
-                leaf, axis = params[like.name]
-                example = leaf if axis is None else np.take(leaf, 0, axis=axis)
-                return runtime.zeros_like(example)
-            if isinstance(like, Const):
-                return runtime.zeros_like(like.value)
-            raise JitError(f"jit(vmap): a zero result of unknown shape ({like!r}) in "
-                           f"{self.name}; run it without jit")
-        return zero
+    def _example_result(self, args, axes, values):
+        """Example 0's result as the transform finishes it eagerly (grad's
+        finishing step: each gradient in its argument's dtype, a symbolic
+        zero made zeros shaped like its argument): the dtypes every lane
+        takes, and the value of each symbolic zero."""
+        example = [tree_util.tree_map(lambda a, ax: a if ax is None else np.take(a, 0, axis=ax),
+                                      arg, ax, is_leaf=lambda v: v is None)
+                   for arg, ax in zip(args, axes)]
+        first = [np.asarray(v)[0] for v in values]
+        return self.per_example._inner._finish(self.compiled.plan.unflatten(first), example)
 
     def _rerun(self, leaves, lanes, values):
         """Run the examples ``lanes`` one by one, outside ``prange``: an
@@ -483,29 +474,38 @@ class _Lane:
         self.batched = batched
 
 
-def _finish(out_av, values, size, out_axes, zero):
-    """The pytree of results: compiled leaves batched on axis 0, constants
-    (the same for every example: symbolic zeros made real by ``zero``)
-    given the batch axis, then every batch moved to its ``out_axes`` entry
-    (as eager vmap's ``finish_lanes``)."""
+def _finish(out_av, values, size, out_axes, like):
+    """The pytree of results: compiled leaves batched on axis 0 (in the
+    dtype of ``like``, example 0's finished result), constants (the same
+    for every example; a symbolic zero: its value in ``like``) given the
+    batch axis, then every batch moved to its ``out_axes`` entry (as eager
+    vmap's ``finish_lanes``)."""
 
-    def build(av):
+    def build(av, like):
         if isinstance(av, Zero):
-            return shared(zero(av.like))
+            return shared(like)
         if is_container(av):
-            return rebuild(av, [build(c) for c in children(av)])
+            if isinstance(av, dict):      # the finished dict may order its keys otherwise
+                return rebuild(av, [build(av[k], like[k]) for k in av])
+            return rebuild(av, [build(c, l) for c, l in zip(children(av), children(like))])
         if isinstance(av, Dyn):
-            return _Lane(values[int(av.name[1:])], True)
+            value = values[int(av.name[1:])]
+            dtype = getattr(like, "dtype", None)
+            if dtype is not None and isinstance(value, np.ndarray) and value.dtype != dtype:
+                value = value.astype(dtype)
+            return _Lane(value, True)
         if isinstance(av, Const) and av.value is None:
             return None
         return _Lane(av.value, False)
 
     def shared(value):
+        if value is None:
+            return None
         if is_container(value):
             return rebuild(value, [shared(c) for c in children(value)])
         return _Lane(value, False)
 
-    tree = build(out_av)
+    tree = build(out_av, like)
     if out_axes is None or isinstance(out_axes, int):
         spec = tree_util.tree_map(lambda _: out_axes, tree)
     else:
