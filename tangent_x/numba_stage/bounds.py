@@ -16,7 +16,6 @@ for NumPy's shape rule (the mask's shape is the shape of the axes it
 selects).
 """
 from numba import types
-from numba.core.errors import TypingError
 from numba.extending import overload, register_jitable
 
 __all__ = ["checked"]
@@ -108,7 +107,6 @@ def _checked(x, index):
         return lambda x, index: index      # Numba checks a tuple's and a list's indices
     if isinstance(index, types.BaseTuple):
         return _checker(list(index), x.ndim, True)
-    if isinstance(index, (types.Integer, types.Array, types.SliceType, types.NoneType,
-                          types.EllipsisType, types.Boolean)):
+    if isinstance(index, (types.Integer, types.Array)):
         return _checker([index], x.ndim, False)
-    raise TypingError(f"cannot index an array with {index}")
+    return lambda x, index: index       # Numba's indexing types (or refuses) the rest
