@@ -1535,7 +1535,7 @@ class Specializer:
                 self.fail(f"{describe(base)}[{index.value!r}] fails: {exc}")
             if isinstance(base, Const):
                 if _numeric_array(item):
-                    return self.outside_array(item, "item")
+                    return self.outside_array(item, getattr(node.value, "id", "item"))
                 return _as_av(item)
             return item
         if isinstance(base, Zero):
