@@ -5,13 +5,13 @@ import numpy as np
 import tangent_x.numba_stage.vmath as vmath
 from tangent_x.runtime import check_grad_output, iteration_item, matmul_adjoint_lhs, matmul_adjoint_rhs, shaped, unbroadcast, unreduce, zeros_like
 import tangent_x.numba_stage.numba_runtime  # Numba implementations of the helpers
-from tangent_x.numba_stage.numba_runtime import add_matmul_adjoint_lhs, grown, matmul
+from tangent_x.numba_stage.numba_runtime import add_matmul_adjoint_lhs, checked, grown, matmul
 
 
 def grad_rnn(W, U, xs):
     # control_flow.py:30: h = np.zeros(W.shape[0])
     shape_W = np.shape(W)
-    shape_W_0 = shape_W[0]
+    shape_W_0 = shape_W[checked(shape_W, 0)]
     h_1 = np.zeros(shape_W_0)
     # control_flow.py:31: for x in xs:
     n = len(xs)

@@ -43,6 +43,7 @@ from ..errors import Origin, TransformError
 from ..naming import Namer
 from .specialize import Const, Dyn, Plan, SpecializationError, Specializer
 from . import disk_cache
+from .bounds import OutOfBounds
 
 disk_cache.install()     # before anything is compiled: see disk_cache.py
 
@@ -96,7 +97,8 @@ def _runtime_stamp():
     here = os.path.dirname(os.path.abspath(__file__))
     digest = hashlib.sha256()
     for name in ("numba_runtime.py", "specialize.py", "structural.py", "vmath.py",
-                 "fusion.py", "contractions.py", "shape_ops.py", "unit_axes.py"):
+                 "fusion.py", "contractions.py", "shape_ops.py", "unit_axes.py",
+                 "bounds.py"):
         with open(os.path.join(here, name), "rb") as f:
             digest.update(f.read())
     import numba
@@ -135,6 +137,9 @@ class Compiled:
         self.linemap = linemap
         self.origin = origin
         self.name = None        # the function's name in text (Jitted._compile sets it)
+        # what the global and closure containers it was built from held
+        # (Jitted._compile sets it; see contents.py)
+        self.contents = None
         self.weak = "weak_scalar" in plan.bound      # a narrow signature (weak_scalars)
         self._casts = None
 
@@ -228,6 +233,8 @@ class Jitted:
             self._signature(generated, bound)
             raise
         entry = self._cache.get(key)
+        if entry is not None and entry[1].contents and not entry[1].contents.held():
+            entry = None       # a container it folded in changed in place: compile again
         if entry is None or entry[0] is not generated or kwargs:
             # input checks (float inputs for grad ...) depend only on the key
             checked = range(len(inner._argnums)) if inner._kind == "jvp" else inner._argnums
@@ -241,7 +248,7 @@ class Jitted:
         else:
             compiled = entry[1]
         self._last = compiled
-        values = self._run(compiled, leaves)
+        values = self._run(compiled, leaves, (args, kwargs))
         result = self._finish(compiled, values, args, leaves)
         self._install(generated, compiled, key, args, kwargs, values)
         return result
@@ -259,7 +266,9 @@ class Jitted:
             return inner._finish(out, args)
         return _finish_grads(inner, single, out, args, leaves, values)
 
-    def _run(self, compiled, leaves):
+    def _run(self, compiled, leaves, call=None):
+        """The compiled function's flat results (``call``: the arguments
+        and keyword arguments of the call, for ``_failed``)."""
         for _ in range(_MAX_WIDENED + 1):
             dispatcher = compiled.dispatcher
             known = len(dispatcher.overloads)
@@ -268,7 +277,7 @@ class Jitted:
             except Exception as exc:
                 if self._widened(exc, compiled):
                     continue
-                self._failed(exc, compiled, leaves, known)
+                self._failed(exc, compiled, leaves, known, call)
 
     def _widened(self, exc, compiled):
         """A variable whose arrays have two dtypes (``acc = x`` float32, then
@@ -329,9 +338,21 @@ class Jitted:
         compiled._casts = None
         return True
 
-    def _failed(self, exc, compiled, leaves, known):
+    def _failed(self, exc, compiled, leaves, known, call=None):
         """Raise what a failed compiled call raised: a Numba compile failure
-        as a located error, anything else annotated with the user's line."""
+        as a located error, anything else annotated with the user's line.
+        An index out of range (bounds.OutOfBounds, whose message compiled
+        code keeps constant to stay fast) is raised by running the call
+        eagerly: NumPy's own IndexError, naming the index, the axis size
+        and the user's line (``call``: the call's arguments and keyword
+        arguments)."""
+        if isinstance(exc, OutOfBounds) and call is not None:
+            try:
+                self._inner(*call[0], **call[1])
+            except IndexError as eager:
+                raise eager from None
+            except Exception:
+                pass
         import numba.core.errors as nerr
         if isinstance(exc, nerr.NumbaError) or (
                 len(compiled.dispatcher.overloads) == known and isinstance(
@@ -481,6 +502,9 @@ class Jitted:
             else:
                 env[f"_tx_o{j}"] = holder
                 checks.append(f"_tx_attribute_holds(_tx_o{j}, {attr!r}, _tx_v{j})")
+        if compiled.contents:
+            env["_tx_contents"] = compiled.contents
+            checks.append("_tx_contents.held()")
         hidden = []
         for k, value in enumerate(compiled.hidden):
             env[f"_tx_h{k}"] = value
@@ -504,7 +528,7 @@ class Jitted:
             "        try:",
             f"            _tx_values = _tx_dispatcher({', '.join(leaves + hidden)})",
             "        except Exception as _tx_exc:",
-            f"            _tx_failed(_tx_exc, leaves={flat})",
+            f"            _tx_failed(_tx_exc, leaves={flat}, call=({packed}, {{}}))",
             f"        return {result}",
             f"    return _tx_general({given})",
             ""]
@@ -663,6 +687,11 @@ class Jitted:
         if isinstance(value, np.ndarray):
             if value.dtype.kind not in "biufc":
                 raise self._bad_leaf(path, value, f"is an array of dtype {value.dtype}")
+            if not value.dtype.isnative:
+                # Numba types native byte order only: a big-endian array
+                # enters as its native copy (NumPy's arithmetic on it gives
+                # native results too; the argument is never written)
+                value = value.astype(value.dtype.newbyteorder("="))
             # a 0-d array enters as the number it holds (its dtype kept): NumPy's
             # arithmetic gives numbers from 0-d arrays, so a path that computes
             # and a path that passes the argument on then agree in type
@@ -712,6 +741,9 @@ class Jitted:
                                                 self._units, self._weak)
         compiled = self._load(name, text, linemap, plan, generated.canonical.origin)
         compiled.name = name
+        from .contents import Contents
+        compiled.contents = Contents(value for name, value in generated.module.__dict__.items()
+                                     if not name.startswith("__"))    # not __builtins__
         return compiled
 
     def _load(self, name, text, linemap, plan, origin=None):
@@ -832,7 +864,7 @@ def _plain_leaf(value):
     """An argument the fast path takes as it is: an array or a number of a
     type the compiled code accepts."""
     if isinstance(value, np.ndarray):
-        return value.dtype.kind in "biufc"
+        return value.dtype.kind in "biufc" and value.dtype.isnative
     if type(value) in (float, int, bool, complex):
         return True
     return isinstance(value, np.generic) and value.dtype.kind in "biufc"

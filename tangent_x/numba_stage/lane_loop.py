@@ -225,7 +225,8 @@ class LaneLoop:
         bound = per_example._bind(generated, examples, {})
         key, _, avs = per_example._signature(generated, bound)
         entry = per_example._cache.get(key)
-        if entry is None or entry[0] is not generated:
+        if entry is None or entry[0] is not generated or \
+                entry[1].contents and not entry[1].contents.held():
             compiled = per_example._compile(generated, avs, key)
             per_example._cache[key] = (generated, compiled)
         else:
@@ -271,8 +272,11 @@ class LaneLoop:
     def current(self):
         """Whether the per-example code is still what the user's source says
         (a transformed function rebuilds its code when a global or closure
-        value it was built from has been rebound)."""
-        return self.per_example._inner.generated is self.generated
+        value it was built from has been rebound) and the containers it
+        folded in still hold what they held (contents.py)."""
+        contents = self.compiled.contents
+        return self.per_example._inner.generated is self.generated and \
+            (not contents or contents.held())
 
     def __call__(self, args, axes, size):
         if size == 0:

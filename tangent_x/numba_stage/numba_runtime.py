@@ -30,6 +30,7 @@ from numba.np.numpy_support import as_dtype, from_dtype
 
 from .. import runtime
 from . import beside
+from .bounds import checked, check_integer
 
 __all__ = ["sum_axes", "mean_axes", "max_axes", "min_axes", "prod_axes", "var_axes",
            "std_axes", "sum_axes_keepdims", "mean_axes_keepdims", "max_axes_keepdims",
@@ -38,7 +39,7 @@ __all__ = ["sum_axes", "mean_axes", "max_axes", "min_axes", "prod_axes", "var_ax
            "moveaxis", "broadcast_to", "cumsum", "flip", "dot", "matmul", "inner", "reshape",
            "clip", "ndim", "size", "array", "add_at", "minimum_at", "maximum_at",
            "multiply_at", "whole", "mask_select", "mask_assign",
-           "add_matmul_adjoint_lhs", "add_matmul_adjoint_rhs", "grown"]
+           "add_matmul_adjoint_lhs", "add_matmul_adjoint_rhs", "grown", "checked"]
 
 
 # Implementations are compiled once per type signature and cached on disk
@@ -1191,7 +1192,7 @@ def _unindex(x, index, g):
             isinstance(index, types.BaseTuple) and any(_is_array(t) for t in index)):
         def impl(x, index, g):
             z = np.zeros(x.shape, np.float64)
-            z[index] = g
+            z[checked(x, index)] = g
             return z
         return impl
 
@@ -1203,6 +1204,7 @@ def _unindex(x, index, g):
     lead = index.ndim if mask else 1        # axes the index selects over
 
     def scatter(x, index, g):
+        checked(x, index)
         z = np.zeros(x.shape, np.float64)
         zf = z.reshape(-1)
         flat_index = np.ascontiguousarray(index).reshape(-1)
@@ -1233,7 +1235,7 @@ def _add_at(acc, index, g):
         return lambda acc, index, g: acc + g
     if isinstance(index, (types.Integer, types.SliceType)):
         def impl(acc, index, g):
-            acc[index] += g
+            acc[checked(acc, index)] += g
             return acc
         return impl
 
@@ -1253,7 +1255,7 @@ def _index_zero(g, index):
 
     def impl(g, index):
         out = np.copy(g)
-        out[index] = 0
+        out[checked(g, index)] = 0
         return out
     return impl
 
@@ -1575,7 +1577,7 @@ def add_at(a, indices, b):
 def _add_at_ufunc(a, indices, b):
     if isinstance(indices, (types.Integer, types.SliceType)):
         def basic(a, indices, b):
-            a[indices] += b
+            a[checked(a, indices)] += b
         return basic
 
     def scatter(a, indices, b):
@@ -1619,12 +1621,15 @@ def _ufunc_at_overload(op):
         if isinstance(indices, (types.Integer, types.SliceType)):
             if op == 0:
                 def basic(a, indices, b):
+                    checked(a, indices)
                     a[indices] = np.minimum(a[indices], b)
             elif op == 1:
                 def basic(a, indices, b):
+                    checked(a, indices)
                     a[indices] = np.maximum(a[indices], b)
             else:
                 def basic(a, indices, b):
+                    checked(a, indices)
                     a[indices] = a[indices] * b
             return basic
         if not (_is_array(indices) and (indices.ndim == 1 or
@@ -1636,6 +1641,7 @@ def _ufunc_at_overload(op):
         lead = indices.ndim if mask else 1      # axes the index selects over
 
         def scatter(a, indices, b):
+            checked(a, indices)
             af = a.reshape(-1)
             flat_index = np.ascontiguousarray(indices).reshape(-1)
             row = af.size // max(a.shape[0] if not mask else flat_index.size, 1)
@@ -1671,6 +1677,7 @@ def _as_slice_index(index, n):
 @overload(_as_slice_index, jit_options=_CACHED)
 def _as_slice_index_impl(index, n):
     def impl(index, n):
+        check_integer(index, n)
         i = index + n if index < 0 else index
         return slice(i, i + 1)
     return impl

@@ -620,6 +620,17 @@ class Specializer:
         self.hidden_ids[id(value)] = name
         return name
 
+    def outside_array(self, value, hint):
+        """An array the function reads from outside (a global, a closure
+        cell, an attribute, an item of a global container) as the run-time
+        value it is: passed to every call, never folded into the code, so
+        that a write into it between calls is seen as eager code sees it.
+        Its rank is known (the array object is fixed while the code is:
+        ``canonical.deps_current``)."""
+        name = self.hidden_arg(value, hint)
+        self.ranks[name] = value.ndim
+        return Dyn(name)
+
     def materialize(self, av, hint="v"):
         """``av`` as something a container may hold: an Expr is bound to a
         fresh variable (so it is computed once), named after the tape an
@@ -853,11 +864,11 @@ class Specializer:
             from . import numba_runtime
             self.emit(ast.Expr(value=ast.Call(
                 func=self.global_name(numba_runtime.mask_assign, "mask_assign"),
-                args=[ast.Name(current.name, ast.Load()), self.render(index),
+                args=[ast.Name(current.name, ast.Load()), self.checked(current, index),
                       self.render(value)], keywords=[])))
             return
         self.emit(ast.Assign(targets=[ast.Subscript(value=ast.Name(current.name, ast.Load()),
-                                                    slice=self.render(index, "index"),
+                                                    slice=self.checked(current, index),
                                                     ctx=ast.Store())],
                              value=self.render(value), lineno=0))
 
@@ -1482,6 +1493,8 @@ class Specializer:
             value = self.globals[node.id]
             if isinstance(value, (dict, list, tuple)):
                 return Const(value)
+            if _numeric_array(value):
+                return self.outside_array(value, node.id)
             return Const(value, node)
         import builtins
         if hasattr(builtins, node.id):
@@ -1549,6 +1562,8 @@ class Specializer:
             except (KeyError, IndexError, TypeError) as exc:
                 self.fail(f"{describe(base)}[{index.value!r}] fails: {exc}")
             if isinstance(base, Const):
+                if _numeric_array(item):
+                    return self.outside_array(item, getattr(node.value, "id", "item"))
                 return _as_av(item)
             return item
         if isinstance(base, Zero):
@@ -1576,13 +1591,33 @@ class Specializer:
         if isinstance(base, Dyn) and base.name in self.ranges:
             from .structural import HANDLERS
             return HANDLERS[runtime.iteration_item](self, [base, index], {})
+        if isinstance(base, Expr) and not _simple(base.node):
+            base = self.materialize(base, "indexed")
         if isinstance(index, Dyn) and index.name in self.masks:
             from . import numba_runtime
             return Expr(ast.Call(func=self.global_name(numba_runtime.mask_select,
                                                        "mask_select"),
-                                 args=[self.render(base), self.render(index)], keywords=[]))
-        return Expr(ast.Subscript(value=self.render(base), slice=self.render(index, "index"),
+                                 args=[self.render(base), self.checked(base, index)],
+                                 keywords=[]))
+        return Expr(ast.Subscript(value=self.render(base), slice=self.checked(base, index),
                                   ctx=ast.Load()))
+
+    def checked(self, base, index):
+        """The index node of ``base[index]``, wrapped in
+        ``checked(base, index)`` (see bounds.py: compiled code reads past
+        an array's end without a word) unless every part of it is a slice,
+        ``None`` or ``...``, which select nothing out of range."""
+        node = self.render(index, "index")
+        parts = list(index) if isinstance(index, tuple) else [index]
+        if isinstance(index, Const) and isinstance(index.value, tuple):
+            parts = [Const(v) for v in index.value]
+        if all(isinstance(p, Const) and (p.value is None or p.value is Ellipsis or
+                                         isinstance(p.value, slice)) or
+               isinstance(p, Expr) and isinstance(p.node, ast.Slice) for p in parts):
+            return node
+        from . import numba_runtime
+        return ast.Call(func=self.global_name(numba_runtime.checked, "checked"),
+                        args=[self.render(base), node], keywords=[])
 
     def eval_Index(self, node):     # pragma: no cover - Python < 3.9
         return self.eval(node.value)
@@ -1942,6 +1977,18 @@ def _is_boolean_expr(node, masks):
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
         return node.func.attr in _BOOLEAN_CALLS
     return False
+
+
+def _numeric_array(value):
+    return isinstance(value, np.ndarray) and value.dtype.kind in "biufc"
+
+
+def _simple(node):
+    """Whether ``node`` is a name or an attribute of one (``x.shape``):
+    cheap to spell twice."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name)
 
 
 def _is_unbound(av):
