@@ -16,7 +16,8 @@ import weakref
 import numpy as np
 
 from . import tree_util
-from .api import _argnums_tuple, _cached, _check_inputs, call_jvp, grad
+from .api import (_argnums_tuple, _cached, _check_inputs, call_jvp, call_with_extra,
+                  extra_in_axes, grad)
 
 
 def _basis(leaves):
@@ -281,8 +282,9 @@ def _jacrev_wrapped(fun, args, nums, single, wrap):
     grad_leaves = None
     if sum(sizes):
         try:
-            batched = _vmapped(full, (None,) * len(args) + (0,), wrap)
-            _, grads = batched(*args, tree_util.tree_unflatten(out_tree, basis))
+            batched = _vmapped(full, extra_in_axes(len(args), nums, (0,)), wrap)
+            _, grads = call_with_extra(batched, args, nums,
+                                       [tree_util.tree_unflatten(out_tree, basis)])
             grads = grads if isinstance(grads, tuple) else (grads,)
             grad_leaves = tree_util.tree_leaves(list(grads))
         except TransformError:
@@ -293,7 +295,7 @@ def _jacrev_wrapped(fun, args, nums, single, wrap):
         for k in range(sum(sizes)):
             cts = [leaf[k] for leaf in basis]
             cts = [c if np.ndim(c) else float(c) for c in cts]
-            _, grads = one(*args, tree_util.tree_unflatten(out_tree, cts))
+            _, grads = call_with_extra(one, args, nums, [tree_util.tree_unflatten(out_tree, cts)])
             grads = grads if isinstance(grads, tuple) else (grads,)
             per_ct.append([np.asarray(g, dtype=float) * np.ones(np.shape(leaf))
                            for g, leaf in zip(tree_util.tree_leaves(list(grads)), in_leaves)])

@@ -13,7 +13,7 @@ import string
 import numpy as np
 
 __all__ = ["unbroadcast", "unreduce", "unindex", "unattr", "zeros_like",
-           "tree_add", "check_grad_output", "stop_gradient", "index_zero",
+           "tree_add", "check_grad_output", "check_aux_pair", "stop_gradient", "index_zero",
            "matmul_adjoint_lhs", "matmul_adjoint_rhs", "custom_jvp_cotangents",
            "unbound", "iteration_item", "cotangent_item", "dense", "add_at",
            "broadcast_like", "item_cotangent", "attr_cotangent", "rejoin", "with_item",
@@ -326,6 +326,20 @@ def check_grad_output(y):
     if shape != () or not _is_array_like(y):
         raise TypeError("Gradient only defined for scalar-output functions. "
                         f"Output had shape: {shape}.")
+
+
+def aux_pair_message(got):
+    """JAX's words for a has_aux function that does not return (out, aux);
+    ``got`` says what it returned."""
+    return (f"expected function with aux output to return a two-element tuple, but got "
+            f"{got} (has_aux=True: the function must return a pair (out, aux))")
+
+
+def check_aux_pair(out):
+    """With has_aux=True the function returns a pair (out, aux): raise
+    JAX's TypeError otherwise (rather than drop items or fail later)."""
+    if not isinstance(out, (list, tuple)) or len(out) != 2:
+        raise TypeError(aux_pair_message(f"type {type(out)} with value {out!r}"))
 
 
 def stop_gradient(x):
@@ -733,7 +747,7 @@ def custom_jvp_cotangents(fun, args, g):
                                lambda out, a: out)
         fun._pullbacks[key] = pullback
     zeros = [zeros_like(p) for p in primals]
-    _, bars = pullback(*nondiff, *primals, *zeros, g)
+    _, bars = pullback(*zeros, g, *nondiff, *primals)    # (api._with_extra's order)
     return bars if isinstance(bars, tuple) else (bars,)
 
 

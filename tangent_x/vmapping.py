@@ -373,8 +373,8 @@ class _Opaque:
     def __init__(self, fun, n):
         from .naming import Namer
         self.name = getattr(fun, "__name__", "fn")
-        self.params = [f"arg{i}" for i in range(n)]
-        self.defaults = []
+        self.params = self.positional = [f"arg{i}" for i in range(n)]
+        self.defaults, self.kwonly, self.kw_defaults = [], [], {}
         self.origin = None
         self.deps = ()
         self.env = {}
@@ -394,7 +394,7 @@ def build(fun, args, axes, examples, out_axes, method):
         else:
             inner = _unwrap(fun)
         fn, namer = canonical.canonicalize(inner)
-    params = list(fn.params)
+    params = fn.positional
     if len(args) > len(params):
         raise TypeError(f"{fn.name}() takes {len(params)} positional argument(s) but vmap "
                         f"was given {len(args)}")
@@ -420,7 +420,7 @@ def build(fun, args, axes, examples, out_axes, method):
     blocks = [emit.Block(entry, None, "the batch on axis 0 of every mapped argument")]
     shapes = probe(fn, examples) if method == "vectorize" else {}
     flags = {p: _flag_of(a, ax) for p, a, ax in zip(params, args, axes)}
-    for p in params[len(args):]:
+    for p in params[len(args):] + fn.kwonly:
         flags[p] = False
     if method == "vectorize":
         try:
@@ -448,7 +448,8 @@ def build(fun, args, axes, examples, out_axes, method):
             return any_batched(flags.get(new)) and not all_batched(flags.get(old, True))
     eliminate_dead_code(blocks, ir.names_in(result), grows)
     lines, origins = emit.render_function(name, params, fn.defaults, blocks, result,
-                                          origin=fn.origin)
+                                          origin=fn.origin, kwonly=fn.kwonly,
+                                          kw_defaults=fn.kw_defaults)
     used = set()
     for block in blocks:
         for stmt in block.stmts:
@@ -502,7 +503,8 @@ def _loop_body(fn, inner, params, args, flags, batch_size, blocks, namer):
                         func=gast.Attribute(value=ir.name(results), attr="append",
                                             ctx=gast.Load()),
                         args=[gast.Call(func=ir.name(callee), args=call_args,
-                                        keywords=[])], keywords=[]))],
+                                        keywords=[gast.keyword(arg=p, value=ir.name(p))
+                                                  for p in fn.kwonly])], keywords=[]))],
                     orelse=[], type_comment=None)
     stmts = [_assign(results, gast.List(elts=[], ctx=gast.Load())), loop,
              _assign(stacked, _call("stack_lanes", ir.name(results)))]

@@ -230,8 +230,7 @@ class Jitted:
         entry = self._cache.get(key)
         if entry is None or entry[0] is not generated or kwargs:
             # input checks (float inputs for grad ...) depend only on the key
-            checked = range(len(inner._argnums)) if inner._kind == "jvp" else inner._argnums
-            api._check_inputs(inner._kind, inner._fun, args, checked)
+            api._check_inputs(inner._kind, inner._fun, args, inner.checked_argnums())
             if entry is None or entry[0] is not generated:
                 key, leaves, avs = self._signature(generated, bound)
                 compiled = self._compile(generated, avs, key)
@@ -1021,6 +1020,10 @@ def numba_stage(generated, avs, call_site=None, ranks=None, units=None, weak=Fal
     tree = ast.parse(generated.text)
     fname = generated.function.__name__
     func = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == fname)
+    # keyword-only parameters: ``_bind`` gave their values in the
+    # signature's order, and the compiled code takes flat leaves by position
+    func.args.args += func.args.kwonlyargs
+    func.args.kwonlyargs, func.args.kw_defaults = [], []
     linemap = modules.LINEMAPS.get(generated.path, {})
     origin = generated.canonical.origin
     namespace = dict(generated.module.__dict__)

@@ -226,6 +226,18 @@ def _stop_gradient(s, args, kwargs):
     return args[0]
 
 
+@handles(runtime.check_aux_pair)
+def _check_aux_pair(s, args, kwargs):
+    """The output's structure is known when specialising: check it then."""
+    from ..errors import TransformError
+    (out,) = args
+    out = _open(out)
+    if not (isinstance(out, (list, tuple)) and len(out) == 2):
+        raise TransformError(runtime.aux_pair_message(f"{describe(out)}"), s.where(),
+                             "return value, aux")
+    return Const(None)
+
+
 @handles(runtime.check_grad_output)
 def _check_grad_output(s, args, kwargs):
     (y,) = args
