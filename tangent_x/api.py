@@ -14,6 +14,7 @@ import gast
 import numpy as np
 
 from . import canonical, emit, ir, lower, modules, primitives as P, runtime
+from .arguments import refuse_masked
 from .errors import TransformError
 from .vmapping import Unspecialized
 from .reverse import forward_blocks, vjp_blocks
@@ -272,6 +273,7 @@ class Transformed:
         return self.generated.function
 
     def __call__(self, *args, **kwargs):
+        refuse_masked(self._kind, self._fun, args, kwargs)
         _check_inputs(self._kind, self._fun, args, self.checked_argnums())
         self._specialize_inner(args)
         try:
@@ -522,6 +524,7 @@ def vjp(fun, *primals, has_aux=False):
         out, aux = out
 
     def vjp_fun(cotangent):
+        refuse_masked("vjp", fun, (cotangent,), what="cotangent")
         try:
             grads = backward(residuals, cotangent)
         except Exception as exc:
@@ -567,6 +570,8 @@ def jvp(fun, primals, tangents):
             if np.shape(a) != np.shape(b):
                 raise ValueError(f"jvp called with different primal and tangent shapes: "
                                  f"{np.shape(a)} and {np.shape(b)} (argument {i})")
+    refuse_masked("jvp", fun, primals, what="primal")
+    refuse_masked("jvp", fun, tangents, what="tangent")
     transformed = _cached(fun, "jvp", tuple(range(len(primals))), lambda out, a: out)
     return call_jvp(transformed, primals, range(len(primals)), tangents)
 

@@ -18,6 +18,7 @@ import numpy as np
 from . import tree_util
 from .api import (_argnums_tuple, _cached, _check_inputs, call_jvp, call_with_extra,
                   extra_in_axes, grad)
+from .arguments import refuse_masked
 
 
 def _basis(leaves):
@@ -153,6 +154,7 @@ def _jacfwd(fun, argnums, wrap):
 
     @functools.wraps(fun)
     def jacobian(*args):
+        refuse_masked("jacfwd", fun, args)
         _check_inputs("jacfwd", fun, args, nums)
         transformed = _cached(fun, "jvp", nums, lambda out, a: out)
         wrt = [args[i] for i in nums]
@@ -223,6 +225,7 @@ def _jacrev(fun, argnums, wrap):
 
     @functools.wraps(fun)
     def jacobian(*args):
+        refuse_masked("jacrev", fun, args)
         _check_inputs("jacrev", fun, args, nums)
         if wrap is not None:
             return _jacrev_wrapped(fun, args, nums, single, wrap)

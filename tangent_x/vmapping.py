@@ -21,6 +21,7 @@ import weakref
 import gast
 import numpy as np
 
+from .arguments import refuse_masked
 from . import canonical, emit, ir, lower, modules, primitives as P, runtime, tree_util
 from .batching import Batcher, PerExample, all_batched, any_batched
 from .errors import TransformError
@@ -129,6 +130,7 @@ class Vmapped:
         return gen
 
     def __call__(self, *args, **kwargs):
+        refuse_masked("vmap", self._fun, args, kwargs)
         if kwargs:
             raise TypeError("vmap maps over positional arguments only: pass "
                             f"{', '.join(kwargs)} positionally (or bind them with "

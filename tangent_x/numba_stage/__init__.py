@@ -39,6 +39,7 @@ import weakref
 import numpy as np
 
 from .. import api, emit, modules, tree_util
+from ..arguments import refuse_masked
 from ..errors import Origin, TransformError
 from ..naming import Namer
 from .specialize import Const, Dyn, Plan, SpecializationError, Specializer
@@ -217,6 +218,7 @@ class Jitted:
         if new, run, rebuild.  (An instance's own class may override this
         with the fast path of one signature; see ``_install``.)"""
         inner = self._inner
+        refuse_masked("jit", self._fun, args, kwargs)
         if _disabled():
             return inner(*args, **kwargs)
         inner._specialize_inner(args)      # jit(vmap(f)): vmap's code for these arguments
