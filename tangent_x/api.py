@@ -15,6 +15,7 @@ import numpy as np
 
 from . import canonical, emit, ir, lower, modules, primitives as P, runtime
 from .arguments import refuse_masked
+from . import complex_values
 from .errors import TransformError
 from .vmapping import Unspecialized
 from .reverse import forward_blocks, vjp_blocks
@@ -85,6 +86,8 @@ def _generate(fun, kind, argnums, has_aux, grads_tuple=False):
                 "pick a valid argument index (argnums counts positional parameters "
                 "only; keyword-only ones are passed by name and not differentiated)")
     wrt = [params[i] for i in argnums]
+    if kind != "python":
+        complex_values.refuse_in_code(fn, kind)
     extra = []         # parameters the transform adds, after the chosen ones
     if kind == "python":
         blocks, result = forward_blocks(fn), fn.result
@@ -352,6 +355,7 @@ def _argnums_tuple(argnums):
 def _check_inputs(kind, fun, args, argnums):
     if kind == "python":
         return
+    complex_values.refuse_in_arguments(kind, fun, args)
     for i in argnums:
         if i >= len(args) or i < -len(args):
             raise TypeError(f"{kind}({getattr(fun, '__name__', 'f')}) was called with "
@@ -371,6 +375,10 @@ def _cast_like(g, x):
     symbolic zero (None) becomes real zeros."""
     if g is None:
         return np.zeros_like(x) if isinstance(x, (np.ndarray, np.generic)) else 0.0 * x
+    if np.iscomplexobj(g) and not np.iscomplexobj(x):
+        raise TypeError("a complex cotangent reached a real argument: the function "
+                        "computes with complex values somewhere tangent_x could not see "
+                        f"before running it; {complex_values.HINT}")
     if isinstance(x, np.ndarray):
         return np.asarray(np.broadcast_to(g, x.shape) if np.shape(g) != x.shape else g,
                           dtype=x.dtype)
@@ -525,6 +533,7 @@ def vjp(fun, *primals, has_aux=False):
 
     def vjp_fun(cotangent):
         refuse_masked("vjp", fun, (cotangent,), what="cotangent")
+        complex_values.refuse_in_arguments("vjp", fun, (cotangent,), what="cotangent")
         try:
             grads = backward(residuals, cotangent)
         except Exception as exc:
@@ -572,6 +581,8 @@ def jvp(fun, primals, tangents):
                                  f"{np.shape(a)} and {np.shape(b)} (argument {i})")
     refuse_masked("jvp", fun, primals, what="primal")
     refuse_masked("jvp", fun, tangents, what="tangent")
+    complex_values.refuse_in_arguments("jvp", fun, primals, what="primal")
+    complex_values.refuse_in_arguments("jvp", fun, tangents, what="tangent")
     transformed = _cached(fun, "jvp", tuple(range(len(primals))), lambda out, a: out)
     return call_jvp(transformed, primals, range(len(primals)), tangents)
 

@@ -326,6 +326,10 @@ def check_grad_output(y):
     if shape != () or not _is_array_like(y):
         raise TypeError("Gradient only defined for scalar-output functions. "
                         f"Output had shape: {shape}.")
+    if np.iscomplexobj(y):
+        raise TypeError("grad requires real-valued outputs (output dtype that is a "
+                        f"sub-dtype of np.floating), but got {np.result_type(y)}; tangent_x "
+                        "differentiates real values only (see tangent_x.complex_values)")
 
 
 def aux_pair_message(got):
