@@ -132,9 +132,13 @@ class Vmapped:
     def __call__(self, *args, **kwargs):
         refuse_masked("vmap", self._fun, args, kwargs)
         if kwargs:
-            raise TypeError("vmap maps over positional arguments only: pass "
-                            f"{', '.join(kwargs)} positionally (or bind them with "
-                            "functools.partial)")
+            name = getattr(self._fun, "__name__", "f")
+            raise TypeError(
+                f"vmap({name}) maps over positional arguments only, but was given the "
+                f"keyword argument(s) {', '.join(kwargs)} (JAX would map them over "
+                "axis 0): vmap a function that binds them, e.g. "
+                f"vmap(lambda x: {name}(x, {next(iter(kwargs))}=...)), or pass positional "
+                "parameters positionally")
         gen = self.specialize(*args)
         try:
             out = gen.function(*args)

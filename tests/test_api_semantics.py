@@ -71,6 +71,22 @@ def test_keyword_only_parameter_without_default():
     assert_tree_allclose(tx.grad(sum_power_kw)(x, weight=1.5), expected)
 
 
+def test_keyword_arguments_pass_through_the_jacobians_undifferentiated():
+    x = np.array([1.0, 2.0])
+    # x^3 elementwise: Jacobian diag(3 x^2); sum(x^3): Hessian diag(6 x)
+    np.testing.assert_allclose(tx.jacfwd(power_required)(x, power=3), np.diag(3 * x ** 2))
+    np.testing.assert_allclose(tx.jacrev(power_required)(x, power=3), np.diag(3 * x ** 2))
+    np.testing.assert_allclose(tx.hessian(lambda v, *, power: np.sum(v ** power))(x, power=3),
+                               np.diag(6 * x))
+
+
+def test_vmap_keyword_argument_error_suggests_what_works():
+    x = np.array([1.0, 2.0])
+    with pytest.raises(TypeError, match=r"vmap\(power_required\).*lambda x: power_required"):
+        tx.vmap(power_required)(x, power=2)
+    np.testing.assert_allclose(tx.vmap(lambda v: power_required(v, power=2))(x), x ** 2)
+
+
 def test_argnums_count_positional_parameters_only():
     # d/d scale (scale x^3) = x^3
     assert tx.grad(scaled_cube, argnums=1)(1.5, 2.0) == pytest.approx(3.375)
