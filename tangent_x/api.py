@@ -284,7 +284,7 @@ class Transformed:
         except Unspecialized:
             # a vmapped function called inside: one plain run of the function
             # specialises it on the arguments it really gets (as JAX traces)
-            self._fun(*self._primal_args(args))
+            self._fun(*self._primal_args(args), **kwargs)
             function = self.generated.function
         try:
             out = function(*args, **kwargs)

@@ -19,11 +19,15 @@ hessian) refuses complex values where they can be seen:
 a function of complex numbers, write it on their real and imaginary parts
 as separate real arrays (``|z|**2`` is ``x**2 + y**2``).
 """
+import linecache
+import sys
+
 import gast
 import numpy as np
 
 from . import ir, tree_util
-from .errors import TransformError
+from .arguments import _parameter_names
+from .errors import Origin, TransformError
 
 HINT = ("tangent_x differentiates real values only (it refuses complex ones rather than "
         "risk a convention that differs from JAX's): write the function on the real and "
@@ -33,9 +37,13 @@ HINT = ("tangent_x differentiates real values only (it refuses complex ones rath
 _SHOWN_KIND = {"vjp_split": "vjp"}
 
 
-def is_complex(value):
-    """A complex number, array, dtype, type or dtype name (also inside a
-    tuple, list or dict of them)."""
+_COMPLEX_NAMES = {"complex", "complex64", "complex128", "complex256", "csingle", "cdouble",
+                  "clongdouble", "c8", "c16", "c32", "F", "D", "G"}
+
+
+def is_complex(value, dtype_position=False):
+    """A complex number, array, dtype or type (also inside a tuple, list or
+    dict of them); in a dtype position, also a complex dtype's name."""
     if isinstance(value, (complex, np.complexfloating)):
         return True
     if isinstance(value, np.ndarray):
@@ -45,11 +53,11 @@ def is_complex(value):
     if isinstance(value, type):
         return issubclass(value, (complex, np.complexfloating))
     if isinstance(value, str):
-        return value.startswith("complex")
+        return dtype_position and value in _COMPLEX_NAMES
     if isinstance(value, (tuple, list)):
-        return any(is_complex(v) for v in value)
+        return any(is_complex(v, dtype_position) for v in value)
     if isinstance(value, dict):
-        return any(is_complex(v) for v in value.values())
+        return any(is_complex(v, dtype_position) for v in value.values())
     return False
 
 
@@ -62,9 +70,9 @@ def refuse_in_code(fn, kind):
         raise TransformError(f"{shown} of {fn.name} computes with complex values: {what}",
                              origin or fn.origin, HINT)
 
-    def check_atom(atom, origin):
+    def check_atom(atom, origin, dtype_position=False):
         for node in ir.walk(atom):
-            if isinstance(node, gast.Constant) and is_complex(node.value):
+            if isinstance(node, gast.Constant) and is_complex(node.value, dtype_position):
                 fail(f"the constant {node.value!r} is complex", origin)
             if isinstance(node, gast.Name) and node.id in fn.env and \
                     is_complex(fn.env[node.id]):
@@ -76,8 +84,10 @@ def refuse_in_code(fn, kind):
     for atom in list(fn.defaults) + list(fn.kw_defaults.values()):
         check_atom(atom, fn.origin)
     for eqn in ir.all_eqns(fn.eqns):
-        for atom in list(eqn.args) + list(eqn.kwargs.values()):
+        for atom in eqn.args:
             check_atom(atom, eqn.origin)
+        for key, atom in eqn.kwargs.items():
+            check_atom(atom, eqn.origin, dtype_position=key == "dtype")
         for key, value in eqn.params.items():
             if key not in ("branches", "cond", "body") and is_complex(value):
                 fail(f"the value {value!r} is complex", eqn.origin)
@@ -89,7 +99,6 @@ def refuse_in_arguments(kind, fun, args, what="argument"):
     argument with a complex leaf."""
     if not _any_complex(args):
         return
-    from .arguments import _parameter_names
     shown = _SHOWN_KIND.get(kind, kind)
     names = _parameter_names(fun) if what == "argument" else []
     for i, value in enumerate(args):
@@ -105,9 +114,6 @@ def refuse_in_arguments(kind, fun, args, what="argument"):
 
 def _user_call():
     """The user's line that called into tangent_x (None if none is found)."""
-    import linecache
-    import sys
-    from .errors import Origin
     package = __name__.rpartition(".")[0]
     frame = sys._getframe(1)
     while frame is not None and frame.f_globals.get("__name__", "").startswith(package):

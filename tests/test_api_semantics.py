@@ -188,9 +188,16 @@ def test_vmap_and_jit_of_complex_values_keep_working():
     assert tx.jit(uses_1j)(0.5) == pytest.approx(np.cos(0.5))
 
 
+def names_a_key_complex(x):
+    parts = {"complex": x, "F": 2.0}
+    return np.sum(parts["complex"] ** 2) * parts["F"]
+
+
 def test_real_code_is_unaffected():
     x = np.array([0.3, -1.2])
     assert_tree_allclose(tx.grad(lambda v: np.sum(np.abs(v) ** 2))(x), 2 * x)
+    # strings that happen to name complex dtypes, outside a dtype position
+    assert_tree_allclose(tx.grad(names_a_key_complex)(x), 4 * x)
 
 
 # --- item 6: masked arrays are refused --------------------------------------
@@ -277,7 +284,8 @@ def test_has_aux_with_a_single_output_raises_jax_type_error():
     x = np.array([1.0, 2.0])
     for call in (lambda: tx.grad(no_pair, has_aux=True)(x),
                  lambda: tx.value_and_grad(no_pair, has_aux=True)(x),
-                 lambda: tx.vjp(no_pair, x, has_aux=True)):
+                 lambda: tx.vjp(no_pair, x, has_aux=True),
+                 lambda: tx.jit(tx.grad(no_pair, has_aux=True))(x)):
         with pytest.raises(TypeError, match=AUX_MESSAGE):
             call()
 
