@@ -14,7 +14,7 @@ import gast
 import numpy as np
 
 from . import canonical, emit, ir, lower, modules, primitives as P, runtime
-from .arguments import refuse_masked
+from .arguments import plain_real, refuse_masked
 from . import complex_values
 from .errors import TransformError
 from .vmapping import Unspecialized
@@ -276,8 +276,10 @@ class Transformed:
         return self.generated.function
 
     def __call__(self, *args, **kwargs):
-        refuse_masked(self._kind, self._fun, args, kwargs)
-        _check_inputs(self._kind, self._fun, args, self.checked_argnums())
+        plain = plain_real((args, kwargs))
+        if not plain:
+            refuse_masked(self._kind, self._fun, args, kwargs)
+        _check_inputs(self._kind, self._fun, args, self.checked_argnums(), plain)
         self._specialize_inner(args)
         try:
             function = self.generated.function
@@ -352,10 +354,13 @@ def _argnums_tuple(argnums):
     return argnums, False
 
 
-def _check_inputs(kind, fun, args, argnums):
+def _check_inputs(kind, fun, args, argnums, plain=False):
+    """Inputs a derivative takes (``plain``: the caller saw that every leaf
+    is a plain real array or number, see ``arguments.plain_real``)."""
     if kind == "python":
         return
-    complex_values.refuse_in_arguments(kind, fun, args)
+    if not plain:
+        complex_values.refuse_in_arguments(kind, fun, args)
     for i in argnums:
         if i >= len(args) or i < -len(args):
             raise TypeError(f"{kind}({getattr(fun, '__name__', 'f')}) was called with "

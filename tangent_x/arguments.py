@@ -7,6 +7,20 @@ from . import tree_util
 _SHOWN_KIND = {"vjp_split": "vjp", "python": "the transform"}
 
 
+def plain_real(tree):
+    """True when every leaf is a plain (not masked) real-or-integer array or
+    a Python float, int or bool: the common case, which needs neither
+    ``refuse_masked`` nor the complex check (one cheap walk)."""
+    kind = type(tree)
+    if kind is tuple or kind is list:
+        return all(plain_real(v) for v in tree)
+    if kind is dict:
+        return all(plain_real(v) for v in tree.values())
+    if kind is np.ndarray:
+        return tree.dtype.kind != "c"
+    return kind is float or kind is int or kind is bool or tree is None
+
+
 def refuse_masked(kind, fun, args, kwargs=None, what="argument"):
     """NumPy masked arrays are refused as arguments, as JAX refuses them:
     the function's value would honour the mask and its derivatives would
