@@ -13,7 +13,7 @@ import string
 import numpy as np
 
 __all__ = ["unbroadcast", "unreduce", "unindex", "unattr", "zeros_like",
-           "tree_add", "check_grad_output", "check_aux_pair", "stop_gradient", "index_zero",
+           "tree_add", "check_grad_output", "stop_gradient", "index_zero",
            "matmul_adjoint_lhs", "matmul_adjoint_rhs", "custom_jvp_cotangents",
            "unbound", "iteration_item", "cotangent_item", "dense", "add_at",
            "broadcast_like", "item_cotangent", "attr_cotangent", "rejoin", "with_item",
@@ -23,6 +23,8 @@ __all__ = ["unbroadcast", "unreduce", "unindex", "unattr", "zeros_like",
            "unstack_steps",
            # reductions
            "prod_others",
+           # has_aux=True: the function returns a pair
+           "check_aux_pair",
            # x.at[i].min/max/multiply(v)
            "extremum_share_x", "extremum_share_v", "product_others_at",
            # shape ops
