@@ -14,6 +14,8 @@ import gast
 import numpy as np
 
 from . import canonical, emit, ir, lower, modules, primitives as P, runtime
+from .arguments import plain_real, refuse_masked
+from . import complex_values
 from .errors import TransformError
 from .vmapping import Unspecialized
 from .reverse import forward_blocks, vjp_blocks
@@ -75,16 +77,21 @@ def generate(fun, kind, argnums=(), has_aux=False, grads_tuple=False):
 
 def _generate(fun, kind, argnums, has_aux, grads_tuple=False):
     fn, namer = canonical.canonicalize(_unwrap(fun))
-    params = list(fn.params)
+    params = fn.positional        # argnums index these, as in JAX
     for i in argnums:
         if not -len(params) <= i < len(params):
             raise TransformError(
                 f"argnums={i} is out of range for {fn.name}() with "
-                f"{len(params)} parameter(s)", fn.origin, "pick a valid argument index")
+                f"{len(params)} positional parameter(s)", fn.origin,
+                "pick a valid argument index (argnums counts positional parameters "
+                "only; keyword-only ones are passed by name and not differentiated)")
     wrt = [params[i] for i in argnums]
+    if kind != "python":
+        complex_values.refuse_in_code(fn, kind)
+    extra = []         # parameters the transform adds, after the chosen ones
     if kind == "python":
         blocks, result = forward_blocks(fn), fn.result
-        name, extra = fn.name if fn.name != "lambda" else "fn", []
+        name = fn.name if fn.name != "lambda" else "fn"
     elif kind == "vjp_split":
         return _generate_vjp_split(fn, namer, wrt, has_aux)
     elif kind == "jvp":
@@ -95,15 +102,6 @@ def _generate(fun, kind, argnums, has_aux, grads_tuple=False):
         result = gast.Tuple(elts=[fn.result, fwd.dot_or_zeros(fn.result)], ctx=gast.Load())
         base = fn.name if fn.name != "lambda" else "fn"
         name, extra = f"jvp_{base}", [dots[p] for p in wrt]
-        # tangents follow the primals they belong to, before parameters
-        # left at their defaults: jvp_f(x, x_dot, scale=2.5)
-        rest = [p for p in params if p not in wrt]
-        n_default = len(fn.defaults)
-        defaulted = params[len(params) - n_default:] if n_default else []
-        defaults = [d for p, d in zip(defaulted, fn.defaults) if p in rest]
-        params = wrt + extra + rest
-        extra = []
-        fn_defaults_override = defaults
     else:
         seed = namer.fresh("out_bar") if kind == "vjp" else None
         blocks, value, aux, grads = vjp_blocks(fn, namer, wrt, has_aux, seed)
@@ -132,9 +130,10 @@ def _generate(fun, kind, argnums, has_aux, grads_tuple=False):
     # cotangent seeds keep `1.0 *` (simplify.fold_binop)
     eliminate_dead_code(blocks, ir.names_in(result),
                         maybe_ints=[p for p in fn.params if p not in wrt])
-    defaults = locals().get("fn_defaults_override", fn.defaults)
-    lines, origins = emit.render_function(name, params + extra, defaults, blocks, result,
-                                          origin=fn.origin)
+    params, defaults = _with_extra(fn, wrt, extra)
+    lines, origins = emit.render_function(name, params, defaults, blocks, result,
+                                          origin=fn.origin, kwonly=fn.kwonly,
+                                          kw_defaults=fn.kw_defaults)
     used = _names_used(blocks, result)
     imports = used & P.RUNTIME_NAMES
     env = {k: v for k, v in fn.env.items() if k in used}
@@ -145,6 +144,22 @@ def _generate(fun, kind, argnums, has_aux, grads_tuple=False):
     text, linemap = emit.render_module(description, fn.origin, imports, env, [(lines, origins)],
                                        modules_used)
     return name, text, linemap, env, fn, description
+
+
+def _with_extra(fn, wrt, extra):
+    """(positional parameters, their trailing defaults) of generated code
+    that takes ``extra`` parameters (tangents, a cotangent seed): the chosen
+    primals, then ``extra``, then the other positional parameters, so that
+    parameters left at their defaults stay last: ``jvp_f(x, x_dot,
+    scale=2.5)``, ``vjp_f(x, out_bar, scale=2.5)`` (``call_with_extra``
+    calls it).  With no extra parameters, the function's own order."""
+    params = fn.positional
+    if not extra:
+        return params, fn.defaults
+    rest = [p for p in params if p not in wrt]
+    defaulted = params[len(params) - len(fn.defaults):] if fn.defaults else []
+    defaults = [d for p, d in zip(defaulted, fn.defaults) if p in rest]
+    return list(wrt) + list(extra) + rest, defaults
 
 
 def _generate_vjp_split(fn, namer, wrt, has_aux):
@@ -204,8 +219,9 @@ def _generate_vjp_split(fn, namer, wrt, has_aux):
                                          "each call pops its own)")] + backward
     base = fn.name if fn.name != "lambda" else "fn"
     fwd_name, bwd_name = f"vjp_fwd_{base}", f"vjp_bwd_{base}"
-    fwd_lines = emit.render_function(fwd_name, fn.params, fn.defaults, forward, fwd_result,
-                                     origin=fn.origin)
+    fwd_lines = emit.render_function(fwd_name, fn.positional, fn.defaults, forward,
+                                     fwd_result, origin=fn.origin, kwonly=fn.kwonly,
+                                     kw_defaults=fn.kw_defaults)
     bwd_lines = emit.render_function(bwd_name, ["residuals", seed], [], backward, grads_atom,
                                      origin=fn.origin)
     used = _names_used(forward + backward, grads_atom) | ir.names_in(fwd_result)
@@ -260,15 +276,17 @@ class Transformed:
         return self.generated.function
 
     def __call__(self, *args, **kwargs):
-        checked = range(len(self._argnums)) if self._kind == "jvp" else self._argnums
-        _check_inputs(self._kind, self._fun, args, checked)
+        plain = plain_real((args, kwargs))
+        if not plain:
+            refuse_masked(self._kind, self._fun, args, kwargs)
+        _check_inputs(self._kind, self._fun, args, self.checked_argnums(), plain)
         self._specialize_inner(args)
         try:
             function = self.generated.function
         except Unspecialized:
             # a vmapped function called inside: one plain run of the function
             # specialises it on the arguments it really gets (as JAX traces)
-            self._fun(*self._primal_args(args))
+            self._fun(*self._primal_args(args), **kwargs)
             function = self.generated.function
         try:
             out = function(*args, **kwargs)
@@ -280,17 +298,24 @@ class Transformed:
     def __repr__(self):
         return f"<tangent_x {self._kind} of {getattr(self._fun, '__qualname__', self._fun)}>"
 
+    def checked_argnums(self):
+        """Where the differentiated arguments are in a call's arguments:
+        first in jvp and vjp code (see ``_with_extra``)."""
+        if self._kind in ("jvp", "vjp"):
+            return range(len(self._argnums))
+        return self._argnums
+
     def _primal_args(self, args):
         """The arguments of the untransformed function within ``args`` (jvp
-        code takes primals, tangents, then the rest; vjp code a seed last)."""
-        if self._kind == "jvp":
+        code takes primals, tangents, then the rest; vjp code primals, a
+        seed, then the rest: see ``_with_extra``)."""
+        if self._kind in ("jvp", "vjp"):
             k = len(self._argnums)
-            primals = list(args[:k]) + list(args[2 * k:])
+            n_extra = k if self._kind == "jvp" else 1
+            primals = list(args[:k]) + list(args[k + n_extra:])
             order = list(self._argnums) + [i for i in range(len(primals))
                                            if i not in self._argnums]
             return [p for _, p in sorted(zip(order, primals))]
-        if self._kind == "vjp":
-            return args[:-1]
         return args
 
     def _specialize_inner(self, args):
@@ -329,9 +354,13 @@ def _argnums_tuple(argnums):
     return argnums, False
 
 
-def _check_inputs(kind, fun, args, argnums):
+def _check_inputs(kind, fun, args, argnums, plain=False):
+    """Inputs a derivative takes (``plain``: the caller saw that every leaf
+    is a plain real array or number, see ``arguments.plain_real``)."""
     if kind == "python":
         return
+    if not plain:
+        complex_values.refuse_in_arguments(kind, fun, args)
     for i in argnums:
         if i >= len(args) or i < -len(args):
             raise TypeError(f"{kind}({getattr(fun, '__name__', 'f')}) was called with "
@@ -351,6 +380,10 @@ def _cast_like(g, x):
     symbolic zero (None) becomes real zeros."""
     if g is None:
         return np.zeros_like(x) if isinstance(x, (np.ndarray, np.generic)) else 0.0 * x
+    if np.iscomplexobj(g) and not np.iscomplexobj(x):
+        raise TypeError("a complex cotangent reached a real argument: the function "
+                        "computes with complex values somewhere tangent_x could not see "
+                        f"before running it; {complex_values.HINT}")
     if isinstance(x, np.ndarray):
         return np.asarray(np.broadcast_to(g, x.shape) if np.shape(g) != x.shape else g,
                           dtype=x.dtype)
@@ -504,6 +537,8 @@ def vjp(fun, *primals, has_aux=False):
         out, aux = out
 
     def vjp_fun(cotangent):
+        refuse_masked("vjp", fun, (cotangent,), what="cotangent")
+        complex_values.refuse_in_arguments("vjp", fun, (cotangent,), what="cotangent")
         try:
             grads = backward(residuals, cotangent)
         except Exception as exc:
@@ -549,6 +584,10 @@ def jvp(fun, primals, tangents):
             if np.shape(a) != np.shape(b):
                 raise ValueError(f"jvp called with different primal and tangent shapes: "
                                  f"{np.shape(a)} and {np.shape(b)} (argument {i})")
+    refuse_masked("jvp", fun, primals, what="primal")
+    refuse_masked("jvp", fun, tangents, what="tangent")
+    complex_values.refuse_in_arguments("jvp", fun, primals, what="primal")
+    complex_values.refuse_in_arguments("jvp", fun, tangents, what="tangent")
     transformed = _cached(fun, "jvp", tuple(range(len(primals))), lambda out, a: out)
     return call_jvp(transformed, primals, range(len(primals)), tangents)
 
@@ -557,10 +596,24 @@ def call_jvp(transformed, args, argnums, tangents):
     """Call generated jvp code: its parameters are the differentiated
     primals, their tangents, then the other arguments (so that defaults
     stay last)."""
-    argnums = list(argnums)
+    return call_with_extra(transformed, args, argnums, tangents)
+
+
+def call_with_extra(transformed, args, argnums, extra, **kwargs):
+    """Call generated jvp or vjp code with the arguments ``args`` of the
+    user's function: the differentiated ones, then ``extra`` (tangents, a
+    cotangent seed), then the others (see ``_with_extra``)."""
+    argnums = [i % len(args) for i in argnums]
     wrt = [args[i] for i in argnums]
     rest = [a for i, a in enumerate(args) if i not in argnums]
-    return transformed(*wrt, *tangents, *rest)
+    return transformed(*wrt, *extra, *rest, **kwargs)
+
+
+def extra_in_axes(n_args, argnums, extra_axes):
+    """vmap's ``in_axes`` for ``call_with_extra``'s argument order: the
+    user's arguments unmapped, ``extra_axes`` for the extra ones."""
+    k = len(argnums)
+    return (None,) * k + tuple(extra_axes) + (None,) * (n_args - k)
 
 
 STAGES = ("parse", "canonical", "python", "numba")
@@ -595,8 +648,9 @@ def source(fun, stage="python"):
         return build(fun, "python").text
     fn, _ = canonical.canonicalize(target)
     body = [emit.Block(lower.lower([e]), e.origin) for e in fn.eqns]
-    lines, _ = emit.render_function(fn.name if fn.name != "lambda" else "fn", fn.params,
-                                    fn.defaults, body, fn.result)
+    lines, _ = emit.render_function(fn.name if fn.name != "lambda" else "fn", fn.positional,
+                                    fn.defaults, body, fn.result, kwonly=fn.kwonly,
+                                    kw_defaults=fn.kw_defaults)
     return "\n".join(lines) + "\n"
 
 

@@ -545,13 +545,17 @@ def canonicalize(fn):
         conv.bind(scope, p, ir.name(p))     # an alias made later (d = p) is seen through p
     defaults = [conv.value_atom(v, "default") for v in (fn.__defaults__ or ())] \
         if isinstance(fn, types.FunctionType) else []
+    kwonly = [p.id for p in a.kwonlyargs]
+    kw_defaults = {k: conv.value_atom(v, "default")
+                   for k, v in (getattr(fn, "__kwdefaults__", None) or {}).items()} \
+        if isinstance(fn, types.FunctionType) else {}
     conv.origin = parsed.origin(node)
     if isinstance(node, gast.Lambda):
         result = conv.as_atom(scope, conv.expr(scope, node.body), node.body)
     else:
         result = conv.block(scope, conv.rewrite_exits(node, parsed).body)
     fn_ir = ir.Function(parsed.name, params, defaults, conv.eqns, result, conv.env,
-                        parsed.origin(node), parsed.filename)
+                        parsed.origin(node), parsed.filename, kwonly, kw_defaults)
     fn_ir.deps = conv.deps
     return fn_ir, conv.namer
 

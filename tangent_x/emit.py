@@ -130,18 +130,25 @@ def unparse(node):
     return _to_text(tree, owned=True)     # gast_to_ast made it: no copy to print
 
 
-def _signature(params, defaults):
+def _signature(params, defaults, kwonly=(), kw_defaults=None):
     parts = list(params)
     for i, d in enumerate(defaults or ()):
         j = len(parts) - len(defaults) + i
         parts[j] = f"{parts[j]}={unparse(d)}"
+    if kwonly:
+        kw_defaults = kw_defaults or {}
+        parts.append("*")
+        parts += [f"{k}={unparse(kw_defaults[k])}" if k in kw_defaults else k for k in kwonly]
     return ", ".join(parts)
 
 
-def render_function(name, params, defaults, blocks, result, docstring=None, origin=None):
+def render_function(name, params, defaults, blocks, result, docstring=None, origin=None,
+                    kwonly=(), kw_defaults=None):
     """Return (lines, origins): the function's text and each line's Origin
-    (the ``def`` line maps to ``origin``, the user's function)."""
-    lines = [f"def {name}({_signature(params, defaults)}):"]
+    (the ``def`` line maps to ``origin``, the user's function).  ``params``
+    are the positional parameters (``defaults`` for the trailing ones);
+    ``kwonly`` follow a ``*`` (``kw_defaults``: name -> default)."""
+    lines = [f"def {name}({_signature(params, defaults, kwonly, kw_defaults)}):"]
     origins = [origin]
     if docstring:
         lines.append(f'    """{docstring}"""')

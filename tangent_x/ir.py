@@ -176,15 +176,24 @@ class Function:
     generated module's globals when the module is loaded.
     """
 
-    def __init__(self, name, params, defaults, eqns, result, env, origin, filename):
+    def __init__(self, name, params, defaults, eqns, result, env, origin, filename,
+                 kwonly=(), kw_defaults=None):
         self.name = name
-        self.params = params          # list of parameter names
-        self.defaults = defaults      # list of atoms for the trailing params
+        self.params = params          # list of parameter names (keyword-only ones last)
+        self.defaults = defaults      # list of atoms for the trailing positional params
+        self.kwonly = list(kwonly)    # the keyword-only parameters, after ``*``
+        self.kw_defaults = dict(kw_defaults or {})    # keyword-only name -> atom
         self.eqns = eqns
         self.result = result          # atom
         self.env = env
         self.origin = origin
         self.filename = filename
+
+    @property
+    def positional(self):
+        """The parameters that take positional arguments (``argnums``
+        index these, as in JAX)."""
+        return [p for p in self.params if p not in self.kwonly]
 
 
 # --- spelling: equations back to Python -------------------------------------

@@ -16,7 +16,9 @@ import weakref
 import numpy as np
 
 from . import tree_util
-from .api import _argnums_tuple, _cached, _check_inputs, call_jvp, grad
+from .api import (_argnums_tuple, _cached, _check_inputs, call_with_extra, extra_in_axes,
+                  grad)
+from .arguments import refuse_masked
 
 
 def _basis(leaves):
@@ -151,12 +153,16 @@ def _jacfwd(fun, argnums, wrap):
     nums, single = _argnums_tuple(argnums)
 
     @functools.wraps(fun)
-    def jacobian(*args):
+    def jacobian(*args, **kwargs):
+        refuse_masked("jacfwd", fun, args, kwargs)
         _check_inputs("jacfwd", fun, args, nums)
         transformed = _cached(fun, "jvp", nums, lambda out, a: out)
         wrt = [args[i] for i in nums]
         in_leaves, in_tree = tree_util.tree_flatten(list(wrt))
-        batched = _jvp_batched(transformed, args, nums, in_leaves, in_tree, wrap)
+        # keyword arguments pass through, not differentiated (as in JAX);
+        # vmap takes positional ones only, so with them: one jvp per column
+        batched = None if kwargs else \
+            _jvp_batched(transformed, args, nums, in_leaves, in_tree, wrap)
         if batched is not None:
             out, columns = batched
             return _assemble(out, columns, in_leaves, in_tree, single, axis_last=True)
@@ -165,10 +171,10 @@ def _jacfwd(fun, argnums, wrap):
         one = _once(transformed, wrap) if wrap is not None else transformed
         for j, tangent_leaves in _basis(in_leaves):
             tangents = tree_util.tree_unflatten(in_tree, tangent_leaves)
-            out, out_dot = call_jvp(one, args, nums, tangents)
+            out, out_dot = call_with_extra(one, args, nums, tangents, **kwargs)
             columns[j].append(tree_util.tree_leaves(out_dot))
         if out is None:
-            out = fun(*args)
+            out = fun(*args, **kwargs)
         return _assemble(out, columns, in_leaves, in_tree, single, axis_last=True)
 
     return _driver(jacobian, lambda w: _jacfwd(fun, argnums, w))
@@ -221,12 +227,15 @@ def _jacrev(fun, argnums, wrap):
     nums, single = _argnums_tuple(argnums)
 
     @functools.wraps(fun)
-    def jacobian(*args):
+    def jacobian(*args, **kwargs):
+        refuse_masked("jacrev", fun, args, kwargs)
         _check_inputs("jacrev", fun, args, nums)
         if wrap is not None:
-            return _jacrev_wrapped(fun, args, nums, single, wrap)
+            return _jacrev_wrapped(fun, args, nums, single, wrap, kwargs)
+        # keyword arguments pass through, not differentiated (as in JAX):
+        # the backward pass reads them from the residuals
         transformed = _cached(fun, "vjp_split", nums, lambda out, a: out)
-        out, residuals = transformed(*args)
+        out, residuals = transformed(*args, **kwargs)
         backward = getattr(transformed.generated.module,
                            transformed.generated.function.__name__.replace("vjp_fwd_",
                                                                            "vjp_bwd_"))
@@ -265,24 +274,26 @@ def _jacrev(fun, argnums, wrap):
     return _driver(jacobian, lambda w: _jacrev(fun, argnums, w))
 
 
-def _jacrev_wrapped(fun, args, nums, single, wrap):
+def _jacrev_wrapped(fun, args, nums, single, wrap, kwargs=None):
     """jacrev with its pieces wrapped (compiled, under ``jit``): the primal
     for the output's structure, then one batched vjp (forward and backward
     in one generated function; vmap keeps the forward values unbatched, so
     the forward pass runs once) over all one-hot cotangents.  A vjp that vmap
     cannot batch runs once per cotangent instead."""
     from .errors import TransformError
-    out = _once(fun, wrap)(*args)
+    kwargs = kwargs or {}
+    out = _once(fun, wrap)(*args, **kwargs)
     full = _cached(fun, "vjp", nums, lambda o, a: o)
     wrt = [args[i] for i in nums]
     in_leaves, in_tree = tree_util.tree_flatten(list(wrt))
     out_leaves, out_tree = tree_util.tree_flatten(out)
     basis, sizes = _one_hots(out_leaves)
     grad_leaves = None
-    if sum(sizes):
+    if sum(sizes) and not kwargs:     # (vmap takes positional arguments only)
         try:
-            batched = _vmapped(full, (None,) * len(args) + (0,), wrap)
-            _, grads = batched(*args, tree_util.tree_unflatten(out_tree, basis))
+            batched = _vmapped(full, extra_in_axes(len(args), nums, (0,)), wrap)
+            _, grads = call_with_extra(batched, args, nums,
+                                       [tree_util.tree_unflatten(out_tree, basis)])
             grads = grads if isinstance(grads, tuple) else (grads,)
             grad_leaves = tree_util.tree_leaves(list(grads))
         except TransformError:
@@ -293,7 +304,8 @@ def _jacrev_wrapped(fun, args, nums, single, wrap):
         for k in range(sum(sizes)):
             cts = [leaf[k] for leaf in basis]
             cts = [c if np.ndim(c) else float(c) for c in cts]
-            _, grads = one(*args, tree_util.tree_unflatten(out_tree, cts))
+            _, grads = call_with_extra(one, args, nums, [tree_util.tree_unflatten(out_tree, cts)],
+                                       **kwargs)
             grads = grads if isinstance(grads, tuple) else (grads,)
             per_ct.append([np.asarray(g, dtype=float) * np.ones(np.shape(leaf))
                            for g, leaf in zip(tree_util.tree_leaves(list(grads)), in_leaves)])

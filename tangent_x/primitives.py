@@ -239,13 +239,15 @@ register(Primitive("or_", "boolop", op=gast.Or, differentiable=False))
 # Runtime helpers are primitives too, so generated code can be transformed again.
 from . import runtime as _runtime  # noqa: E402
 
+_RUNTIME_EFFECTS = {"check_grad_output", "check_aux_pair"}     # checks: no value
+
 _RUNTIME_NONDIFF = {"zeros_like", "check_grad_output", "stop_gradient", "unbound", "map_lanes",
                     "scan_length", "shaped", "is_array", "extremum_share_x",
                     "extremum_share_v"}
 for _name in _runtime.__all__:
-    register(Primitive(_name, "effect" if _name == "check_grad_output" else "call",
+    register(Primitive(_name, "effect" if _name in _RUNTIME_EFFECTS else "call",
                        fn=getattr(_runtime, _name), spelling=_name,
-                       differentiable=_name not in _RUNTIME_NONDIFF),
+                       differentiable=_name not in _RUNTIME_NONDIFF | _RUNTIME_EFFECTS),
              getattr(_runtime, _name))
 RUNTIME_NAMES = frozenset(_runtime.__all__)
 BY_NAME["unbroadcast"].shape_args = (1,)

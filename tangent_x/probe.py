@@ -85,12 +85,12 @@ def probe(fn, example_args):
     (one example: the batched arguments already sliced).  Returns the
     shapes seen, possibly partial: a failure part-way leaves later names unknown."""
     namespace = _module_env(fn)
-    params = list(fn.params)
+    params = fn.positional
     for p, a in zip(params, example_args):
         namespace[p] = a
     missing = params[len(example_args):]
     defaults = fn.defaults[len(fn.defaults) - len(missing):] if missing else []
-    for p, d in zip(missing, defaults):
+    for p, d in list(zip(missing, defaults)) + list(fn.kw_defaults.items()):
         expression = gast.fix_missing_locations(gast.Expression(body=ir.clone(d)))
         namespace[p] = eval(compile(gast.gast_to_ast(expression), "<default>", "eval"),
                             namespace)

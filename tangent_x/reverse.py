@@ -13,6 +13,7 @@ import gast
 from . import ir, lower, primitives as P
 from .emit import Block
 from .errors import TransformError
+from .runtime import aux_pair_message
 from .rules import ADJOINT, load_all
 from .simplify import fold_ones
 from .templates import Template
@@ -572,12 +573,17 @@ def split_output(fn, namer, has_aux):
     if not has_aux:
         return result, None
     for eqn in fn.eqns:
-        if eqn.out == getattr(result, "id", None) and eqn.prim.name in ("tuple", "list") \
-                and len(eqn.args) == 2:
-            return eqn.args[0], eqn.args[1]
+        if eqn.out == getattr(result, "id", None) and eqn.prim.name in ("tuple", "list"):
+            if len(eqn.args) == 2:
+                return eqn.args[0], eqn.args[1]
+            raise TransformError(
+                aux_pair_message(f"a {eqn.prim.name} of {len(eqn.args)} elements"),
+                eqn.origin or fn.origin, "return value, aux (put the rest in aux)")
     if not ir.is_name(result):
-        raise TransformError("has_aux=True needs the function to return a pair "
-                             "(value, aux)", fn.origin, "return value, aux")
+        raise TransformError(aux_pair_message(f"the constant {gast.dump(result)}"),
+                             fn.origin, "return value, aux")
+    # known only when it runs: checked then, before the items are read
+    fn.eqns.append(ir.Eqn([], P.get("check_aux_pair"), [result], origin=fn.origin))
     items = []
     for i, base in enumerate(("value", "aux")):
         out = namer.fresh(base)

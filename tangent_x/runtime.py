@@ -23,6 +23,8 @@ __all__ = ["unbroadcast", "unreduce", "unindex", "unattr", "zeros_like",
            "unstack_steps",
            # reductions
            "prod_others",
+           # has_aux=True: the function returns a pair
+           "check_aux_pair",
            # x.at[i].min/max/multiply(v)
            "extremum_share_x", "extremum_share_v", "product_others_at",
            # shape ops
@@ -326,6 +328,24 @@ def check_grad_output(y):
     if shape != () or not _is_array_like(y):
         raise TypeError("Gradient only defined for scalar-output functions. "
                         f"Output had shape: {shape}.")
+    if np.iscomplexobj(y):
+        raise TypeError("grad requires real-valued outputs (output dtype that is a "
+                        f"sub-dtype of np.floating), but got {np.result_type(y)}; tangent_x "
+                        "differentiates real values only (see tangent_x.complex_values)")
+
+
+def aux_pair_message(got):
+    """JAX's words for a has_aux function that does not return (out, aux);
+    ``got`` says what it returned."""
+    return (f"expected function with aux output to return a two-element tuple, but got "
+            f"{got} (has_aux=True: the function must return a pair (out, aux))")
+
+
+def check_aux_pair(out):
+    """With has_aux=True the function returns a pair (out, aux): raise
+    JAX's TypeError otherwise (rather than drop items or fail later)."""
+    if not isinstance(out, (list, tuple)) or len(out) != 2:
+        raise TypeError(aux_pair_message(f"type {type(out)} with value {out!r}"))
 
 
 def stop_gradient(x):
@@ -733,7 +753,7 @@ def custom_jvp_cotangents(fun, args, g):
                                lambda out, a: out)
         fun._pullbacks[key] = pullback
     zeros = [zeros_like(p) for p in primals]
-    _, bars = pullback(*nondiff, *primals, *zeros, g)
+    _, bars = pullback(*zeros, g, *nondiff, *primals)    # (api._with_extra's order)
     return bars if isinstance(bars, tuple) else (bars,)
 
 

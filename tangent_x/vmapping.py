@@ -21,6 +21,7 @@ import weakref
 import gast
 import numpy as np
 
+from .arguments import refuse_masked
 from . import canonical, emit, ir, lower, modules, primitives as P, runtime, tree_util
 from .batching import Batcher, PerExample, all_batched, any_batched
 from .errors import TransformError
@@ -129,10 +130,15 @@ class Vmapped:
         return gen
 
     def __call__(self, *args, **kwargs):
+        refuse_masked("vmap", self._fun, args, kwargs)
         if kwargs:
-            raise TypeError("vmap maps over positional arguments only: pass "
-                            f"{', '.join(kwargs)} positionally (or bind them with "
-                            "functools.partial)")
+            name = getattr(self._fun, "__name__", "f")
+            raise TypeError(
+                f"vmap({name}) maps over positional arguments only, but was given the "
+                f"keyword argument(s) {', '.join(kwargs)} (JAX would map them over "
+                "axis 0): vmap a function that binds them, e.g. "
+                f"vmap(lambda x: {name}(x, {next(iter(kwargs))}=...)), or pass positional "
+                "parameters positionally")
         gen = self.specialize(*args)
         try:
             out = gen.function(*args)
@@ -373,8 +379,8 @@ class _Opaque:
     def __init__(self, fun, n):
         from .naming import Namer
         self.name = getattr(fun, "__name__", "fn")
-        self.params = [f"arg{i}" for i in range(n)]
-        self.defaults = []
+        self.params = self.positional = [f"arg{i}" for i in range(n)]
+        self.defaults, self.kwonly, self.kw_defaults = [], [], {}
         self.origin = None
         self.deps = ()
         self.env = {}
@@ -394,7 +400,7 @@ def build(fun, args, axes, examples, out_axes, method):
         else:
             inner = _unwrap(fun)
         fn, namer = canonical.canonicalize(inner)
-    params = list(fn.params)
+    params = fn.positional
     if len(args) > len(params):
         raise TypeError(f"{fn.name}() takes {len(params)} positional argument(s) but vmap "
                         f"was given {len(args)}")
@@ -420,7 +426,7 @@ def build(fun, args, axes, examples, out_axes, method):
     blocks = [emit.Block(entry, None, "the batch on axis 0 of every mapped argument")]
     shapes = probe(fn, examples) if method == "vectorize" else {}
     flags = {p: _flag_of(a, ax) for p, a, ax in zip(params, args, axes)}
-    for p in params[len(args):]:
+    for p in params[len(args):] + fn.kwonly:
         flags[p] = False
     if method == "vectorize":
         try:
@@ -448,7 +454,8 @@ def build(fun, args, axes, examples, out_axes, method):
             return any_batched(flags.get(new)) and not all_batched(flags.get(old, True))
     eliminate_dead_code(blocks, ir.names_in(result), grows)
     lines, origins = emit.render_function(name, params, fn.defaults, blocks, result,
-                                          origin=fn.origin)
+                                          origin=fn.origin, kwonly=fn.kwonly,
+                                          kw_defaults=fn.kw_defaults)
     used = set()
     for block in blocks:
         for stmt in block.stmts:
@@ -505,7 +512,8 @@ def _loop_body(fn, inner, params, args, flags, batch_size, blocks, namer):
                         func=gast.Attribute(value=ir.name(results), attr="append",
                                             ctx=gast.Load()),
                         args=[gast.Call(func=ir.name(callee), args=call_args,
-                                        keywords=[])], keywords=[]))],
+                                        keywords=[gast.keyword(arg=p, value=ir.name(p))
+                                                  for p in fn.kwonly])], keywords=[]))],
                     orelse=[], type_comment=None)
     stmts = [_assign(results, gast.List(elts=[], ctx=gast.Load())), loop,
              _assign(stacked, _call("stack_lanes", ir.name(results)))]

@@ -69,6 +69,19 @@ def test_sharing_decided_per_example():
     np.testing.assert_allclose(got, expected, rtol=1e-12)
 
 
+def _aux_from_cond(x):
+    return tx.lax.cond(x[0] > 0, lambda v: (np.sum(v * v), v[0]),
+                       lambda v: (np.sum(2.0 * v), v[1]), x)
+
+
+def test_per_example_grads_with_aux_known_only_when_run():
+    """has_aux whose pair is built at run time (checked by check_aux_pair)."""
+    x = np.array([[1.0, 2.0], [-1.0, 3.0], [0.5, -0.5]])
+    g, aux = tx.vmap(tx.grad(_aux_from_cond, has_aux=True))(x)
+    np.testing.assert_allclose(g, [[2.0, 4.0], [2.0, 2.0], [1.0, -1.0]])
+    np.testing.assert_allclose(aux, [1.0, 3.0, 0.5])
+
+
 def test_every_batching_rule_is_exercised():
     """Every primitive with a batching rule appears in vectorised code the
     corpus (or the composition tests below) generates."""
@@ -102,6 +115,7 @@ def test_every_batching_rule_is_exercised():
         test_per_example_gradients_through_container_updates()
         test_augmented_assignment_keeps_float32()
         test_sharing_decided_per_example()
+        test_per_example_grads_with_aux_known_only_when_run()
     finally:
         BATCHING.clear()
         BATCHING.update(original)

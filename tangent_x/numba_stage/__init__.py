@@ -39,6 +39,7 @@ import weakref
 import numpy as np
 
 from .. import api, emit, modules, tree_util
+from ..arguments import refuse_masked
 from ..errors import Origin, TransformError
 from ..naming import Namer
 from .specialize import Const, Dyn, Plan, SpecializationError, Specializer
@@ -222,6 +223,7 @@ class Jitted:
         if new, run, rebuild.  (An instance's own class may override this
         with the fast path of one signature; see ``_install``.)"""
         inner = self._inner
+        refuse_masked("jit", self._fun, args, kwargs)
         if _disabled():
             return inner(*args, **kwargs)
         inner._specialize_inner(args)      # jit(vmap(f)): vmap's code for these arguments
@@ -237,8 +239,7 @@ class Jitted:
             entry = None       # a container it folded in changed in place: compile again
         if entry is None or entry[0] is not generated or kwargs:
             # input checks (float inputs for grad ...) depend only on the key
-            checked = range(len(inner._argnums)) if inner._kind == "jvp" else inner._argnums
-            api._check_inputs(inner._kind, inner._fun, args, checked)
+            api._check_inputs(inner._kind, inner._fun, args, inner.checked_argnums())
             if entry is None or entry[0] is not generated:
                 key, leaves, avs = self._signature(generated, bound)
                 compiled = self._compile(generated, avs, key)
@@ -1053,6 +1054,10 @@ def numba_stage(generated, avs, call_site=None, ranks=None, units=None, weak=Fal
     tree = ast.parse(generated.text)
     fname = generated.function.__name__
     func = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == fname)
+    # keyword-only parameters: ``_bind`` gave their values in the
+    # signature's order, and the compiled code takes flat leaves by position
+    func.args.args += func.args.kwonlyargs
+    func.args.kwonlyargs, func.args.kw_defaults = [], []
     linemap = modules.LINEMAPS.get(generated.path, {})
     origin = generated.canonical.origin
     namespace = dict(generated.module.__dict__)

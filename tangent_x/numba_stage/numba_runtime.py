@@ -1143,6 +1143,12 @@ def _check_grad_output(y):
         def impl(y):
             raise TypeError("Gradient only defined for scalar-output functions.")
         return impl
+    if isinstance(getattr(y, "dtype", y), types.Complex):
+        def complex_output(y):
+            raise TypeError("grad requires real-valued outputs (output dtype that is a "
+                            "sub-dtype of np.floating); tangent_x differentiates real "
+                            "values only")
+        return complex_output
     return lambda y: None
 
 

@@ -16,6 +16,7 @@ import ast
 import numpy as np
 
 from .. import runtime
+from ..errors import TransformError
 from .specialize import (Const, Dyn, Expr, Steps, Tape, Zero, children, describe,
                          is_container, is_namedtuple, rebuild)
 
@@ -224,6 +225,19 @@ def _broadcast_like(s, args, kwargs):
 @handles(runtime.stop_gradient)
 def _stop_gradient(s, args, kwargs):
     return args[0]
+
+
+@handles(runtime.check_aux_pair)
+def _check_aux_pair(s, args, kwargs):
+    """The output's structure is known when specialising: check it then."""
+    (out,) = args
+    out = _open(out)
+    if not (isinstance(out, (list, tuple)) and len(out) == 2):
+        got = f"a {type(out).__name__} {describe(out)}" if is_container(out) else \
+            "one value, not a tuple"
+        raise TransformError(runtime.aux_pair_message(got), s.where(),
+                             "return value, aux")
+    return Const(None)
 
 
 @handles(runtime.check_grad_output)

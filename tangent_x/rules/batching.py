@@ -517,6 +517,12 @@ def check_grad_output(eqn, b):
     return None
 
 
+@batching("check_aux_pair")
+def check_aux_pair(eqn, b):
+    """Whether the output is a pair does not depend on the batch."""
+    return [gast.Expr(value=call("check_aux_pair", eqn.args[0]))]
+
+
 # --- contractions -----------------------------------------------------------------
 
 def _einsum(b, eqn, spec, operands):
