@@ -209,6 +209,8 @@ class Calls:
         return ir.name(out)
 
     def method_call(self, scope, base, method, node, target):
+        if method == "flatten":     # ``ravel``, but always a copy: not a view of ``base``
+            return self.quietly(self.method_call, scope, base, "ravel", node, target)
         method = _METHOD_RENAME.get(method, method)
         args, kwargs = self.call_args(scope, node)
         if method in _SHAPE_METHODS:

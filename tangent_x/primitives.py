@@ -238,7 +238,7 @@ register(Primitive("or_", "boolop", op=gast.Or, differentiable=False))
 from . import runtime as _runtime  # noqa: E402
 
 _RUNTIME_NONDIFF = {"zeros_like", "check_grad_output", "stop_gradient", "unbound", "map_lanes",
-                    "scan_length", "shaped", "is_array", "extremum_share_x",
+                    "scan_length", "shaped", "is_array", "is_view_of", "extremum_share_x",
                     "extremum_share_v"}
 for _name in _runtime.__all__:
     register(Primitive(_name, "effect" if _name == "check_grad_output" else "call",

@@ -191,6 +191,18 @@ def is_array(eqn, b):
                            origin=eqn.origin))
 
 
+@batching("is_view_of")
+def is_view_of(eqn, b):
+    """Whether NumPy's ``reshape``/``ravel`` made a view: taken on the batch
+    (a view of every example exactly when the batched result is one of the
+    batched array), the same for every example."""
+    view, base = eqn.args
+    if b.batched(view) != b.batched(base):
+        return None
+    b.mark(eqn.out, False)
+    return _respell(eqn)
+
+
 @batching("full_like")
 def full_like(eqn, b):
     bound = _bound(eqn)
