@@ -223,8 +223,9 @@ class Calls:
             return self.emit(P.get(method), [base] + args, kwargs, target=target,
                              base=base_name(method, base))
         if method == "astype":
-            return self.emit(P.get("asarray"), [base], {"dtype": args[0], **kwargs},
-                             target=target, base=base_name("", base) or "cast")
+            return self.quietly(      # a copy, whatever the dtype: not a view of ``base``
+                self.emit, P.get("asarray"), [base], {"dtype": args[0], **kwargs}, None,
+                target, base_name("", base) or "cast")
         if method in _METHODS and method in P.BY_NAME:
             return self.emit(P.get(method), [base] + args, kwargs, target=target,
                              base=base_name(method, base))

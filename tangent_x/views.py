@@ -4,7 +4,8 @@ the array it was taken from.  ``mutation`` records them beside the views an
 index takes (``row = x[0]``).
 
 ``reshape`` and ``ravel`` give a view only when the array's layout allows
-(a copy otherwise), which only the running code knows: the relation carries
+(a copy otherwise), ``np.asarray`` the array itself only when it has the
+dtype asked for, which only the running code knows: the relation carries
 a flag computed where the view was taken (``is_view_of``), and each write
 chooses on it."""
 import gast
@@ -14,8 +15,9 @@ from .naming import base_name
 
 # always a view of an array argument; the inverse spelled per function below
 _ALWAYS = frozenset(("transpose", "swapaxes", "moveaxis", "squeeze", "expand_dims", "flip"))
-# a view when the layout allows, a copy otherwise
-_MAYBE = frozenset(("reshape", "ravel"))
+# a view when the layout allows, a copy otherwise (``np.asarray``: the array
+# itself when it has the dtype asked for)
+_MAYBE = frozenset(("reshape", "ravel", "asarray"))
 # views NumPy makes read-only: writing into one raises
 _READ_ONLY = frozenset(("diagonal", "broadcast_to"))
 MAKERS = _ALWAYS | _MAYBE | _READ_ONLY
@@ -45,6 +47,8 @@ class ViewCall:
             raise conv.error(f"this writes into the read-only view {self.label}(...) returns "
                              f"(NumPy raises ValueError here)", None,
                              f"copy it first ({self.label}(...).copy())")
+        if name_ == "asarray":
+            return view
         if name_ in ("reshape", "ravel", "squeeze", "expand_dims"):
             shape = conv.emit(P.get("shape"), [base], base="shape")
             return conv.emit(P.get("reshape"), [view, shape], base="written")
@@ -61,7 +65,9 @@ class ViewCall:
             axes = _constant_axes(conv, self.args[0])
             if axes is not None:
                 inverse = sorted(range(len(axes)), key=lambda i: axes[i])
-                return conv.emit(self.prim, [view, ir.const(tuple(inverse))], base="written")
+                inverse = conv.emit(P.get("tuple"), [ir.const(i) for i in inverse],
+                                    base="inverse_axes")
+                return conv.emit(self.prim, [view, inverse], base="written")
         raise conv.error(f"tangent_x cannot follow this write back into the array "
                          f"{self.label}(...) was taken from", None,
                          f"copy the view first ({self.label}(...).copy()) and write into "

@@ -299,10 +299,9 @@ def _spread_index(b, idx):
     if not ir.is_name(idx) or shape is None or shape.kind != "tuple" or \
             shape.fields is not None:
         return idx
+    # (not the values the probe saw in it: a tuple built in a loop, ``(i, 0)``,
+    # holds another one in each step)
     flag = b.flag(idx)
-    if not any_batched(flag) and isinstance(shape.value, tuple) and \
-            all(isinstance(v, int) or v is None for v in shape.value):
-        return gast.Tuple(elts=[ir.const(v) for v in shape.value], ctx=gast.Load())
     flags = flag if isinstance(flag, list) and len(flag) == len(shape.items) else \
         [flag] * len(shape.items)
     parts = []
