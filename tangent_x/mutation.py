@@ -148,7 +148,7 @@ class Mutation:
                                  base=f"{eqn.out}_is_view")
             finally:
                 self._quiet_views -= 1
-        self._add_view(out, base, views.ViewCall(eqn, flag))
+        self._add_view(out, base, views.ViewCall(eqn, flag, self.eqns))
 
     def quietly(self, fn, *args):
         """``fn(*args)``, the views it takes not recorded (they rebuild known ones)."""

@@ -24,12 +24,14 @@ MAKERS = _ALWAYS | _MAYBE | _READ_ONLY
 
 
 class ViewCall:
-    """``view = fn(base, *args)``.  ``flag``: for ``reshape``/``ravel``, the
-    atom saying whether NumPy made a view (None: always a view)."""
+    """``view = fn(base, *args)``.  ``flag``: for ``reshape``/``ravel``/``asarray``,
+    the atom saying whether NumPy made a view (None: always a view).
+    ``eqns``: the equations before it (where constant axes are spelled)."""
 
-    def __init__(self, eqn, flag=None):
+    def __init__(self, eqn, flag=None, eqns=()):
         self.prim, self.args, self.kwargs = eqn.prim, list(eqn.args[1:]), dict(eqn.kwargs)
         self.params, self.flag = eqn.params, flag
+        self.axes = _constant_axes(eqns, self.args[0]) if self.args else None
 
     @property
     def label(self):
@@ -62,9 +64,8 @@ class ViewCall:
         if name_ == "transpose" and not self.kwargs:
             if not self.args:
                 return conv.emit(self.prim, [view], base="written")
-            axes = _constant_axes(conv, self.args[0])
-            if axes is not None:
-                inverse = sorted(range(len(axes)), key=lambda i: axes[i])
+            if self.axes is not None:
+                inverse = sorted(range(len(self.axes)), key=lambda i: self.axes[i])
                 inverse = conv.emit(P.get("tuple"), [ir.const(i) for i in inverse],
                                     base="inverse_axes")
                 return conv.emit(self.prim, [view, inverse], base="written")
@@ -74,12 +75,12 @@ class ViewCall:
                          f"the array itself")
 
 
-def _constant_axes(conv, atom):
+def _constant_axes(eqns, atom):
     """The axes of ``transpose(x, axes)`` when known while transforming."""
     if isinstance(atom, gast.Constant) and isinstance(atom.value, tuple):
         return atom.value
     if ir.is_name(atom):
-        for eqn in reversed(conv.eqns):
+        for eqn in reversed(eqns):
             if atom.id in eqn.outs and eqn.prim.name == "tuple" and all(
                     isinstance(a, gast.Constant) and type(a.value) is int for a in eqn.args):
                 return tuple(a.value for a in eqn.args)

@@ -300,3 +300,24 @@ def test_vmap_of_grad_of_a_write_at_a_loop_counter():
     np.testing.assert_allclose(tx.vmap(tx.grad(f))(X),
                                [numerical_grad(numpy_of(f), (X[b],)) for b in range(3)],
                                rtol=1e-6, atol=1e-6)
+
+
+def test_the_issue_example():
+    def f(x):
+        y = x
+        y[0] = 5.0 * x[1]
+        return np.sum(x * x)
+    x = np.array([1.2, 1.3, 0.9])
+    assert tx.jit(f)(x) == pytest.approx(f(x.copy()), rel=1e-12)
+    np.testing.assert_allclose(tx.grad(f)(x), [0.0, 52.0 * x[1], 2.0 * x[2]], rtol=1e-12)
+
+
+def test_a_write_back_through_axes_known_only_at_run_time_is_refused_where_it_is():
+    def f(x, axes):
+        t = np.transpose(x, axes)
+        t[0, 1] = 2.0
+        return np.sum(x * A * x)
+    with pytest.raises(tx.TransformError) as err:
+        tx.grad(f)(np.ones((2, 2)), (1, 0))
+    assert f"test_alias_views.py:{f.__code__.co_firstlineno + 2}" in str(err.value)
+    assert "np.transpose(...).copy()" in str(err.value)

@@ -10,7 +10,8 @@ rule hands item i to the i-th array.
 import numpy as np
 
 from ..runtime import (cotangent_item, dense, index_zero, last_writes, tree_add,  # noqa: F401
-                       unbroadcast, unconcatenate, undiagonal, unhstack, unindex, unrepeat, unstack, untile)
+                       unbroadcast, unconcatenate, undiagonal, unhstack, unindex, unrepeat,
+                       unstack, untile)
 from . import adjoint
 from .arithmetic import adjoint_case, passed
 
