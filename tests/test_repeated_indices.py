@@ -237,7 +237,7 @@ def test_last_writes_returns_unique_and_basic_selections_as_they_are():
 
 def test_jit_grad_with_repeated_indices():
     y, v = _point(6)
-    for f in (add, assign_negative):
+    for f in (add, assign_negative, columns):
         expected = numerical_grad(numpy_of(f), (y, v), argnum=(0, 1))
         assert_tree_allclose(tx.jit(tx.grad(f, argnums=(0, 1)))(y, v), expected)
 

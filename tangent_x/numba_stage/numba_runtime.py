@@ -1290,8 +1290,12 @@ def _is_view_of(view, base):
 def _last_writes(items, index, like):
     if not (_is_array(index) and not isinstance(index.dtype, types.Boolean)):
         if isinstance(index, types.BaseTuple) and any(_is_array(t) for t in index):
-            raise TypingError("last_writes: an index mixing arrays with other items is "
-                              "not compiled")
+            def general(items, index, like):    # one index array among slices and ints
+                order = np.arange(items.size).reshape(items.shape)
+                last = np.empty(like.shape, np.intp)
+                last[index] = order
+                return np.where(last[index] == order, items, 0.0)
+            return general
         return lambda items, index, like: items     # no integer array: nothing repeats
     if index.ndim != 1:
         raise TypingError("last_writes: only 1-d integer index arrays are compiled")
