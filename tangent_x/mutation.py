@@ -136,18 +136,15 @@ class Mutation:
     def note_view(self, eqn):
         """``v = x.T`` (``x.reshape(-1)``, ``np.swapaxes(x, 0, 1)`` ...): ``v``
         is a view of ``x``, as ``row = x[0]`` is.  Where NumPy may copy
-        instead (``reshape``, ``ravel``), which one it did is computed here."""
+        instead (``reshape``, ``ravel``, ``np.asarray``), which one it did is
+        computed here (removed as dead code if nothing writes)."""
         if self._quiet_views or not views.of_call(eqn):
             return
         base, out = eqn.args[0], ir.name(eqn.out)
         flag = None
         if views.may_copy(eqn):
-            self._quiet_views += 1
-            try:
-                flag = self.emit(P.get("is_view_of"), [out, base],
-                                 base=f"{eqn.out}_is_view")
-            finally:
-                self._quiet_views -= 1
+            flag = self.quietly(self.emit, P.get("is_view_of"), [out, base], None, None, None,
+                                f"{eqn.out}_is_view")
         self._add_view(out, base, views.ViewCall(eqn, flag, self.eqns))
 
     def quietly(self, fn, *args):
