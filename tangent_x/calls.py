@@ -209,6 +209,8 @@ class Calls:
         return ir.name(out)
 
     def method_call(self, scope, base, method, node, target):
+        if method == "flatten":     # ``ravel``, but always a copy: not a view of ``base``
+            return self.quietly(self.method_call, scope, base, "ravel", node, target)
         method = _METHOD_RENAME.get(method, method)
         args, kwargs = self.call_args(scope, node)
         if method in _SHAPE_METHODS:
@@ -221,8 +223,9 @@ class Calls:
             return self.emit(P.get(method), [base] + args, kwargs, target=target,
                              base=base_name(method, base))
         if method == "astype":
-            return self.emit(P.get("asarray"), [base], {"dtype": args[0], **kwargs},
-                             target=target, base=base_name("", base) or "cast")
+            return self.quietly(      # a copy, whatever the dtype: not a view of ``base``
+                self.emit, P.get("asarray"), [base], {"dtype": args[0], **kwargs}, None,
+                target, base_name("", base) or "cast")
         if method in _METHODS and method in P.BY_NAME:
             return self.emit(P.get(method), [base] + args, kwargs, target=target,
                              base=base_name(method, base))

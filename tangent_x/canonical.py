@@ -129,6 +129,8 @@ class Converter(Calls, Mutation, ControlFlow, LaxCalls):
         self._carry_guard = {}  # loop carry-in atom -> (name, its aliases) not shared
         self._branch_scopes = []  # scopes whose branch or loop body is being converted
         self._views = {}      # atom name -> (base atom, index): x = base[index]
+        # (or a views.ViewCall: x = base.T, base.reshape(-1) ...)
+        self._quiet_views = 0   # > 0: views emitted are not recorded (they rebuild known ones)
         self._live_after = frozenset()  # user names read after the current statement
         self._stmt = None               # the statement being converted
         self._cse = {}   # pure equations already emitted: reuse, don't recompute
@@ -167,6 +169,7 @@ class Converter(Calls, Mutation, ControlFlow, LaxCalls):
         self.eqns.append(ir.Eqn([out], prim, args, kwargs, params, self.origin))
         if key is not None:
             self._cse[key] = out
+        self.note_view(self.eqns[-1])
         return ir.name(out)
 
     # --- values -----------------------------------------------------------

@@ -9,7 +9,7 @@ lists are the same kind of update.  Mixed into ``canonical.Converter``.
 """
 import gast
 
-from . import ir, primitives as P
+from . import ir, primitives as P, views
 from .naming import base_name, item_name
 
 _AT_UPDATES = {"set": None, "add": "index_add", "multiply": "index_mul",
@@ -124,11 +124,60 @@ class Mutation:
             if _whole(idx):         # an alias recorded as ``base[...]``: the same array
                 updated = new
             else:
-                updated = self.index_update(base, idx, new, None, base.id)
+                if isinstance(idx, views.ViewCall):
+                    updated = self.written_back(base, idx, new)
+                else:
+                    updated = self.index_update(base, idx, new, None, base.id)
                 self._add_view(new, updated, idx)
             self._rebind(base, updated)
             self._refresh_views(base, updated, skip=old.id)
             old, new, view = base, updated, self._views.get(base.id)
+
+    def note_view(self, eqn):
+        """``v = x.T`` (``x.reshape(-1)``, ``np.swapaxes(x, 0, 1)`` ...): ``v``
+        is a view of ``x``, as ``row = x[0]`` is.  Where NumPy may copy
+        instead (``reshape``, ``ravel``, ``np.asarray``), which one it did is
+        computed here (removed as dead code if nothing writes)."""
+        if self._quiet_views or not views.of_call(eqn):
+            return
+        base, out = eqn.args[0], ir.name(eqn.out)
+        flag = None
+        if views.may_copy(eqn):
+            flag = self.quietly(self.emit, P.get("is_view_of"), [out, base], None, None, None,
+                                f"{eqn.out}_is_view")
+        self._add_view(out, base, views.ViewCall(eqn, flag, self.eqns))
+
+    def quietly(self, fn, *args):
+        """``fn(*args)``, the views it takes not recorded (they rebuild known ones)."""
+        self._quiet_views += 1
+        try:
+            return fn(*args)
+        finally:
+            self._quiet_views -= 1
+
+    def written_back(self, base, spec, view):
+        """``base`` after its view ``spec`` became ``view`` (and, where NumPy
+        may have copied, ``base`` unchanged in that case)."""
+        if spec.flag is None:
+            return self.quietly(spec.put_back, self, base, view)
+        return self.choose(spec.flag, lambda: self.quietly(spec.put_back, self, base, view),
+                           base, base.id)
+
+    def taken_again(self, view, spec, new_base):
+        """The view ``spec`` taken from ``new_base`` (``view`` itself where
+        NumPy copied instead)."""
+        if spec.flag is None:
+            return self.quietly(spec.take, self, new_base)
+        return self.choose(spec.flag, lambda: self.quietly(spec.take, self, new_base),
+                           view, view.id)
+
+    def choose(self, pred, if_true, otherwise, base):
+        """``if_true()`` where ``pred`` holds at run time, else ``otherwise``."""
+        eqns, result = self.nested(if_true)
+        out = self.namer.fresh(base)
+        self.emit_cond(pred, [out], [[result], [otherwise]], [eqns, []], self.origin)
+        self._may_alias.pop(out, None)    # one array in both cases: every alias follows
+        return ir.name(out)
 
     def _add_view(self, view, base, idx):
         self._views[view.id] = (base, idx)
@@ -155,6 +204,8 @@ class Mutation:
                 return self.emit(P.get("getitem"), [new_base, idx], base=item_name(new_base, idx))
             if _whole(idx):         # an alias recorded as ``base[...]``: the same array
                 fresh = new_base
+            elif isinstance(idx, views.ViewCall):
+                fresh = self.taken_again(view, idx, new_base)
             elif always_array(idx):
                 fresh = refreshed()
             else:      # ``x[0]`` of a 1-d array is a number: a copy, not a view
@@ -340,6 +391,8 @@ def always_array(idx):
     """Whether basic indexing with ``idx`` gives an array (a view) whatever
     the rank: a slice, ``None`` or ``...`` in it.  All integers give a
     number when they index every axis."""
+    if isinstance(idx, views.ViewCall):
+        return True
     parts = idx.elts if isinstance(idx, gast.Tuple) else [idx]
     return any((isinstance(p, gast.Constant) and (p.value is None or p.value is Ellipsis))
                or (isinstance(p, gast.Call) and ir.is_name(p.func, "slice")) for p in parts)

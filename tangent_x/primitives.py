@@ -242,7 +242,7 @@ from . import runtime as _runtime  # noqa: E402
 _RUNTIME_EFFECTS = {"check_grad_output", "check_aux_pair"}     # checks: no value
 
 _RUNTIME_NONDIFF = {"zeros_like", "check_grad_output", "stop_gradient", "unbound", "map_lanes",
-                    "scan_length", "shaped", "is_array", "extremum_share_x",
+                    "scan_length", "shaped", "is_array", "is_view_of", "extremum_share_x",
                     "extremum_share_v"}
 for _name in _runtime.__all__:
     register(Primitive(_name, "effect" if _name in _RUNTIME_EFFECTS else "call",

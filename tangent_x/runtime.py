@@ -14,10 +14,11 @@ import numpy as np
 
 __all__ = ["unbroadcast", "unreduce", "unindex", "unattr", "zeros_like",
            "tree_add", "check_grad_output", "stop_gradient", "index_zero",
+           "last_writes",
            "matmul_adjoint_lhs", "matmul_adjoint_rhs", "custom_jvp_cotangents",
            "unbound", "iteration_item", "cotangent_item", "dense", "add_at",
            "broadcast_like", "item_cotangent", "attr_cotangent", "rejoin", "with_item",
-           "shaped", "inplace_result", "is_array",
+           "shaped", "inplace_result", "is_array", "is_view_of",
            # lax.scan inside transformed functions
            "scan_length", "scan_slice", "scan_unslice", "appended", "stack_steps",
            "unstack_steps",
@@ -198,6 +199,37 @@ def index_zero(g, index):
     return out
 
 
+def last_writes(items, index, like):
+    """``items`` (shaped like ``like[index]``) with zeros where a later write
+    of ``like[index] = items`` lands on the same position: the cotangent of
+    the values an assignment writes.  NumPy keeps the last of the values
+    written to a repeated index, so only that one reaches the result.
+    Indices without an integer array (ints, slices, masks) never repeat and
+    return ``items`` as they are."""
+    if isinstance(index, np.ndarray) and index.ndim == 1 and index.dtype.kind in "iu":
+        order = np.arange(index.size)   # the common case: rows along the first axis
+        last = np.empty(np.shape(like)[:1], dtype=np.intp)
+    elif _may_repeat(index):
+        order = np.arange(np.size(items)).reshape(np.shape(items))
+        last = np.empty(np.shape(like), dtype=np.intp)
+    else:
+        return items
+    items = np.asarray(items)
+    last[index] = order             # only the positions written here are read back
+    survived = last[index] == order
+    if np.count_nonzero(survived) == survived.size:
+        return items
+    survived = survived.reshape(survived.shape + (1,) * (items.ndim - survived.ndim))
+    return np.where(survived, items, np.zeros((), items.dtype))
+
+
+def _may_repeat(index):
+    """Whether ``index`` holds an integer array (a position may repeat)."""
+    parts = index if isinstance(index, tuple) else (index,)
+    return any(isinstance(p, (list, np.ndarray)) and np.asarray(p).dtype != np.bool_
+               and np.size(p) > 1 for p in parts)
+
+
 def with_item(items, key, value):
     """A copy of the list or dict ``items`` with ``value`` at ``key``: how
     generated code spells ``items[key] = value`` on a container (the
@@ -294,6 +326,14 @@ def is_array(x):
     included) rather than rebinding it (a Python or NumPy number): which
     one decides whether the other names holding ``x`` see the change."""
     return isinstance(x, np.ndarray)
+
+
+def is_view_of(view, base):
+    """Whether ``view`` (``base.reshape(...)``, ``np.ravel(base)``) shares
+    ``base``'s memory: NumPy copies instead where the layout does not allow
+    a view, and then a write into one is not seen through the other."""
+    return isinstance(view, np.ndarray) and isinstance(base, np.ndarray) and \
+        np.may_share_memory(view, base)
 
 
 def item_cotangent(g, key, like):

@@ -1266,6 +1266,69 @@ def _index_zero(g, index):
     return impl
 
 
+@register_jitable
+def _memory_extent(a):
+    """The first and one-past-last byte addresses ``a`` reaches."""
+    lo = np.int64(a.ctypes.data)
+    hi = lo
+    for i in range(a.ndim):
+        step = (a.shape[i] - 1) * a.strides[i]
+        if step < 0:
+            lo += step
+        else:
+            hi += step
+    return lo, hi + a.itemsize
+
+
+@overload(runtime.is_view_of, jit_options=_CACHED)
+def _is_view_of(view, base):
+    if not (_is_array(view) and _is_array(base)):
+        return lambda view, base: False
+
+    def impl(view, base):
+        if view.size == 0 or base.size == 0:
+            return False
+        lo, hi = _memory_extent(view)
+        base_lo, base_hi = _memory_extent(base)
+        return lo < base_hi and base_lo < hi
+    return impl
+
+
+@overload(runtime.last_writes, jit_options=_CACHED)
+def _last_writes(items, index, like):
+    if not (_is_array(index) and not isinstance(index.dtype, types.Boolean)):
+        if isinstance(index, types.BaseTuple) and any(_is_array(t) for t in index):
+            def general(items, index, like):    # one index array among slices and ints
+                order = np.arange(items.size).reshape(items.shape)
+                last = np.empty(like.shape, np.intp)
+                last[index] = order
+                return np.where(last[index] == order, items, 0.0)
+            return general
+        return lambda items, index, like: items     # no integer array: nothing repeats
+    if index.ndim != 1:
+        raise TypingError("last_writes: only 1-d integer index arrays are compiled")
+
+    def impl(items, index, like):
+        n = like.shape[0]
+        last = np.empty(n, np.intp)         # only written positions are read
+        for j in range(index.size):
+            k = index[j]
+            last[k + n if k < 0 else k] = j
+        out = np.ascontiguousarray(items)
+        copied = False
+        for j in range(index.size):
+            k = index[j]
+            if last[k + n if k < 0 else k] != j:     # a later write overwrote this one
+                if not copied:
+                    out = out.copy()
+                    copied = True
+                rows = out.reshape(index.size, -1)
+                for r in range(rows.shape[1]):
+                    rows[j, r] = 0
+        return out
+    return impl
+
+
 # Matrix products of two matrices run in ``matmul``'s kernel (see there).
 
 def _outer(u, v):

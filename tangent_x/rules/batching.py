@@ -191,6 +191,18 @@ def is_array(eqn, b):
                            origin=eqn.origin))
 
 
+@batching("is_view_of")
+def is_view_of(eqn, b):
+    """Whether NumPy's ``reshape``/``ravel`` made a view: taken on the batch
+    (a view of every example exactly when the batched result is one of the
+    batched array), the same for every example."""
+    view, base = eqn.args
+    if b.batched(view) != b.batched(base):
+        return None
+    b.mark(eqn.out, False)
+    return _respell(eqn)
+
+
 @batching("full_like")
 def full_like(eqn, b):
     bound = _bound(eqn)
@@ -287,10 +299,9 @@ def _spread_index(b, idx):
     if not ir.is_name(idx) or shape is None or shape.kind != "tuple" or \
             shape.fields is not None:
         return idx
+    # (not the values the probe saw in it: a tuple built in a loop, ``(i, 0)``,
+    # holds another one in each step)
     flag = b.flag(idx)
-    if not any_batched(flag) and isinstance(shape.value, tuple) and \
-            all(isinstance(v, int) or v is None for v in shape.value):
-        return gast.Tuple(elts=[ir.const(v) for v in shape.value], ctx=gast.Load())
     flags = flag if isinstance(flag, list) and len(flag) == len(shape.items) else \
         [flag] * len(shape.items)
     parts = []

@@ -4,6 +4,7 @@ per-example condition).  Both helpers are linear in their array arguments:
 a per-lane choice passes the cotangent to the side each lane took, and a
 value shared by every lane collects the cotangents of all lanes."""
 from ..runtime import (add_index, broadcast_lanes, finish_lanes, index_zero,  # noqa: F401
+                       last_writes,
                        select_lanes, set_index, stack_lanes, unbroadcast, unfinish_lanes,
                        unstack, zeros_like)
 from . import adjoint
@@ -39,7 +40,7 @@ def _(g, ans, g_in, x, batched, axes, batch_size):
 @adjoint(set_index)
 def _(g, ans, x, index, value):
     x_bar = index_zero(g, index)
-    value_bar = unbroadcast(g[index], value)
+    value_bar = unbroadcast(last_writes(g[index], index, g), value)
 
 
 @adjoint(add_index)

@@ -9,8 +9,9 @@ rule hands item i to the i-th array.
 """
 import numpy as np
 
-from ..runtime import (cotangent_item, dense, index_zero, tree_add, unbroadcast, unconcatenate,  # noqa: F401
-                       undiagonal, unhstack, unindex, unrepeat, unstack, untile)
+from ..runtime import (cotangent_item, dense, index_zero, last_writes, tree_add,  # noqa: F401
+                       unbroadcast, unconcatenate, undiagonal, unhstack, unindex, unrepeat,
+                       unstack, untile)
 from . import adjoint
 from .arithmetic import adjoint_case, passed
 
@@ -140,6 +141,11 @@ def _(g, ans, x, index, g_in):
 @adjoint(index_zero)
 def _(g, ans, g_in, index):
     g_in_bar = index_zero(g, index)
+
+
+@adjoint(last_writes)
+def _(g, ans, items, index, like):
+    items_bar = last_writes(g, index, like)
 
 
 @adjoint(tree_add)
@@ -295,7 +301,8 @@ linear(np.tile, args=((0, "A"),))
 
 # Runtime helpers: each is linear in its cotangent argument (the others give
 # shapes, indices or axes), or jointly linear in its containers' items.
-linear(unbroadcast, unstack, untile, unrepeat, undiagonal, index_zero, "unconcatenate",
+linear(unbroadcast, unstack, untile, unrepeat, undiagonal, index_zero, last_writes,
+       "unconcatenate",
        "unhstack", "unstack_steps", "cotangent_item", args=((0, "g"),))
 linear(unindex, "unattr", "scan_unslice", args=((2, "g"),))
 linear("broadcast_like", args=((0, "t"),))

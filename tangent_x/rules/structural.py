@@ -3,8 +3,8 @@ import gast
 import numpy as np
 
 from .. import ir
-from ..runtime import (index_zero, unattr, unbroadcast, unindex, stop_gradient,  # noqa: F401
-                       scan_unslice, unstack_steps, cotangent_item, item_cotangent,
+from ..runtime import (index_zero, last_writes, unattr, unbroadcast, unindex,  # noqa: F401
+                       stop_gradient, scan_unslice, unstack_steps, cotangent_item, item_cotangent,
                        attr_cotangent, dense, rejoin, scan_slice, stack_steps,
                        unconcatenate)
 from . import adjoint, adjoint_maker, tangent, tangent_maker
@@ -27,8 +27,10 @@ def _(g, ans, x, *, attr):
 
 @adjoint("index_set")
 def _(g, ans, x, index, v):
+    """Where a repeated index is written twice, the last write is kept:
+    only its value receives the cotangent."""
     x_bar = index_zero(g, index)
-    v_bar = unbroadcast(g[index], v)
+    v_bar = unbroadcast(last_writes(g[index], index, g), v)
 
 
 @adjoint("with_item")

@@ -1,0 +1,323 @@
+"""Writes through an alias or a view of an argument (issue #17, item 2).
+
+Inside the function a write is seen through every alias and view, as
+Python does it: ``y = x``, ``v = x[1:]``, and the views NumPy functions
+return (``x.T``, ``x.reshape(-1)``, ``x.ravel()``, ``np.swapaxes`` ...), in
+both directions (write the view, read the array; write the array, read the
+view).  ``reshape``/``ravel`` copy where the layout does not allow a view,
+and then NumPy's write is not seen: the same here.  The caller's arrays are
+never changed, and an argument is the function's own array: the same array
+passed twice is two arrays, eagerly and under jit alike.  Each case: the
+value against NumPy, grad against central differences, jvp, vmap and
+vmap(grad) against a loop over examples."""
+import numpy as np
+import pytest
+
+import tangent_x as tx
+from _fd import numerical_grad
+
+A = np.array([[1.0, 2.0], [3.0, 5.0]])
+
+
+def alias(x):
+    y = x
+    y[0, 0] = 5.0 * x[1, 0]
+    return np.sum(x * A * x)
+
+
+def slice_view(x):
+    v = x[1:]
+    v[0, 0] = 3.0 * x[0, 0] * x[1, 1]
+    return np.sum(np.sin(x) * A)
+
+
+def reshape_method(x):
+    r = x.reshape(-1)
+    r[0] = 5.0 * x[1, 0]
+    return np.sum(x * A * x)
+
+
+def reshape_function(x):
+    r = np.reshape(x, (4,))
+    r[3] = 5.0 * x[1, 0]
+    return np.sum(x * A * x)
+
+
+def ravel_method(x):
+    r = x.ravel()
+    r[1] = 2.0 * x[1, 1] * x[0, 0]
+    return np.sum(x * A * x)
+
+
+def ravel_function(x):
+    r = np.ravel(x)
+    r[2] = 2.0 * x[1, 1] * x[0, 0]
+    return np.sum(x * A * x)
+
+
+def transpose_attribute(x):
+    t = x.T
+    t[0, 1] = 3.0 * x[0, 0]
+    return np.sum(x * A * x)
+
+
+def transpose_function(x):
+    t = np.transpose(x)
+    t[0, 1] = 3.0 * x[1, 1]
+    return np.sum(x * A * x)
+
+
+def transpose_axes(x):
+    t = x.transpose(1, 0)
+    t[1, 0] = 3.0 * x[1, 1]
+    return np.sum(x * A * x)
+
+
+def swapaxes(x):
+    t = np.swapaxes(x, 0, 1)
+    t[0, 1] = 3.0 * x[0, 0]
+    return np.sum(x * A * x)
+
+
+def moveaxis(x):
+    t = np.moveaxis(x, 0, 1)
+    t[0, 1] = 3.0 * x[0, 0]
+    return np.sum(x * A * x)
+
+
+def flip(x):
+    f = np.flip(x, 0)
+    f[0, 0] = 2.0 * x[0, 1]
+    return np.sum(x * A * x)
+
+
+def squeeze(x):
+    s = np.squeeze(x[None])
+    s[0, 1] = 2.0 * x[1, 1]
+    return np.sum(x * A * x)
+
+
+def stepped(x):
+    s = x[::2]
+    s[0, 1] = 4.0 * x[1, 1]
+    return np.sum(x * A * x)
+
+
+def ellipsis(x):
+    c = x[..., 0]
+    c[1] = 7.0 * x[0, 1]
+    return np.sum(x * A * x)
+
+
+def view_of_view(x):
+    r = x.reshape(-1)[1:]
+    r[0] = 9.0 * x[0, 0]
+    return np.sum(x * A * x)
+
+
+def augmented_through_view(x):
+    r = x.reshape(-1)
+    r *= x[0, 1]
+    return np.sum(x * A * x)
+
+
+def augmented_through_transpose(x):
+    t = x.T
+    t[0] += x[1]
+    return np.sum(x * A * x)
+
+
+def write_array_read_reshape(x):
+    r = x.reshape(-1)
+    x[1, 0] = 5.0 * x[0, 0]
+    return np.sum(r * np.arange(4.0) * r)
+
+
+def write_array_read_transpose(x):
+    t = x.T
+    x[1, 0] = 5.0 * x[0, 0]
+    return np.sum(t * A * t)
+
+
+def asarray_alias(x):
+    y = np.asarray(x)
+    y[0, 0] = 5.0 * x[1, 0]
+    return np.sum(x * A * x)
+
+
+def two_views(x):
+    r = x.ravel()
+    t = x.T
+    r[1] = 7.0 * x[0, 0]
+    t[1, 1] *= 2.0
+    return np.sum(r * np.arange(4.0)) + np.sum(x * A)
+
+
+def flatten_copies(x):
+    r = x.flatten()
+    r[0] = 5.0 * x[1, 0]
+    return np.sum(x * A * x) + np.sum(r * r)
+
+
+def astype_copies(x):
+    r = x.astype(np.float64)
+    r[0, 0] = 5.0 * x[1, 0]
+    return np.sum(x * A * x) + np.sum(r * r)
+
+
+def in_a_loop(x):
+    t = x.T
+    for i in range(2):
+        t[i, 0] = t[i, 0] * x[1, 1]
+    return np.sum(x * A * x)
+
+
+CASES = [alias, slice_view, reshape_method, reshape_function, ravel_method, ravel_function,
+         transpose_attribute, transpose_function, transpose_axes, swapaxes, moveaxis, flip,
+         squeeze, stepped, ellipsis, view_of_view, augmented_through_view,
+         augmented_through_transpose, write_array_read_reshape, write_array_read_transpose,
+         asarray_alias, two_views, flatten_copies, astype_copies, in_a_loop]
+
+
+def numpy_of(f):
+    return lambda x: f(np.copy(x))      # np.copy keeps the layout (order 'K')
+
+
+def central_differences(f, x, eps=1e-6):
+    """Like ``_fd.numerical_grad``, keeping ``x``'s memory layout (a reshape
+    of a Fortran-ordered array copies, of a C-ordered one is a view)."""
+    out = np.zeros(x.shape)
+    for i in np.ndindex(*x.shape):
+        up, down = np.copy(x), np.copy(x)
+        up[i] += eps
+        down[i] -= eps
+        out[i] = (f(up) - f(down)) / (2 * eps)
+    return out
+
+
+@pytest.mark.parametrize("f", CASES, ids=lambda f: f.__name__)
+def test_value_grad_jvp(f):
+    x = np.random.default_rng(0).uniform(0.5, 1.5, (2, 2))
+    before = x.copy()
+    ref = numpy_of(f)
+    with tx.disable_jit():
+        assert tx.jit(f)(x) == pytest.approx(ref(x), rel=1e-12)
+    expected = numerical_grad(ref, (x,))
+    np.testing.assert_allclose(tx.grad(f)(x), expected, rtol=1e-6, atol=1e-6)
+    t = np.random.default_rng(1).normal(size=(2, 2))
+    _, out_dot = tx.jvp(f, (x,), (t,))
+    assert out_dot == pytest.approx(np.sum(expected * t), rel=1e-6)
+    np.testing.assert_array_equal(x, before)        # the caller's array is never changed
+
+
+@pytest.mark.parametrize("f", CASES, ids=lambda f: f.__name__)
+def test_vmap_and_vmap_of_grad_against_a_loop(f):
+    X = np.random.default_rng(2).uniform(0.5, 1.5, (3, 2, 2))
+    ref = numpy_of(f)
+    np.testing.assert_allclose(tx.vmap(f)(X), [ref(X[b]) for b in range(3)], rtol=1e-12)
+    np.testing.assert_allclose(tx.vmap(tx.grad(f))(X),
+                               [numerical_grad(ref, (X[b],)) for b in range(3)],
+                               rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("f", [reshape_method, ravel_function, two_views,
+                               write_array_read_reshape], ids=lambda f: f.__name__)
+def test_where_numpy_copies_the_write_is_not_seen(f):
+    """A Fortran-ordered array: ``reshape(-1)``/``ravel`` copy, so the write
+    does not reach ``x`` (nor a write into ``x`` the copy)."""
+    x = np.asfortranarray(np.random.default_rng(3).uniform(0.5, 1.5, (2, 2)))
+    ref = numpy_of(f)
+    with tx.disable_jit():
+        assert tx.jit(f)(x) == pytest.approx(ref(x), rel=1e-12)
+    c = np.ascontiguousarray(x)
+    assert ref(x) != pytest.approx(ref(c), rel=1e-6)      # the layout matters here
+    np.testing.assert_allclose(tx.grad(f)(x), central_differences(ref, x), rtol=1e-6,
+                               atol=1e-6)
+    np.testing.assert_allclose(tx.grad(f)(c), central_differences(ref, c), rtol=1e-6,
+                               atol=1e-6)
+
+
+def test_a_write_into_a_read_only_view_is_refused_where_it_is():
+    def f(x):
+        d = np.diagonal(x)
+        d[0] = 1.0
+        return np.sum(x)
+    with pytest.raises(ValueError):             # what NumPy does
+        f(np.ones((2, 2)))
+    with pytest.raises(tx.TransformError) as err:
+        tx.grad(f)(np.ones((2, 2)))
+    line = f.__code__.co_firstlineno + 2
+    message = str(err.value)
+    assert f"test_alias_views.py:{line}" in message
+    assert "read-only" in message and "np.diagonal(...).copy()" in message
+
+
+def written_twice(a, b):
+    a[0] = 5.0 * b[1]
+    a *= b
+    return np.sum(a * b)
+
+
+def test_the_same_array_passed_twice_is_two_arrays():
+    """An argument is the function's own array (the caller's is never
+    changed): passing one array twice gives what passing two copies gives,
+    eagerly, compiled, under grad and vmap."""
+    x = np.array([1.0, 2.0, 3.0])
+    before = x.copy()
+    expected = written_twice(x.copy(), x.copy())
+    with tx.disable_jit():
+        assert tx.jit(written_twice)(x, x) == pytest.approx(expected, rel=1e-12)
+    assert tx.jit(written_twice)(x, x) == pytest.approx(expected, rel=1e-12)
+    np.testing.assert_array_equal(x, before)
+    got = tx.grad(written_twice, argnums=(0, 1))(x, x)
+    expected_grad = numerical_grad(lambda a, b: written_twice(np.copy(a), np.copy(b)),
+                                   (x, x), argnum=(0, 1))
+    for g, e in zip(got, expected_grad):
+        np.testing.assert_allclose(g, e, rtol=1e-6, atol=1e-6)
+    X = np.random.default_rng(4).uniform(0.5, 1.5, (3, 3))
+    np.testing.assert_allclose(tx.vmap(written_twice)(X, X),
+                               [written_twice(X[b].copy(), X[b].copy()) for b in range(3)])
+    np.testing.assert_array_equal(x, before)
+
+
+def test_jit_follows_writes_through_views():
+    x = np.random.default_rng(5).uniform(0.5, 1.5, (2, 2))
+    for f in (reshape_method, transpose_attribute):
+        assert tx.jit(f)(x) == pytest.approx(numpy_of(f)(x), rel=1e-12)
+        np.testing.assert_allclose(tx.jit(tx.grad(f))(x), numerical_grad(numpy_of(f), (x,)),
+                                   rtol=1e-6, atol=1e-6)
+
+
+def test_vmap_of_grad_of_a_write_at_a_loop_counter():
+    """vmap's rule for an index held in a tuple (``(i, 0)``) read the value
+    the probe saw in its last step as a constant: every step wrote there."""
+    def f(x):
+        t = x * 1.0
+        for i in range(2):
+            t[i, 0] = t[i, 0] * x[1, 1]
+        return np.sum(t * A * t)
+    X = np.random.default_rng(6).uniform(0.5, 1.5, (3, 2, 2))
+    np.testing.assert_allclose(tx.vmap(tx.grad(f))(X),
+                               [numerical_grad(numpy_of(f), (X[b],)) for b in range(3)],
+                               rtol=1e-6, atol=1e-6)
+
+
+def test_the_issue_example():
+    def f(x):
+        y = x
+        y[0] = 5.0 * x[1]
+        return np.sum(x * x)
+    x = np.array([1.2, 1.3, 0.9])
+    assert tx.jit(f)(x) == pytest.approx(f(x.copy()), rel=1e-12)
+    np.testing.assert_allclose(tx.grad(f)(x), [0.0, 52.0 * x[1], 2.0 * x[2]], rtol=1e-12)
+
+
+def test_a_write_back_through_axes_known_only_at_run_time_is_refused_where_it_is():
+    def f(x, axes):
+        t = np.transpose(x, axes)
+        t[0, 1] = 2.0
+        return np.sum(x * A * x)
+    with pytest.raises(tx.TransformError) as err:
+        tx.grad(f)(np.ones((2, 2)), (1, 0))
+    assert f"test_alias_views.py:{f.__code__.co_firstlineno + 2}" in str(err.value)
+    assert "np.transpose(...).copy()" in str(err.value)
