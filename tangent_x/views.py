@@ -17,7 +17,9 @@ from .naming import base_name
 _ALWAYS = frozenset(("transpose", "swapaxes", "moveaxis", "squeeze", "expand_dims", "flip"))
 # a view when the layout allows, a copy otherwise (``np.asarray``: the array
 # itself when it has the dtype asked for)
-_MAYBE = frozenset(("reshape", "ravel", "asarray"))
+# (``np.atleast_2d``: the array itself, a view with new axes of it, or a
+# new array made from a number)
+_MAYBE = frozenset(("reshape", "ravel", "asarray", "atleast_1d", "atleast_2d", "atleast_3d"))
 # views NumPy makes read-only: writing into one raises
 _READ_ONLY = frozenset(("diagonal", "broadcast_to"))
 MAKERS = _ALWAYS | _MAYBE | _READ_ONLY
@@ -51,7 +53,8 @@ class ViewCall:
                              f"copy it first ({self.label}(...).copy())")
         if name_ == "asarray":
             return view
-        if name_ in ("reshape", "ravel", "squeeze", "expand_dims"):
+        if name_ in ("reshape", "ravel", "squeeze", "expand_dims", "atleast_1d", "atleast_2d",
+                     "atleast_3d"):
             shape = conv.emit(P.get("shape"), [base], base="shape")
             return conv.emit(P.get("reshape"), [view, shape], base="written")
         if name_ == "swapaxes" and len(self.args) == 2 and not self.kwargs:

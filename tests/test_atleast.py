@@ -68,3 +68,36 @@ def test_jit_matches_eager(fn, shape):
     x = _x(shape)
     assert_tree_allclose(tx.jit(fn)(x), fn(x), rtol=1e-12)
     assert_tree_allclose(tx.jit(tx.grad(fn))(x), tx.grad(fn)(x), rtol=1e-12)
+
+
+def write_through_atleast_2d(x):
+    y = np.atleast_2d(x)
+    y[0, 0] = 5.0 * x[1]          # y is a view of x: x[0] changes
+    return np.sum(x * x)
+
+
+def write_through_atleast_3d(x):
+    y = np.atleast_3d(x)
+    y[0, 1, 0] = 3.0 * x[0]
+    return np.sum(np.sin(x) * y[0, :, 0])
+
+
+def write_into_atleast_1d_of_a_number(s, x):
+    y = np.atleast_1d(s)          # a new array: the number s is not changed
+    y[0] = 2.0 * x[0]
+    return s * np.sum(y * x)
+
+
+@pytest.mark.parametrize("fn", [write_through_atleast_2d, write_through_atleast_3d])
+def test_a_write_into_the_view_changes_the_array(fn):
+    x = np.array([1.2, 2.1, 0.3])
+    assert_tree_allclose(tx.grad(fn)(x), numerical_grad(fn, (x,), 0), rtol=1e-6)
+    xs = np.stack([x, 2.0 * x, x - 1.0])
+    assert_tree_allclose(tx.vmap(fn)(xs), np.array([fn(e.copy()) for e in xs]), rtol=1e-12)
+    assert_tree_allclose(tx.jit(fn)(x), fn(x.copy()), rtol=1e-12)
+
+
+def test_a_write_into_atleast_1d_of_a_number_leaves_the_number():
+    fn, x = write_into_atleast_1d_of_a_number, np.array([1.2, 2.1, 0.3])
+    want = (numerical_grad(fn, (0.7, x), 0), numerical_grad(fn, (0.7, x), 1))
+    assert_tree_allclose(tx.grad(fn, argnums=(0, 1))(0.7, x), want, rtol=1e-6)
