@@ -134,7 +134,7 @@ def _generate(fun, kind, argnums, has_aux, grads_tuple=False):
     lines, origins = emit.render_function(name, params, defaults, blocks, result,
                                           origin=fn.origin, kwonly=fn.kwonly,
                                           kw_defaults=fn.kw_defaults)
-    used = _names_used(blocks, result)
+    used = _names_used(blocks, result) | fn.default_names()
     imports = used & P.RUNTIME_NAMES
     env = {k: v for k, v in fn.env.items() if k in used}
     description = f"{kind} of {fn.name}" + \
@@ -224,7 +224,8 @@ def _generate_vjp_split(fn, namer, wrt, has_aux):
                                      kw_defaults=fn.kw_defaults)
     bwd_lines = emit.render_function(bwd_name, ["residuals", seed], [], backward, grads_atom,
                                      origin=fn.origin)
-    used = _names_used(forward + backward, grads_atom) | ir.names_in(fwd_result)
+    used = _names_used(forward + backward, grads_atom) | ir.names_in(fwd_result) | \
+        fn.default_names()
     imports = used & P.RUNTIME_NAMES
     env = {k: v for k, v in fn.env.items() if k in used}
     modules_used = [(P.MODULE_ALIASES[a], a) for a in used if a in P.MODULE_ALIASES]

@@ -546,6 +546,9 @@ def canonicalize(fn):
     for p in params:
         conv.namer.reserve(p)
         conv.bind(scope, p, ir.name(p))     # an alias made later (d = p) is seen through p
+    # the defaults of the function parsed (a bound method's, the one-line
+    # function a functools.partial stands for)
+    fn = parsed.fn
     defaults = [conv.value_atom(v, "default") for v in (fn.__defaults__ or ())] \
         if isinstance(fn, types.FunctionType) else []
     kwonly = [p.id for p in a.kwonlyargs]

@@ -189,6 +189,14 @@ class Function:
         self.origin = origin
         self.filename = filename
 
+    def default_names(self):
+        """The environment names the signature's defaults read (an array
+        default is a name bound when the generated module loads)."""
+        names = set()
+        for atom in list(self.defaults) + list(self.kw_defaults.values()):
+            names |= names_in(atom)
+        return names
+
     @property
     def positional(self):
         """The parameters that take positional arguments (``argnums``

@@ -140,10 +140,8 @@ def parse(fn):
         self_obj = fn.__self__
         fn = fn.__func__
     if isinstance(fn, functools.partial):
-        raise TransformError(
-            "functools.partial objects cannot be transformed directly",
-            hint="transform the underlying function and pass the bound "
-                 "arguments as static values or closures")
+        from .partials import as_function
+        return parse(as_function(fn))     # the one-line function it stands for
     if not isinstance(fn, types.FunctionType):
         wrapper = _primitive_wrapper(fn)
         if wrapper is not None:

@@ -460,7 +460,7 @@ def build(fun, args, axes, examples, out_axes, method):
     for block in blocks:
         for stmt in block.stmts:
             used |= {n.id for n in ir.walk(stmt) if isinstance(n, gast.Name)}
-    used |= ir.names_in(result)
+    used |= ir.names_in(result) | fn.default_names()
     imports = used & P.RUNTIME_NAMES
     env = {k: v for k, v in env.items() if k in used}
     axes_text = ", ".join(str(a) for a in axes) if len(axes) > 1 else str(axes[0])
