@@ -433,7 +433,9 @@ def test_numba_typing_failure_names_the_users_line_not_a_numba_traceback():
         tx.jit(_median_rows)(x)
     message = str(info.value)
     assert f"test_jit.py:{_line_of('NUMBA-CANNOT')}" in message
-    assert "median" in message and "disable_jit" in message and "static" in message
+    assert "median" in message and "disable_jit" in message
+    # x is an array (it cannot be static): no advice to mark it so
+    assert "static" not in info.value.hint
     assert "Traceback" not in message
     assert info.value.__cause__ is None
     with tx.disable_jit():

@@ -264,6 +264,53 @@ def mentions(av, name):
     return False
 
 
+def depends_on(func, names, params):
+    """The parameters of ``func`` (among ``params``) that ``names`` are
+    computed from, following its assignments and loop targets."""
+    sources = {}
+    for node in ast.walk(func):
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            value = node.value
+        elif isinstance(node, (ast.For, ast.comprehension)):
+            targets, value = [node.target], node.iter
+        else:
+            continue
+        reads = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
+        for target in targets:
+            for n in ast.walk(target):
+                if isinstance(n, ast.Name):
+                    sources.setdefault(n.id, set()).update(reads)
+    seen, todo = set(), list(names)
+    while todo:
+        name = todo.pop()
+        if name not in seen:
+            seen.add(name)
+            todo.extend(sources.get(name, ()))
+    return [p for p in params if p in seen]
+
+
+def _could_be_static(av, ranks):
+    """Whether an argument could be marked static: known at the call as a
+    run-time number or string (an array cannot be: it is not hashable)."""
+    if av is None or isinstance(av, Const):
+        return False
+    leaves = [leaf for leaf in av_leaves(av) if isinstance(leaf, Dyn)]
+    return bool(leaves) and not any(leaf.name in (ranks or {}) for leaf in leaves)
+
+
+def static_hint(params):
+    """The hint for code that cannot be compiled, naming the arguments
+    (numbers or strings) it depends on, if any."""
+    if params:
+        names = ", ".join(repr(p) for p in params)
+        return (f"if {names} {'is' if len(params) == 1 else 'are'} fixed per call, mark "
+                f"{'it' if len(params) == 1 else 'them'} static (static_argnums/"
+                "static_argnames); or run without jit (with tx.disable_jit(): ...)")
+    return ("write it with arrays, numbers and the NumPy functions Numba compiles, "
+            "or run without jit (with tx.disable_jit(): ...)")
+
+
 def describe(av):
     """A short, readable structure for messages: ``{'W': *, 'b': *}``."""
     if isinstance(av, dict):
@@ -392,6 +439,7 @@ class Specializer:
         self.loops = []          # carried state of the enclosing dynamic loops
         self.joined_lists = {}   # per if-join: lists already joined, by (id, id)
         self.arguments = set()   # compiled variables holding the arguments (never updated)
+        self.env_of_params = {}  # parameter -> its abstract value at the call
         self.emitting = True
         self.masks = set()       # variables holding boolean arrays (from comparisons)
         self.ranges = {}         # variables holding range(...): name -> its arguments
@@ -446,10 +494,17 @@ class Specializer:
         return self.origin
 
     def fail(self, message, hint=None):
-        hint = hint or ("mark the argument static (static_argnums/static_argnames), "
-                        "flatten it to arrays and numbers, or run without jit "
-                        "(tx.disable_jit())")
-        raise SpecializationError(message, self.where(), hint)
+        raise SpecializationError(message, self.where(), hint or self.static_hint())
+
+    def static_hint(self):
+        """Advice for what cannot be compiled: marking an argument static
+        only when the failing statement reads a value derived from an
+        argument that could be static (a number or string, not an array)."""
+        params = [a.arg for a in self.func.args.args
+                  if _could_be_static(self.env_of_params.get(a.arg), self.ranks)]
+        reads = [] if self.current is None else \
+            [n.id for n in ast.walk(self.current) if isinstance(n, ast.Name)]
+        return static_hint(depends_on(self.func, reads, params))
 
     # -- emitting -----------------------------------------------------------
 
@@ -568,6 +623,11 @@ class Specializer:
             return ast.Constant(Ellipsis)
         if callable(value) or isinstance(value, pytypes.ModuleType) or isinstance(value, type):
             return self.global_name(value, getattr(value, "__name__", hint))
+        if isinstance(value, runtime.Unbound):
+            self.fail("a variable assigned only on some paths (of an if, or in a loop that "
+                      "may run no step) is used here in compiled code",
+                      "assign it before the if or loop as well, or run without jit "
+                      "(with tx.disable_jit(): ...)")
         self.fail(f"the value {_short(value)} of type {type(value).__name__} cannot be "
                   "used in compiled code")
 
@@ -632,7 +692,7 @@ class Specializer:
 
     def run(self, arg_avs):
         for a, av in zip(self.func.args.args, arg_avs):
-            self.env[a.arg] = av
+            self.env[a.arg] = self.env_of_params[a.arg] = av
             self.arguments.update(leaf.name for leaf in av_leaves(av) if isinstance(leaf, Dyn))
         result = Const(None)
         try:
