@@ -222,6 +222,38 @@ def test_calling_an_object_numba_cannot_compile_names_it():
         assert tx.jit(_uses_custom)(np.array([1.0, 2.0])) == pytest.approx(9.0)
 
 
+def _scaled_if(x, flag):  # SCALED-IF
+    if flag:
+        y = x * 2.0
+    return np.sum(x * y)  # READS-Y
+
+
+def test_unassigned_variable_under_jit_is_named_without_static_advice():
+    """Python raises UnboundLocalError for flag=False; under jit with flag
+    static the error names the variable and its line (it used to print the
+    placeholder, ``<unbound y>``, and advise marking an argument static)."""
+    with pytest.raises(UnboundLocalError):
+        _scaled_if(np.ones(2), False)
+    for fun in (_scaled_if, tx.grad(_scaled_if)):
+        with pytest.raises(tx.TransformError) as info:
+            tx.jit(fun, static_argnums=1)(np.ones(2), False)
+        message = str(info.value)
+        assert _at("READS-Y") in message
+        assert "'y'" in message and "UnboundLocalError" in message
+        assert "<unbound" not in message and "static" not in message
+    np.testing.assert_allclose(tx.jit(_scaled_if, static_argnums=1)(np.ones(2), True), 4.0)
+
+
+def test_names_tangent_x_made_up_never_reach_a_message():
+    from tangent_x.errors import Origin
+    from tangent_x.numba_stage.specialize import _unassigned
+    function = Origin(__file__, _line_of("SCALED-IF"))
+    line = Origin(__file__, _line_of("READS-Y"), "return np.sum(x * y)  # READS-Y")
+    assert _unassigned("y", line, function) == "the variable 'y'"
+    made_up = _unassigned("pow_x_i", line, function)
+    assert "pow_x_i" not in made_up and "assigned only on some paths" in made_up
+
+
 def test_static_arguments_of_a_hessian_point_at_what_works():
     with pytest.raises(TypeError) as info:
         tx.jit(tx.hessian(_square_sum), static_argnums=1)

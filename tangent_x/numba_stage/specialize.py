@@ -34,8 +34,10 @@ how to flatten arguments and rebuild the result.
 """
 import ast
 import copy
+import linecache
 import math
 import numbers
+import re
 import types as pytypes
 
 import numpy as np
@@ -311,6 +313,26 @@ def static_hint(params):
             "or run without jit (with tx.disable_jit(): ...)")
 
 
+def _unassigned(name, origin, function_origin):
+    """The variable an unbound placeholder stands for: by its name if the
+    user's function has a variable of that name (not a name tangent_x made
+    up, like pow_x_i)."""
+    text = getattr(origin, "text", "") or ""
+    if function_origin is not None:
+        lines = linecache.getlines(function_origin.filename)[function_origin.lineno - 1:]
+        if lines:
+            indent = len(lines[0]) - len(lines[0].lstrip())
+            body = [lines[0]]
+            for line in lines[1:]:
+                if line.strip() and len(line) - len(line.lstrip()) <= indent:
+                    break
+                body.append(line)
+            text += "\n" + "".join(body)
+    if re.search(r"(?<![\w.])" + re.escape(name) + r"\s*(=|\+=|-=|\*=|/=)", text):
+        return f"the variable '{name}'"
+    return "a variable assigned only on some paths (of an if, or of a loop that may run no step)"
+
+
 def describe(av):
     """A short, readable structure for messages: ``{'W': *, 'b': *}``."""
     if isinstance(av, dict):
@@ -496,6 +518,13 @@ class Specializer:
     def fail(self, message, hint=None):
         raise SpecializationError(message, self.where(), hint or self.static_hint())
 
+    def fail_unbound(self, placeholder):
+        """A variable the path taken never assigned reaches compiled code."""
+        name = _unassigned(placeholder._name, self.where(), self.origin)
+        self.fail(f"{name} is used here, but the "
+                  "path taken does not assign it (Python raises UnboundLocalError)",
+                  "assign it on every path before this line")
+
     def static_hint(self):
         """Advice for what cannot be compiled: marking an argument static
         only when the failing statement reads a value derived from an
@@ -624,10 +653,7 @@ class Specializer:
         if callable(value) or isinstance(value, pytypes.ModuleType) or isinstance(value, type):
             return self.global_name(value, getattr(value, "__name__", hint))
         if isinstance(value, runtime.Unbound):
-            self.fail("a variable assigned only on some paths (of an if, or in a loop that "
-                      "may run no step) is used here in compiled code",
-                      "assign it before the if or loop as well, or run without jit "
-                      "(with tx.disable_jit(): ...)")
+            self.fail_unbound(value)
         self.fail(f"the value {_short(value)} of type {type(value).__name__} cannot be "
                   "used in compiled code")
 
@@ -720,6 +746,8 @@ class Specializer:
                 keys = list(av.keys()) if isinstance(av, dict) else range(len(av))
                 return rebuild(av, [plan(c, f"{hint}_{k}") for k, c in
                                     zip(keys, children(av))])
+            if isinstance(av, Const) and isinstance(av.value, runtime.Unbound):
+                self.fail_unbound(av.value)
             if isinstance(av, Const) and not isinstance(av.value, np.ndarray):
                 return av
             if isinstance(av, Zero):
