@@ -1218,7 +1218,9 @@ def _arguments_read(compiled, code_line, leaves):
         tree = ast.parse(compiled.text)
     except SyntaxError:
         return []
-    func = next((n for n in tree.body if isinstance(n, ast.FunctionDef)), None)
+    name = getattr(compiled, "name", None)
+    func = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name),
+                None)
     if func is None:
         return []
     reads = [n.id for stmt in ast.walk(func) if isinstance(stmt, ast.stmt)
