@@ -28,6 +28,32 @@ _SHAPE_METHODS = {"reshape", "transpose"}    # accept varargs: x.reshape(2, 3)
 
 
 
+_NOT_KNOWN = object()
+
+
+def _method_refusal(text, method, known):
+    """Message and hint for ``text.method(...)`` that has no rule: the advice
+    depends on whether arrays have that method and what ``text`` holds."""
+    call = f"{text}.{method}()"
+    if known is not _NOT_KNOWN and not isinstance(known, (np.ndarray, np.generic)):
+        kind = type(known).__name__
+        return (f"{call} calls a method of the {kind} {text}, which tangent_x cannot "
+                "transform",
+                "compute it outside the transformed function and pass the result in "
+                "(an argument or a global)")
+    if hasattr(np.ndarray, method):
+        function = getattr(np, method, None)
+        if callable(function):
+            return (f"the array method {call} is not supported by tangent_x",
+                    f"call the NumPy function instead: np.{method}({text}, ...)")
+        return (f"the array method {call} is not supported by tangent_x",
+                "write it with NumPy functions and indexing")
+    return (f"{call}: arrays have no method .{method}(), and tangent_x treats "
+            f"{text} as an array",
+            f"if {text} is a string, dict or other Python object, compute "
+            f"{call} outside the transformed function and pass the result in")
+
+
 class Calls:
     """Mixed into ``canonical.Converter``."""
 
@@ -229,8 +255,13 @@ class Calls:
         if method in _METHODS and method in P.BY_NAME:
             return self.emit(P.get(method), [base] + args, kwargs, target=target,
                              base=base_name(method, base))
-        raise self.error(f"method .{method}() is not supported by tangent_x", node,
-                         "call the NumPy function instead (np.f(x, ...))", scope)
+        known = _NOT_KNOWN
+        if isinstance(base, gast.Constant):
+            known = base.value
+        elif ir.is_name(base) and base.id in self.env:
+            known = self.env[base.id]
+        message, hint = _method_refusal(ir.ast_text(node.func.value), method, known)
+        raise self.error(message, node, hint, scope)
 
 
     def inline(self, node, parsed, parent, args, kwargs, target, call_scope, call_node):

@@ -453,7 +453,7 @@ class Converter(Calls, Mutation, ControlFlow, LaxCalls):
                              "assign its value or remove it", scope)
         result = self.expr(scope, stmt.value)
         if ir.is_name(result) and self.eqns and self.eqns[-1].out == result.id \
-                and self.eqns[-1].prim.kind in ("opaque", "call"):
+                and self.eqns[-1].prim.kind in ("opaque", "call", "effect"):
             self.eqns[-1].outs = []   # kept for its effect (e.g. print)
 
     def stmt_FunctionDef(self, scope, stmt):

@@ -3,9 +3,11 @@
 become the same compound equations as Python's loops and ifs
 (``controlflow``), their function arguments inlined into the bodies.
 Mixed into ``canonical.Converter``."""
+import inspect
+
 import gast
 
-from . import ir, primitives as P
+from . import ir, lax, primitives as P
 
 
 class LaxCalls:
@@ -14,7 +16,7 @@ class LaxCalls:
     function arguments are inlined into the bodies."""
 
     def lax_handler(self, obj):
-        from . import lax, lanes
+        from . import lanes
         table = {lax.fori_loop: self.lax_fori_loop, lax.while_loop: self.lax_while_loop,
                  lax.cond: self.lax_cond, lax.switch: self.lax_switch,
                  lax.scan: self.lax_scan, lanes.map_lanes: self.map_lanes_loop}
@@ -39,17 +41,30 @@ class LaxCalls:
         parsed = parser.parse(obj)
         return self.inline(parsed.node, parsed, None, args, {}, target, scope, node)
 
-    def _lax_args(self, scope, node, names):
-        """Bind a lax call's arguments by JAX's parameter names."""
-        values = {}
-        for name_, a in zip(names, node.args):
-            values[name_] = a
-        for k in node.keywords:
-            values[k.arg] = k.value
-        return values
+    def _lax_args(self, scope, node, fn):
+        """Bind a lax call's argument nodes to ``fn``'s parameters, as Python
+        would bind the call (a missing or unknown argument is the user's
+        located error): name -> node, ``*operands`` -> a tuple of nodes."""
+        for a in node.args:
+            if isinstance(a, gast.Starred):
+                raise self.error(f"*args in a call of lax.{fn.__name__} is not supported",
+                                 a, "pass the arguments one by one", scope)
+        if any(k.arg is None for k in node.keywords):
+            raise self.error(f"**kwargs in a call of lax.{fn.__name__} is not supported",
+                             node, "pass keyword arguments one by one", scope)
+        signature = inspect.signature(fn)
+        unknown = [k.arg for k in node.keywords if k.arg not in signature.parameters]
+        try:
+            if unknown:
+                raise TypeError(f"got an unexpected keyword argument '{unknown[0]}'")
+            bound = signature.bind(*node.args, **{k.arg: k.value for k in node.keywords})
+        except TypeError as exc:
+            raise self.error(f"lax.{fn.__name__}{signature}: {exc}", node,
+                             "pass the arguments its signature names", scope) from None
+        return dict(bound.arguments)
 
     def lax_fori_loop(self, scope, node, target):
-        a = self._lax_args(scope, node, ["lower", "upper", "body_fun", "init_val"])
+        a = self._lax_args(scope, node, lax.fori_loop)
         lower, upper = self.atom(scope, a["lower"]), self.atom(scope, a["upper"])
         body_fun = self.expr(scope, a["body_fun"])
         init = self.atom(scope, a["init_val"])
@@ -96,7 +111,7 @@ class LaxCalls:
                          target=target, base="lanes")
 
     def lax_while_loop(self, scope, node, target):
-        a = self._lax_args(scope, node, ["cond_fun", "body_fun", "init_val"])
+        a = self._lax_args(scope, node, lax.while_loop)
         cond_fun, body_fun = self.expr(scope, a["cond_fun"]), self.expr(scope, a["body_fun"])
         init = self.atom(scope, a["init_val"])
         carry = self.namer.fresh(target or "carry")
@@ -107,17 +122,18 @@ class LaxCalls:
             "body": ir.Body(eqns, [result])}, origin=self.origin))
         return ir.name(carry)
 
-    def _operands(self, scope, node, first):
-        ops = [self.atom(scope, x) for x in node.args[first:]]
-        for k in node.keywords:
-            if k.arg == "operand":
-                ops.append(self.atom(scope, k.value))
-        return ops
+    def _operands(self, scope, a):
+        """``*operands`` (or JAX's older ``operand=``) of a bound cond/switch."""
+        nodes = list(a.get("operands", ()))
+        if "operand" in a:
+            nodes.append(a["operand"])
+        return [self.atom(scope, x) for x in nodes]
 
     def lax_cond(self, scope, node, target):
-        pred = self.atom(scope, node.args[0])
-        funs = [self.expr(scope, x) for x in node.args[1:3]]
-        ops = self._operands(scope, node, 3)
+        a = self._lax_args(scope, node, lax.cond)
+        pred = self.atom(scope, a["pred"])
+        funs = [self.expr(scope, a["true_fun"]), self.expr(scope, a["false_fun"])]
+        ops = self._operands(scope, a)
         return self._branches(scope, node, pred, funs, ops, target)
 
     def _branches(self, scope, node, pred, funs, ops, target):
@@ -132,8 +148,9 @@ class LaxCalls:
 
     def lax_switch(self, scope, node, target):
         """``switch`` clamps the index (as JAX) and picks among the branches."""
-        index = self.atom(scope, node.args[0])
-        branch_node = node.args[1]
+        a = self._lax_args(scope, node, lax.switch)
+        index = self.atom(scope, a["index"])
+        branch_node = a["branches"]
         if isinstance(branch_node, (gast.List, gast.Tuple)):
             funs = [self.expr(scope, e) for e in branch_node.elts]
         else:
@@ -147,7 +164,7 @@ class LaxCalls:
                                  "known when transforming", node,
                                  "write the list literally: switch(i, [f, g], x)", scope)
             funs = [self.Static(f) for f in obj]
-        ops = self._operands(scope, node, 2)
+        ops = self._operands(scope, a)
         last = len(funs) - 1
         clamped = self.emit(P.get("clip"), [index, ir.const(0), ir.const(last)],
                             base="branch_index")
@@ -166,7 +183,7 @@ class LaxCalls:
     def lax_scan(self, scope, node, target):
         """``scan(f, init, xs)``: a loop whose carry is ``(carry, ys so far)``;
         the per-step outputs are stacked after it."""
-        a = self._lax_args(scope, node, ["f", "init", "xs", "length", "reverse", "unroll"])
+        a = self._lax_args(scope, node, lax.scan)
         f = self.expr(scope, a["f"])
         init = self.atom(scope, a["init"])
         xs = self.atom(scope, a["xs"]) if "xs" in a else ir.const(None)

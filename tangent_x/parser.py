@@ -94,13 +94,15 @@ def _lambda_candidates(nodes, code):
                   if (n.body.lineno, n.body.col_offset) <= (line, col)
                   <= (n.body.end_lineno, n.body.end_col_offset)]
         if inside:
-            return inside
+            # lambda bodies holding one point are nested in one another
+            # (``lambda: g(lambda x: x * x)``): the code is the innermost's
+            return [max(inside, key=lambda n: (n.body.lineno, n.body.col_offset))]
     wanted = list(code.co_varnames[:code.co_argcount])
     same_args = [n for n in nodes if [a.id for a in n.args.args] == wanted]
     if len(same_args) > 1:      # no positions (Python 3.10): compare the bytecode
         same_code = [n for n in same_args if _compiles_to(n, code)]
-        if same_code:
-            return same_code
+        if same_code:           # equal bytecode: any of them is this code
+            return same_code[:1]
     return same_args
 
 
@@ -152,6 +154,7 @@ def parse(fn):
                  "the call in a Python function, e.g. lambda x: f(x)")
     code = fn.__code__
     filename, lines = source_lines(fn)
+    _refuse_async(fn, filename, lines)
     if not lines:
         raise TransformError(
             f"cannot find the source of {fn.__qualname__} (file {filename!r})",
@@ -183,9 +186,9 @@ def parse(fn):
             hint="reload the module that defines it")
     if len(nodes) > 1:
         raise TransformError(
-            "several lambdas with the same arguments and the same code share this "
-            "line and cannot be told apart", Origin(filename, code.co_firstlineno),
-            hint="put each lambda on its own line")
+            f"{len(nodes)} lambdas taking the same arguments share this line and "
+            "tangent_x cannot tell which of them is being transformed",
+            Origin(filename, code.co_firstlineno), hint="put each lambda on its own line")
     verify(fn, nodes[0], on_line, filename, source)
     closure = {}
     for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
@@ -317,6 +320,18 @@ def _same_const(x, y):
     if isinstance(x, frozenset):
         return len(x) == len(y) and {repr(v) for v in x} == {repr(v) for v in y}
     return repr(x) == repr(y)       # 0.0 and -0.0 differ; nan equals nan
+
+
+def _refuse_async(fn, filename, lines):
+    """A coroutine or async generator runs nothing when called: there is no
+    value to differentiate or compile."""
+    if inspect.iscoroutinefunction(fn) or inspect.isasyncgenfunction(fn):
+        line = fn.__code__.co_firstlineno
+        text = lines[line - 1].strip() if 0 < line <= len(lines) else ""
+        raise TransformError(
+            f"{fn.__qualname__} is an async function; tangent_x transforms only plain "
+            "(synchronous) functions", Origin(filename, line, text, fn.__name__),
+            hint="write the computation as a plain def and await other work outside it")
 
 
 _WRAPPERS = {}

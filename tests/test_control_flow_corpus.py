@@ -299,12 +299,24 @@ def _works_or_located_error(fn, args, argnums=0, variable=None):
             value, g = tx.value_and_grad(fn, argnums=argnums)(*copy.deepcopy(args))
     except TypeError as err:          # tangent_x.TransformError is a TypeError
         _assert_located(err, fn, variable)
+        if fn in _REFUSED:
+            assert _REFUSED[fn] in str(err), f"{fn.__name__}: {err}"
         return "error"
     assert_tree_allclose(value, fn(*copy.deepcopy(args)), rtol=1e-10, atol=1e-12,
                          err_msg=f"{fn.__name__}: primal value")
     assert_tree_allclose(g, numerical_grad(fn, args, argnums), rtol=1e-5, atol=1e-6,
                          err_msg=f"{fn.__name__}: gradient")
     return "works"
+
+
+def _expect_outcome(fn, args, argnums=0, variable=None):
+    """What tangent_x does with ``fn`` today, kept: a case that works must
+    keep working (right value and gradient); a refused one (``_REFUSED``)
+    gives its located error naming the construct, until it is supported
+    and moved out of ``_REFUSED``."""
+    expected = "error" if fn in _REFUSED else "works"
+    outcome = _works_or_located_error(fn, args, argnums, variable)
+    assert outcome == expected, f"{fn.__name__}{args}: expected it {expected}, it {outcome}"
 
 
 def _branches_bind_different_shapes(x):
@@ -317,7 +329,7 @@ def _branches_bind_different_shapes(x):
 
 @pytest.mark.parametrize("x", [np.array([1.0, -0.5]), np.array([-1.0, 0.5])])
 def test_branches_with_different_shapes(x):
-    _works_or_located_error(_branches_bind_different_shapes, (x,), variable="shaped")
+    _expect_outcome(_branches_bind_different_shapes, (x,), variable="shaped")
 
 
 def _branches_return_different_shapes(x):
@@ -328,7 +340,7 @@ def _branches_return_different_shapes(x):
 
 @pytest.mark.parametrize("x", [0.7, -0.7])
 def test_branches_returning_from_different_shapes(x):
-    _works_or_located_error(_branches_return_different_shapes, (x,))
+    _expect_outcome(_branches_return_different_shapes, (x,))
 
 
 def _for_carry_changes_dtype(x):
@@ -352,7 +364,7 @@ def _while_carry_changes_dtype(x):
                          ids=["for", "while"])
 def test_loop_carry_changing_dtype(fn, x):
     variable = "total" if fn is _for_carry_changes_dtype else "count"
-    _works_or_located_error(fn, (x,), variable=variable)
+    _expect_outcome(fn, (x,), variable=variable)
 
 
 def _while_true_without_break(x):
@@ -487,10 +499,14 @@ _AWKWARD = [
 ]
 
 
+# refused today, with the construct their located error names
+_REFUSED = {_break_out_of_nested_loops_idiom: "Continue", _break_inside_with_block: "with"}
+
+
 @pytest.mark.parametrize("fn, inputs", _AWKWARD, ids=[f.__name__.lstrip("_") for f, _ in _AWKWARD])
 def test_awkward_placements_work_or_give_located_error(fn, inputs):
     for x in inputs:
-        _works_or_located_error(fn, (x,))
+        _expect_outcome(fn, (x,))
 
 
 def _bound_in_one_branch_used_under_same_condition(x):
@@ -504,8 +520,8 @@ def _bound_in_one_branch_used_under_same_condition(x):
 
 @pytest.mark.parametrize("x", [0.8, -0.8])
 def test_variable_bound_in_one_branch_used_under_same_condition(x):
-    _works_or_located_error(_bound_in_one_branch_used_under_same_condition, (x,),
-                            variable="only_here")
+    _expect_outcome(_bound_in_one_branch_used_under_same_condition, (x,),
+                    variable="only_here")
 
 
 def _unbound_when_branch_not_taken(x):
@@ -521,7 +537,7 @@ def test_variable_unbound_on_the_path_taken_names_the_variable():
     with pytest.raises(Exception) as info:
         tx.grad(_unbound_when_branch_not_taken)(-1.0)
     assert "late" in str(info.value), f"{type(info.value).__name__}: {info.value}"
-    _works_or_located_error(_unbound_when_branch_not_taken, (1.0,), variable="late")
+    _expect_outcome(_unbound_when_branch_not_taken, (1.0,), variable="late")
 
 
 # ---------------------------------------------------------------------------

@@ -433,7 +433,9 @@ def test_numba_typing_failure_names_the_users_line_not_a_numba_traceback():
         tx.jit(_median_rows)(x)
     message = str(info.value)
     assert f"test_jit.py:{_line_of('NUMBA-CANNOT')}" in message
-    assert "median" in message and "disable_jit" in message and "static" in message
+    assert "median" in message and "disable_jit" in message
+    # x is an array (it cannot be static): no advice to mark it so
+    assert "static" not in info.value.hint
     assert "Traceback" not in message
     assert info.value.__cause__ is None
     with tx.disable_jit():
@@ -1273,31 +1275,51 @@ def test_the_kernel_compiled_beside_a_new_process_or_in_it_gives_the_product(tmp
 
 
 def test_a_second_process_that_dies_leaves_the_kernels_to_this_one(tmp_path):
-    """The second process exits without building anything: this process
-    compiles the kernels itself when its compile ends (compiling the Numba
-    functions they call, whose ends must not start loading again)."""
+    """The second process takes the requests, then exits without building
+    anything: this process compiles the kernels itself when its compile
+    ends (compiling the Numba functions they call, whose ends must not
+    start loading again).
+
+    The stand-in second process dies when this one starts waiting for it,
+    not after a fixed time: one that died after half a second was flaky
+    under load, since a request written after its death takes another path
+    (a broken pipe: the kernels are compiled here at once, never reported
+    lost)."""
     script = textwrap.dedent("""
         import subprocess, sys
         from tangent_x.numba_stage import beside
 
         def dead_server():
             if "process" not in beside._SERVER:
-                process = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.5)"],
+                # reads the requests, never answers
+                process = subprocess.Popen([sys.executable, "-c",
+                                            "import sys\\nfor line in sys.stdin: pass"],
                                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                            text=True)
                 beside._SERVER.update(process=process, asked=[], done={})
             return beside._SERVER["process"]
 
+        waited = beside._wait
+
+        def wait_for_the_dead(name):
+            process = beside._SERVER["process"]
+            process.kill()
+            process.wait()
+            return waited(name)
+
         beside._server = dead_server
         beside._allowed = lambda: True
+        beside._wait = wait_for_the_dead
     """) + _KERNELS_SCRIPT + textwrap.dedent("""
         print("ok", numba_runtime.MATMUL.built_beside)
     """)
     (tmp_path / "dies.py").write_text(script)
     env = dict(os.environ, TANGENT_X_CACHE_DIR=str(tmp_path / "tx"),
                NUMBA_CACHE_DIR=str(tmp_path / "numba"))
+    # cold caches on a machine others share: minutes, not seconds (a guard
+    # against a hang, not a measure)
     proc = subprocess.run([sys.executable, str(tmp_path / "dies.py")], env=env,
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=1200)
     assert proc.returncode == 0 and proc.stdout.strip() == "ok lost", proc.stderr[-3000:]
 
 

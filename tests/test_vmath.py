@@ -341,22 +341,50 @@ def test_a_parameter_redefined_by_the_group_stays_its_input():
                        "    return y * y"]
 
 
-def test_tanh_coefficients_are_what_the_fitting_script_prints():
-    """vmath's tanh constants come from tools/fit_vmath_tanh.py; rerunning
-    it gives the same numbers (so a changed split or degree can be refitted)."""
+def _tanh_fit_error(p, q):
+    """Worst absolute error of ``tanh(a)/a - 1 ~ g P(g) / Q(g)`` (``g = a*a``)
+    over ``0 < a < SPLIT`` on an even grid (not the fit's Chebyshev nodes),
+    evaluated in longdouble."""
+    ld = np.longdouble
+    a = np.linspace(0.0, vmath._TANH_SPLIT, 20001).astype(ld)[1:]
+    g = a * a
+    exact = np.tanh(a) / a - 1
+    approx = g * np.polyval(np.array(p, ld)[::-1], g) / np.polyval(np.array(q, ld)[::-1], g)
+    return float(np.max(np.abs(approx - exact)))
+
+
+def _exp_fit_error(c):
+    """Worst absolute error of ``(exp(r) - 1 - r) / r**2 ~ C(r)`` over
+    ``|r| <= ln2/2`` on an even grid, the reference by its series in
+    longdouble."""
+    import math
+    ld = np.longdouble
+    r = np.linspace(-math.log(2) / 2, math.log(2) / 2, 20001).astype(ld)
+    exact = sum(r ** k / ld(math.factorial(k + 2)) for k in range(30))
+    return float(np.max(np.abs(np.polyval(np.array(c, ld)[::-1], r) - exact)))
+
+
+def test_tanh_fitting_script_fits_as_accurately_as_the_shipped_constants():
+    """vmath's tanh constants come from tools/fit_vmath_tanh.py.  Rerunning
+    the script gives fits as accurate as the shipped ones, with the same
+    split and degrees (so a changed split or degree can be refitted); the
+    coefficients themselves are not compared: least squares is not
+    bit-reproducible across BLAS/LAPACK builds."""
     sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tools"))
     try:
         import fit_vmath_tanh
     finally:
         sys.path.pop(0)
-    p, q, err = fit_vmath_tanh.fit_tanh_rational()
-    c, err_exp = fit_vmath_tanh.fit_exp_poly()
+    p, q, _ = fit_vmath_tanh.fit_tanh_rational()
+    c, _ = fit_vmath_tanh.fit_exp_poly()
     assert fit_vmath_tanh.SPLIT == vmath._TANH_SPLIT
-    # the same numbers up to the last digits a different LAPACK build moves
-    # (SciPy 1.17 here: ~1e-10 relative, ~3e-15 absolute)
-    np.testing.assert_allclose(p, vmath._TANH_P, rtol=1e-8, atol=1e-13)
-    np.testing.assert_allclose(q, vmath._TANH_Q, rtol=1e-8, atol=1e-13)
-    np.testing.assert_allclose(c, vmath._EXP_F, rtol=1e-8, atol=1e-13)
     assert len(p) == len(vmath._TANH_P) and len(q) == len(vmath._TANH_Q) and \
         len(c) == len(vmath._EXP_F)
-    assert err < 3e-17 and err_exp < 2e-16
+    assert q[0] == 1.0
+    # a float64 ulp of the result near 1 is 2.2e-16: both fits sit far below
+    # it where longdouble can measure them, near it where it cannot
+    tanh_bound, exp_bound = (3e-17, 2e-16) if WIDE else (3e-16, 6e-16)
+    for fit_p, fit_q, fit_c in ((p, q, c),
+                                (vmath._TANH_P, vmath._TANH_Q, vmath._EXP_F)):
+        assert _tanh_fit_error(fit_p, fit_q) < tanh_bound
+        assert _exp_fit_error(fit_c) < exp_bound

@@ -6,6 +6,16 @@ from tangent_x.runtime import check_grad_output
 
 def grad_grad_grad_cubic(x):
     # basics.py:22: return 2.0 * x ** 3
+    pow_x = x ** 3
+    times_pow_x = 2.0 * pow_x
+    # basics.py:20: def cubic(x):
+    check_grad_output(times_pow_x)
+    # basics.py:22: return 2.0 * x ** 3
+    pow_x_1 = x ** 2
+    x_bar = 6.0 * pow_x_1
+    # basics.py:20: def cubic(x):
+    check_grad_output(x_bar)
+    # basics.py:22: return 2.0 * x ** 3
     x_bar_1 = 12.0 * x
     # grad is defined for scalar outputs only
     check_grad_output(x_bar_1)

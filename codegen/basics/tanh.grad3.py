@@ -7,6 +7,14 @@ from tangent_x.runtime import check_grad_output
 def grad_grad_grad_tanh(x):
     # basics.py:11: y = np.tanh(x)
     y = np.tanh(x)
+    # basics.py:9: def tanh(x):
+    check_grad_output(y)
+    # basics.py:11: y = np.tanh(x)
+    y_times_y = y * y
+    x_bar = 1.0 - y_times_y
+    # basics.py:9: def tanh(x):
+    check_grad_output(x_bar)
+    # basics.py:11: y = np.tanh(x)
     y_bar = -y
     y_bar_1 = y_bar - y
     y_times_y_1 = y * y

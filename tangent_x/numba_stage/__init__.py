@@ -42,7 +42,8 @@ from .. import api, emit, modules, tree_util
 from ..arguments import refuse_masked
 from ..errors import Origin, TransformError
 from ..naming import Namer
-from .specialize import Const, Dyn, Plan, SpecializationError, Specializer
+from .specialize import (Const, Dyn, Plan, SpecializationError, Specializer, depends_on,
+                         static_hint)
 from . import disk_cache
 from .bounds import OutOfBounds
 
@@ -1227,13 +1228,44 @@ def _translate(exc, compiled, leaves):
     if code_line is not None:
         text = compiled.text.splitlines()[code_line - 1].strip()
         where = f" (numba stage {compiled.path}:{code_line}: {text})"
+    untyped = _UNTYPED_GLOBAL.search(re.sub(r"\x1b\[[0-9;]*m", "", message))
+    if untyped is not None:     # a Python object the code calls, not an argument
+        name, kind = untyped.groups()
+        hint = (f"compiled code can call NumPy functions and functions tangent_x "
+                f"inlines, not '{name}' (a {kind.rpartition('.')[2]}); run without jit "
+                "(with tx.disable_jit(): ...) or write it with NumPy")
+    else:
+        hint = static_hint(_arguments_read(compiled, code_line, leaves))
     error = JitError(f"Numba cannot compile this: {what}{where}; the compiled function's "
-                     f"arguments are ({types_})", origin or compiled.origin,
-                     "mark the argument static (static_argnums=/static_argnames=), "
-                     "flatten it to arrays and numbers, or run without jit "
-                     "(with tx.disable_jit(): ...)")
+                     f"arguments are ({types_})", origin or compiled.origin, hint)
     error.numba_error = exc         # for a caller that can still mend it (LaneLoop)
     return error
+
+
+_UNTYPED_GLOBAL = re.compile(r"Untyped global name '(\w+)'.*?Numba type of <class '([\w.]+)'>",
+                             re.S)
+
+
+def _arguments_read(compiled, code_line, leaves):
+    """The compiled function's number (or string) arguments that the failing
+    line's values are computed from: those marking static could fix."""
+    if code_line is None:
+        return []
+    try:
+        tree = ast.parse(compiled.text)
+    except SyntaxError:
+        return []
+    name = getattr(compiled, "name", None)
+    func = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name),
+                None)
+    if func is None:
+        return []
+    reads = [n.id for stmt in ast.walk(func) if isinstance(stmt, ast.stmt)
+             and getattr(stmt, "lineno", None) == code_line
+             and not isinstance(stmt, (ast.For, ast.While, ast.If, ast.FunctionDef))
+             for n in ast.walk(stmt) if isinstance(n, ast.Name)]
+    scalars = [a.arg for a, v in zip(func.args.args, leaves) if not isinstance(v, np.ndarray)]
+    return depends_on(func, reads, scalars)
 
 
 def _summary(message):
@@ -1267,6 +1299,7 @@ def jit(fun=None, static_argnums=(), static_argnames=()):
     Jacobian or Hessian return objects with call paths of their own."""
     if fun is None:
         return lambda f: jit(f, static_argnums, static_argnames)
+    _check_static_args(fun, static_argnums, static_argnames)
     if hasattr(fun, "__tangent_x_rebuild__"):         # jacfwd, jacrev, hessian
         from .drivers import JittedDriver
         return JittedDriver(fun, jit, static_argnums, static_argnames)
@@ -1275,6 +1308,44 @@ def jit(fun=None, static_argnums=(), static_argnames=()):
         from .lane_loop import JittedVmap
         return JittedVmap(fun, static_argnums, static_argnames)
     return Jitted(fun, static_argnums, static_argnames).front()
+
+
+def _check_static_args(fun, static_argnums, static_argnames):
+    """As JAX: ``static_argnums`` past the parameters, or ``static_argnames``
+    naming none, is a ValueError (not a silently traced argument).  ``*args``
+    takes any position and ``**kwargs`` any name."""
+    try:
+        params = list(inspect.signature(fun).parameters.values())
+    except (TypeError, ValueError):
+        return
+    kinds = inspect.Parameter
+    nums = (static_argnums,) if isinstance(static_argnums, numbers.Integral) else static_argnums
+    names = (static_argnames,) if isinstance(static_argnames, str) else static_argnames
+    name = getattr(fun, "__name__", "the function")
+    signature = f"{name}({', '.join(str(p) for p in params)})"
+    where = _caller()
+    prefix = f"{where.where()}: " if where is not None else ""
+    if not any(p.kind == kinds.VAR_POSITIONAL for p in params):
+        positional = sum(p.kind in (kinds.POSITIONAL_ONLY, kinds.POSITIONAL_OR_KEYWORD)
+                         for p in params)
+        bad = [int(i) for i in nums if not -positional <= int(i) < positional]
+        if bad:
+            takes = (f"{positional} positional parameter{'' if positional == 1 else 's'}"
+                     f" (static_argnums from {-positional} to {positional - 1})"
+                     if positional else "no positional parameters")
+            raise ValueError(
+                f"{prefix}jit has static_argnums={tuple(int(i) for i in nums)}, but "
+                f"{signature} has {takes}; give the positions of its parameters, "
+                "or their names as static_argnames")
+    if not any(p.kind == kinds.VAR_KEYWORD for p in params):
+        known = {p.name for p in params
+                 if p.kind in (kinds.POSITIONAL_OR_KEYWORD, kinds.KEYWORD_ONLY)}
+        bad = [n for n in names if n not in known]
+        if bad:
+            raise ValueError(
+                f"{prefix}jit has static_argnames={tuple(names)}, but {signature} has no "
+                f"parameter {', '.join(repr(n) for n in bad)} that can be passed by "
+                "name; name one of its parameters")
 
 
 def jitted_of(fun):

@@ -23,7 +23,7 @@ class JittedDriver:
             raise TypeError(
                 f"jit({getattr(fun, '__name__', 'f')}): static arguments of a Jacobian or "
                 "Hessian are not supported; close over them instead "
-                "(functools.partial(f, config=...) before tx.jacfwd/jacrev/hessian)")
+                "(tx.hessian(lambda x: f(x, config)), likewise for jacfwd/jacrev)")
         functools.update_wrapper(self, fun, updated=())
         self._fun = fun
         self._jit = jit

@@ -1140,8 +1140,11 @@ def _check_grad_output(y):
                                 "Output was None.")
         return maybe_none
     if _is_array(y) and y.ndim > 0:
+        message = ("Gradient only defined for scalar-output functions. "
+                   f"Output was an array of {y.ndim} dimension{'s' if y.ndim > 1 else ''}.")
+
         def impl(y):
-            raise TypeError("Gradient only defined for scalar-output functions.")
+            raise TypeError(message)
         return impl
     if isinstance(getattr(y, "dtype", y), types.Complex):
         def complex_output(y):

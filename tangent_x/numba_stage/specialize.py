@@ -34,8 +34,10 @@ how to flatten arguments and rebuild the result.
 """
 import ast
 import copy
+import linecache
 import math
 import numbers
+import re
 import types as pytypes
 
 import numpy as np
@@ -264,6 +266,73 @@ def mentions(av, name):
     return False
 
 
+def depends_on(func, names, params):
+    """The parameters of ``func`` (among ``params``) that ``names`` are
+    computed from, following its assignments and loop targets."""
+    sources = {}
+    for node in ast.walk(func):
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            value = node.value
+        elif isinstance(node, (ast.For, ast.comprehension)):
+            targets, value = [node.target], node.iter
+        else:
+            continue
+        reads = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
+        for target in targets:
+            for n in ast.walk(target):
+                if isinstance(n, ast.Name):
+                    sources.setdefault(n.id, set()).update(reads)
+    seen, todo = set(), list(names)
+    while todo:
+        name = todo.pop()
+        if name not in seen:
+            seen.add(name)
+            todo.extend(sources.get(name, ()))
+    return [p for p in params if p in seen]
+
+
+def _could_be_static(av, ranks):
+    """Whether an argument could be marked static: known at the call as a
+    run-time number or string (an array cannot be: it is not hashable)."""
+    if av is None or isinstance(av, Const):
+        return False
+    leaves = [leaf for leaf in av_leaves(av) if isinstance(leaf, Dyn)]
+    return bool(leaves) and not any(leaf.name in (ranks or {}) for leaf in leaves)
+
+
+def static_hint(params):
+    """The hint for code that cannot be compiled, naming the arguments
+    (numbers or strings) it depends on, if any."""
+    if params:
+        names = ", ".join(repr(p) for p in params)
+        return (f"if {names} {'is' if len(params) == 1 else 'are'} fixed per call, mark "
+                f"{'it' if len(params) == 1 else 'them'} static (static_argnums/"
+                "static_argnames); or run without jit (with tx.disable_jit(): ...)")
+    return ("write it with arrays, numbers and the NumPy functions Numba compiles, "
+            "or run without jit (with tx.disable_jit(): ...)")
+
+
+def _unassigned(name, origin, function_origin):
+    """The variable an unbound placeholder stands for: by its name if the
+    user's function has a variable of that name (not a name tangent_x made
+    up, like pow_x_i)."""
+    text = getattr(origin, "text", "") or ""
+    if function_origin is not None:
+        lines = linecache.getlines(function_origin.filename)[function_origin.lineno - 1:]
+        if lines:
+            indent = len(lines[0]) - len(lines[0].lstrip())
+            body = [lines[0]]
+            for line in lines[1:]:
+                if line.strip() and len(line) - len(line.lstrip()) <= indent:
+                    break
+                body.append(line)
+            text += "\n" + "".join(body)
+    if re.search(r"(?<![\w.])" + re.escape(name) + r"\s*(=|\+=|-=|\*=|/=)", text):
+        return f"the variable '{name}'"
+    return "a variable assigned only on some paths (of an if, or of a loop that may run no step)"
+
+
 def describe(av):
     """A short, readable structure for messages: ``{'W': *, 'b': *}``."""
     if isinstance(av, dict):
@@ -396,6 +465,7 @@ class Specializer:
         self.loops = []          # carried state of the enclosing dynamic loops
         self.joined_lists = {}   # per if-join: lists already joined, by (id, id)
         self.arguments = set()   # compiled variables holding the arguments (never updated)
+        self.env_of_params = {}  # parameter -> its abstract value at the call
         self.emitting = True
         self.masks = set()       # variables holding boolean arrays (from comparisons)
         self.ranges = {}         # variables holding range(...): name -> its arguments
@@ -450,10 +520,24 @@ class Specializer:
         return self.origin
 
     def fail(self, message, hint=None):
-        hint = hint or ("mark the argument static (static_argnums/static_argnames), "
-                        "flatten it to arrays and numbers, or run without jit "
-                        "(tx.disable_jit())")
-        raise SpecializationError(message, self.where(), hint)
+        raise SpecializationError(message, self.where(), hint or self.static_hint())
+
+    def fail_unbound(self, placeholder):
+        """A variable the path taken never assigned reaches compiled code."""
+        name = _unassigned(placeholder._name, self.where(), self.origin)
+        self.fail(f"{name} is used here, but the "
+                  "path taken does not assign it (Python raises UnboundLocalError)",
+                  "assign it on every path before this line")
+
+    def static_hint(self):
+        """Advice for what cannot be compiled: marking an argument static
+        only when the failing statement reads a value derived from an
+        argument that could be static (a number or string, not an array)."""
+        params = [a.arg for a in self.func.args.args
+                  if _could_be_static(self.env_of_params.get(a.arg), self.ranks)]
+        reads = [] if self.current is None else \
+            [n.id for n in ast.walk(self.current) if isinstance(n, ast.Name)]
+        return static_hint(depends_on(self.func, reads, params))
 
     # -- emitting -----------------------------------------------------------
 
@@ -572,6 +656,8 @@ class Specializer:
             return ast.Constant(Ellipsis)
         if callable(value) or isinstance(value, pytypes.ModuleType) or isinstance(value, type):
             return self.global_name(value, getattr(value, "__name__", hint))
+        if isinstance(value, runtime.Unbound):
+            self.fail_unbound(value)
         self.fail(f"the value {_short(value)} of type {type(value).__name__} cannot be "
                   "used in compiled code")
 
@@ -647,7 +733,7 @@ class Specializer:
 
     def run(self, arg_avs):
         for a, av in zip(self.func.args.args, arg_avs):
-            self.env[a.arg] = av
+            self.env[a.arg] = self.env_of_params[a.arg] = av
             self.arguments.update(leaf.name for leaf in av_leaves(av) if isinstance(leaf, Dyn))
         result = Const(None)
         try:
@@ -675,6 +761,8 @@ class Specializer:
                 keys = list(av.keys()) if isinstance(av, dict) else range(len(av))
                 return rebuild(av, [plan(c, f"{hint}_{k}") for k, c in
                                     zip(keys, children(av))])
+            if isinstance(av, Const) and isinstance(av.value, runtime.Unbound):
+                self.fail_unbound(av.value)
             if isinstance(av, Const) and not isinstance(av.value, np.ndarray):
                 return av
             if isinstance(av, Zero):

@@ -522,10 +522,13 @@ def scan_length(eqn, b):
 
 @batching("check_grad_output")
 def check_grad_output(eqn, b):
-    """The example run at first call already checked one example's output."""
-    if b.rank(eqn.args[0]) == 0:
+    """grad's check of one example's output (``vmap(grad(f))``: each example
+    must be a scalar, as without vmap; the batch axis is vmap's)."""
+    y = eqn.args[0]
+    if b.rank(y) == 0:
         return []
-    return None
+    example = gast.Subscript(value=ir.clone(y), slice=ir.const(0), ctx=gast.Load())
+    return [gast.Expr(value=call("check_grad_output", example))]
 
 
 @batching("check_aux_pair")

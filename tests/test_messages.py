@@ -1,0 +1,337 @@
+"""Each refusal's message fits its cause (issue 17, item 12): it names the
+user's file and line and gives the advice that helps for *that* cause, never
+advice written for another (an async function is not "a file that changed",
+a string method is not "a NumPy function", an array is never "an argument
+to mark static")."""
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import tangent_x as tx
+from tangent_x import lax
+
+HERE = os.path.basename(__file__)
+
+
+def _line_of(marker):
+    with open(__file__) as f:
+        for i, line in enumerate(f, 1):
+            if marker in line and "_line_of" not in line:
+                return i
+    raise AssertionError(marker)
+
+
+def _at(marker):
+    return f"{HERE}:{_line_of(marker)}"
+
+
+# --- async functions ---------------------------------------------------------
+
+async def _async_square(x):  # ASYNC-DEF
+    return x * x
+
+
+def test_async_function_is_refused_as_async():
+    with pytest.raises(tx.TransformError) as info:
+        tx.grad(_async_square)(1.0)
+    message = str(info.value)
+    assert _at("ASYNC-DEF") in message
+    assert "async" in message and "plain def" in message
+    assert "changed" not in message and "reload" not in message
+
+
+# --- lambdas sharing a line --------------------------------------------------
+
+_make_scaled = lambda c: (lambda x: x * x * c)  # NESTED-LAMBDAS  # noqa: E731
+_double, _triple = (lambda x: x * 2.0), (lambda x: x * 3.0)  # noqa: E731
+
+
+def test_nested_lambdas_on_one_line_are_told_apart():
+    inner = _make_scaled(3.0)
+    assert tx.grad(inner)(2.0) == pytest.approx(12.0)          # d(3 x^2) = 6 x
+    # an inner lambda on the line of an outer one (as in a test's thunk)
+    thunk = lambda: tx.grad(lambda x: x * x * 3.0)(2.0)  # noqa: E731
+    assert thunk() == pytest.approx(12.0)
+
+
+def test_two_lambdas_with_different_code_on_one_line():
+    assert (tx.grad(_double)(1.0), tx.grad(_triple)(1.0)) == (2.0, 3.0)
+
+
+def test_lambdas_python_cannot_tell_apart_get_an_accurate_message(tmp_path):
+    """Without column positions (``-X no_debug_ranges``) two lambdas with the
+    same arguments whose bytecode differs only in which closure cell they
+    read cannot be matched to their source: the message says so (it used to
+    claim they had 'the same code'); identical lambdas are simply either."""
+    script = tmp_path / "two_lambdas.py"
+    script.write_text(textwrap.dedent("""
+        import tangent_x as tx
+
+        def make():
+            a, b = 2.0, 3.0
+            return (lambda x: x * a), (lambda x: x * b)  # TWO
+
+        same, also = (lambda x: x * 5.0), (lambda x: x * 5.0)
+        assert tx.grad(same)(1.0) == 5.0 and tx.grad(also)(1.0) == 5.0
+        f, g = make()
+        try:
+            tx.grad(f)(1.0)
+        except TypeError as exc:
+            print(exc)
+    """))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    out = subprocess.run([sys.executable, "-X", "no_debug_ranges", str(script)],
+                         capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "two_lambdas.py:6" in out.stdout
+    assert "cannot tell which" in out.stdout and "own line" in out.stdout
+    assert "same code" not in out.stdout
+
+
+# --- methods -----------------------------------------------------------------
+
+def _by_mode(x, mode):
+    if mode.upper() == "DOUBLE":  # STR-METHOD
+        return x * 2.0
+    return x
+
+
+_MODE = "double"
+
+
+def _by_global_mode(x):
+    if _MODE.upper() == "DOUBLE":  # GLOBAL-STR-METHOD
+        return x * 2.0
+    return x
+
+
+def _cumulative(x):
+    return np.sum(x.cumprod())  # ARRAY-METHOD
+
+
+def test_string_method_on_an_argument_does_not_suggest_numpy():
+    with pytest.raises(tx.TransformError) as info:
+        tx.grad(_by_mode)(1.0, "double")
+    message = str(info.value)
+    assert _at("STR-METHOD") in message
+    assert "mode.upper()" in message and "arrays have no method" in message
+    assert "outside the transformed function" in message
+    assert "NumPy function" not in message
+
+
+def test_string_method_on_a_global_names_its_type():
+    with pytest.raises(tx.TransformError) as info:
+        tx.grad(_by_global_mode)(1.0)
+    message = str(info.value)
+    assert _at("GLOBAL-STR-METHOD") in message
+    assert "str" in message and "outside the transformed function" in message
+    assert "NumPy function" not in message
+
+
+def test_unsupported_array_method_names_the_numpy_function():
+    with pytest.raises(tx.TransformError) as info:
+        tx.grad(_cumulative)(np.ones(3))
+    message = str(info.value)
+    assert _at("ARRAY-METHOD") in message
+    assert "np.cumprod(x, ...)" in message
+
+
+# --- jit: static argument names and numbers ------------------------------------
+
+def _square_sum(x, scale=1.0):
+    return np.sum(x * x) * scale
+
+
+def test_static_argnames_naming_no_parameter_is_a_value_error():
+    with pytest.raises(ValueError) as info:
+        tx.jit(_square_sum, static_argnames="sacle")  # BAD-ARGNAME
+    message = str(info.value)
+    assert _at("BAD-ARGNAME") in message
+    assert "'sacle'" in message and "_square_sum(x, scale=1.0)" in message
+
+
+def test_static_argnums_out_of_range_is_a_value_error():
+    with pytest.raises(ValueError) as info:
+        tx.jit(_square_sum, static_argnums=2)  # BAD-ARGNUM
+    message = str(info.value)
+    assert _at("BAD-ARGNUM") in message
+    assert "static_argnums=(2,)" in message and "from -2 to 1" in message
+
+
+def test_valid_static_arguments_are_accepted_without_compiling():
+    def takes_any(x, *args, **kwargs):
+        return x
+
+    # accepted at jit() time (nothing compiles until a call)
+    tx.jit(_square_sum, static_argnums=-1)
+    tx.jit(_square_sum, static_argnames=("scale",))
+    tx.jit(takes_any, static_argnums=5, static_argnames="anything")
+
+
+# --- jit: advice to mark an argument static only when it would help -------------
+
+def _mean_along(x, axis):
+    return np.sum(np.mean(x, axis=axis) ** 2)  # AXIS-ARGUMENT
+
+
+def _median_rows(x):
+    return np.sum(np.median(x, axis=0))  # MEDIAN-ROWS
+
+
+@tx.custom_vjp
+def _clipped(x):
+    return x
+
+
+_clipped.defvjp(lambda x: (x, None), lambda res, g: (np.clip(g, -1.0, 1.0),))
+
+
+def _uses_custom(x):
+    return np.sum(_clipped(x) * 3.0)  # CUSTOM-CALL
+
+
+def test_static_advice_names_the_number_argument_it_depends_on():
+    x = np.arange(6.0).reshape(2, 3)
+    with pytest.raises(tx.TransformError) as info:
+        tx.jit(_mean_along)(x, 1)
+    assert _at("AXIS-ARGUMENT") in str(info.value)
+    assert "'axis'" in info.value.hint and "static" in info.value.hint
+    # and the advice works
+    expected = np.sum(np.mean(x, axis=1) ** 2)
+    assert tx.jit(_mean_along, static_argnums=1)(x, 1) == pytest.approx(expected)
+
+
+def test_no_static_advice_for_an_array_argument():
+    with pytest.raises(tx.TransformError) as info:
+        tx.jit(_median_rows)(np.arange(6.0).reshape(2, 3))
+    assert _at("MEDIAN-ROWS") in str(info.value)
+    assert "static" not in info.value.hint and "disable_jit" in info.value.hint
+
+
+def test_calling_an_object_numba_cannot_compile_names_it():
+    with pytest.raises(tx.TransformError) as info:
+        tx.jit(_uses_custom)(np.array([1.0, 2.0]))
+    assert _at("CUSTOM-CALL") in str(info.value)
+    hint = info.value.hint
+    assert "clipped'" in hint and "custom_vjp" in hint and "static" not in hint
+    with tx.disable_jit():       # the advice given works
+        assert tx.jit(_uses_custom)(np.array([1.0, 2.0])) == pytest.approx(9.0)
+
+
+def _scaled_if(x, flag):  # SCALED-IF
+    if flag:
+        y = x * 2.0
+    return np.sum(x * y)  # READS-Y
+
+
+def test_unassigned_variable_under_jit_is_named_without_static_advice():
+    """Python raises UnboundLocalError for flag=False; under jit with flag
+    static the error names the variable and its line (it used to print the
+    placeholder, ``<unbound y>``, and advise marking an argument static)."""
+    with pytest.raises(UnboundLocalError):
+        _scaled_if(np.ones(2), False)
+    for fun in (_scaled_if, tx.grad(_scaled_if)):
+        with pytest.raises(tx.TransformError) as info:
+            tx.jit(fun, static_argnums=1)(np.ones(2), False)
+        message = str(info.value)
+        assert _at("READS-Y") in message
+        assert "'y'" in message and "UnboundLocalError" in message
+        assert "<unbound" not in message and "static" not in message
+    np.testing.assert_allclose(tx.jit(_scaled_if, static_argnums=1)(np.ones(2), True), 4.0)
+
+
+def test_names_tangent_x_made_up_never_reach_a_message():
+    from tangent_x.errors import Origin
+    from tangent_x.numba_stage.specialize import _unassigned
+    function = Origin(__file__, _line_of("SCALED-IF"))
+    line = Origin(__file__, _line_of("READS-Y"), "return np.sum(x * y)  # READS-Y")
+    assert _unassigned("y", line, function) == "the variable 'y'"
+    made_up = _unassigned("pow_x_i", line, function)
+    assert "pow_x_i" not in made_up and "assigned only on some paths" in made_up
+
+
+def test_static_arguments_of_a_hessian_point_at_what_works():
+    with pytest.raises(TypeError) as info:
+        tx.jit(tx.hessian(_square_sum), static_argnums=1)
+    assert "lambda" in str(info.value) and "functools.partial" not in str(info.value)
+    x = np.array([1.0, 2.0])
+    np.testing.assert_allclose(tx.jit(tx.hessian(lambda x: _square_sum(x, 3.0)))(x),
+                               6.0 * np.eye(2))
+
+
+def test_functools_partial_works_where_its_hint_pointed():
+    # functools.partial was refused with a hint to use a lambda; it is now
+    # transformed as the function it stands for (test_partials.py)
+    import functools
+    x = np.array([1.0, 2.0])
+    np.testing.assert_allclose(tx.grad(functools.partial(_square_sum, scale=3.0))(x), 6.0 * x)
+    np.testing.assert_allclose(tx.grad(lambda x: _square_sum(x, scale=3.0))(x), 6.0 * x)
+
+
+# --- lax calls with keyword arguments --------------------------------------------
+
+def _step(i, v):
+    return v + i * v
+
+
+def _fori_keywords(x, n):
+    return lax.fori_loop(lower=0, upper=n, body_fun=_step, init_val=x)
+
+
+def _fori_misspelled(x):
+    return lax.fori_loop(low=0, upper=3, body_fun=_step, init_val=x)  # MISSPELLED
+
+
+def _cond_keywords(x):
+    return lax.cond(x > 0, true_fun=lambda v: v * v, false_fun=lambda v: -v, operand=x)
+
+
+def _python_loop(x, n):
+    for i in range(n):
+        x = x + i * x
+    return x
+
+
+def test_fori_loop_with_keyword_arguments_under_jit():
+    # value: (1 + 0)(1 + 1)(1 + 2) x = 6 x; derivative 6
+    assert tx.jit(_fori_keywords)(1.5, 3) == pytest.approx(_python_loop(1.5, 3))
+    assert tx.jit(tx.grad(_fori_keywords))(1.5, 3) == pytest.approx(6.0)
+
+
+def test_lax_call_with_an_unknown_keyword_is_located():
+    with pytest.raises(tx.TransformError) as info:
+        tx.grad(_fori_misspelled)(1.5)
+    message = str(info.value)
+    assert _at("MISSPELLED") in message
+    assert "'low'" in message and "fori_loop(lower, upper, body_fun, init_val" in message
+
+
+def test_cond_with_keyword_arguments():
+    assert tx.grad(_cond_keywords)(1.5) == pytest.approx(3.0)
+    assert tx.grad(_cond_keywords)(-1.5) == pytest.approx(-1.0)
+
+
+# --- vmap(grad(f)) of a non-scalar output ------------------------------------------
+
+def _doubled(x):
+    return x * 2.0
+
+
+def _sin_sum(x):
+    return np.sum(np.sin(x))
+
+
+def test_vmap_of_grad_of_a_vector_output_says_what_grad_requires():
+    xs = np.ones((4, 3))
+    with pytest.raises(TypeError,
+                       match=r"Gradient only defined for scalar-output functions\. "
+                             r"Output had shape: \(3,\)"):
+        tx.vmap(tx.grad(_doubled))(xs)
+    with pytest.raises(TypeError, match="Gradient only defined for scalar-output"):
+        tx.jit(tx.vmap(tx.grad(_doubled)))(xs)
+    # a scalar per example is fine: each row's gradient is cos(row)
+    np.testing.assert_allclose(tx.vmap(tx.grad(_sin_sum))(xs), np.cos(xs))
