@@ -48,19 +48,23 @@ def refuse_masked(kind, fun, args, kwargs=None, what="argument"):
                     "(e.g. np.where(mask, x, 0.0))")
 
 
-def _any_masked(tree):
-    """A plain walk of lists, tuples and dicts (the common arguments, cheaply);
-    other containers through tree_util."""
+def any_leaf(tree, test):
+    """Whether ``test`` holds for a leaf of ``tree``: a plain walk of lists,
+    tuples and dicts (the common arguments, cheaply), other containers
+    through tree_util."""
     kind = type(tree)
     if kind is tuple or kind is list:
-        return any(_any_masked(v) for v in tree)
+        return any(any_leaf(v, test) for v in tree)
     if kind is dict:
-        return any(_any_masked(v) for v in tree.values())
-    if isinstance(tree, np.ndarray):
-        return isinstance(tree, np.ma.MaskedArray)
-    if tree is None or tree_util._node_kind(tree) is None:
-        return False
-    return any(isinstance(leaf, np.ma.MaskedArray) for leaf in tree_util.tree_leaves(tree))
+        return any(any_leaf(v, test) for v in tree.values())
+    if tree is not None and not isinstance(tree, np.ndarray) and \
+            tree_util._node_kind(tree) is not None:
+        return any(any_leaf(v, test) for v in tree_util.tree_leaves(tree))
+    return test(tree)
+
+
+def _any_masked(tree):
+    return any_leaf(tree, lambda leaf: isinstance(leaf, np.ma.MaskedArray))
 
 
 def _parameter_names(fun):

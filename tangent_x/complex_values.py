@@ -26,7 +26,7 @@ import gast
 import numpy as np
 
 from . import ir, tree_util
-from .arguments import _parameter_names
+from .arguments import _parameter_names, any_leaf
 from .errors import Origin, TransformError
 
 HINT = ("tangent_x differentiates real values only (it refuses complex ones rather than "
@@ -125,18 +125,14 @@ def _user_call():
                   linecache.getline(code.co_filename, frame.f_lineno).strip())
 
 
-def _any_complex(tree):
-    """A plain walk of lists, tuples and dicts (the common arguments, cheaply);
-    other containers through tree_util."""
-    kind = type(tree)
-    if kind is tuple or kind is list:
-        return any(_any_complex(v) for v in tree)
-    if kind is dict:
-        return any(_any_complex(v) for v in tree.values())
+def _complex_leaf(leaf):
+    kind = type(leaf)
     if kind is np.ndarray:
-        return tree.dtype.kind == "c"
-    if kind is float or kind is int or tree is None:
+        return leaf.dtype.kind == "c"
+    if kind is float or kind is int or leaf is None:
         return False
-    if tree_util._node_kind(tree) is None:
-        return is_complex(tree) and not isinstance(tree, (type, str, np.dtype))
-    return any(_any_complex(v) for v in tree_util.tree_leaves(tree))
+    return is_complex(leaf) and not isinstance(leaf, (type, str, np.dtype))
+
+
+def _any_complex(tree):
+    return any_leaf(tree, _complex_leaf)
