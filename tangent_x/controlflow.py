@@ -118,8 +118,21 @@ class ControlFlow:
 
     # --- if -----------------------------------------------------------------
 
+    def static_test(self, scope, pred):
+        """The truth of an ``if``'s converted test when it is known now (a
+        number, string, None or function), else None."""
+        if isinstance(pred, gast.Constant) and type(pred.value) in (bool, int, float, str,
+                                                                      type(None)):
+            return bool(pred.value)
+        return None
+
     def stmt_If(self, scope, stmt, live_after=frozenset()):
         pred = self.atom(scope, stmt.test)
+        known = self.static_test(scope, pred)
+        if known is not None:     # decided now: only the branch taken is code
+            taken = stmt.body if known else stmt.orelse
+            result = self.block(scope, taken, live_after)
+            return result if always_returns(taken) else None
         returns = always_returns([stmt])
         before = dict(scope.locals)
         branches = []
@@ -186,6 +199,9 @@ class ControlFlow:
 
     def expr_IfExp(self, scope, node, target):
         pred = self.atom(scope, node.test)
+        known = self.static_test(scope, pred)
+        if known is not None:
+            return self.expr(scope, node.body if known else node.orelse, target)
         bodies, results = [], []
         for branch in (node.body, node.orelse):
             eqns, atom = self.nested(self.atom, scope, branch)
@@ -427,10 +443,21 @@ class ControlFlow:
         written out (``for f in [np.sin, np.cos]``)."""
         live = loaded_names(stmt.body) | set(live_after)
         for item in items:
-            self.bind_atom(scope, stmt.target, self.classify(item, "item"))
+            self.bind_static(scope, stmt.target, item)
             self.block(scope, stmt.body, live)
         if stmt.orelse:
             self.block(scope, stmt.orelse, live_after)
+
+    def bind_static(self, scope, target, item):
+        """Bind a loop target to an item known when transforming; a tuple
+        target takes a tuple item apart, so its parts stay constants."""
+        if isinstance(target, (gast.Tuple, gast.List)) and isinstance(item, (tuple, list)) \
+                and len(item) == len(target.elts) \
+                and not any(isinstance(t, gast.Starred) for t in target.elts):
+            for t, part in zip(target.elts, item):
+                self.bind_static(scope, t, part)
+            return
+        self.bind_atom(scope, target, self.classify(item, "item"))
 
     def iterated_in_place(self, scope, stmt, fetch):
         """``for row in x: row *= 2`` (or ``row[i] = v``) changes ``x`` when

@@ -219,6 +219,8 @@ register(Primitive("float", "call", fn=float, spelling="float"), float)
 # code writes ``d_1 = dict(d); d_1[k] = v`` for a functional item update).
 register(Primitive("dict_copy", "call", fn=dict, spelling="dict"))
 register(Primitive("list_copy", "call", fn=list, spelling="list"))
+# ``tuple(g)`` of a generator expression: the list its loop built, as a tuple
+register(Primitive("list_to_tuple", "call", fn=tuple, spelling="tuple"))
 
 NUMPY_ALIAS = "np"
 
