@@ -248,7 +248,7 @@ class Calls:
         key = (id(node), _static_signature(self, args, kwargs))
         self.check_recursion(key, getattr(node, "name", parsed.name), call_scope, call_node)
         self._inlining.append(key)
-        saved_origin = self.origin
+        saved_origin, saved_raised = self.origin, self._raised
         try:
             scope = self.Scope(parsed, node, parent)
             scope.inlined = key
@@ -263,7 +263,7 @@ class Calls:
                 result = self.block(scope, self.rewrite_exits(node, parsed).body)
         finally:
             self._inlining.pop()
-            self.origin = saved_origin
+            self.origin, self._raised = saved_origin, saved_raised
         if self.LocalFunction is None or not isinstance(result, self.LocalFunction):
             # its names are read no more (a function it returns would still read them)
             scope.finished = True

@@ -22,6 +22,7 @@ import numpy as np
 
 from . import comprehensions, exits, ir, parser, primitives as P
 from .calls import MAX_RECURSION, Calls
+from .checks import Checks
 from .controlflow import ControlFlow, loaded_names, stored_names
 from .lax_calls import LaxCalls
 from .mutation import Mutation, looks_basic
@@ -36,8 +37,6 @@ RESERVED = {"np", "slice", "float", "len", "int", "range", "bool", "print",
 _UNSUPPORTED_STMT = {
     gast.Try: ("`try` statement", "move the try/except outside the transformed function"),
     gast.With: ("`with` statement", "move the with-block outside the transformed function"),
-    gast.Raise: ("`raise` statement", "validate inputs before calling the transformed function"),
-    gast.Assert: ("`assert` statement", "check inputs before calling the transformed function"),
     gast.Global: ("`global` statement", "pass the value as an argument or read it without `global`"),
     gast.Nonlocal: ("`nonlocal` statement", "return the new value instead of rebinding it"),
     gast.Delete: ("`del` statement", "remove the `del`; names are freed automatically"),
@@ -56,7 +55,6 @@ _UNSUPPORTED_EXPR = {
     gast.GeneratorExp: ("generator expression outside list(), tuple() or sum()",
                         "use a list comprehension [... for ...]"),
     gast.Set: ("set literal", "use a tuple or list"),
-    gast.JoinedStr: ("f-string", "format strings outside the transformed function"),
     gast.NamedExpr: ("walrus `:=`", "use a separate assignment"),
     gast.Starred: ("starred expression", "pass arguments explicitly"),
 }
@@ -110,7 +108,7 @@ def _numpy_spelling(obj):
     return None
 
 
-class Converter(Calls, Mutation, ControlFlow, LaxCalls):
+class Converter(Calls, Checks, Mutation, ControlFlow, LaxCalls):
     Static = Static
     LocalFunction = None     # set below (defined after this class's helpers)
 
@@ -133,6 +131,7 @@ class Converter(Calls, Mutation, ControlFlow, LaxCalls):
         self._live_after = frozenset()  # user names read after the current statement
         self._stmt = None               # the statement being converted
         self._cse = {}   # pure equations already emitted: reuse, don't recompute
+        self._raised = False  # the block being converted ended in a `raise`
         self.deps = []   # (kind, holder, name, value): what the code was built from
 
     # --- bookkeeping ----------------------------------------------------
@@ -464,6 +463,13 @@ class Converter(Calls, Mutation, ControlFlow, LaxCalls):
                                      "remove it", scope)
                 if stmt.value is not None:
                     result = self.as_atom(scope, self.expr(scope, stmt.value), stmt.value)
+                break
+            if isinstance(stmt, gast.Raise):
+                # it always raises when reached: what follows is never run,
+                # and whoever uses the block's value never gets it
+                self.stmt_Raise(scope, stmt)
+                result = self.unbound_eqn("raised", self.eqns)
+                self._raised = True
                 break
             if isinstance(stmt, (gast.If, gast.For, gast.While)):
                 returned = getattr(self, "stmt_" + type(stmt).__name__)(scope, stmt, later[i])

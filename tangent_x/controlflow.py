@@ -80,11 +80,12 @@ def changed_names(stmts):
 
 
 def always_returns(stmts):
-    """After ``exits`` ran, an ``if`` holding a return returns on every path."""
+    """After ``exits`` ran, an ``if`` holding a return returns (or raises)
+    on every path."""
     if not stmts:
         return False
     last = stmts[-1]
-    if isinstance(last, gast.Return):
+    if isinstance(last, (gast.Return, gast.Raise)):    # a raise never falls through
         return True
     if isinstance(last, gast.If):
         return always_returns(last.body) and always_returns(last.orelse)
@@ -131,8 +132,12 @@ class ControlFlow:
         known = self.static_test(scope, pred)
         if known is not None:     # decided now: only the branch taken is code
             taken = stmt.body if known else stmt.orelse
+            self._raised = False
             result = self.block(scope, taken, live_after)
-            return result if always_returns(taken) else None
+            return result if always_returns(taken) or self._raised else None
+        handled, result = self.raising_if(scope, stmt, pred, live_after)
+        if handled:
+            return result
         returns = always_returns([stmt])
         before = dict(scope.locals)
         branches = []

@@ -240,6 +240,7 @@ register(Primitive("or_", "boolop", op=gast.Or, differentiable=False))
 from . import runtime as _runtime  # noqa: E402
 
 _RUNTIME_NONDIFF = {"zeros_like", "check_grad_output", "stop_gradient", "unbound", "map_lanes",
+                    "check", "check_lanes", "formatted",
                     "scan_length", "shaped", "is_array", "extremum_share_x",
                     "extremum_share_v"}
 for _name in _runtime.__all__:
