@@ -483,7 +483,7 @@ class ControlFlow:
             rng = self.range_args(scope, it)
             if rng is not None:
                 return rng + (None,)
-        length, fetch = self.iteration(scope, it)
+        length, fetch = self.iteration(scope, it, _target_bases(stmt.target))
         return ir.const(0), length, ir.const(1), fetch
 
     def range_args(self, scope, node):
@@ -498,10 +498,12 @@ class ControlFlow:
                 return tuple(args)
         return None
 
-    def iteration(self, scope, it):
+    def iteration(self, scope, it, base=None):
         """(length atom, fetch(k) -> atom of item k) for any iterable:
         ``range``, ``zip``, ``enumerate``, ``reversed``, ``d.items()`` and
-        friends, nested; anything else is indexed item by item."""
+        friends, nested; anything else is indexed item by item.  ``base``:
+        the loop target's name (or a list, for a tuple target), which the
+        items are named after."""
         rng = self.range_args(scope, it)
         if rng is not None:
             start, stop, step = rng
@@ -509,21 +511,25 @@ class ControlFlow:
                 self.emit(P.get("builtins.range"), [start, stop, step], base="steps")],
                 base="n")
             return length, lambda k: self.emit(P.get("add"), [start, self.emit(
-                P.get("mul"), [k, step], base="offset")], base="index")
+                P.get("mul"), [k, step], base="offset")],
+                base=base if isinstance(base, str) else "index")
         if isinstance(it, gast.Call) and not it.keywords:
             func = self.expr(scope, it.func)
             obj = func.obj if isinstance(func, self.Static) else None
             if obj is builtins.zip:
-                parts = [self.iteration(scope, a) for a in it.args]
+                bases = base if isinstance(base, list) and len(base) == len(it.args) \
+                    else [None] * len(it.args)
+                parts = [self.iteration(scope, a, b) for a, b in zip(it.args, bases)]
                 length = self.shortest_of([p[0] for p in parts])
                 return length, lambda k: self.emit(
                     P.get("tuple"), [fetch(k) for _, fetch in parts], base="items")
             if obj is builtins.enumerate:
-                length, fetch = self.iteration(scope, it.args[0])
+                inner = base[1] if isinstance(base, list) and len(base) == 2 else None
+                length, fetch = self.iteration(scope, it.args[0], inner)
                 return length, lambda k: self.emit(P.get("tuple"), [k, fetch(k)],
                                                    base="pair")
             if obj is builtins.reversed:
-                length, fetch = self.iteration(scope, it.args[0])
+                length, fetch = self.iteration(scope, it.args[0], base)
                 last = self.emit(P.get("sub"), [length, ir.const(1)], base="last")
                 return length, lambda k: fetch(self.emit(P.get("sub"), [last, k],
                                                          base="back"))
@@ -533,7 +539,8 @@ class ControlFlow:
                 return self.dict_iteration(scope, it)
         seq = self.atom(scope, it)
         length = self.shortest_of([seq])
-        return length, lambda k: self.emit(P.get("iteration_item"), [seq, k], base="item")
+        return length, lambda k: self.emit(P.get("iteration_item"), [seq, k],
+                                           base=base if isinstance(base, str) else "item")
 
     def dict_iteration(self, scope, it):
         mapping = self.atom(scope, it.func.value)
@@ -560,6 +567,15 @@ class ControlFlow:
         if len(lengths) == 1:
             return lengths[0]
         return self.emit(P.get("int_min"), lengths, base="n")
+
+def _target_bases(target):
+    """A loop target's name, or a list of them for a tuple target."""
+    if isinstance(target, gast.Name):
+        return target.id
+    if isinstance(target, (gast.Tuple, gast.List)):
+        return [_target_bases(t) for t in target.elts]
+    return None
+
 
 def _differs(a, b):
     if a is b:
