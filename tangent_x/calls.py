@@ -107,7 +107,7 @@ class Calls:
             return self.expr(scope, gast.Attribute(value=node.args[0], attr=node.args[1].value,
                                                    ctx=gast.Load()), target)
         if obj in (list, tuple, builtins.sum) and len(node.args) == 1 and not node.keywords \
-                and isinstance(node.args[0], gast.GeneratorExp):
+                and isinstance(node.args[0], (gast.GeneratorExp, gast.ListComp)):
             return self.generator_call(scope, obj, node, target)
         if obj in (builtins.max, builtins.min) and len(node.args) == 2 and not node.keywords:
             return self.builtin_extreme(scope, obj, node, target)
@@ -180,8 +180,8 @@ class Calls:
                          target=target, base=label)
 
     def generator_call(self, scope, obj, node, target):
-        """``list(g)``, ``tuple(g)``, ``sum(g)`` of a generator expression:
-        the loop it is (see ``comprehensions``)."""
+        """``list(g)``, ``tuple(g)``, ``sum(g)`` of a generator expression
+        (or of a list comprehension): the loop it is (see ``comprehensions``)."""
         gen = node.args[0]
         if obj is builtins.sum:
             return self.comprehension(scope, gen, "sum", target)

@@ -125,7 +125,15 @@ def nested_comprehension(x):
     return rows[2][1] * rows[0][0] + rows[1][0]
 
 
-COMPREHENSIONS = [(over_list, (X4[:3], PARAMS)), (over_list_loop, (X4[:3], PARAMS)),
+def inside_a_loop(x, params):
+    s = 0.0
+    for k in range(2):
+        ys = tuple([np.sum(p * x) * (k + 1.0) for p in params])
+        s = s + ys[0] * ys[2] + sum([y * y for y in ys])
+    return s
+
+
+COMPREHENSIONS = [(inside_a_loop, (X4[:3], PARAMS)), (over_list, (X4[:3], PARAMS)), (over_list_loop, (X4[:3], PARAMS)),
                   (over_range, (X4,)), (over_zip, (X4[:3], PARAMS)),
                   (over_enumerate, (X4[:3], PARAMS)), (nested, (X4,)), (filtered, (X4,)),
                   (does_not_clobber, (X4,)), (iterates_its_own_name, (X4,)),
