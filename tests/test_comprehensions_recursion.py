@@ -186,6 +186,28 @@ def test_comprehension_jit(fn, args):
                          rtol=1e-6, atol=1e-7)
 
 
+def over_dict_items(x, params):
+    vs = [np.sum(v * x) for k, v in params.items()]
+    ws = [params[k] for k in params]
+    return vs[0] * vs[1] + np.sum(ws[1] * x)
+
+
+def test_comprehension_over_a_dict_argument():
+    params = {"a": np.array([1.0, 2.0]), "b": np.array([0.5, -0.3])}
+    x = np.array([0.3, 0.8])
+    expected = numerical_grad(over_dict_items, (x, params), 0)
+    assert_tree_allclose(tx.grad(over_dict_items)(x, params), expected, rtol=1e-6, atol=1e-7)
+    assert_tree_allclose(tx.grad(over_dict_items, argnums=1)(x, params),
+                         numerical_grad(over_dict_items, (x, params), 1), rtol=1e-6, atol=1e-7)
+    xs = np.stack([x, 2.0 * x])
+    assert_tree_allclose(tx.vmap(tx.grad(over_dict_items), in_axes=(0, None))(xs, params),
+                         np.stack([numerical_grad(over_dict_items, (e, params), 0)
+                                   for e in xs]), rtol=1e-6, atol=1e-7)
+    # compiled: list(params) is its keys, known when specialising
+    assert_tree_allclose(tx.jit(tx.grad(over_dict_items))(x, params), expected, rtol=1e-6,
+                         atol=1e-7)
+
+
 def test_comprehension_of_numbers_jit_value():
     # (the gradient of a list of numbers built in a loop does not compile
     # today, comprehension or explicit loop alike: see the README note)
