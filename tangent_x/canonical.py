@@ -11,7 +11,12 @@ Why inline user functions rather than transform each separately: the
 derivative of a model split over small helpers is then one straight-line
 backward pass that reads like hand-written backprop, and later stages
 (simplification, Numba) see the whole computation.  Recursion is therefore
-refused with a clear error.
+unrolled, as JAX traces it: numbers known when transforming fold (``n - 1``,
+``n == 0``) and decide ``if``/``else``, so a recursion on them ends
+(``calls.check_recursion`` refuses one decided at run time).  Comprehensions
+are inlined too, as the small functions Python 3 makes of them
+(``comprehensions``); ``assert`` and ``if bad: raise`` become checks
+(``checks``).
 """
 import builtins
 import sys
