@@ -321,6 +321,24 @@ def test_vmap_reports_the_failing_example():
     assert str(info.value) == message
 
 
+def test_checks_under_jvp_and_hessian():
+    def f(x):
+        return checked(x) * np.sum(x)
+
+    tangent = np.array([1.0, -0.5, 0.25, 2.0])
+    eps = 1e-6
+    expected = (f(X4 + eps * tangent) - f(X4 - eps * tangent)) / (2 * eps)
+    assert_tree_allclose(tx.jvp(f, (X4,), (tangent,))[1], expected, rtol=1e-6, atol=1e-7)
+    assert_tree_allclose(tx.hessian(f)(X4) @ tangent,
+                         (tx.grad(f)(X4 + eps * tangent) - tx.grad(f)(X4 - eps * tangent))
+                         / (2 * eps), rtol=1e-6, atol=1e-6)
+    kind, message = _raised(f, 11.0 * np.ones(4))
+    for run in (lambda x: tx.jvp(f, (x,), (x,)), tx.hessian(f)):
+        with pytest.raises(kind) as info:
+            run(11.0 * np.ones(4))
+        assert str(info.value) == message
+
+
 def test_checks_are_primal_code_only():
     text = tx.source(tx.grad(checked_loop))
     assert text.count("check(") == 1            # not replayed in the backward loop
