@@ -132,6 +132,9 @@ class Calls:
                 isinstance(node.args[1], gast.Constant):     # getattr(x, 'w') is x.w
             return self.expr(scope, gast.Attribute(value=node.args[0], attr=node.args[1].value,
                                                    ctx=gast.Load()), target)
+        if obj in (list, tuple, builtins.sum) and len(node.args) == 1 and not node.keywords \
+                and isinstance(node.args[0], (gast.GeneratorExp, gast.ListComp)):
+            return self.generator_call(scope, obj, node, target)
         if obj in (builtins.max, builtins.min) and len(node.args) == 2 and not node.keywords:
             return self.builtin_extreme(scope, obj, node, target)
         if obj in (builtins.max, builtins.min) and len(node.args) == 1 and not node.keywords:
@@ -202,6 +205,17 @@ class Calls:
                          params={"callee": self.env_name(obj, label), "label": label},
                          target=target, base=label)
 
+    def generator_call(self, scope, obj, node, target):
+        """``list(g)``, ``tuple(g)``, ``sum(g)`` of a generator expression
+        (or of a list comprehension): the loop it is (see ``comprehensions``)."""
+        gen = node.args[0]
+        if obj is builtins.sum:
+            return self.comprehension(scope, gen, "sum", target)
+        if obj is list:
+            return self.comprehension(scope, gen, "list", target)
+        items = self.comprehension(scope, gen, "list", None)
+        return self.emit(P.get("list_to_tuple"), [items], target=target, base=target or "tup")
+
     def custom_call(self, scope, obj, node, target):
         """A custom_jvp/custom_vjp function: one equation; its rule decides."""
         args, kwargs = self.call_args(scope, node)
@@ -265,16 +279,14 @@ class Calls:
 
 
     def inline(self, node, parsed, parent, args, kwargs, target, call_scope, call_node):
-        key = id(node)
-        if key in self._inlining:
-            raise self.error(f"recursive call to {parsed.name}", call_node,
-                             "recursion cannot be transformed; write it as a loop",
-                             call_scope)
+        key = (id(node), _static_signature(self, args, kwargs))
+        self.check_recursion(key, getattr(node, "name", parsed.name), call_scope, call_node)
         self._inlining.append(key)
         self.deps.append(parsed.code_dep)
-        saved_origin = self.origin
+        saved_origin, saved_raised = self.origin, self._raised
         try:
             scope = self.Scope(parsed, node, parent)
+            scope.inlined = key
             scope.caller = call_scope
             scope.caller_live = frozenset(self._live_after) | _read_beside(self._stmt, call_node)
             self.bind_params(scope, node, parsed, args, kwargs, call_scope, call_node)
@@ -286,7 +298,7 @@ class Calls:
                 result = self.block(scope, self.rewrite_exits(node, parsed).body)
         finally:
             self._inlining.pop()
-            self.origin = saved_origin
+            self.origin, self._raised = saved_origin, saved_raised
         if self.LocalFunction is None or not isinstance(result, self.LocalFunction):
             # its names are read no more (a function it returns would still read them)
             scope.finished = True
@@ -298,6 +310,40 @@ class Calls:
             self.eqns[-1].outs = [new]
             result = ir.name(new)
         return result
+
+    def check_recursion(self, key, name_, call_scope, call_node):
+        """A recursive call is inlined again, with its arguments bound, as
+        long as its depth is decided when transforming: the test that ends
+        it must fold to a constant (``n == 0`` of a number ``n``).  A
+        recursive call inside a branch decided at run time, or deeper than
+        ``MAX_RECURSION`` levels, is refused where it is made."""
+        depth = sum(k[0] == key[0] for k in self._inlining)
+        if not depth:
+            return
+        if key in self._inlining:
+            # called again with the same Python numbers: nothing known when
+            # transforming gets closer to the end of the recursion
+            s = call_scope          # the innermost activation of the function
+            while s is not None and getattr(s, "inlined", None) is None:
+                s = s.caller
+            if s is not None and any(b is s for b in self._branch_scopes):
+                raise self.error(
+                    f"recursive call to {name_} under a test decided at run time (array "
+                    f"data, or an argument of the transformed function): the depth of the "
+                    f"recursion is not known when transforming", call_node,
+                    "make the test depend on Python numbers fixed when transforming (call "
+                    f"{name_}(x, 3) from the transformed function, e.g. "
+                    f"tx.grad(lambda x: {name_}(x, 3))), or write it as a loop",
+                    call_scope)
+            raise self.error(f"recursive call to {name_} with the same Python numbers as "
+                             f"the call it is in: the recursion never stops", call_node,
+                             "change a number argument on each call (n - 1) and stop on "
+                             "it (if n == 0: ...), or write it as a loop", call_scope)
+        if depth >= MAX_RECURSION:
+            raise self.error(
+                f"recursive call to {name_} more than {MAX_RECURSION} calls deep "
+                f"(tangent_x unrolls recursion when transforming)", call_node,
+                "write it as a loop (for/while, or lax.fori_loop)", call_scope)
 
     def _held_outside(self, atom, scope):
         """True when a name outside the inlined function's ``scope`` holds
@@ -381,6 +427,23 @@ class Calls:
 
 class _NotStatic(Exception):
     pass
+
+
+# Recursion is unrolled when transforming, at most this many calls deep.
+MAX_RECURSION = 100
+
+
+def _static_signature(conv, args, kwargs):
+    """What is known now of a call's arguments: numbers, strings and None
+    by value, functions and objects by identity; run-time values as None."""
+    def one(a):
+        if isinstance(a, gast.Constant):
+            return ("const", type(a.value).__name__, repr(a.value))
+        if isinstance(a, conv.Static):
+            return ("static", id(a.obj))
+        return None
+    return (tuple(one(a) for a in args),
+            tuple(sorted((k, one(v)) for k, v in kwargs.items())))
 
 
 _TRANSFORM_MODULES = ("tangent_x.api", "tangent_x.vmapping", "tangent_x.jacobians",

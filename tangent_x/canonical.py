@@ -11,16 +11,23 @@ Why inline user functions rather than transform each separately: the
 derivative of a model split over small helpers is then one straight-line
 backward pass that reads like hand-written backprop, and later stages
 (simplification, Numba) see the whole computation.  Recursion is therefore
-refused with a clear error.
+unrolled, as JAX traces it: numbers known when transforming fold (``n - 1``,
+``n == 0``) and decide ``if``/``else``, so a recursion on them ends
+(``calls.check_recursion`` refuses one decided at run time).  Comprehensions
+are inlined too, as the small functions Python 3 makes of them
+(``comprehensions``); ``assert`` and ``if bad: raise`` become checks
+(``checks``).
 """
 import builtins
+import sys
 import types
 
 import gast
 import numpy as np
 
-from . import exits, ir, parser, primitives as P
-from .calls import Calls
+from . import comprehensions, exits, ir, parser, primitives as P
+from .calls import MAX_RECURSION, Calls
+from .checks import Checks
 from .controlflow import ControlFlow, loaded_names, stored_names
 from .lax_calls import LaxCalls
 from .mutation import Mutation, looks_basic
@@ -35,8 +42,6 @@ RESERVED = {"np", "slice", "float", "len", "int", "range", "bool", "print",
 _UNSUPPORTED_STMT = {
     gast.Try: ("`try` statement", "move the try/except outside the transformed function"),
     gast.With: ("`with` statement", "move the with-block outside the transformed function"),
-    gast.Raise: ("`raise` statement", "validate inputs before calling the transformed function"),
-    gast.Assert: ("`assert` statement", "check inputs before calling the transformed function"),
     gast.Global: ("`global` statement", "pass the value as an argument or read it without `global`"),
     gast.Nonlocal: ("`nonlocal` statement", "return the new value instead of rebinding it"),
     gast.Delete: ("`del` statement", "remove the `del`; names are freed automatically"),
@@ -51,12 +56,10 @@ _UNSUPPORTED_EXPR = {
     gast.Yield: ("`yield` (a generator)", "return a value instead; generators cannot be transformed"),
     gast.YieldFrom: ("`yield from` (a generator)", "return a value instead"),
     gast.Await: ("`await`", "transform synchronous code"),
-    gast.ListComp: ("list comprehension", "build the list explicitly or use NumPy"),
-    gast.SetComp: ("set comprehension", "use NumPy"),
-    gast.DictComp: ("dict comprehension", "build the dict explicitly"),
-    gast.GeneratorExp: ("generator expression", "use NumPy (np.sum over an array)"),
+    gast.SetComp: ("set comprehension", "use a list comprehension"),
+    gast.GeneratorExp: ("generator expression outside list(), tuple() or sum()",
+                        "use a list comprehension [... for ...]"),
     gast.Set: ("set literal", "use a tuple or list"),
-    gast.JoinedStr: ("f-string", "format strings outside the transformed function"),
     gast.NamedExpr: ("walrus `:=`", "use a separate assignment"),
     gast.Starred: ("starred expression", "pass arguments explicitly"),
 }
@@ -95,6 +98,7 @@ class Scope:
         self.finished = False     # an inlined call that has returned
         self.caller = None        # an inlined call: the scope calling it, and the
         self.caller_live = None   # names read there after (or beside) the call
+        self.inlined = None       # an inlined function: its key (recursion is counted)
 
 
 def _is_plain_constant(obj):
@@ -109,7 +113,7 @@ def _numpy_spelling(obj):
     return None
 
 
-class Converter(Calls, Mutation, ControlFlow, LaxCalls):
+class Converter(Calls, Checks, Mutation, ControlFlow, LaxCalls):
     Static = Static
     LocalFunction = None     # set below (defined after this class's helpers)
 
@@ -134,6 +138,7 @@ class Converter(Calls, Mutation, ControlFlow, LaxCalls):
         self._live_after = frozenset()  # user names read after the current statement
         self._stmt = None               # the statement being converted
         self._cse = {}   # pure equations already emitted: reuse, don't recompute
+        self._raised = False  # the block being converted ended in a `raise`
         self.deps = []   # (kind, holder, name, value): what the code was built from
 
     # --- bookkeeping ----------------------------------------------------
@@ -293,6 +298,9 @@ class Converter(Calls, Mutation, ControlFlow, LaxCalls):
         if prim is None:
             raise self.error(f"operator {type(node.op).__name__} is not supported", node,
                              None, scope)
+        folded = _fold(prim, left, right)
+        if folded is not None:      # n - 1 of a number known now: a number
+            return folded
         return self.emit(prim, [left, right], target=target,
                          base=binop_name(prim.name, left, right))
 
@@ -314,6 +322,9 @@ class Converter(Calls, Mutation, ControlFlow, LaxCalls):
             return self.expr(scope, gast.BoolOp(op=gast.And(), values=parts), target)
         left, right = self.atom(scope, node.left), self.atom(scope, node.comparators[0])
         prim = P.COMPARE_BY_AST[type(node.ops[0])]
+        folded = _fold(prim, left, right)
+        if folded is not None:
+            return folded
         return self.emit(prim, [left, right], target=target, base=prim.name.strip("_"))
 
     def _static_sequence(self, scope, node):
@@ -357,6 +368,75 @@ class Converter(Calls, Mutation, ControlFlow, LaxCalls):
     def expr_Lambda(self, scope, node, target):
         return Static(LocalFunction(node, scope))
 
+    def expr_ListComp(self, scope, node, target):
+        return self.comprehension(scope, node, "list", target)
+
+    def expr_DictComp(self, scope, node, target):
+        return self.comprehension(scope, node, "dict", target)
+
+    def comprehension(self, scope, node, kind, target):
+        """A comprehension is a loop in a function of its own (Python 3
+        scoping): written out by ``comprehensions`` and inlined."""
+        if any(getattr(g, "is_async", 0) for g in node.generators):
+            raise self.error("async comprehension is not supported", node,
+                             "use a plain comprehension", scope)
+        static = kind == "dict"
+        fn, passed = comprehensions.as_function(ir.clone(node), kind, target, static)
+        if static:
+            # a dict's keys are part of its structure: known when transforming,
+            # so the loop is written out, one key per item
+            bound = comprehensions.targets(node)
+            args = []
+            for gen in node.generators:
+                if comprehensions.loaded(gen.iter) & bound:
+                    raise self.error("a dict comprehension whose inner loop depends on an "
+                                     "outer one is not supported", gen.iter,
+                                     "build the dict with a for loop", scope)
+                try:
+                    args.append(Static(list(self.static_value(scope, gen.iter))))
+                except (_NotStatic, TypeError):
+                    raise self.error(
+                        "a dict comprehension must loop over values known when "
+                        "transforming (literals, range(3), zip/enumerate of them, "
+                        "module-level constants), since its keys are part of the "
+                        "dict's structure", gen.iter,
+                        "write the dict out ({'a': ..., 'b': ...}), or use "
+                        "tree_util.tree_map over an argument dict", scope) from None
+        else:
+            args = [self.expr(scope, a) for a in passed]
+        return self.inline(fn, scope.parsed, scope, args, {}, target, scope, node)
+
+    def static_value(self, scope, node):
+        """The Python value of an expression known when transforming
+        (literals, module-level constants, range/zip/enumerate/reversed of
+        them, a constant dict's keys/values/items); else ``_NotStatic``."""
+        if isinstance(node, gast.Constant):
+            return node.value
+        if isinstance(node, (gast.Tuple, gast.List)):
+            items = [self.static_value(scope, e) for e in node.elts]
+            return tuple(items) if isinstance(node, gast.Tuple) else items
+        if isinstance(node, (gast.Name, gast.Attribute)):
+            value = self.expr(scope, node)
+            if isinstance(value, Static) and not isinstance(value.obj, LocalFunction):
+                return value.obj
+            if isinstance(value, gast.Constant):
+                return value.value
+            if ir.is_name(value) and value.id in self.env and \
+                    isinstance(self.env[value.id], (tuple, list, dict, range, str)):
+                return self.env[value.id]
+            raise _NotStatic()
+        if isinstance(node, gast.Call) and not node.keywords:
+            if isinstance(node.func, gast.Attribute) and not node.args \
+                    and node.func.attr in ("keys", "values", "items"):
+                mapping = self.static_value(scope, node.func.value)
+                if isinstance(mapping, dict):
+                    return list(getattr(mapping, node.func.attr)())
+                raise _NotStatic()
+            func = self.expr(scope, node.func)
+            if isinstance(func, Static) and func.obj in _STATIC_BUILTINS:
+                return list(func.obj(*[self.static_value(scope, a) for a in node.args]))
+        raise _NotStatic()
+
     # --- calls ------------------------------------------------------------
 
     # --- statements -------------------------------------------------------
@@ -391,6 +471,13 @@ class Converter(Calls, Mutation, ControlFlow, LaxCalls):
                                      "remove it", scope)
                 if stmt.value is not None:
                     result = self.as_atom(scope, self.expr(scope, stmt.value), stmt.value)
+                break
+            if isinstance(stmt, gast.Raise):
+                # it always raises when reached: what follows is never run,
+                # and whoever uses the block's value never gets it
+                self.stmt_Raise(scope, stmt)
+                result = self.unbound_eqn("raised", self.eqns)
+                self._raised = True
                 break
             if isinstance(stmt, (gast.If, gast.For, gast.While)):
                 returned = getattr(self, "stmt_" + type(stmt).__name__)(scope, stmt, later[i])
@@ -530,6 +617,17 @@ def _cse_key(prim, args, kwargs, params):
 
 def canonicalize(fn):
     """The canonical form of a user function (not transformed)."""
+    # inlining nests Python calls (~10 frames per inlined call): recursion
+    # unrolled ``MAX_RECURSION`` calls deep needs room beyond the default
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 20 * MAX_RECURSION + 2000))
+    try:
+        return _canonicalize(fn)
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+def _canonicalize(fn):
     parsed = parser.parse(fn)
     conv = Converter()
     conv.deps.append(parsed.code_dep)
@@ -556,6 +654,8 @@ def canonicalize(fn):
                    for k, v in (getattr(fn, "__kwdefaults__", None) or {}).items()} \
         if isinstance(fn, types.FunctionType) else {}
     conv.origin = parsed.origin(node)
+    scope.inlined = (id(node), ((None,) * len(params), ()))
+    conv._inlining.append(scope.inlined)   # a call back to it is recursion
     if isinstance(node, gast.Lambda):
         result = conv.as_atom(scope, conv.expr(scope, node.body), node.body)
     else:
@@ -592,6 +692,33 @@ def deps_current(deps):
 Converter.LocalFunction = LocalFunction
 Converter.Scope = Scope
 
+
+class _NotStatic(Exception):
+    pass
+
+
+_FOLDED = (int, float, str, type(None))
+_FOLDED_OPS = {"add", "sub", "mul", "floordiv", "mod", "truediv", "lt", "le", "gt", "ge",
+               "eq", "ne", "is_", "is_not"}
+
+
+def _fold(prim, left, right):
+    """A binary operation or comparison of two numbers (or strings, None)
+    known when transforming, computed now as Python computes it: ``n - 1``
+    and ``n == 0`` of a static ``n`` stay numbers, so an ``if`` or a
+    recursion on them is decided when transforming.  None otherwise."""
+    if prim.name not in _FOLDED_OPS or not all(
+            isinstance(a, gast.Constant) and type(a.value) in _FOLDED for a in (left, right)):
+        return None
+    if prim.kind == "binop" and not all(type(a.value) in (int, float) for a in (left, right)):
+        return None
+    try:
+        return ir.const(prim.fn(left.value, right.value))
+    except (ArithmeticError, TypeError):
+        return None       # 1 // 0 fails at run time, where Python fails
+
+
+_STATIC_BUILTINS = (range, zip, enumerate, reversed, sorted)
 
 _AT_UFUNCS = {"index_add": np.add, "index_min": np.minimum, "index_max": np.maximum,
               "index_mul": np.multiply}

@@ -80,11 +80,12 @@ def changed_names(stmts):
 
 
 def always_returns(stmts):
-    """After ``exits`` ran, an ``if`` holding a return returns on every path."""
+    """After ``exits`` ran, an ``if`` holding a return returns (or raises)
+    on every path."""
     if not stmts:
         return False
     last = stmts[-1]
-    if isinstance(last, gast.Return):
+    if isinstance(last, (gast.Return, gast.Raise)):    # a raise never falls through
         return True
     if isinstance(last, gast.If):
         return always_returns(last.body) and always_returns(last.orelse)
@@ -118,8 +119,25 @@ class ControlFlow:
 
     # --- if -----------------------------------------------------------------
 
+    def static_test(self, scope, pred):
+        """The truth of an ``if``'s converted test when it is known now (a
+        number, string, None or function), else None."""
+        if isinstance(pred, gast.Constant) and type(pred.value) in (bool, int, float, str,
+                                                                      type(None)):
+            return bool(pred.value)
+        return None
+
     def stmt_If(self, scope, stmt, live_after=frozenset()):
         pred = self.atom(scope, stmt.test)
+        known = self.static_test(scope, pred)
+        if known is not None:     # decided now: only the branch taken is code
+            taken = stmt.body if known else stmt.orelse
+            self._raised = False
+            result = self.block(scope, taken, live_after)
+            return result if always_returns(taken) or self._raised else None
+        handled, result = self.raising_if(scope, stmt, pred, live_after)
+        if handled:
+            return result
         returns = always_returns([stmt])
         before = dict(scope.locals)
         branches = []
@@ -186,6 +204,9 @@ class ControlFlow:
 
     def expr_IfExp(self, scope, node, target):
         pred = self.atom(scope, node.test)
+        known = self.static_test(scope, pred)
+        if known is not None:
+            return self.expr(scope, node.body if known else node.orelse, target)
         bodies, results = [], []
         for branch in (node.body, node.orelse):
             eqns, atom = self.nested(self.atom, scope, branch)
@@ -427,10 +448,21 @@ class ControlFlow:
         written out (``for f in [np.sin, np.cos]``)."""
         live = loaded_names(stmt.body) | set(live_after)
         for item in items:
-            self.bind_atom(scope, stmt.target, self.classify(item, "item"))
+            self.bind_static(scope, stmt.target, item)
             self.block(scope, stmt.body, live)
         if stmt.orelse:
             self.block(scope, stmt.orelse, live_after)
+
+    def bind_static(self, scope, target, item):
+        """Bind a loop target to an item known when transforming; a tuple
+        target takes a tuple item apart, so its parts stay constants."""
+        if isinstance(target, (gast.Tuple, gast.List)) and isinstance(item, (tuple, list)) \
+                and len(item) == len(target.elts) \
+                and not any(isinstance(t, gast.Starred) for t in target.elts):
+            for t, part in zip(target.elts, item):
+                self.bind_static(scope, t, part)
+            return
+        self.bind_atom(scope, target, self.classify(item, "item"))
 
     def iterated_in_place(self, scope, stmt, fetch):
         """``for row in x: row *= 2`` (or ``row[i] = v``) changes ``x`` when
@@ -451,7 +483,7 @@ class ControlFlow:
             rng = self.range_args(scope, it)
             if rng is not None:
                 return rng + (None,)
-        length, fetch = self.iteration(scope, it)
+        length, fetch = self.iteration(scope, it, _target_bases(stmt.target))
         return ir.const(0), length, ir.const(1), fetch
 
     def range_args(self, scope, node):
@@ -466,10 +498,12 @@ class ControlFlow:
                 return tuple(args)
         return None
 
-    def iteration(self, scope, it):
+    def iteration(self, scope, it, base=None):
         """(length atom, fetch(k) -> atom of item k) for any iterable:
         ``range``, ``zip``, ``enumerate``, ``reversed``, ``d.items()`` and
-        friends, nested; anything else is indexed item by item."""
+        friends, nested; anything else is indexed item by item.  ``base``:
+        the loop target's name (or a list, for a tuple target), which the
+        items are named after."""
         rng = self.range_args(scope, it)
         if rng is not None:
             start, stop, step = rng
@@ -477,21 +511,25 @@ class ControlFlow:
                 self.emit(P.get("builtins.range"), [start, stop, step], base="steps")],
                 base="n")
             return length, lambda k: self.emit(P.get("add"), [start, self.emit(
-                P.get("mul"), [k, step], base="offset")], base="index")
+                P.get("mul"), [k, step], base="offset")],
+                base=base if isinstance(base, str) else "index")
         if isinstance(it, gast.Call) and not it.keywords:
             func = self.expr(scope, it.func)
             obj = func.obj if isinstance(func, self.Static) else None
             if obj is builtins.zip:
-                parts = [self.iteration(scope, a) for a in it.args]
+                bases = base if isinstance(base, list) and len(base) == len(it.args) \
+                    else [None] * len(it.args)
+                parts = [self.iteration(scope, a, b) for a, b in zip(it.args, bases)]
                 length = self.shortest_of([p[0] for p in parts])
                 return length, lambda k: self.emit(
                     P.get("tuple"), [fetch(k) for _, fetch in parts], base="items")
             if obj is builtins.enumerate:
-                length, fetch = self.iteration(scope, it.args[0])
+                inner = base[1] if isinstance(base, list) and len(base) == 2 else None
+                length, fetch = self.iteration(scope, it.args[0], inner)
                 return length, lambda k: self.emit(P.get("tuple"), [k, fetch(k)],
                                                    base="pair")
             if obj is builtins.reversed:
-                length, fetch = self.iteration(scope, it.args[0])
+                length, fetch = self.iteration(scope, it.args[0], base)
                 last = self.emit(P.get("sub"), [length, ir.const(1)], base="last")
                 return length, lambda k: fetch(self.emit(P.get("sub"), [last, k],
                                                          base="back"))
@@ -501,7 +539,8 @@ class ControlFlow:
                 return self.dict_iteration(scope, it)
         seq = self.atom(scope, it)
         length = self.shortest_of([seq])
-        return length, lambda k: self.emit(P.get("iteration_item"), [seq, k], base="item")
+        return length, lambda k: self.emit(P.get("iteration_item"), [seq, k],
+                                           base=base if isinstance(base, str) else "item")
 
     def dict_iteration(self, scope, it):
         mapping = self.atom(scope, it.func.value)
@@ -528,6 +567,15 @@ class ControlFlow:
         if len(lengths) == 1:
             return lengths[0]
         return self.emit(P.get("int_min"), lengths, base="n")
+
+def _target_bases(target):
+    """A loop target's name, or a list of them for a tuple target."""
+    if isinstance(target, gast.Name):
+        return target.id
+    if isinstance(target, (gast.Tuple, gast.List)):
+        return [_target_bases(t) for t in target.elts]
+    return None
+
 
 def _differs(a, b):
     if a is b:

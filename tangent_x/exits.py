@@ -77,7 +77,7 @@ class ExitRewriter:
         out = []
         for i, stmt in enumerate(stmts):
             rest = stmts[i + 1:]
-            if isinstance(stmt, gast.Return):
+            if isinstance(stmt, (gast.Return, gast.Raise)):   # nothing after runs
                 out.append(stmt)
                 return out
             if isinstance(stmt, (gast.For, gast.While)):

@@ -221,6 +221,8 @@ register(Primitive("float", "call", fn=float, spelling="float"), float)
 # code writes ``d_1 = dict(d); d_1[k] = v`` for a functional item update).
 register(Primitive("dict_copy", "call", fn=dict, spelling="dict"))
 register(Primitive("list_copy", "call", fn=list, spelling="list"))
+# ``tuple(g)`` of a generator expression: the list its loop built, as a tuple
+register(Primitive("list_to_tuple", "call", fn=tuple, spelling="tuple"))
 
 NUMPY_ALIAS = "np"
 
@@ -242,6 +244,7 @@ from . import runtime as _runtime  # noqa: E402
 _RUNTIME_EFFECTS = {"check_grad_output", "check_aux_pair"}     # checks: no value
 
 _RUNTIME_NONDIFF = {"zeros_like", "check_grad_output", "stop_gradient", "unbound", "map_lanes",
+                    "check", "check_lanes", "formatted",
                     "scan_length", "shaped", "is_array", "is_view_of", "extremum_share_x",
                     "extremum_share_v"}
 for _name in _runtime.__all__:

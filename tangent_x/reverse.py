@@ -458,12 +458,13 @@ def _array_kinds(eqns):
     packs = {"tuple", "list", "dict", "namedtuple"}
     # helpers that return one cotangent per item of a sequence argument
     splits = {"unconcatenate", "unhstack", "unstack", "item_cotangent", "unstack_steps",
-              "appended", "dict_copy", "list_copy", "with_item"}
+              "appended", "dict_copy", "list_copy", "list_to_tuple", "with_item"}
     # array primitives' arguments that are sequences of arrays
     sequences = {"concatenate": (0,), "stack": (0,), "hstack": (0,), "vstack": (0,),
                  "stack_steps": (0,), "unconcatenate": (1,), "unhstack": (1,),
                  "unstack_steps": (0, 1), "rejoin": (0, 2), "item_cotangent": (0,),
-                 "dict_copy": (0,), "list_copy": (0,), "with_item": (0,)}
+                 "dict_copy": (0,), "list_copy": (0,), "list_to_tuple": (0,),
+                 "with_item": (0,)}
     kinds, containers = set(), set()
     for eqn in ir.all_eqns(eqns):
         if eqn.prim.kind in ("cond", "while", "for_range"):

@@ -19,6 +19,8 @@ __all__ = ["unbroadcast", "unreduce", "unindex", "unattr", "zeros_like",
            "unbound", "iteration_item", "cotangent_item", "dense", "add_at",
            "broadcast_like", "item_cotangent", "attr_cotangent", "rejoin", "with_item",
            "shaped", "inplace_result", "is_array", "is_view_of",
+           # assert / if ...: raise, and f-strings
+           "check", "check_lanes", "formatted",
            # lax.scan inside transformed functions
            "scan_length", "scan_slice", "scan_unslice", "appended", "stack_steps",
            "unstack_steps",
@@ -386,6 +388,33 @@ def check_aux_pair(out):
     JAX's TypeError otherwise (rather than drop items or fail later)."""
     if not isinstance(out, (list, tuple)) or len(out) != 2:
         raise TypeError(aux_pair_message(f"type {type(out)} with value {out!r}"))
+
+
+def check(ok, error, template, *parts):
+    """``assert ok, f"..."`` and ``if not ok: raise error(f"...")``: a check
+    on values, kept in the primal code.  ``template`` is the message as a
+    ``str.format`` template, ``parts`` the values of its fields: formatted
+    only when the check fails.  ``template`` None raises ``error(*parts)``."""
+    if not ok:
+        if template is None:
+            raise error(*parts)
+        raise error(template.format(*parts))
+
+
+def check_lanes(ok, error, template, batched, *parts):
+    """``check`` under vmap: each example is checked as Python checks it
+    (``bool`` of its own value); the first failing one is reported with its
+    own values (``batched[i]``: part ``i`` has the batch on axis 0)."""
+    ok = np.asarray(ok)
+    for k in range(ok.shape[0]):
+        if not ok[k]:
+            mine = [p[k] if b else p for p, b in zip(parts, batched)]
+            check(False, error, template, *mine)
+
+
+def formatted(template, *parts):
+    """An f-string: ``template`` (a ``str.format`` template) of ``parts``."""
+    return template.format(*parts)
 
 
 def stop_gradient(x):

@@ -12,10 +12,10 @@ def grad_logsumexp_loop(x):
     m_1_tape = []
     for k in range(n):
         m_1_tape.append(m_1)
-        item = iteration_item(x, k)
-        pick = item > m_1
+        v = iteration_item(x, k)
+        pick = v > m_1
         if pick:
-            m_2 = item
+            m_2 = v
         else:
             m_2 = m_1
         m_1 = m_2
@@ -24,10 +24,10 @@ def grad_logsumexp_loop(x):
     s_tape = []
     for k_1 in range(n):
         s_tape.append(s)
-        item_1 = iteration_item(x, k_1)
-        item_1_minus_m_1 = item_1 - m_1
-        exp_item_1_minus_m_1 = np.exp(item_1_minus_m_1)
-        s_1 = s + exp_item_1_minus_m_1
+        v_1 = iteration_item(x, k_1)
+        v_1_minus_m_1 = v_1 - m_1
+        exp_v_1_minus_m_1 = np.exp(v_1_minus_m_1)
+        s_1 = s + exp_v_1_minus_m_1
         s = inplace_result(s_1, s)
     # control_flow.py:63: return m + np.log(s)
     log_s = np.log(s)
@@ -41,29 +41,29 @@ def grad_logsumexp_loop(x):
     x_bar = zeros_like(x)
     for k_1 in reversed(range(n)):
         s = s_tape.pop()
-        item_1 = iteration_item(x, k_1)
-        item_1_minus_m_1 = item_1 - m_1
-        exp_item_1_minus_m_1 = np.exp(item_1_minus_m_1)
+        v_1 = iteration_item(x, k_1)
+        v_1_minus_m_1 = v_1 - m_1
+        exp_v_1_minus_m_1 = np.exp(v_1_minus_m_1)
         s_1_bar = s_bar
         s_bar = unbroadcast(s_1_bar, s)
-        exp_item_1_minus_m_1_bar = unbroadcast(s_1_bar, exp_item_1_minus_m_1)
-        item_1_minus_m_1_bar = exp_item_1_minus_m_1_bar * exp_item_1_minus_m_1
-        item_1_bar = unbroadcast(item_1_minus_m_1_bar, item_1)
-        m_1_bar = m_1_bar + unbroadcast(-item_1_minus_m_1_bar, m_1)
-        x_bar = add_at(x_bar, k_1, item_1_bar)
+        exp_v_1_minus_m_1_bar = unbroadcast(s_1_bar, exp_v_1_minus_m_1)
+        v_1_minus_m_1_bar = exp_v_1_minus_m_1_bar * exp_v_1_minus_m_1
+        v_1_bar = unbroadcast(v_1_minus_m_1_bar, v_1)
+        m_1_bar = m_1_bar + unbroadcast(-v_1_minus_m_1_bar, m_1)
+        x_bar = add_at(x_bar, k_1, v_1_bar)
     # adjoint of control_flow.py:58: for v in x:
     for k in reversed(range(n)):
         m_1 = m_1_tape.pop()
-        item = iteration_item(x, k)
-        pick = item > m_1
+        v = iteration_item(x, k)
+        pick = v > m_1
         m_2_bar = m_1_bar
-        item_bar = zeros_like(item)
         m_1_bar_1 = zeros_like(m_1)
+        v_bar = zeros_like(v)
         if pick:
-            item_bar = tree_add(item_bar, m_2_bar)
+            v_bar = tree_add(v_bar, m_2_bar)
         else:
             m_1_bar_1 = m_1_bar_1 + m_2_bar
-        x_bar = add_at(x_bar, k, item_bar)
+        x_bar = add_at(x_bar, k, v_bar)
         m_1_bar = m_1_bar_1
     m_bar = m_1_bar
     # adjoint of control_flow.py:57: m = x[0]

@@ -12,16 +12,16 @@ def grad_rnn(W, U, xs):
     # control_flow.py:31: for x in xs:
     n = len(xs)
     h_1_tape = []
-    U_at_item_shape_tape = []
+    U_at_x_shape_tape = []
     W_at_h_1_shape_tape = []
     for k in range(n):
         h_1_tape.append(h_1)
-        item = iteration_item(xs, k)
+        x = iteration_item(xs, k)
         W_at_h_1 = W @ h_1
-        U_at_item = U @ item
-        plus_W_at_h_1 = W_at_h_1 + U_at_item
-        h_2 = np.tanh(plus_W_at_h_1)
-        U_at_item_shape_tape.append(np.shape(U_at_item))
+        U_at_x = U @ x
+        W_at_h_1_plus_U_at_x = W_at_h_1 + U_at_x
+        h_2 = np.tanh(W_at_h_1_plus_U_at_x)
+        U_at_x_shape_tape.append(np.shape(U_at_x))
         W_at_h_1_shape_tape.append(np.shape(W_at_h_1))
         h_1 = h_2
     # control_flow.py:33: return np.sum(h)
@@ -36,14 +36,14 @@ def grad_rnn(W, U, xs):
     for k in reversed(range(n)):
         h_2 = h_1
         h_1 = h_1_tape.pop()
-        U_at_item = shaped(U_at_item_shape_tape.pop())
+        U_at_x = shaped(U_at_x_shape_tape.pop())
         W_at_h_1 = shaped(W_at_h_1_shape_tape.pop())
-        item = iteration_item(xs, k)
+        x = iteration_item(xs, k)
         h_2_bar = h_1_bar
-        plus_W_at_h_1_bar = h_2_bar * (1.0 - h_2 * h_2)
-        W_at_h_1_bar = unbroadcast(plus_W_at_h_1_bar, W_at_h_1)
-        U_at_item_bar = unbroadcast(plus_W_at_h_1_bar, U_at_item)
-        U_bar += matmul_adjoint_lhs(U_at_item_bar, U, item)
+        W_at_h_1_plus_U_at_x_bar = h_2_bar * (1.0 - h_2 * h_2)
+        W_at_h_1_bar = unbroadcast(W_at_h_1_plus_U_at_x_bar, W_at_h_1)
+        U_at_x_bar = unbroadcast(W_at_h_1_plus_U_at_x_bar, U_at_x)
+        U_bar += matmul_adjoint_lhs(U_at_x_bar, U, x)
         W_bar += matmul_adjoint_lhs(W_at_h_1_bar, W, h_1)
         h_1_bar = matmul_adjoint_rhs(W_at_h_1_bar, W, h_1)
     return (W_bar, U_bar)

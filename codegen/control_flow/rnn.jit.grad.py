@@ -15,8 +15,8 @@ def grad_rnn(W, U, xs):
     h_1 = np.zeros(shape_W_0)
     # control_flow.py:31: for x in xs:
     n = len(xs)
-    U_at_item_shape_tape = None
-    U_at_item_shape_tape_size = 0
+    U_at_x_shape_tape = None
+    U_at_x_shape_tape_size = 0
     W_at_h_1_shape_tape = None
     W_at_h_1_shape_tape_size = 0
     h_1_tape = None
@@ -27,15 +27,15 @@ def grad_rnn(W, U, xs):
             h_1_tape = grown(h_1_tape, h_1)
         h_1_tape[h_1_tape_size] = h_1
         h_1_tape_size += 1
-        item = iteration_item(xs, k)
+        x = iteration_item(xs, k)
         W_at_h_1 = matmul(W, h_1)
-        U_at_item = matmul(U, item)
-        h_2 = vmath.tanh(W_at_h_1 + U_at_item)
-        U_at_item_shape_tape_item = np.shape(U_at_item)
-        if U_at_item_shape_tape is None or U_at_item_shape_tape_size == len(U_at_item_shape_tape):
-            U_at_item_shape_tape = grown(U_at_item_shape_tape, U_at_item_shape_tape_item)
-        U_at_item_shape_tape[U_at_item_shape_tape_size] = U_at_item_shape_tape_item
-        U_at_item_shape_tape_size += 1
+        U_at_x = matmul(U, x)
+        h_2 = vmath.tanh(W_at_h_1 + U_at_x)
+        U_at_x_shape_tape_item = np.shape(U_at_x)
+        if U_at_x_shape_tape is None or U_at_x_shape_tape_size == len(U_at_x_shape_tape):
+            U_at_x_shape_tape = grown(U_at_x_shape_tape, U_at_x_shape_tape_item)
+        U_at_x_shape_tape[U_at_x_shape_tape_size] = U_at_x_shape_tape_item
+        U_at_x_shape_tape_size += 1
         W_at_h_1_shape_tape_item = np.shape(W_at_h_1)
         if W_at_h_1_shape_tape is None or W_at_h_1_shape_tape_size == len(W_at_h_1_shape_tape):
             W_at_h_1_shape_tape = grown(W_at_h_1_shape_tape, W_at_h_1_shape_tape_item)
@@ -56,18 +56,18 @@ def grad_rnn(W, U, xs):
         h_2 = h_1
         h_1_tape_size -= 1
         h_1 = h_1_tape[h_1_tape_size]
-        U_at_item_shape_tape_size -= 1
-        U_at_item_shape = U_at_item_shape_tape[U_at_item_shape_tape_size]
-        U_at_item = shaped(U_at_item_shape)
+        U_at_x_shape_tape_size -= 1
+        U_at_x_shape = U_at_x_shape_tape[U_at_x_shape_tape_size]
+        U_at_x = shaped(U_at_x_shape)
         W_at_h_1_shape_tape_size -= 1
         W_at_h_1_shape = W_at_h_1_shape_tape[W_at_h_1_shape_tape_size]
         W_at_h_1 = shaped(W_at_h_1_shape)
-        item = iteration_item(xs, k)
+        x = iteration_item(xs, k)
         h_2_bar = h_1_bar
-        plus_W_at_h_1_bar = h_2_bar * (1.0 - h_2 * h_2)
-        W_at_h_1_bar = unbroadcast(plus_W_at_h_1_bar, W_at_h_1)
-        U_at_item_bar = unbroadcast(plus_W_at_h_1_bar, U_at_item)
-        U_bar = add_matmul_adjoint_lhs(U_bar, U_at_item_bar, U, item)
+        W_at_h_1_plus_U_at_x_bar = h_2_bar * (1.0 - h_2 * h_2)
+        W_at_h_1_bar = unbroadcast(W_at_h_1_plus_U_at_x_bar, W_at_h_1)
+        U_at_x_bar = unbroadcast(W_at_h_1_plus_U_at_x_bar, U_at_x)
+        U_bar = add_matmul_adjoint_lhs(U_bar, U_at_x_bar, U, x)
         W_bar = add_matmul_adjoint_lhs(W_bar, W_at_h_1_bar, W, h_1)
         h_1_bar = matmul_adjoint_rhs(W_at_h_1_bar, W, h_1)
     return (W_bar, U_bar)

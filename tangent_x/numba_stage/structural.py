@@ -838,3 +838,12 @@ def _scan_unslice(s, args, kwargs):
                                            args=[s.render(x), s.render(k, "k"), s.render(g)],
                                            keywords=[])), "unsliced")
     return put(xs, g)
+
+
+@handles(list)
+def _list_of(s, args, kwargs):
+    """``list(d)`` of a dict: its keys, known now (a loop over ``d.items()``
+    is then written out, key by key)."""
+    if len(args) == 1 and not kwargs and isinstance(_open(args[0]), dict):
+        return Const(list(_open(args[0])))
+    return NotImplemented

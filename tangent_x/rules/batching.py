@@ -1002,3 +1002,14 @@ def appended(eqn, b):
     b.stmts_out += setup
     b.mark(eqn.out, True)
     return _respell(eqn, [items, item])
+
+
+@batching("check")
+def check(eqn, b):
+    """``assert`` under vmap: every example is checked, the first failing
+    one reported with its own values (``check_lanes``)."""
+    ok, error, template, *parts = eqn.args
+    if not b.batched(ok):
+        ok = call("broadcast_lanes", ok, b.batch_size)
+    flags = _const(tuple(bool(b.batched(p)) for p in parts))
+    return [gast.Expr(value=call("check_lanes", ok, error, template, flags, *parts))]

@@ -39,7 +39,7 @@ def _(g, ans, items, key, value):
     value_bar = cotangent_item(g, key, value)
 
 
-@adjoint("assign", "dict_copy", "list_copy")
+@adjoint("assign", "dict_copy", "list_copy", "list_to_tuple")
 def _(g, ans, x):
     x_bar = g
 
@@ -197,7 +197,7 @@ def _(ans, x, *, attr):
     ans_dot = getattr(x_dot, attr)
 
 
-@tangent("assign", "stop_gradient", "dict_copy", "list_copy")
+@tangent("assign", "stop_gradient", "dict_copy", "list_copy", "list_to_tuple")
 def _(ans, x):
     ans_dot = x_dot
 
