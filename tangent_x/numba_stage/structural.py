@@ -70,6 +70,16 @@ def _index(s, index):
     return index.value
 
 
+@handles(runtime.last_writes)
+def _last_writes(s, args, kwargs):
+    """The values written into a container item (``d['w'] = v``) all reach
+    it: a key or a position never repeats."""
+    items, index, like = args
+    if is_container(_open(like)) or isinstance(like, Zero):
+        return items
+    return NotImplemented
+
+
 @handles(runtime.unindex)
 def _unindex(s, args, kwargs):
     x, index, g = args
