@@ -609,7 +609,14 @@ def vjp_parts(fn, namer, wrt, has_aux, seed_name=None):
     """
     value, aux = split_output(fn, namer, has_aux)
     if not ir.is_name(value):
-        return forward_blocks(fn), [], value, aux, [None for _ in wrt], set()
+        # a constant output (``return 'x'``, ``return 2.0``): no gradient,
+        # but grad still checks it is a scalar number
+        blocks = forward_blocks(fn)
+        if seed_name is None:
+            blocks.append(Block([gast.Expr(value=gast.Call(
+                func=ir.name("check_grad_output"), args=[value], keywords=[]))],
+                fn.origin, "grad is defined for scalar outputs only"))
+        return blocks, [], value, aux, [None for _ in wrt], set()
     seed = ir.const(1.0) if seed_name is None else ir.name(seed_name)
     rev = Reverse.of_function(fn, namer, wrt, value.id, seed)
     backward = rev.backward()     # first: it decides what the forward loops tape

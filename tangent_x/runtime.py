@@ -366,8 +366,13 @@ def cotangent_item(g, key, like):
 
 def check_grad_output(y):
     """grad differentiates scalar-output functions only (as JAX)."""
+    if not _is_array_like(y):
+        raise TypeError(f"grad requires real-valued outputs, but the function returned "
+                        f"{type(y).__name__} {y!r}" if isinstance(y, (str, bytes, type(None)))
+                        else "Gradient only defined for scalar-output functions. "
+                        f"Output had shape: {np.shape(y)}.")
     shape = np.shape(y)
-    if shape != () or not _is_array_like(y):
+    if shape != ():
         raise TypeError("Gradient only defined for scalar-output functions. "
                         f"Output had shape: {shape}.")
     if np.iscomplexobj(y):
