@@ -255,6 +255,7 @@ for _name in _runtime.__all__:
 RUNTIME_NAMES = frozenset(_runtime.__all__)
 BY_NAME["unbroadcast"].shape_args = (1,)
 BY_NAME["unreduce"].shape_args = (1,)
+BY_NAME["last_writes"].shape_args = (2,)
 
 
 def alias(obj, name):

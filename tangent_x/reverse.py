@@ -476,7 +476,10 @@ def _array_kinds(eqns):
             continue
         if eqn.prim.name not in structural and eqn.prim.differentiable:
             kinds.update(eqn.outs)
-            kinds.update(a.id for i, a in enumerate(eqn.args) if ir.is_name(a) and i not in seq)
+            # (an argument read for its shape alone may be a container: the
+            # ``like`` of ``last_writes(g[i], i, like)`` is a list's cotangent)
+            kinds.update(a.id for i, a in enumerate(eqn.args) if ir.is_name(a) and i not in seq
+                         and i not in eqn.prim.shape_args)
         elif eqn.prim.name == "getitem":
             kinds.update(a.id for a in eqn.args[1:] if ir.is_name(a))
     containers = _across_joins(eqns, containers | _maybe_none(eqns))
