@@ -620,17 +620,27 @@ def extra_in_axes(n_args, argnums, extra_axes):
 STAGES = ("parse", "canonical", "python", "numba")
 
 
-def source(fun, stage="python"):
+def source(fun, stage="python", example_args=None):
     """The generated source of a transformed (or plain) function, as a string.
 
-    ``stage="numba"``: what ``jit`` hands to Numba -- for a jitted function
-    the signature of its latest call, else generic (every argument one array
-    or number)."""
+    ``example_args`` (a tuple of arguments, as ``jax.make_jaxpr`` takes):
+    the code for arguments like these -- vmap specialises its code to their
+    structure and ranks, jit to their types.  Without them: the latest
+    call's code, else a generic form (vmap: every example a number, mapped
+    along axis 0 where ``in_axes`` maps; jit: every argument one array or
+    number).
+
+    ``stage="numba"``: what ``jit`` hands to Numba."""
     if stage not in STAGES:
         raise ValueError(f"unknown stage {stage!r}; choose one of {', '.join(STAGES)}")
+    if example_args is not None and not isinstance(example_args, tuple):
+        example_args = (example_args,)
     if stage == "numba":
         from .numba_stage import Jitted, jitted_of
-        return (jitted_of(fun) or Jitted(fun)).numba_source()
+        jitted = jitted_of(fun) or Jitted(fun)
+        return jitted.numba_source(*example_args) if example_args is not None \
+            else jitted.numba_source()
+    _specialize_for_source(fun, example_args)
     fun = getattr(fun, "__tangent_x_source__", None) or getattr(fun, "__tangent_x__", fun)
     if hasattr(fun, "specialize") and stage == "python":    # vmap: its latest specialisation
         return fun.generated.text
@@ -653,6 +663,47 @@ def source(fun, stage="python"):
                                     fn.defaults, body, fn.result, kwonly=fn.kwonly,
                                     kw_defaults=fn.kw_defaults)
     return "\n".join(lines) + "\n"
+
+
+def _specialize_for_source(fun, example_args):
+    """Make the code ``source`` prints: for ``example_args`` (run once where
+    a vmapped function inside needs the primal arguments, as JAX traces),
+    or, for a vmapped function never called, for generic examples."""
+    inner = getattr(fun, "__tangent_x__", None)
+    if inner is None:
+        return
+    if example_args is None:
+        if hasattr(inner, "specialize") and getattr(inner, "_last", 1) is None:
+            inner.specialize(*_generic_examples(inner))
+        return
+    if hasattr(inner, "specialize"):
+        inner.specialize(*example_args)
+        return
+    if isinstance(inner, Transformed):
+        inner._specialize_inner(example_args)
+        try:
+            inner.generated
+        except Unspecialized:
+            inner._fun(*inner._primal_args(example_args))
+
+
+def _generic_examples(vmapped):
+    """Arguments for a vmapped function never called: a number per example,
+    a batch of 2 along axis 0 where ``in_axes`` maps (the ranks of scalars)."""
+    import inspect
+    try:
+        params = [p for p in inspect.signature(vmapped._fun).parameters.values()
+                  if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY,
+                                                         p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        params = []
+    in_axes = vmapped.in_axes
+    axes = in_axes if isinstance(in_axes, (tuple, list)) else (in_axes,) * len(params)
+    if not params or len(axes) != len(params) or not all(a in (None, 0, -1) for a in axes):
+        raise Unspecialized("vmap specialises its code to the structure of the arguments "
+                            "(as JAX traces): pass them, tx.source(f, example_args=(xs,)), "
+                            "or call the function once")
+    return tuple(0.5 if a is None else np.full(2, 0.5) for a in axes)
 
 
 def derivative_function(fun, mode, n, plain=None):

@@ -103,9 +103,9 @@ class Vmapped:
     def generated(self):
         if self._last is None:
             raise Unspecialized("vmap specialises its code to the structure of the arguments "
-                            "(as JAX traces): call the function once, or use "
-                            "`tangent-x vmap FILE:FUNC --example-args ...`, before asking "
-                            "for its source")
+                            "(as JAX traces): pass them, tx.source(f, example_args=(xs,)), "
+                            "call the function once, or use `tangent-x vmap FILE:FUNC "
+                            "--example-args ...`")
         return self._last
 
     @property
