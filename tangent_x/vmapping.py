@@ -386,6 +386,9 @@ class _Opaque:
         self.env = {}
         self.namer = Namer(self.params + ["batch_size", "results", "stacked", "k"])
 
+    def default_names(self):
+        return set()
+
 
 def build(fun, args, axes, examples, out_axes, method):
     spec = getattr(fun, "__tangent_x__", None)

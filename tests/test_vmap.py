@@ -116,6 +116,7 @@ def test_every_batching_rule_is_exercised():
         test_augmented_assignment_keeps_float32()
         test_sharing_decided_per_example()
         test_per_example_grads_with_aux_known_only_when_run()
+        test_atleast_and_checks_batched()
     finally:
         BATCHING.clear()
         BATCHING.update(original)
@@ -668,3 +669,16 @@ def test_dict_with_shared_and_mapped_leaves_in_the_loop_strategy(method, batch):
     np.testing.assert_allclose(values, [_loop_with_dict_params(x, zs[k], {"w": ps["w"],
                                                                           "b": ps["b"][k]})
                                         for k in range(batch)], rtol=1e-12)
+
+
+def _atleast_and_assert(x):
+    assert np.all(np.abs(x) < 10.0), "entries stay small"
+    return np.sum(np.atleast_1d(x[0]) + np.atleast_2d(x)) + np.sum(np.atleast_3d(x)[0, :, 0])
+
+
+def test_atleast_and_checks_batched():
+    xs = np.linspace(-1.0, 1.0, 12).reshape(4, 3)
+    got = tx.vmap(_atleast_and_assert)(xs)
+    np.testing.assert_allclose(got, [_atleast_and_assert(x) for x in xs], rtol=1e-12)
+    with pytest.raises(AssertionError, match="entries stay small"):
+        tx.vmap(_atleast_and_assert)(xs * 20.0)
