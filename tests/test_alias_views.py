@@ -280,6 +280,7 @@ def test_the_same_array_passed_twice_is_two_arrays():
     np.testing.assert_array_equal(x, before)
 
 
+@pytest.mark.slow        # Numba compiles: CI's slow step
 def test_jit_follows_writes_through_views():
     x = np.random.default_rng(5).uniform(0.5, 1.5, (2, 2))
     for f in (reshape_method, transpose_attribute):

@@ -6,9 +6,12 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+@pytest.mark.slow        # Numba compiles: CI's slow step
 def test_bench_quick_equal_results(tmp_path):
     env = dict(os.environ, TANGENT_X_CACHE_DIR=str(tmp_path / "tx"))
     proc = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "bench.py"), "--quick"],

@@ -235,6 +235,7 @@ def test_last_writes_returns_unique_and_basic_selections_as_they_are():
         assert last_writes(items, index, g) is items
 
 
+@pytest.mark.slow        # Numba compiles: CI's slow step
 def test_jit_grad_with_repeated_indices():
     y, v = _point(6)
     for f in (add, assign_negative, columns):
@@ -242,6 +243,7 @@ def test_jit_grad_with_repeated_indices():
         assert_tree_allclose(tx.jit(tx.grad(f, argnums=(0, 1)))(y, v), expected)
 
 
+@pytest.mark.slow        # Numba compiles: CI's slow step
 def test_jit_vmap_of_grad_with_repeated_rows():
     rng = np.random.default_rng(7)
     Y, V = rng.uniform(0.5, 1.5, (3, 4)), rng.uniform(0.5, 1.5, (3, 3))
