@@ -7,7 +7,7 @@ their own file (test_stale_and_caches.py), messages too (test_messages.py).
 Categories (the README's "Semantics and errors" lists them):
 syntax · arguments · python semantics · control flow · indexing · concurrency
 """
-import functools
+import os
 import threading
 
 import numpy as np
@@ -17,29 +17,12 @@ import tangent_x as tx
 from tangent_x import lax
 
 from _fd import assert_tree_allclose, numerical_grad
+# the first syntax cases are test_errors.py's own functions (one home each)
+from test_errors import uses_global, uses_try, uses_yield
 
-HERE = "test_bad_inputs.py"
 
 
 # --- syntax ------------------------------------------------------------------
-def s_try(x):
-    try:
-        y = np.sin(x)
-    except ValueError:
-        y = x
-    return y
-
-
-def s_yield(x):
-    yield np.sin(x)
-
-
-def s_global(x):
-    global G
-    G = 1
-    return x * 2.0
-
-
 def s_nonlocal(x):
     a = 1.0
 
@@ -291,9 +274,9 @@ X2 = np.linspace(0.1, 0.9, 6).reshape(2, 3)
 # (function, arguments, expected): "value" is checked against finite
 # differences; ("refused", words): a located TransformError; (Exception, words)
 SYNTAX = [
-    (s_try, (0.7,), ("refused", "`try` statement")),
-    (s_yield, (0.7,), ("refused", "generator")),
-    (s_global, (0.7,), ("refused", "`global` statement")),
+    (uses_try, (0.7,), ("refused", "`try` statement")),
+    (uses_yield, (0.7,), ("refused", "generator")),
+    (uses_global, (0.7,), ("refused", "`global` statement")),
     (s_nonlocal, (0.7,), ("refused", "`nonlocal` statement")),
     (s_with, (0.7,), ("refused", "`with` statement")),
     (s_class, (0.7,), ("refused", "class definition")),
@@ -366,7 +349,8 @@ def _check(fn, args, expected):
     if kind == "refused":
         with pytest.raises(tx.TransformError, match=words) as info:
             grad(*args)
-        assert HERE in str(info.value), str(info.value)
+        assert f"{os.path.basename(fn.__code__.co_filename)}:" in str(info.value), \
+            str(info.value)
         return
     with pytest.raises(kind, match=words):
         grad(*args)
