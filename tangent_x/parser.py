@@ -25,6 +25,7 @@ import types
 import gast
 
 from .errors import Origin, TransformError
+from .partials import as_function
 
 
 class ParsedFunction:
@@ -142,7 +143,6 @@ def parse(fn):
         self_obj = fn.__self__
         fn = fn.__func__
     if isinstance(fn, functools.partial):
-        from .partials import as_function
         return parse(as_function(fn))     # the one-line function it stands for
     if not isinstance(fn, types.FunctionType):
         wrapper = _primitive_wrapper(fn)
