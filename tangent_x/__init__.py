@@ -7,12 +7,16 @@ section "How it works", for the pipeline.
 __version__ = "0.1.0"
 
 from .errors import TransformError  # noqa: E402
-from .api import grad, value_and_grad, vjp, jvp, source  # noqa: E402
-from .jacobians import jacfwd, jacrev, hessian  # noqa: E402
-from .vmapping import vmap  # noqa: E402
+from .api.derivatives import grad, value_and_grad, vjp, jvp, source  # noqa: E402
+from .api.jacobians import jacfwd, jacrev, hessian  # noqa: E402
+from .api.vmap import vmap  # noqa: E402
 from .numba_stage import jit, disable_jit  # noqa: E402
 from .runtime import stop_gradient  # noqa: E402
-from .custom import _decorator as _custom_decorator, custom_jvp as _cj, custom_vjp as _cv  # noqa: E402
+from .api.custom import (
+    _decorator as _custom_decorator,
+    custom_jvp as _cj,
+    custom_vjp as _cv,
+)  # noqa: E402
 
 custom_jvp = _custom_decorator(_cj)
 custom_vjp = _custom_decorator(_cv)
@@ -20,11 +24,11 @@ from . import tree_util, tree, test_util, lax, nn  # noqa: E402
 from . import random, config as _config_module  # noqa: E402
 from .config import config  # noqa: E402
 from . import numpy  # noqa: E402
-from .primitives import alias as _alias  # noqa: E402
+from .core.primitives import alias as _alias  # noqa: E402
 
 _alias(lax.stop_gradient, "stop_gradient")
 _alias(lax.select, "where")
-from .primitives import register_random as _register_random  # noqa: E402
+from .core.primitives import register_random as _register_random  # noqa: E402
 
 _register_random(random)
 

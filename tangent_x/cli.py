@@ -13,7 +13,7 @@ import importlib.util
 import os
 import sys
 
-from . import api
+from .api import derivatives as api
 from .errors import TransformError
 
 _TRANSFORMS = ("grad", "value_and_grad", "vjp", "jvp", "hessian", "grad2", "grad3", "vmap")
@@ -128,7 +128,7 @@ def jit_source(fn, args):
     if args.transform == "hessian" and not static:
         # with example arguments, what jit(hessian(f)) really compiles: the
         # jvp of the gradient batched over every one-hot tangent
-        from . import jacobians
+        from .api import jacobians
         from .numba_stage import jit
         jitted = jit(jacobians.hessian(fn, argnums=args.argnums))
     import numpy as np
@@ -186,7 +186,7 @@ def vmap_source(fn, in_axes_text, example_text, method, transform=None):
     import inspect
 
     import numpy as np
-    from . import vmapping
+    from .api import vmap as vmapping
     target = transformed_for(fn, transform) if transform else fn
     in_axes = _in_axes(in_axes_text)
     if example_text:

@@ -292,10 +292,10 @@ def _derivative(fn, mode, n, plain=None):
         def fallback(*primals):
             out, pullback = _vjp(fn, *primals)
             return pullback(out)
-    api = getattr(tangent_x, "api", None)
-    if api is None or not hasattr(api, "derivative_function"):
+    derivatives = getattr(getattr(tangent_x, "api", None), "derivatives", None)
+    if derivatives is None or not hasattr(derivatives, "derivative_function"):
         return fallback
-    return api.derivative_function(fn, mode, n, plain)
+    return derivatives.derivative_function(fn, mode, n, plain)
 
 
 def _jvp(f, primals, tangents):

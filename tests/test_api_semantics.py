@@ -114,7 +114,7 @@ def test_a_defaulted_parameter_is_not_taken_for_the_cotangent():
     # jit(jacrev) runs the vjp code (before: [[3.5, 2], [2, 26]])
     np.testing.assert_allclose(tx.jit(tx.jacrev(scaled_cube_plus))(x), expected)
     # check_grads' order-2 helper: the pullback of the output itself
-    from tangent_x.api import derivative_function
+    from tangent_x.api.derivatives import derivative_function
     (pulled,) = derivative_function(scaled_cube_plus, "rev", 1)(x)
     np.testing.assert_allclose(pulled, scaled_cube_plus(x) * (6.0 * x ** 2 + 1.0))
 

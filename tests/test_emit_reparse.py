@@ -6,7 +6,7 @@ import ast
 import gast
 import pytest
 
-from tangent_x import emit
+from tangent_x.python_stage import emit
 
 
 def test_a_text_that_reads_back_otherwise_is_an_internal_error():

@@ -1,4 +1,4 @@
-"""The python-stage passes over generated code (tangent_x/peephole.py,
+"""The python-stage passes over generated code (tangent_x/python_stage/passes/peephole.py,
 liveness.py, inplace.py, coalesce.py): each on small hand-written inputs,
 then on derivative code, whose values the rest of the suite checks.
 
@@ -12,8 +12,8 @@ import gast
 import numpy as np
 
 import tangent_x as tx
-from tangent_x import emit
-from tangent_x.simplify import eliminate_dead_code
+from tangent_x.python_stage import emit
+from tangent_x.python_stage.pipeline import eliminate_dead_code
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -122,7 +122,7 @@ def test_second_order_tapes_are_updated_in_place():
     re-parsed tapes in place: O(n) in the number of steps, not O(n^2).
     (Reverse over reverse keeps its functional updates: its backward loop
     checkpoints every version of the first pass's tapes.)"""
-    from tangent_x import api
+    from tangent_x.api import derivatives as api
     grad = tx.grad(_recurrence)
     hvp = api._cached(grad, "jvp", (0,), lambda out, args: out)
     assert "appended(" not in tx.source(hvp)

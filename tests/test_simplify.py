@@ -7,8 +7,8 @@ import textwrap
 
 import gast
 
-from tangent_x.emit import Block
-from tangent_x.simplify import eliminate_dead_code
+from tangent_x.python_stage.emit import Block
+from tangent_x.python_stage.pipeline import eliminate_dead_code
 
 
 def prune(source, live):

@@ -86,7 +86,7 @@ def test_every_batching_rule_is_exercised():
     """Every primitive with a batching rule appears in vectorised code the
     corpus (or the composition tests below) generates."""
     load_all()
-    from tangent_x import vmapping
+    from tangent_x.api import vmap as vmapping
     vmapping._VMAPPED.clear()      # earlier tests' specialisations would be reused
     seen = set()
     import tangent_x.rules.batching as rb
@@ -160,7 +160,7 @@ def at_add(x, y):
 
 def test_functional_index_add_matches_loop():
     """``.at[].add`` is not NumPy: the reference is tangent_x's own Python stage."""
-    from tangent_x import api
+    from tangent_x.api import derivatives as api
     plain = api.build(at_add, "python").function
     rng = np.random.default_rng(14)
     X, Y = rng.normal(size=(4, 3)), rng.normal(size=4)
@@ -476,7 +476,7 @@ def test_vmap_over_a_batch_of_keys_is_bit_identical_to_a_loop():
 def test_jacobians_are_batched_by_vmap():
     """jacfwd is one vmapped jvp over all basis tangents, jacrev one vmapped
     backward pass over all basis cotangents (no Python loop over elements)."""
-    from tangent_x import jacobians
+    from tangent_x.api import jacobians
 
     def f(x, W):
         return np.tanh(W @ x) * np.sum(x)
@@ -623,7 +623,7 @@ def test_derivatives_through_vectorised_branches_and_loops(shape):
 def test_plain_array_boundary_matches_the_general_one(in_axes, shapes, monkeypatch):
     """The shortcut for calls with arrays only gives the axes, size and
     cache key the pytree walk gives (one cache, whichever path ran)."""
-    from tangent_x import vmapping
+    from tangent_x.api import vmap as vmapping
     v = tx.vmap(lambda *a: sum(np.sum(x) for x in a), in_axes=in_axes)
     args = tuple(np.ones(s) for s in shapes)
     fast = v._boundary(args)

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import tangent_x as tx
-from tangent_x.lanes import unbroadcast_lanes
+from tangent_x.runtime.lanes import unbroadcast_lanes
 from tangent_x.runtime import unbroadcast
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))

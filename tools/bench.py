@@ -98,7 +98,7 @@ sys.path.insert(0, TOOLS)
 import numpy as np  # noqa: E402
 
 import tangent_x as tx  # noqa: E402
-from tangent_x import api  # noqa: E402
+from tangent_x.api import derivatives as api  # noqa: E402
 
 import bench_peers  # noqa: E402
 import bench_refs  # noqa: E402

@@ -38,10 +38,12 @@ import weakref
 
 import numpy as np
 
-from .. import api, emit, modules, tree_util
-from ..arguments import refuse_masked
+from ..api import derivatives as api
+from ..python_stage import emit, loader as modules
+from .. import tree_util
+from ..core.arguments import refuse_masked
 from ..errors import Origin, TransformError
-from ..naming import Namer
+from ..core.naming import Namer
 from .specialize import (Const, Dyn, Plan, SpecializationError, Specializer, depends_on,
                          static_hint)
 from . import disk_cache
@@ -1303,7 +1305,7 @@ def jit(fun=None, static_argnums=(), static_argnames=()):
     if hasattr(fun, "__tangent_x_rebuild__"):         # jacfwd, jacrev, hessian
         from .drivers import JittedDriver
         return JittedDriver(fun, jit, static_argnums, static_argnames)
-    from ..vmapping import Vmapped
+    from ..api.vmap import Vmapped
     if isinstance(fun, Vmapped):                      # batched, or a prange loop
         from .lane_loop import JittedVmap
         return JittedVmap(fun, static_argnums, static_argnames)

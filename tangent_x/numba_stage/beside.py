@@ -38,7 +38,7 @@ import llvmlite.ir as llvm_ir
 from numba import cfunc
 from numba.core import cgutils, event
 
-from .. import modules
+from ..python_stage import loader as modules
 
 KERNELS = {}                     # name -> Kernel
 _LOCK = threading.RLock()

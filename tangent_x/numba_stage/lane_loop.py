@@ -49,9 +49,10 @@ import os
 
 import numpy as np
 
-from .. import modules, tree_util
+from ..python_stage import loader as modules
+from .. import tree_util
 from ..errors import TransformError
-from ..naming import Namer
+from ..core.naming import Namer
 from . import Compiled, JitError, Jitted, _disabled
 from .lane_runtime import RAGGED
 from .specialize import (Const, Dyn, SpecializationError, Zero, av_leaves, children,
@@ -133,7 +134,7 @@ class JittedVmap(Jitted):
         per-example code, so a new one is a new loop)."""
         if not self._static_argnums and not self._static_argnames:
             return key
-        from ..vmapping import _param_names
+        from ..api.vmap import _param_names
         names = _param_names(self._vmapped._fun, len(args))
         return key, tuple((i, type(a), a) for i, a in enumerate(args)
                           if i in self._static_argnums or i - len(args) in self._static_argnums
@@ -513,7 +514,7 @@ def _finish(out_av, values, size, out_axes, like):
     if out_axes is None or isinstance(out_axes, int):
         spec = tree_util.tree_map(lambda _: out_axes, tree)
     else:
-        from ..vmapping import _broadcast_prefix
+        from ..api.vmap import _broadcast_prefix
         spec = _broadcast_prefix(out_axes, tree)
 
     def place(leaf, axis):

@@ -44,7 +44,7 @@ import numpy as np
 
 from .. import runtime
 from ..errors import TransformError
-from ..naming import Namer
+from ..core.naming import Namer
 
 
 class SpecializationError(TransformError):

@@ -6,8 +6,8 @@ lines of NumPy that read like the math) or, for structural primitives whose
 arity varies (tuple/list/dict packing), a *maker*: a function returning the
 outputs directly.
 """
-from .. import primitives as P
-from ..templates import TangentTemplate, Template
+from ..core import primitives as P
+from ..core.templates import TangentTemplate, Template
 
 ADJOINT = {}
 TANGENT = {}

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..runtime import matmul_adjoint_lhs, matmul_adjoint_rhs, zeros_like  # noqa: F401
 from ..errors import TransformError
-from ..templates import Template
+from ..core.templates import Template
 from . import ADJOINT, _name, adjoint
 
 

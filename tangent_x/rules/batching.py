@@ -22,8 +22,8 @@ import string
 import gast
 import numpy as np
 
-from .. import ir, primitives as P
-from ..batching import all_batched, any_batched, call, full_flag
+from ..core import ir, primitives as P
+from ..transforms.batching import all_batched, any_batched, call, full_flag
 from . import BATCHING
 
 _NO_VALUE = inspect.Parameter.empty
@@ -893,7 +893,7 @@ def getattr_(eqn, b):
 def tree_add(eqn, b):
     """Cotangents of the same value: same per-example shapes, so a shared and a
     batched one add by broadcasting, leaf by leaf."""
-    from ..batching import exact_or
+    from ..transforms.batching import exact_or
     x, y = eqn.args
     if b.shape(x) is not None and b.shape(x).kind == "array":
         return elementwise(eqn, b)

@@ -12,7 +12,7 @@ import copy
 import gast
 import numpy as np
 
-from .. import ir
+from ..core import ir
 from ..runtime import (dot_adjoint_lhs, dot_adjoint_rhs, einsum_adjoint,  # noqa: F401
                        einsum_specs, inner_adjoint_lhs, inner_adjoint_rhs,
                        matmul_adjoint_lhs, matmul_adjoint_rhs, norm_adjoint, solve_adjoint_lhs,

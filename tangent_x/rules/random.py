@@ -11,7 +11,7 @@ derivative is zero, in JAX as here.
 """
 import inspect
 
-from .. import ir
+from ..core import ir
 from .. import random as tx_random
 from ..errors import TransformError
 from ..random import DIFFERENTIABLE_IN_JAX

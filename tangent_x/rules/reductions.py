@@ -107,7 +107,7 @@ def _(g, ans, g_in, x, axis=None, keepdims=False):
 # forms the reverse rules refuse (``out=``, ``where=``...) are refused here too.
 
 from . import adjoint_maker, tangent_maker  # noqa: E402
-from .. import ir  # noqa: E402
+from ..core import ir  # noqa: E402
 from .shapes import call_like, linear, product_rule, tangent_case  # noqa: E402
 
 linear(np.sum, drop=((5, "initial"),))

@@ -162,9 +162,10 @@ def _(g, ans, a, b):
 
 import gast  # noqa: E402
 
-from .. import ir, lower  # noqa: E402
+from ..core import ir
+from ..python_stage import lower  # noqa: E402
 from ..errors import TransformError  # noqa: E402
-from ..templates import TangentTemplate  # noqa: E402
+from ..core.templates import TangentTemplate  # noqa: E402
 from . import ADJOINT, TANGENT, _name, tangent_maker  # noqa: E402
 from .arithmetic import Cases, Refusal  # noqa: E402
 

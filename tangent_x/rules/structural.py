@@ -2,7 +2,7 @@
 import gast
 import numpy as np
 
-from .. import ir
+from ..core import ir
 from ..runtime import (index_zero, last_writes, unattr, unbroadcast, unindex,  # noqa: F401
                        stop_gradient, scan_unslice, unstack_steps, cotangent_item, item_cotangent,
                        attr_cotangent, dense, rejoin, scan_slice, stack_steps,
@@ -214,7 +214,7 @@ def _(eqn, fwd):
     dotted.args = [_dot_or_zeros(fwd, a) for a in eqn.args]
     dotted.kwargs = {k: _dot_or_zeros(fwd, v) for k, v in eqn.kwargs.items()}
     dotted.outs = [fwd.new_dot(eqn.out)]
-    from .. import lower
+    from ..python_stage import lower
     return lower.lower([eqn]) + lower.lower([dotted])
 
 
@@ -222,7 +222,7 @@ def _(eqn, fwd):
 def _(eqn, fwd):
     """``x[i] = v`` updates the tangent the same way: ``x_dot[i] = v_dot``."""
     import copy
-    from .. import lower
+    from ..python_stage import lower
     x, index, v = eqn.args
     dotted = copy.copy(eqn)
     dotted.args = [_dot_or_zeros(fwd, x), index, _dot_or_zeros(fwd, v)]

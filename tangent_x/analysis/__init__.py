@@ -1,0 +1,2 @@
+"""Analyses that annotate code for the rewrites: liveness, classes of names,
+and the probe (what each name holds on one example)."""

@@ -1,0 +1,132 @@
+"""Run a canonical function on one example and record what each name holds.
+
+vmap's rules need a little static knowledge that generic code does not
+have: the per-example *rank* of each value (is ``W @ x`` a matrix times a
+vector?  does ``x`` need a new axis to line up with ``y``?) and whether a
+value is an array or a container.  JAX gets this by tracing with abstract
+values; here the canonical code is itself runnable Python, so vmap runs it
+once, at first call, on the first example of the batch (``x[0]``), and
+records a ``Shape`` per name.  That is what "specialise at first call on the
+structure of the arguments" means for vmap; results are cached per
+structure (treedef, ranks, dtypes) of the arguments.
+
+Both branches of every top-level ``if`` are run (on copies of the state,
+errors ignored), since with a batched condition vmap evaluates both.  A name
+the example never reaches (a loop that ran zero times, a branch inside a
+loop) stays unknown, and the rules fall back to the per-example loop there.
+"""
+import gast
+import numpy as np
+
+from ..core import ir, primitives as P
+from ..python_stage import lower
+from .. import runtime
+
+
+class Shape:
+    """What the probe saw in one name: an array-like of rank ``ndim``, or a
+    container of such (``items``: a list, or a dict for dicts)."""
+
+    __slots__ = ("ndim", "dtype", "items", "kind", "value", "fields", "ndarray")
+
+    def __init__(self, ndim=None, dtype=None, items=None, kind="array", value=None,
+                 fields=None, ndarray=None):
+        self.fields = fields   # a namedtuple's field names
+        self.ndarray = ndarray     # an ndarray (0-d ones too), not a number
+        self.ndim = ndim
+        self.dtype = dtype
+        self.items = items
+        self.kind = kind
+        self.value = value   # small Python constants (ints, tuples of ints, strings)
+
+    def __repr__(self):
+        if self.kind == "array":
+            return f"Shape(ndim={self.ndim})"
+        return f"Shape({self.kind}, {self.items})"
+
+
+def describe(value):
+    if isinstance(value, (tuple, list)):
+        small = value if all(isinstance(v, (int, type(None), slice)) for v in value) \
+            and len(value) <= 8 else None
+        return Shape(items=[describe(v) for v in value], kind=type(value).__name__
+                     if type(value) in (tuple, list) else "tuple", value=small,
+                     fields=getattr(value, "_fields", None))
+    if isinstance(value, dict):
+        return Shape(items={k: describe(v) for k, v in value.items()}, kind="dict")
+    if isinstance(value, (np.ndarray, np.generic, int, float, complex, bool)):
+        small = value if isinstance(value, (int, bool)) else None
+        return Shape(np.ndim(value), np.result_type(value), value=small,
+                     ndarray=isinstance(value, np.ndarray))
+    if isinstance(value, (str, slice, type(None))):
+        return Shape(kind="other", value=value)
+    return Shape(kind="other")
+
+
+def _module_env(fn):
+    env = {"np": np}
+    env.update({k: getattr(runtime, k) for k in runtime.__all__})
+    for alias, module in P.MODULE_ALIASES.items():
+        import importlib
+        env[alias] = importlib.import_module(module)
+    env.update(fn.env)
+    return env
+
+
+def _run(stmts, namespace):
+    if not stmts:
+        return
+    module = gast.Module(body=stmts, type_ignores=[])
+    code = compile(gast.gast_to_ast(gast.fix_missing_locations(module)), "<tangent_x probe>",
+                   "exec")
+    exec(code, namespace)
+
+
+def probe(fn, example_args):
+    """{name: Shape} for the canonical function ``fn`` run on ``example_args``
+    (one example: the batched arguments already sliced).  Returns the
+    shapes seen, possibly partial: a failure part-way leaves later names unknown."""
+    namespace = _module_env(fn)
+    params = fn.positional
+    for p, a in zip(params, example_args):
+        namespace[p] = a
+    missing = params[len(example_args):]
+    defaults = fn.defaults[len(fn.defaults) - len(missing):] if missing else []
+    for p, d in list(zip(missing, defaults)) + list(fn.kw_defaults.items()):
+        expression = gast.fix_missing_locations(gast.Expression(body=ir.clone(d)))
+        namespace[p] = eval(compile(gast.gast_to_ast(expression), "<default>", "eval"),
+                            namespace)
+    shapes = {}
+    pending = []
+    with np.errstate(all="ignore"):
+        try:
+            for eqn in fn.eqns:
+                if eqn.prim.kind == "cond":
+                    _run(pending, namespace)
+                    pending = []
+                    for body in eqn.params["branches"]:
+                        trial = dict(namespace)
+                        try:
+                            _run(lower.lower(body.eqns), trial)
+                        except Exception:    # noqa: BLE001 - the untaken branch may fail
+                            pass
+                        _record(trial, body.defined(), shapes)
+                pending += lower.lower([eqn])
+            _run(pending, namespace)
+        except Exception:   # noqa: BLE001 - what ran is recorded; the rest is unknown
+            pass
+    defined = set(params)
+    for eqn in ir.all_eqns(fn.eqns):
+        defined.update(eqn.outs)
+        if "index" in eqn.params:
+            defined.add(eqn.params["index"])
+        for body in eqn.bodies():
+            defined |= body.defined()
+    _record(namespace, defined, shapes, overwrite=True)
+    return shapes
+
+
+def _record(namespace, names, shapes, overwrite=False):
+    for name in names:
+        if name in namespace and (overwrite or name not in shapes):
+            shapes[name] = describe(namespace[name])

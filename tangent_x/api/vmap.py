@@ -1,0 +1,598 @@
+"""``vmap``: the public transform, its boundary checks and its two strategies.
+
+The boundary does what JAX's does — checks ``in_axes`` against the
+arguments, finds the batch size, reports mismatched sizes naming the
+arguments — and then calls generated code specialised for the structure of
+the arguments (pytree structure, which leaves are mapped and along which
+axis, per-example ranks and dtypes), cached per structure as JAX caches
+traces.  The generated code itself moves mapped axes to the front, runs the
+vectorised body (``batching.py``) and moves the batch to ``out_axes``, so
+``vmap(vmap(f))`` and ``grad(vmap(f))`` can read and transform it again.
+
+Two strategies (``method``): ``"vectorize"`` (the default) emits batched
+NumPy by the batching rules, running only operations without a rule once
+per example; ``"loop"`` emits ``out[k] = f(x[k])`` as a plain loop — always
+correct, and the shape a compiled loop (Numba ``prange``) wants.
+"""
+import functools
+import numbers
+import weakref
+
+import gast
+import numpy as np
+
+from ..core.arguments import refuse_masked
+from ..canonical import converter as canonical
+from ..python_stage import emit, lower, loader as modules
+from ..core import ir, primitives as P
+from .. import runtime, tree_util
+from ..transforms.batching import Batcher, PerExample, all_batched, any_batched
+from ..errors import TransformError
+from ..runtime.lanes import strong_lanes
+from ..analysis.probe import probe
+
+METHODS = ("vectorize", "loop")
+
+
+def vmap(fun, in_axes=0, out_axes=0, method="vectorize"):
+    """Vectorise ``fun`` over a leading (or ``in_axes``) axis of its arguments."""
+    if method not in METHODS:
+        raise ValueError(f"vmap method must be one of {METHODS}, got {method!r}")
+    if isinstance(in_axes, list):
+        in_axes = tuple(in_axes)
+    _check_axes_spec(in_axes, "in_axes")
+    _check_axes_spec(out_axes, "out_axes")
+    from ..numba_stage import jit, jitted_of
+    if jitted_of(fun) is not None:  # vmap(jit(f)) is jit(vmap(f)): still compiled
+        fun = jitted_of(fun)
+        return jit(Vmapped(fun._fun, in_axes, out_axes, method),
+                   static_argnums=fun._static_argnums,
+                   static_argnames=fun._static_argnames)
+    # one Vmapped per (function, options): vmap applied inside a function
+    # body keeps its specialisations from call to call
+    try:
+        table = _VMAPPED.setdefault(fun, {})
+    except TypeError:
+        return Vmapped(fun, in_axes, out_axes, method)
+    key = (repr(in_axes), repr(out_axes), method)
+    if key not in table:
+        table[key] = Vmapped(fun, in_axes, out_axes, method)
+    return table[key]
+
+
+_VMAPPED = weakref.WeakKeyDictionary()
+_LEAF_STRUCTURE = str(tree_util.tree_structure(0.0))   # a leaf's treedef, in cache keys
+
+
+def _check_axes_spec(spec, what):
+    for leaf in tree_util.tree_leaves(spec, is_leaf=lambda a: a is None):
+        if leaf is not None and not isinstance(leaf, numbers.Integral):
+            raise TypeError(f"vmap {what} must be an int, None, or a (nested) tuple/list/"
+                            f"dict of those, got {leaf!r} of type {type(leaf).__name__}")
+
+
+class Unspecialized(TypeError):
+    """A vmapped function asked for its code before any call told it the
+    structure of its arguments."""
+
+
+class Generated:
+    def __init__(self, function, text, path, deps, description, out_flags):
+        self.function = function
+        self.text = text
+        self.path = path
+        self.deps = deps
+        self.description = description
+        self.out_flags = out_flags
+
+
+class Vmapped:
+    """A vmapped function: callable; ``tx.source`` shows its latest specialisation."""
+
+    def __init__(self, fun, in_axes, out_axes, method):
+        functools.update_wrapper(self, fun, updated=())
+        self._fun = fun
+        self.in_axes = in_axes
+        self.out_axes = out_axes
+        self.method = method
+        self._cache = {}
+        self._last = None
+
+    @property
+    def __tangent_x__(self):
+        return self
+
+    @property
+    def generated(self):
+        if self._last is None:
+            raise Unspecialized("vmap specialises its code to the structure of the arguments "
+                            "(as JAX traces): pass them, tx.source(f, example_args=(xs,)), "
+                            "call the function once, or use `tangent-x vmap FILE:FUNC "
+                            "--example-args ...`")
+        return self._last
+
+    @property
+    def function(self):
+        return self.generated.function
+
+    def specialize(self, *args):
+        """The generated code for arguments like ``args`` (built on first use)."""
+        if not args:
+            raise TypeError("vmap wrapped function must be passed at least one argument "
+                            "containing an array")
+        axes, size, key = self._boundary(args)
+        gen = self._cache.get(key)
+        if gen is None or not canonical.deps_current(gen.deps):
+            examples = [tree_util.tree_map(lambda a, ax: a if ax is None
+                                           else np.take(a, 0, axis=ax), arg, ax,
+                                           is_leaf=lambda v: v is None)
+                        for arg, ax in zip(args, axes)]
+            gen = build(self._fun, args, axes, examples, self.out_axes, self.method)
+            self._cache[key] = gen
+        self._last = gen
+        return gen
+
+    def __call__(self, *args, **kwargs):
+        refuse_masked("vmap", self._fun, args, kwargs)
+        if kwargs:
+            name = getattr(self._fun, "__name__", "f")
+            raise TypeError(
+                f"vmap({name}) maps over positional arguments only, but was given the "
+                f"keyword argument(s) {', '.join(kwargs)} (JAX would map them over "
+                "axis 0): vmap a function that binds them, e.g. "
+                f"vmap(lambda x: {name}(x, {next(iter(kwargs))}=...)), or pass positional "
+                "parameters positionally")
+        gen = self.specialize(*args)
+        try:
+            out = gen.function(*args)
+        except Exception as exc:
+            modules.annotate(exc)
+            raise
+        out = _fill_grads(self._fun, self.out_axes, out, args, self._boundary(args)[:2])
+        return tree_util.tree_map(_writable, out)
+
+    def _boundary(self, args):
+        """Per-argument leaf axes (normalised), the batch size, the cache key.
+        Runs on every call: the parameters' names (``inspect.signature``, a
+        good part of a small call's cost) are looked up for errors only."""
+        def name(i):
+            return _param_names(self._fun, len(args))[i]
+        plain = _plain_boundary(self.in_axes, args)
+        if plain is not None:
+            return plain
+        in_axes = self.in_axes
+        if isinstance(in_axes, tuple):
+            if len(in_axes) != len(args):
+                raise ValueError(
+                    "vmap in_axes must be an int, None, or a tuple of entries corresponding "
+                    "to the positional arguments passed to the function, but got "
+                    f"len(in_axes)={len(in_axes)}, len(args)={len(args)}")
+            per_arg = in_axes
+        else:
+            per_arg = (in_axes,) * len(args)
+        axes = []
+        sizes = []
+        key = []
+        for i, (arg, spec) in enumerate(zip(args, per_arg)):
+            try:
+                full = _broadcast_prefix(spec, arg)
+            except ValueError as exc:
+                raise ValueError(f"vmap in_axes specification for argument {name(i)} "
+                                 f"does not match its structure: {exc}") from None
+            leaves, treedef = tree_util.tree_flatten(arg)
+            leaf_axes = tree_util.tree_leaves(full, is_leaf=lambda a: a is None)
+            normal = []
+            for leaf, ax in zip(leaves, leaf_axes):
+                # an unbatched leaf may be a placeholder for a variable the
+                # path never assigned (a split vjp's residual of a loop-carried
+                # value): it has no rank, and any use of it raises
+                nd = 0 if ax is None and isinstance(leaf, runtime.Unbound) else np.ndim(leaf)
+                if ax is not None:
+                    if not -nd <= ax < nd:
+                        raise ValueError(
+                            f"vmap was requested to map its argument {name(i)} along axis "
+                            f"{ax}, which implies that its rank should be at least "
+                            f"{ax + 1 if ax >= 0 else -ax}, but is only {nd} (its shape is "
+                            f"{np.shape(leaf)})")
+                    ax = ax % nd
+                    sizes.append((np.shape(leaf)[ax], i, ax, leaf))
+                normal.append(ax)
+                key.append((ax, nd, np.result_type(leaf).str if _is_arrayish(leaf)
+                            else type(leaf).__name__))
+            axes.append(tree_util.tree_unflatten(treedef, normal))
+            key.append(str(treedef))
+        if not sizes:
+            raise ValueError("vmap must have at least one non-None value in in_axes")
+        distinct = {s for s, *_ in sizes}
+        if len(distinct) > 1:
+            lines = [f"  * axis {ax} of argument {name(i)} of shape {np.shape(leaf)} has "
+                     f"size {s}" for s, i, ax, leaf in sizes]
+            raise ValueError("vmap got inconsistent sizes for array axes to be mapped:\n"
+                             + "\n".join(lines))
+        return axes, sizes[0][0], tuple(key)
+
+
+def _plain_boundary(in_axes, args):
+    """``Vmapped._boundary`` for the common call, every argument an array
+    and ``in_axes`` an axis or a tuple of axes, in a few attribute reads
+    instead of pytree walks (a jit(vmap) call runs this on every call);
+    None for anything else, and for a bad axis or mismatched sizes, whose
+    errors the general path words."""
+    n = len(args)
+    per_arg = in_axes if isinstance(in_axes, tuple) else (in_axes,) * n
+    if len(per_arg) != n:
+        return None
+    axes, key, size = [], [], None
+    for arg, ax in zip(args, per_arg):
+        if type(arg) is not np.ndarray or not (ax is None or type(ax) is int):
+            return None
+        nd = arg.ndim
+        if ax is not None:
+            if not -nd <= ax < nd:
+                return None
+            ax %= nd
+            if size is None:
+                size = arg.shape[ax]
+            elif arg.shape[ax] != size:
+                return None
+        axes.append(ax)
+        key.append((ax, nd, arg.dtype.str))
+        key.append(_LEAF_STRUCTURE)
+    if size is None:
+        return None
+    return axes, size, tuple(key)
+
+
+def _is_arrayish(x):
+    return isinstance(x, (np.ndarray, np.generic, numbers.Number))
+
+
+def _writable(leaf):
+    leaf = strong_lanes(leaf)
+    if isinstance(leaf, np.ndarray) and not leaf.flags.writeable:
+        return leaf.copy()
+    return leaf
+
+
+def _param_names(fun, n):
+    import inspect
+    try:
+        params = list(inspect.signature(fun).parameters)
+    except (TypeError, ValueError):
+        params = []
+    return [params[i] if i < len(params) else f"#{i}" for i in range(n)]
+
+
+def _broadcast_prefix(spec, tree):
+    """``spec`` (an axis or None, or a pytree prefix of ``tree``) expanded to
+    one entry per leaf of ``tree``, with ``tree``'s structure."""
+    if spec is None or isinstance(spec, numbers.Integral):
+        return tree_util.tree_map(lambda _: spec, tree)
+    if isinstance(spec, dict):
+        if not isinstance(tree, dict) or set(spec) != set(tree):
+            raise ValueError(f"{spec!r} against {type(tree).__name__}")
+        return type(tree)((k, _broadcast_prefix(spec[k], tree[k])) for k in tree)
+    if isinstance(spec, (tuple, list)):
+        if not isinstance(tree, (tuple, list)) or len(spec) != len(tree):
+            raise ValueError(f"{spec!r} against {type(tree).__name__}")
+        items = [_broadcast_prefix(s, t) for s, t in zip(spec, tree)]
+        return type(tree)(*items) if hasattr(tree, "_fields") else type(tree)(items)
+    raise ValueError(f"unsupported in_axes entry {spec!r}")
+
+
+# --- code generation ------------------------------------------------------------
+
+def _fill_grads(fun, out_axes, out, args, boundary):
+    """The finishing step of a vmapped ``grad``/``value_and_grad``, lane by
+    lane.  Generated gradient code returns symbolic zeros (None) for parts of
+    an argument no gradient reaches, and a gradient the shape of the
+    argument's per-example value only after ``tx.grad``'s finishing step
+    (which vmap does not run: it vectorises the bare generated code).  Each
+    such gradient leaf becomes ``(batch,) + shape of one example`` (JAX:
+    ``out_axes=0`` broadcasts unbatched outputs), with the argument's dtype."""
+    kind = getattr(fun, "_kind", None)
+    if kind not in ("grad", "value_and_grad") or out_axes != 0:
+        return out
+    axes, size = boundary
+    nums, has_aux, single = fun._argnums, fun._has_aux, getattr(fun, "_single", True)
+
+    def fill(g, x, ax):
+        if isinstance(x, dict):
+            keys = tree_util._sorted_keys(x) if type(x) is dict else list(x)
+            return type(x)((k, fill(g.get(k) if isinstance(g, dict) else None, x[k],
+                                    ax[k] if isinstance(ax, dict) else ax)) for k in keys)
+        if isinstance(x, (list, tuple)):
+            gs = g if isinstance(g, (list, tuple)) else [None] * len(x)
+            xs = ax if isinstance(ax, (list, tuple)) else [ax] * len(x)
+            items = [fill(u, v, a) for u, v, a in zip(gs, x, xs)]
+            return type(x)(*items) if hasattr(x, "_fields") else type(x)(items)
+        if not _is_arrayish(x):
+            return g
+        one = np.shape(x) if ax is None else np.shape(np.take(x, 0, axis=ax))
+        dtype = np.result_type(x)
+        if g is None:
+            return np.zeros((size,) + one, dtype=dtype)
+        if np.shape(g) != (size,) + one:
+            g = np.broadcast_to(g, (size,) + one)
+        if np.issubdtype(dtype, np.inexact) and np.result_type(g) != dtype:
+            g = np.asarray(g, dtype=dtype)
+        return g
+
+    def fill_all(grads):
+        if single:
+            return fill(grads, args[nums[0]], axes[nums[0]])
+        return tuple(fill(g, args[i], axes[i]) for g, i in zip(grads, nums))
+
+    try:
+        if kind == "grad":
+            if has_aux:
+                return fill_all(out[0]), out[1]
+            return fill_all(out)
+        value, grads = out
+        return value, fill_all(grads)
+    except (TypeError, ValueError, IndexError, KeyError):
+        return out
+
+
+def _unwrap(fun):
+    inner = getattr(fun, "__tangent_x__", None)
+    return inner.function if inner is not None else fun
+
+
+def _flag_of(arg, axes):
+    """Batched flag of an argument: a bool, or a list/dict of flags."""
+    if isinstance(arg, dict):
+        return {k: _flag_of(arg[k], axes[k]) for k in arg}
+    if isinstance(arg, (tuple, list)):
+        return [_flag_of(a, x) for a, x in zip(arg, axes)]
+    return axes is not None
+
+
+def _first_lane_access(param, arg, axes):
+    """An expression reaching the first mapped leaf of ``param``."""
+    node = ir.name(param)
+    while isinstance(arg, (dict, list, tuple)):
+        keys = list(arg) if isinstance(arg, dict) else range(len(arg))
+        for k in keys:
+            if any(a is not None for a in tree_util.tree_leaves(
+                    axes[k], is_leaf=lambda v: v is None)):
+                node = gast.Subscript(value=node, slice=ir.const(k), ctx=gast.Load())
+                arg, axes = arg[k], axes[k]
+                break
+    return node
+
+
+def _assign(target, value):
+    return gast.Assign(targets=[ir.name(target, gast.Store())], value=value,
+                       type_comment=None)
+
+
+def _call(func, *args):
+    return gast.Call(func=P.dotted(func), args=list(args), keywords=[])
+
+
+def _leaf_tuple(values):
+    return gast.Tuple(elts=[ir.const(v) for v in values], ctx=gast.Load())
+
+
+class _Opaque:
+    """Stands for a function vmap cannot read (tangent_x's own Python drivers,
+    such as jacfwd's loop over basis vectors): only the loop strategy applies."""
+
+    def __init__(self, fun, n):
+        from ..core.naming import Namer
+        self.name = getattr(fun, "__name__", "fn")
+        self.params = self.positional = [f"arg{i}" for i in range(n)]
+        self.defaults, self.kwonly, self.kw_defaults = [], [], {}
+        self.origin = None
+        self.deps = ()
+        self.env = {}
+        self.namer = Namer(self.params + ["batch_size", "results", "stacked", "k"])
+
+    def default_names(self):
+        return set()
+
+
+def build(fun, args, axes, examples, out_axes, method):
+    spec = getattr(fun, "__tangent_x__", None)
+    if getattr(fun, "__tangent_x_loop__", False):
+        inner = fun
+        fn = _Opaque(fun, len(args))
+        namer = fn.namer
+        method = "loop"
+    else:
+        if isinstance(spec, Vmapped):      # vmap of vmap: the inner code for one example
+            inner = spec.specialize(*examples).function
+        else:
+            inner = _unwrap(fun)
+        fn, namer = canonical.canonicalize(inner)
+    params = fn.positional
+    if len(args) > len(params):
+        raise TypeError(f"{fn.name}() takes {len(params)} positional argument(s) but vmap "
+                        f"was given {len(args)}")
+    batch_size = namer.fresh("batch_size")
+    entry = []
+    first = next(i for i, ax in enumerate(axes)
+                 if any(a is not None for a in tree_util.tree_leaves(
+                     ax, is_leaf=lambda v: v is None)))
+    for p, arg, ax in zip(params, args, axes):
+        leaves = tree_util.tree_leaves(ax, is_leaf=lambda v: v is None)
+        if all(a in (None, 0) for a in leaves):
+            continue
+        if not isinstance(arg, (dict, list, tuple)):
+            entry.append(_assign(p, _call("np.moveaxis", ir.name(p), ir.const(ax),
+                                          ir.const(0))))
+        else:
+            entry.append(_assign(p, _call("move_lanes", ir.name(p), _leaf_tuple(leaves),
+                                          ir.const(0))))
+    size_expr = gast.Subscript(
+        value=_call("np.shape", _first_lane_access(params[first], args[first], axes[first])),
+        slice=ir.const(0), ctx=gast.Load())
+    entry.append(_assign(batch_size, size_expr))
+    blocks = [emit.Block(entry, None, "the batch on axis 0 of every mapped argument")]
+    shapes = probe(fn, examples) if method == "vectorize" else {}
+    flags = {p: _flag_of(a, ax) for p, a, ax in zip(params, args, axes)}
+    for p in params[len(args):] + fn.kwonly:
+        flags[p] = False
+    if method == "vectorize":
+        try:
+            batcher, body = _vectorized_body(fn, namer, flags, shapes, batch_size)
+        except PerExample:      # no vectorised form: slower, never wrong
+            method = "loop"
+    if method == "vectorize":
+        blocks += body
+        result = fn.result
+        out_flag = batcher.flag(result)
+        result_shape = shapes.get(result.id) if ir.is_name(result) else None
+        env = dict(fn.env)
+    else:
+        result, out_flag, result_shape, env = _loop_body(fn, inner, params, args, flags,
+                                                         batch_size, blocks, namer)
+    result = _finish(fn, result, out_flag, result_shape, out_axes, batch_size, blocks,
+                     namer)
+    base = fn.name if fn.name != "lambda" else "fn"
+    name = f"vmap_{base}"
+    from ..python_stage.pipeline import eliminate_dead_code
+    grows = None
+    if method == "vectorize":
+        def grows(old, new, flags=batcher.flags):
+            # a shared value plus a batched one is batched: a new, larger array
+            return any_batched(flags.get(new)) and not all_batched(flags.get(old, True))
+    eliminate_dead_code(blocks, ir.names_in(result), grows)
+    lines, origins = emit.render_function(name, params, fn.defaults, blocks, result,
+                                          origin=fn.origin, kwonly=fn.kwonly,
+                                          kw_defaults=fn.kw_defaults)
+    used = set()
+    for block in blocks:
+        for stmt in block.stmts:
+            used |= {n.id for n in ir.walk(stmt) if isinstance(n, gast.Name)}
+    used |= ir.names_in(result) | fn.default_names()
+    imports = used & P.RUNTIME_NAMES
+    env = {k: v for k, v in env.items() if k in used}
+    axes_text = ", ".join(str(a) for a in axes) if len(axes) > 1 else str(axes[0])
+    description = f"vmap of {fn.name} (in_axes per argument: {axes_text}" + \
+        (f", out_axes={out_axes}" if out_axes != 0 else "") + \
+        (", method='loop'" if method == "loop" else "") + ")"
+    modules_used = [(P.MODULE_ALIASES[a], a) for a in used if a in P.MODULE_ALIASES]
+    text, linemap = emit.render_module(description, fn.origin, imports, env,
+                                       [(lines, origins)], modules_used)
+    module, path = modules.load(f"{fn.name}_vmap".replace("<", "").replace(">", ""),
+                                text, env, linemap)
+    return Generated(getattr(module, name), text, path, fn.deps, description, out_flag)
+
+
+def _vectorized_body(fn, namer, flags, shapes, batch_size):
+    """The batching rules' code for every equation, in blocks by origin."""
+    batcher = Batcher(namer, flags, shapes, ir.name(batch_size), fn.env)
+    blocks = []
+    for eqn in fn.eqns:
+        stmts = batcher.eqn(eqn)
+        if blocks and blocks[-1].origin is eqn.origin and eqn.origin is not None:
+            blocks[-1].stmts.extend(stmts)
+        else:
+            blocks.append(emit.Block(stmts, eqn.origin))
+    return batcher, blocks
+
+
+def _loop_body(fn, inner, params, args, flags, batch_size, blocks, namer):
+    """``results.append(f(x[k], W))`` for every example ``k``: the loop strategy
+    (the three names fresh: a parameter may be called ``k``)."""
+    k, results, stacked = namer.fresh("k"), namer.fresh("results"), namer.fresh("stacked")
+    call_args = []
+    for p in params[:len(args)]:
+        flag = flags[p]
+        if not any_batched(flag):
+            call_args.append(ir.name(p))
+        elif isinstance(flag, bool):
+            call_args.append(gast.Subscript(value=ir.name(p), slice=ir.name(k),
+                                            ctx=gast.Load()))
+        else:
+            leaf_flags = tree_util.tree_leaves(flag)
+            call_args.append(_call("lane_item", ir.name(p), ir.name(k), gast.Tuple(
+                elts=[gast.Constant(value=bool(b), kind=None) for b in leaf_flags],
+                ctx=gast.Load())))
+    callee = fn.name if fn.name.isidentifier() and fn.name not in params else "fn"
+    loop = gast.For(target=ir.name(k, gast.Store()),
+                    iter=_call("range", ir.name(batch_size)),
+                    body=[gast.Expr(value=gast.Call(
+                        func=gast.Attribute(value=ir.name(results), attr="append",
+                                            ctx=gast.Load()),
+                        args=[gast.Call(func=ir.name(callee), args=call_args,
+                                        keywords=[gast.keyword(arg=p, value=ir.name(p))
+                                                  for p in fn.kwonly])], keywords=[]))],
+                    orelse=[], type_comment=None)
+    stmts = [_assign(results, gast.List(elts=[], ctx=gast.Load())), loop,
+             _assign(stacked, _call("stack_lanes", ir.name(results)))]
+    blocks.append(emit.Block(stmts, None, f"one call of {fn.name} per example"))
+    return ir.name(stacked), True, None, {callee: inner}
+
+
+def _finish(fn, result, out_flag, result_shape, out_axes, batch_size, blocks, namer):
+    """Give shared outputs the batch axis and move it to ``out_axes``."""
+    spec_leaves = tree_util.tree_leaves(out_axes, is_leaf=lambda v: v is None)
+    if isinstance(out_flag, bool) and (out_axes is None or isinstance(out_axes, int)):
+        stmts = []
+        if out_axes is None:
+            if out_flag:
+                raise TransformError("vmap has mapped output but out_axes is None",
+                                     fn.origin, "pass out_axes=0 (or the axis you want) "
+                                     "for outputs that differ between examples")
+            return result
+        if not out_flag:
+            name = namer.fresh("shared_lanes")
+            stmts.append(_assign(name, _call("broadcast_lanes", result,
+                                             ir.name(batch_size))))
+            result = ir.name(name)
+        if out_axes != 0:
+            name = namer.fresh("moved")
+            stmts.append(_assign(name, _call("np.moveaxis", result, ir.const(0),
+                                             ir.const(out_axes))))
+            result = ir.name(name)
+        if stmts:
+            blocks.append(emit.Block(stmts, None, "the batch axis of the result"))
+        return result
+    flat_flags = _flag_leaves(out_flag, result_shape)
+    if out_axes is None or isinstance(out_axes, int):
+        axes = [out_axes] * len(flat_flags)
+    else:
+        axes = list(spec_leaves)
+        if len(axes) != len(flat_flags):
+            raise TransformError(f"vmap out_axes {out_axes!r} does not match the structure "
+                                 "of the result", fn.origin,
+                                 "give one axis per output, or a single int")
+    for f, a in zip(flat_flags, axes):
+        if a is None and f:
+            raise TransformError("vmap has mapped output but out_axes is None", fn.origin,
+                                 "pass an axis for outputs that differ between examples")
+    if all(flat_flags) and all(a == 0 for a in axes):
+        return result
+    name = namer.fresh("result")
+    blocks.append(emit.Block([_assign(name, _call(
+        "finish_lanes", result, _leaf_tuple(flat_flags), _leaf_tuple(axes),
+        ir.name(batch_size)))], None, "the batch axis of every result"))
+    return ir.name(name)
+
+
+def _flag_leaves(flag, shape):
+    """Flags in the order tree_util flattens (dict keys sorted).  A bool
+    flag on a container (a dict none of whose values is batched, inside a
+    tuple that also holds batched ones) stands for every leaf of it: the
+    probe's ``shape`` says how many, at any depth."""
+    if isinstance(flag, dict):
+        return [x for k in sorted(flag) for x in _flag_leaves(flag[k], _item_shape(shape, k))]
+    if isinstance(flag, list):
+        return [x for i, f in enumerate(flag) for x in _flag_leaves(f, _item_shape(shape, i))]
+    if shape is not None and shape.kind not in ("array", "other"):
+        from ..transforms.batching import full_flag
+        return _flag_leaves(full_flag(shape, bool(flag)), shape)
+    return [bool(flag)]
+
+
+def _item_shape(shape, key):
+    """The probe shape of item ``key`` of a container's shape, or None."""
+    if shape is None or shape.kind in ("array", "other"):
+        return None
+    try:
+        return shape.items[key]
+    except (KeyError, IndexError, TypeError):
+        return None

@@ -1,0 +1,423 @@
+"""Python's mutation semantics, kept in a functional form.
+
+``x[i] = v`` becomes a copy plus an update bound to a new name; every other
+name bound to the old value (an alias), every basic-index view taken from it
+(``row = x[0]``) and the array it is itself a view of are rebound too, so
+the transformed function computes what Python computes -- while the
+caller's arrays are never touched.  ``xs.append(v)`` and ``xs.pop()`` on
+lists are the same kind of update.  Mixed into ``canonical.Converter``.
+"""
+import gast
+
+from ..core import ir, primitives as P
+from . import views
+from ..core.naming import base_name, item_name
+
+_AT_UPDATES = {"set": None, "add": "index_add", "multiply": "index_mul",
+               "min": "index_min", "max": "index_max"}
+# updates that combine every value written at a repeated index (JAX's
+# scatter-add/mul/min/max): one primitive each, spelled ``np.<ufunc>.at``
+_COMBINING = frozenset(("index_add", "index_mul", "index_min", "index_max"))
+
+
+class Mutation:
+    """Mixed into ``canonical.Converter``."""
+
+    def list_pop(self, scope, name_node, target):
+        """``v = xs.pop()``: the last item, and ``xs`` rebound without it."""
+        old = self.atom(scope, name_node)
+        item = self.emit(P.get("getitem"), [old, ir.const(-1)], target=target, base="last")
+        rest = self.emit(P.get("getitem"), [old, ir.slice_call(None, ir.const(-1), None)],
+                         target=name_node.id)
+        self.propagate(old, rest)
+        self.bind(scope, name_node.id, rest)
+        return item
+
+
+    def at_update(self, scope, node, at, target):
+        """``x.at[idx].set(v)`` (JAX's functional update): copy plus update."""
+        base_node, index_node, op = at
+        base = self.atom(scope, base_node)
+        idx = self.index_atom(scope, index_node)
+        (value,), _ = self.call_args(scope, node)
+        return self.index_update(base, idx, value, _AT_UPDATES[op], target)
+
+    def index_update(self, base, idx, value, binop, target):
+        params = {}
+        if ir.is_name(base) and base.id in self._containers:
+            params["container"] = self._containers[base.id]
+        if binop in _COMBINING:     # x.at[idx].add(v): repeated indices accumulate
+            return self.emit(P.get(binop), [base, idx, value], params=params,
+                             target=target, base=base_name("", base) or "updated")
+        if binop is not None:
+            old = self.emit(P.get("getitem"), [base, idx], base=base_name("", base) or "item")
+            value = self.emit(P.get(binop), [old, value], base=base_name("", old))
+        out = self.emit(P.get("index_set"), [base, idx, value], params=params,
+                        target=target, base=base_name("", base) or "updated")
+        if params:
+            self._containers[out.id] = params["container"]
+        return out
+
+
+    def bind(self, scope, name_, value):
+        """Bind a user name; names bound to the same atom are aliases."""
+        if self._branch_scopes:
+            callee = self._branch_scopes[-1]
+            while callee.caller is not None:
+                if callee.caller is scope:  # a caller's array changed in a helper's branch or loop
+                    if callee.caller_live is not None and name_ not in callee.caller_live:
+                        return              # not read after the call: nothing to follow
+                    raise self.error(
+                        f"this changes in place the array '{name_}' of the code calling this "
+                        f"function, inside a branch or loop of the function: tangent_x follows "
+                        f"such a change only in the function's straight-line code", None,
+                        f"return the new value and assign it in the caller "
+                        f"('{name_} = ...(...)'), or copy the argument first")
+                callee = callee.caller
+        scope.locals[name_] = value
+        if ir.is_name(value):
+            self._bindings.setdefault(value.id, []).append((scope, name_))
+
+
+    def assign_subscript(self, scope, target, value, binop=None):
+        """``base[idx] = value`` (or ``op=``): a functional update, then every
+        alias of ``base`` -- and the array ``base`` is a view of -- sees it.
+        ``x[i][j] = v`` updates ``x[i]`` and writes it back into ``x``."""
+        base_node = target.value
+        if not isinstance(base_node, (gast.Name, gast.Subscript)):
+            raise self.error("assignment into this kind of target is not supported",
+                             target, "assign into a local variable: x[i] = v", scope)
+        base = self.atom(scope, base_node)
+        self.check_joined(scope, base_node, base, self._live_after)
+        idx = self.index_atom(scope, target.slice)
+        name_ = base_node.id if isinstance(base_node, gast.Name) else None
+        new = self.index_update(base, idx, value, binop, name_ or "updated")
+        if isinstance(base_node, gast.Subscript):
+            self.assign_subscript(scope, base_node, new)
+            return
+        self.propagate(base, new)
+        self.bind(scope, name_, new)
+
+    def propagate(self, old, new):
+        """Python semantics of mutation: after ``old`` became ``new``, its
+        aliases, the views taken from it (``row = y[0]``), and the array it
+        is itself a view of all see the change."""
+        if not ir.is_name(old):
+            return
+        if old.id in self._carry_guard:
+            name_, others = self._carry_guard[old.id]
+            # ``loop_items``: what ``exits`` names the array a ``for`` iterates over
+            others = [f"the array the loop iterates over ('{o}')" if o.startswith("loop_items")
+                      else o for o in others]
+            copy = (f"iterate over a copy" if others[0].startswith("the array")
+                    else f"copy before the loop ({others[0]} = {name_}.copy())")
+            raise self.error(
+                f"'{name_}' is changed in place in this loop (an item update, or 'op=' on "
+                f"an array) while {_quoted(others[0])} names the same array, and the loop also "
+                f"rebinds one of them: which names share the array then changes from one "
+                f"iteration to the next", None,
+                f"{copy}, or write '{name_} = {name_} + ...' instead of '{name_} += ...'")
+        self._rebind(old, new)
+        self._refresh_views(old, new, skip=None)
+        view = self._views.get(old.id)
+        while view is not None:
+            base, idx = view
+            if _whole(idx):         # an alias recorded as ``base[...]``: the same array
+                updated = new
+            else:
+                if isinstance(idx, views.ViewCall):
+                    updated = self.written_back(base, idx, new)
+                else:
+                    updated = self.index_update(base, idx, new, None, base.id)
+                self._add_view(new, updated, idx)
+            self._rebind(base, updated)
+            self._refresh_views(base, updated, skip=old.id)
+            old, new, view = base, updated, self._views.get(base.id)
+
+    def note_view(self, eqn):
+        """``v = x.T`` (``x.reshape(-1)``, ``np.swapaxes(x, 0, 1)`` ...): ``v``
+        is a view of ``x``, as ``row = x[0]`` is.  Where NumPy may copy
+        instead (``reshape``, ``ravel``, ``np.asarray``), which one it did is
+        computed here (removed as dead code if nothing writes)."""
+        if self._quiet_views or not views.of_call(eqn):
+            return
+        base, out = eqn.args[0], ir.name(eqn.out)
+        flag = None
+        if views.may_copy(eqn):
+            flag = self.quietly(self.emit, P.get("is_view_of"), [out, base], None, None, None,
+                                f"{eqn.out}_is_view")
+        self._add_view(out, base, views.ViewCall(eqn, flag, self.eqns))
+
+    def quietly(self, fn, *args):
+        """``fn(*args)``, the views it takes not recorded (they rebuild known ones)."""
+        self._quiet_views += 1
+        try:
+            return fn(*args)
+        finally:
+            self._quiet_views -= 1
+
+    def written_back(self, base, spec, view):
+        """``base`` after its view ``spec`` became ``view`` (and, where NumPy
+        may have copied, ``base`` unchanged in that case)."""
+        if spec.flag is None:
+            return self.quietly(spec.put_back, self, base, view)
+        return self.choose(spec.flag, lambda: self.quietly(spec.put_back, self, base, view),
+                           base, base.id)
+
+    def taken_again(self, view, spec, new_base):
+        """The view ``spec`` taken from ``new_base`` (``view`` itself where
+        NumPy copied instead)."""
+        if spec.flag is None:
+            return self.quietly(spec.take, self, new_base)
+        return self.choose(spec.flag, lambda: self.quietly(spec.take, self, new_base),
+                           view, view.id)
+
+    def choose(self, pred, if_true, otherwise, base):
+        """``if_true()`` where ``pred`` holds at run time, else ``otherwise``."""
+        eqns, result = self.nested(if_true)
+        out = self.namer.fresh(base)
+        self.emit_cond(pred, [out], [[result], [otherwise]], [eqns, []], self.origin)
+        self._may_alias.pop(out, None)    # one array in both cases: every alias follows
+        return ir.name(out)
+
+    def _add_view(self, view, base, idx):
+        self._views[view.id] = (base, idx)
+        self._view_children.setdefault(base.id, []).append(view.id)
+
+    def _rebind(self, old, new):
+        for s, n in list(self._bindings.get(old.id, [])):
+            current = s.locals.get(n)
+            if ir.is_name(current) and current.id == old.id:
+                self.bind(s, n, new)
+
+    def _is_bound(self, atom_id):
+        return any(ir.is_name(s.locals.get(n)) and s.locals[n].id == atom_id
+                   for s, n in self._bindings.get(atom_id, []))
+
+    def _refresh_views(self, old_base, new_base, skip):
+        for view_id in list(self._view_children.get(old_base.id, [])):
+            if view_id == skip or not self._is_bound(view_id):
+                continue
+            _, idx = self._views[view_id]
+            view = ir.name(view_id)
+
+            def refreshed(idx=idx):
+                return self.emit(P.get("getitem"), [new_base, idx], base=item_name(new_base, idx))
+            if _whole(idx):         # an alias recorded as ``base[...]``: the same array
+                fresh = new_base
+            elif isinstance(idx, views.ViewCall):
+                fresh = self.taken_again(view, idx, new_base)
+            elif always_array(idx):
+                fresh = refreshed()
+            else:      # ``x[0]`` of a 1-d array is a number: a copy, not a view
+                fresh = self.choose_if_array(view, refreshed, view, item_name(new_base, idx))
+            if fresh is not new_base:
+                self._add_view(fresh, new_base, idx)
+            self._rebind(ir.name(view_id), fresh)
+            self._refresh_views(ir.name(view_id), fresh, skip=None)
+
+    def choose_if_array(self, value, if_array, otherwise, base):
+        """``if_array()`` where ``value`` is an array, ``otherwise`` where it is
+        a number: NumPy's sharing depends on which, and that is known only at
+        run time -- a ``cond`` on ``is_array(value)``, which every transform
+        follows (the numba stage folds it from the type)."""
+        pred = self.emit(P.get("is_array"), [value], base=f"{base_name('', value) or 'value'}_is_array")
+        eqns, result = self.nested(if_array)
+        out = self.namer.fresh(base)
+        self.emit_cond(pred, [out], [[result], [otherwise]], [eqns, []], self.origin)
+        self._may_alias.pop(out, None)    # a number is shared with nothing
+        return ir.name(out)
+
+    def stmt_AugAssign(self, scope, stmt):
+        prim = P.BINOP_BY_AST.get(type(stmt.op))
+        target = stmt.target
+        if isinstance(target, gast.Name):
+            live = self._live_after      # before inlining calls in the value resets it
+            old = self.atom(scope, target)
+            value = self.atom(scope, stmt.value)
+            shared = self.check_shared(scope, stmt, target.id, old, live)
+            new = self.emit(prim, [old, value], target=target.id)
+            if not (isinstance(value, gast.Constant) and
+                    isinstance(value.value, (bool, int, float))):
+                # an array keeps its dtype (a Python number is weak: it cannot change it)
+                new = self.emit(P.get("inplace_result"), [new, old], target=target.id)
+            if shared:
+                self.update_if_array(scope, target.id, old, new, _read_later(scope, live))
+            self.bind(scope, target.id, new)
+        elif isinstance(target, gast.Subscript):
+            self.assign_subscript(scope, target, self.atom(scope, stmt.value), prim.name)
+        else:
+            raise self.error("augmented assignment to this target is not supported",
+                             stmt, "assign to a local name or x[index]", scope)
+
+    def check_shared(self, scope, stmt, name_, old, live):
+        """``y += v`` changes an array in place but rebinds a number.  Whether
+        a name read later (``live``) shares ``y``'s array -- an alias
+        (``z = y``), a view taken from it (``row = y[0]``) or the array ``y``
+        is a view of -- decides whether that name sees the change: returns
+        whether one does (``update_if_array`` then decides at run time).  A
+        name that holds ``y`` on one path of an earlier branch only cannot
+        be followed that way: say so instead of computing something else."""
+        if not ir.is_name(old):
+            return False
+        if old.id in self._carry_guard:      # ``propagate`` says why this cannot be followed
+            return True
+        related = [old.id] + self._view_children.get(old.id, [])
+        if old.id in self._views:
+            related.append(self._views[old.id][0].id)
+        read_later = _read_later(scope, live)
+
+        def names(atom_ids):
+            return sorted({n for atom_id in atom_ids for s, n in self._bindings.get(atom_id, [])
+                           if n != name_ and ir.is_name(s.locals.get(n)) and not s.finished
+                           and s.locals[n].id == atom_id and read_later(s, n)})
+        joined = names(self._joined_aliases(related))
+        if joined:
+            op = _AUG_SYMBOLS.get(type(stmt.op), "op")
+            raise self.error(
+                f"'{name_} {op}= ...' would change in place the array that '{joined[0]}' "
+                f"also names on one path of an earlier branch only (NumPy semantics decided "
+                f"at run time)", stmt,
+                f"write '{name_} = {name_} {op} ...' to change only '{name_}', or copy where "
+                f"the branch binds it ('{joined[0]} = {name_}.copy()')", scope)
+        return bool(names(related))
+
+    def update_if_array(self, scope, name_, old, new, read_later):
+        """After ``y op= v`` (``old`` -> ``new``): if ``old`` is an array,
+        every name sharing it sees ``new`` (``propagate``); if a number, none
+        does.  Both are built, and ``is_array(old)`` chooses at run time --
+        a ``cond`` like any other, so every transform follows it.
+
+        What the array case knows afterwards (``z`` is ``y``, ``row`` is a
+        view of ``y``) is kept: ``z`` is recorded as a view ``y[...]``, so
+        a later ``y[i] = w`` still reaches it.  That is right in both cases,
+        since only an array can be written into."""
+        tracked = {}
+        for pairs in self._bindings.values():
+            for s, n in pairs:
+                if (s is not scope or n != name_) and n in s.locals and not s.finished:
+                    tracked.setdefault((id(s), n), (s, n, s.locals[n]))
+        views, children = dict(self._views), {k: list(v) for k, v in self._view_children.items()}
+        pred = self.emit(P.get("is_array"), [old], base=f"{name_}_is_array")
+        eqns, _ = self.nested(self.propagate, old, new)
+        changed = [(s, n, before, s.locals[n]) for s, n, before in tracked.values()
+                   if s.locals.get(n) is not before]
+        inner_views = {k: v for k, v in self._views.items() if views.get(k) != v}
+        self._views, self._view_children = views, children
+        for s, n, before, _ in changed:
+            s.locals[n] = before
+        changed = [c for c in changed if read_later(c[0], c[1])]
+        if not changed:
+            return
+        outs = [self.namer.fresh(n) for _, n, _, _ in changed]
+        self.emit_cond(pred, outs, [[c[3] for c in changed], [c[2] for c in changed]],
+                       [eqns, []], self.origin)
+        for o in outs:      # what they share if arrays is recorded below; numbers share nothing
+            self._may_alias.pop(o, None)
+        outer = {new.id: new}
+        outer.update({c[3].id: ir.name(o) for c, o in zip(changed, outs) if ir.is_name(c[3])})
+        for (s, n, _, after), o in zip(changed, outs):
+            self.bind(s, n, ir.name(o))
+            if ir.is_name(after) and after.id == new.id:      # an alias of ``y``
+                self._add_view(ir.name(o), new, ir.const(Ellipsis))
+        inner = {o for eqn in eqns for o in eqn.outs}
+        for view_id, (base, idx) in inner_views.items():
+            base = outer.get(base.id, base)
+            if view_id in outer and base.id not in inner:
+                self._add_view(outer[view_id], base, idx)
+
+    def _joined_aliases(self, atom_ids):
+        """Values an ``if`` chose that may be one of ``atom_ids`` (on the path
+        where a branch passed it through)."""
+        ids = set(atom_ids)
+        return sorted(out for out, sources in self._may_alias.items() if sources & ids)
+
+    def check_joined(self, scope, node, base, live):
+        """``y[i] = v`` changes an array a name bound after an ``if`` may
+        also be (``l = y`` on one path only): which one holds depends on the
+        path taken at run time, which a functional form cannot follow."""
+        if not ir.is_name(base):
+            return
+        joined = set(self._joined_aliases([base.id]))
+        read_later = _read_later(scope, live)
+        others = sorted({n for atom_id in joined for s, n in self._bindings.get(atom_id, [])
+                         if ir.is_name(s.locals.get(n)) and s.locals[n].id == atom_id
+                         and not s.finished and read_later(s, n)})
+        if others:
+            name_ = node.id if isinstance(node, gast.Name) else "the array"
+            raise self.error(
+                f"this changes in place the array '{name_}', which '{others[0]}' also names "
+                f"on one path of an earlier branch only (NumPy semantics decided at run time)",
+                node, f"copy where the branch binds it ('{others[0]} = {name_}.copy()')", scope)
+
+
+def _read_later(scope, live):
+    """``read_later(s, n)``: whether the name ``n`` of scope ``s`` may be read
+    after the current statement -- ``live`` for ``scope``; for the scopes
+    calling it (inlined calls), what each read after its call; any other
+    scope (a closure's), conservatively yes."""
+    known = {id(scope): live}
+    s = scope
+    while s.caller is not None:
+        known.setdefault(id(s.caller), s.caller_live)
+        s = s.caller
+
+    def read_later(s, n):
+        names = known.get(id(s))
+        return names is None or n in names
+    return read_later
+
+
+_AUG_SYMBOLS = {gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/",
+                gast.FloorDiv: "//", gast.Mod: "%", gast.Pow: "**", gast.MatMult: "@",
+                gast.BitAnd: "&", gast.BitOr: "|", gast.BitXor: "^",
+                gast.LShift: "<<", gast.RShift: ">>"}
+
+
+def _at_update(func):
+    """Match ``x.at[idx].op`` ; returns (x node, idx node, op) or None."""
+    if func.attr in _AT_UPDATES and isinstance(func.value, gast.Subscript):
+        holder = func.value.value
+        if isinstance(holder, gast.Attribute) and holder.attr == "at":
+            return holder.value, func.value.slice, func.attr
+    return None
+
+
+
+def _whole(idx):
+    return isinstance(idx, gast.Constant) and idx.value is Ellipsis
+
+
+def always_array(idx):
+    """Whether basic indexing with ``idx`` gives an array (a view) whatever
+    the rank: a slice, ``None`` or ``...`` in it.  All integers give a
+    number when they index every axis."""
+    if isinstance(idx, views.ViewCall):
+        return True
+    parts = idx.elts if isinstance(idx, gast.Tuple) else [idx]
+    return any((isinstance(p, gast.Constant) and (p.value is None or p.value is Ellipsis))
+               or (isinstance(p, gast.Call) and ir.is_name(p.func, "slice")) for p in parts)
+
+
+def looks_basic(idx):
+    """Basic indexing (ints, slices) returns a view that shares memory.
+
+    Names are assumed to hold integers here: ``row = X[i]`` is the common
+    case; an integer-array index makes a copy in NumPy, and assigning into
+    that copy would (wrongly) be written back.
+    """
+    parts = idx.elts if isinstance(idx, gast.Tuple) else [idx]
+    for p in parts:
+        if isinstance(p, gast.Constant) and (p.value is None or p.value is Ellipsis
+                                             or type(p.value) is int):
+            continue
+        if isinstance(p, gast.Call) and ir.is_name(p.func, "slice"):
+            continue
+        if ir.is_name(p):
+            continue
+        return False
+    return True
+
+
+def _quoted(name_):
+    return name_ if name_.startswith("the array") else f"'{name_}'"

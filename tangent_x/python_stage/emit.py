@@ -1,0 +1,200 @@
+"""Python stage -> text: render generated functions as readable modules.
+
+``ast.unparse`` prints one statement at a time; this module adds what it
+cannot: a comment tying each block of statements to the user's line, and a
+map from every generated line back to that user line (used to annotate
+exceptions raised inside generated code).
+"""
+import ast
+
+import gast
+
+from .. import __version__
+
+
+class Block:
+    """Statements generated from one user line (or one rule application)."""
+
+    def __init__(self, stmts, origin=None, comment=None):
+        self.stmts = list(stmts)
+        self.origin = origin
+        self.comment = comment
+
+
+def display_path(path):
+    """Paths under the working directory print relative (stable, short)."""
+    import os
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return path
+    return path if rel.startswith("..") else rel
+
+
+class _Unparser(getattr(ast, "_Unparser", object)):
+    """ast.unparse, with assignments printed the same on every Python:
+    ``a, b = b, a`` (3.10-3.13 disagree on parentheses around tuples)."""
+
+    def visit_Assign(self, node):
+        self.fill()
+        for target in node.targets:
+            self._bare(target)
+            self.write(" = ")
+        self._bare(node.value)
+
+    def _bare(self, node):
+        if isinstance(node, ast.Tuple) and node.elts:
+            for i, elt in enumerate(node.elts):
+                if i:
+                    self.write(", ")
+                self.traverse(elt)
+            if len(node.elts) == 1:
+                self.write(",")
+        else:
+            self.traverse(node)
+
+
+class _SignedConstants(ast.NodeTransformer):
+    """A negative number is an operator applied to a number as Python reads
+    it: ``Constant(-0.87)``, printed as it stands, is ``-0.87 ** 2`` under a
+    power, which is ``-(0.87 ** 2)``.  Written ``-(0.87)`` the unparser
+    gives the operator its precedence: ``(-0.87) ** 2``."""
+
+    def visit_Constant(self, node):
+        value = node.value
+        if isinstance(value, (int, float)) and not isinstance(value, bool) \
+                and (value < 0 or (value == 0 and str(value).startswith("-"))):
+            return ast.copy_location(ast.UnaryOp(ast.USub(), ast.Constant(-value)), node)
+        if isinstance(value, complex) and (value.real < 0 or str(value).startswith("-")):
+            return ast.copy_location(
+                ast.BinOp(ast.Constant(value.real), ast.Add(), ast.Constant(complex(0, value.imag))),
+                node)
+        return node
+
+
+def _shape(tree):
+    """The tree as Python reads it, attributes aside: the check that text
+    printed from it parses back to the same operations.  Changes ``tree``
+    (only trees done with are given: a printed copy, a parsed text)."""
+    tree = _SignedConstants().visit(tree)
+    for node in ast.walk(tree):
+        if hasattr(node, "ctx"):      # a target printed alone reads back as a load
+            node.ctx = ast.Load()
+        for field in ("type_params", "type_comment", "kind"):
+            if hasattr(node, field):  # fields newer Pythons add, or text does not keep
+                setattr(node, field, None)
+    return ast.dump(tree, annotate_fields=False)
+
+
+def _copy(tree):
+    import copy
+    return copy.deepcopy(tree)
+
+
+def _to_text(tree, owned=False):
+    """``tree`` printed (``owned``: a tree of the caller's own making, which
+    printing may change; otherwise a copy is printed)."""
+    tree = _SignedConstants().visit(tree if owned else _copy(tree))
+    if hasattr(ast, "_Unparser"):
+        text = _Unparser().visit(tree)
+    else:                         # pragma: no cover - every supported Python has it
+        text = ast.unparse(tree)
+    _check_reparses(tree, text)
+    return text
+
+
+def _check_reparses(tree, text):
+    """Every emitted text must parse back to the tree it was printed from;
+    a precedence slip in a printer is otherwise a silently wrong value.
+    (``tree`` is the printed copy: the check may change it.)"""
+    if isinstance(tree, ast.expr):
+        back = ast.parse(text, mode="eval").body
+    elif isinstance(tree, ast.stmt):
+        body = ast.parse(text).body
+        back = body[0] if len(body) == 1 else None
+    else:
+        return
+    if back is None or _shape(back) != _shape(tree):
+        raise AssertionError(f"tangent_x internal error: the emitted text {text!r} does not "
+                             "read back as the operations it was printed from")
+
+
+def unparse(node):
+    tree = gast.gast_to_ast(node)
+    # unparse reads statements' line numbers (for type comments) but never
+    # prints them; simple statements need only their own.
+    for n in (ast.walk(tree) if hasattr(tree, "body") else (tree,)):
+        if isinstance(n, ast.stmt):
+            n.lineno = n.end_lineno = 1
+            n.col_offset = n.end_col_offset = 0
+    return _to_text(tree, owned=True)     # gast_to_ast made it: no copy to print
+
+
+def _signature(params, defaults, kwonly=(), kw_defaults=None):
+    parts = list(params)
+    for i, d in enumerate(defaults or ()):
+        j = len(parts) - len(defaults) + i
+        parts[j] = f"{parts[j]}={unparse(d)}"
+    if kwonly:
+        kw_defaults = kw_defaults or {}
+        parts.append("*")
+        parts += [f"{k}={unparse(kw_defaults[k])}" if k in kw_defaults else k for k in kwonly]
+    return ", ".join(parts)
+
+
+def render_function(name, params, defaults, blocks, result, docstring=None, origin=None,
+                    kwonly=(), kw_defaults=None):
+    """Return (lines, origins): the function's text and each line's Origin
+    (the ``def`` line maps to ``origin``, the user's function).  ``params``
+    are the positional parameters (``defaults`` for the trailing ones);
+    ``kwonly`` follow a ``*`` (``kw_defaults``: name -> default)."""
+    lines = [f"def {name}({_signature(params, defaults, kwonly, kw_defaults)}):"]
+    origins = [origin]
+    if docstring:
+        lines.append(f'    """{docstring}"""')
+        origins.append(None)
+    last_comment = None
+    for block in blocks:
+        if not block.stmts:
+            continue
+        comment = block.comment
+        if comment is None and block.origin is not None:
+            comment = f"{block.origin.short()}: {block.origin.text}"
+        if comment and comment != last_comment:
+            lines.append(f"    # {comment}")
+            origins.append(block.origin)
+            last_comment = comment
+        for stmt in block.stmts:
+            for text in unparse(stmt).splitlines():
+                lines.append("    " + text)
+                origins.append(block.origin)
+    lines.append(f"    return {unparse(result)}")
+    origins.append(None)
+    return lines, origins
+
+
+def render_module(description, origin, imports, env_names, functions, modules=()):
+    """Module text for one or more rendered functions, plus its line map.
+
+    ``modules``: (module, alias) pairs to import besides NumPy."""
+    header = [f"# Generated by tangent_x {__version__}: {description}"]
+    if origin is not None:
+        header.append(f"# from {display_path(origin.filename)}:{origin.lineno}. Do not "
+                      "edit: tangent_x regenerates it from that source.")
+    header.append("import numpy as np")
+    for module, alias in sorted(modules):
+        header.append(f"import {module} as {alias}")
+    runtime = sorted(imports)
+    if runtime:
+        header.append(f"from tangent_x.runtime import {', '.join(runtime)}")
+    if env_names:
+        header.append(f"# bound when loaded, from the function's globals and closure: "
+                      f"{', '.join(sorted(env_names))}")
+    lines, origins = list(header), [None] * len(header)
+    for fn_lines, fn_origins in functions:
+        lines += ["", ""]
+        origins += [None, None]
+        lines += fn_lines
+        origins += fn_origins
+    linemap = {i + 1: o for i, o in enumerate(origins) if o is not None}
+    return "\n".join(lines) + "\n", linemap

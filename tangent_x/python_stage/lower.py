@@ -1,0 +1,133 @@
+"""Lowering: compound equations become real ``if``/``for``/``while`` code.
+
+Loops stay loops: a ``for_range`` equation is a Python ``for`` over
+``range``, a ``while`` equation a Python ``while``, a ``cond`` an ``if``.
+Carried variables are assigned before the loop and updated at the end of
+its body.  When a reverse pass needs it, ``tapes`` names a list per carried
+variable onto which the forward loop pushes the carry at the start of each
+iteration (``h_tape.append(h)``): the readable tape (plus, for a body value
+the backward loop reads only for its shape, a list of its shapes).
+"""
+import gast
+
+from ..core import ir
+
+
+def _assign(target, value):
+    return gast.Assign(targets=[ir.name(target, gast.Store())], value=value,
+                       type_comment=None)
+
+
+def assign_many(targets, values):
+    """``a, b = x, y`` when one value reads another target, else one line each."""
+    pairs = [(t, v) for t, v in zip(targets, values) if not ir.is_name(v, t)]
+    if not pairs:
+        return []
+    if len(pairs) > 1 and any(ir.names_in(v) & {t for t, _ in pairs} for _, v in pairs):
+        return [gast.Assign(
+            targets=[gast.Tuple(elts=[ir.name(t, gast.Store()) for t, _ in pairs],
+                                ctx=gast.Store())],
+            value=gast.Tuple(elts=[v for _, v in pairs], ctx=gast.Load()),
+            type_comment=None)]
+    return [_assign(t, v) for t, v in pairs]
+
+
+def _call(func, args):
+    return gast.Call(func=func, args=list(args), keywords=[])
+
+
+def range_call(start, stop, step):
+    one = isinstance(step, gast.Constant) and step.value == 1
+    zero = isinstance(start, gast.Constant) and start.value == 0
+    args = [stop] if (one and zero) else ([start, stop] if one else [start, stop, step])
+    return _call(ir.name("range"), args)
+
+
+def lower(eqns, tapes=None):
+    """Statements for ``eqns``; ``tapes(eqn)`` -> {carry: tape name} or None."""
+    out = []
+    for eqn in eqns:
+        kind = eqn.prim.kind
+        if kind == "cond":
+            out += lower_cond(eqn, tapes)
+        elif kind == "while":
+            out += lower_while(eqn, tapes)
+        elif kind == "for_range":
+            out += lower_for(eqn, tapes)
+        elif kind == "custom" and tapes and tapes(eqn):
+            out += lower_custom_fwd(eqn, tapes(eqn))
+        else:
+            out += ir.spell(eqn)
+    return out
+
+
+def lower_cond(eqn, tapes):
+    branches = []
+    for body in eqn.params["branches"]:
+        stmts = lower(body.eqns, tapes) + assign_many(eqn.outs, body.results)
+        branches.append(stmts or [gast.Pass()])
+    return [gast.If(test=eqn.args[0], body=branches[0],
+                    orelse=[] if isinstance(branches[1][0], gast.Pass)
+                    and len(branches[1]) == 1 else branches[1])]
+
+
+def _push(eqn, tapes):
+    """(tape setup, pushes at the start of an iteration, pushes at its end).
+
+    A loop's tapes hold its carried variables, pushed as an iteration
+    starts, and the shapes of body values the backward loop reads only for
+    their shape (``np.shape(x)``, pushed once ``x`` is computed)."""
+    names = tapes(eqn) if tapes else None
+    if not names:
+        return [], [], []
+    setup = [_assign(t, gast.List(elts=[], ctx=gast.Load())) for t in names.values()]
+    carry = set(eqn.params["carry"])
+
+    def append(tape, value):
+        return gast.Expr(value=_call(gast.Attribute(value=ir.name(tape), attr="append",
+                                                    ctx=gast.Load()), [value]))
+    push = [append(t, ir.name(c)) for c, t in names.items() if c in carry]
+    shapes = [append(t, _call(gast.Attribute(value=ir.name("np"), attr="shape",
+                                             ctx=gast.Load()), [ir.name(x)]))
+              for x, t in names.items() if x not in carry]
+    return setup, push, shapes
+
+
+def lower_while(eqn, tapes):
+    carry = list(eqn.params["carry"])
+    cond, body = eqn.params["cond"], eqn.params["body"]
+    setup, push, shapes = _push(eqn, tapes)
+    pred = cond.results[0]
+    inner = push + lower(body.eqns, tapes) + shapes + assign_many(carry, body.results)
+    if not cond.eqns:
+        loop = gast.While(test=pred, body=inner or [gast.Pass()], orelse=[])
+    elif len(cond.eqns) == 1 and cond.eqns[0].prim.kind in ("compare", "unaryop") \
+            and ir.is_name(pred, cond.eqns[0].out):
+        loop = gast.While(test=ir.expr_of(cond.eqns[0]), body=inner or [gast.Pass()],
+                          orelse=[])
+    else:
+        stop = gast.If(test=gast.UnaryOp(op=gast.Not(), operand=pred),
+                       body=[gast.Break()], orelse=[])
+        loop = gast.While(test=ir.const(True), body=lower(cond.eqns, tapes) + [stop] + inner,
+                          orelse=[])
+    return assign_many(carry, eqn.args) + setup + [loop]
+
+
+def lower_for(eqn, tapes):
+    start, stop, step = eqn.args[:3]
+    carry = list(eqn.params["carry"])
+    body = eqn.params["body"]
+    setup, push, shapes = _push(eqn, tapes)
+    inner = push + lower(body.eqns, tapes) + shapes + assign_many(carry, body.results)
+    loop = gast.For(target=ir.name(eqn.params["index"], gast.Store()),
+                    iter=range_call(start, stop, step), body=inner or [gast.Pass()],
+                    orelse=[], type_comment=None)
+    return assign_many(carry, eqn.args[3:]) + setup + [loop]
+
+
+def lower_custom_fwd(eqn, residuals):
+    """``out, out_residuals = f_fwd(*args)``: a custom_vjp's forward rule."""
+    target = gast.Tuple(elts=[ir.name(eqn.out, gast.Store()), ir.name(residuals, gast.Store())],
+                        ctx=gast.Store())
+    return [gast.Assign(targets=[target], value=_call(ir.name(eqn.params["fwd"]), eqn.args),
+                        type_comment=None)]

@@ -1,0 +1,1 @@
+"""The python stage's passes, each one rewrite over generated code."""

@@ -1,0 +1,598 @@
+"""vmap by batching rules: a canonical function -> vectorised NumPy source.
+
+Every batched value carries its batch on axis 0 (the boundary moves
+``in_axes`` there and ``out_axes`` back), and keeps its user's name: the
+vectorised code reads like the original, with an axis shifted here and a
+transposed matmul there.  Values that do not depend on a batched argument
+stay unbatched (weights shared by all examples are never broadcast).
+
+Which values are batched is a flag per name: a bool for an array, a nested
+list/dict of bools for a container (a tuple of a batched and a shared
+array).  Per-example ranks come from ``probe`` (one example run at first
+call).  Each primitive's rule lives in ``rules/batching.py`` (table
+``BATCHING``, keyed by primitive like the derivative rules); the transform
+here knows only control flow:
+
+- ``if`` on a shared condition stays an ``if``; on a batched condition both
+  branches run and ``select_lanes`` picks per lane;
+- loops on a shared condition stay loops; a ``while`` whose condition is
+  batched runs while any lane is live, finished lanes frozen by
+  ``select_lanes``;
+- an operation without a rule (or whose ranks the probe did not see) is
+  run once per example by ``map_lanes`` — always correct, just not
+  vectorised.
+"""
+import gast
+
+from ..core import ir
+from ..python_stage import lower
+from ..errors import TransformError
+from ..core.naming import Namer
+from ..rules import BATCHING, load_all
+
+
+def _assign(target, value):
+    return gast.Assign(targets=[ir.name(target, gast.Store())], value=value,
+                       type_comment=None)
+
+
+def call(func, *args, **kwargs):
+    func = func if isinstance(func, gast.AST) else _dotted(func)
+    return gast.Call(func=func, args=list(args),
+                     keywords=[gast.keyword(arg=k, value=v) for k, v in kwargs.items()])
+
+
+def _dotted(spelling):
+    from ..core.primitives import dotted
+    return dotted(spelling)
+
+
+def any_batched(flag):
+    if isinstance(flag, dict):
+        return any(any_batched(f) for f in flag.values())
+    if isinstance(flag, (list, tuple)):
+        return any(any_batched(f) for f in flag)
+    return bool(flag)
+
+
+def all_batched(flag):
+    if isinstance(flag, dict):
+        return all(all_batched(f) for f in flag.values())
+    if isinstance(flag, (list, tuple)):
+        return all(all_batched(f) for f in flag)
+    return bool(flag)
+
+
+def full_flag(shape, value=True):
+    """The flag of a value of ``shape`` (probe Shape) with every leaf ``value``."""
+    if shape is None or shape.kind in ("array", "other"):
+        return value
+    if shape.kind == "dict":
+        return {k: full_flag(s, value) for k, s in shape.items.items()}
+    return [full_flag(s, value) for s in shape.items]
+
+
+def merge_flags(a, b):
+    """Leafwise OR of two flags (a leaf against a container: the container)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return {k: merge_flags(a.get(k, False), b.get(k, False)) for k in {**a, **b}}
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        return [merge_flags(x, y) for x, y in zip(a, b)]
+    if isinstance(a, (dict, list)) or isinstance(b, (dict, list)):
+        return True if any_batched(a) or any_batched(b) else a
+    return bool(a) or bool(b)
+
+
+def exact_or(a, b):
+    """Leafwise OR of two flags that describe the same structure, exactly: a
+    bool flag on a container is every leaf of it (False: all shared, True:
+    all batched).  ``merge_flags`` may round a container holding batched and
+    shared values up to True, which suits the places that then give the
+    value the batch where the flag says so (``lanes_of``), never a flag
+    marked on a value as it is.  None where the two do not line up."""
+    if not isinstance(a, (dict, list)) or not isinstance(b, (dict, list)):
+        if isinstance(a, (dict, list)):
+            a, b = b, a
+        return True if a else b
+    if isinstance(a, dict) and isinstance(b, dict) and set(a) == set(b):
+        out = {k: exact_or(a[k], b[k]) for k in a}
+        return None if any(v is None for v in out.values()) else out
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        out = [exact_or(x, y) for x, y in zip(a, b)]
+        return None if any(v is None for v in out) else out
+    return None
+
+
+class Batcher:
+    def __init__(self, namer, flags, shapes, batch_size, env=None):
+        load_all()
+        self.env = env or {}            # free names of the code: globals, closure values
+        self.stmts_out = []
+        self.namer = namer
+        self.flags = flags              # name -> batched flag
+        self.shapes = shapes            # name -> probe.Shape
+        self.batch_size = batch_size    # gast atom: the number of examples
+        self.unbound = set()            # names holding ``unbound(...)`` placeholders
+
+    # --- what rules ask -----------------------------------------------------
+
+    def flag(self, atom):
+        if ir.is_name(atom):
+            return self.flags.get(atom.id, False)
+        if isinstance(atom, (gast.Tuple, gast.List)):
+            return [self.flag(e) for e in atom.elts]
+        if isinstance(atom, gast.AST):
+            return any(self.flags.get(n, False) for n in ir.names_in(atom)) or False
+        return False
+
+    def batched(self, atom):
+        return any_batched(self.flag(atom))
+
+    def shape(self, atom):
+        from ..analysis.probe import describe
+        if ir.is_name(atom):
+            if atom.id in self.shapes:
+                return self.shapes[atom.id]
+            if atom.id in self.env and atom.id not in self.flags:
+                return describe(self.env[atom.id])
+            return None
+        if isinstance(atom, gast.Constant):
+            return describe(atom.value)
+        return None
+
+    def rank(self, atom):
+        """Per-example rank, or None when unknown (or not an array)."""
+        if isinstance(atom, gast.Attribute) and ir.is_name(atom.value, "np"):
+            return 0
+        shape = self.shape(atom)
+        return shape.ndim if shape is not None and shape.kind == "array" else None
+
+    def mark(self, out, flag=True):
+        self.flags[out] = flag
+
+    def fresh(self, base):
+        return self.namer.fresh(base)
+
+    def let(self, base, value, flag=True):
+        """``base = value`` on a fresh name; returns the name atom."""
+        name = self.fresh(base)
+        self.flags[name] = flag
+        self.stmts_out.append(_assign(name, value))
+        return ir.name(name)
+
+    # --- equations ----------------------------------------------------------
+
+    def stmts(self, eqns):
+        out = []
+        for eqn in eqns:
+            out += self.eqn(eqn)
+        return out
+
+    def eqn(self, eqn):
+        kind = eqn.prim.kind
+        if kind == "cond":
+            return self.cond(eqn)
+        if kind in ("while", "for_range"):
+            return self.loop(eqn)
+        if eqn.prim.name == "unbound":
+            self.unbound.update(eqn.outs)
+        if not any(self.batched(a) for a in list(eqn.args) + list(eqn.kwargs.values())):
+            for o in eqn.outs:
+                self.flags[o] = False
+            return lower.lower([eqn])
+        rule = BATCHING.get(eqn.prim.name)
+        self.stmts_out = []
+        made = rule(eqn, self) if rule is not None else None
+        if made is None:
+            self.stmts_out = []
+            return self.map_lanes(eqn)
+        return self.stmts_out + made
+
+    def map_lanes(self, eqn):
+        """``out = map_lanes(lambda x: <the operation>, batch_size, x)``: one
+        call per example, for operations with no batching rule."""
+        atoms = list(eqn.args) + list(eqn.kwargs.values())
+        lanes = []
+        setup = []
+        acc = eqn.args[0] if eqn.prim.name in _WRITES_FIRST and eqn.args else None
+        if ir.is_name(acc) and not all_batched(self.flags.get(acc.id)):
+            # ``add_at`` writes into its accumulator: a shared one, closed
+            # over by the lambda, would be one buffer every example adds
+            # into (and every lane's result the same array).  Its lanes are
+            # copies (``_example``), one private accumulator per example.
+            full, made = self.lanes_of(acc, full_flag(self.shape(acc)))
+            setup += made
+            atoms = [_renamed(a, acc.id, full.id) for a in atoms]
+            eqn = ir.Eqn(eqn.outs, eqn.prim, atoms[:len(eqn.args)],
+                         dict(zip(eqn.kwargs, atoms[len(eqn.args):])), eqn.params,
+                         eqn.origin)
+        for a in atoms:
+            for n in sorted(ir.names_in(a)):
+                if any_batched(self.flags.get(n)) and n not in lanes:
+                    lanes.append(n)
+        for i, n in enumerate(lanes):
+            flag = self.flags[n]
+            if not all_batched(flag):       # a container of batched and shared values
+                from ..api.vmap import _flag_leaves
+                leaves = _flag_leaves(flag, None)
+                full = self.fresh(f"{n}_lanes")
+                setup.append(_assign(full, call(
+                    "finish_lanes", ir.name(n),
+                    gast.Tuple(elts=[ir.const(f) for f in leaves], ctx=gast.Load()),
+                    gast.Tuple(elts=[ir.const(0) for _ in leaves], ctx=gast.Load()),
+                    self.batch_size)))
+                self.flags[full] = full_flag(self.shapes.get(n))
+                atoms = [_renamed(a, n, full) for a in atoms]
+                lanes[i] = full
+                eqn = ir.Eqn(eqn.outs, eqn.prim, atoms[:len(eqn.args)],
+                             dict(zip(eqn.kwargs, atoms[len(eqn.args):])), eqn.params,
+                             eqn.origin)
+        if eqn.prim.kind == "index_set" and eqn.prim.name in _INDEX_HELPERS:
+            x, idx, v = eqn.args
+            body = call(_INDEX_HELPERS[eqn.prim.name], x, ir.clone(idx), v)
+        elif eqn.prim.kind in ("index_set", "effect"):
+            label = eqn.params.get("label", eqn.prim.name)
+            raise TransformError(f"vmap has no batching rule for {label} on batched "
+                                 "values", eqn.origin,
+                                 "compute it outside the vmapped function")
+        else:
+            body = ir.expr_of(eqn)
+        # the lambda's parameters get names of their own (``x_k``: example k of
+        # ``x``), so that later passes renaming ``x`` outside cannot capture them
+        params = [self.fresh(f"{n}_k") for n in lanes]
+        for n, p in zip(lanes, params):
+            body = _renamed(body, n, p)
+        fn = gast.Lambda(args=gast.arguments(
+            args=[ir.name(p, gast.Param()) for p in params], posonlyargs=[], vararg=None,
+            kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]), body=body)
+        value = call("map_lanes", fn, self.batch_size, *[ir.name(n) for n in lanes])
+        for o in eqn.outs:
+            self.flags[o] = full_flag(self.shapes.get(o))
+        if len(eqn.outs) == 1:
+            return setup + [_assign(eqn.out, value)]
+        target = gast.Tuple(elts=[ir.name(o, gast.Store()) for o in eqn.outs],
+                            ctx=gast.Store())
+        return setup + [gast.Assign(targets=[target], value=value, type_comment=None)]
+
+    # --- control flow ---------------------------------------------------------
+
+    def lanes_of(self, atom, flag, hint=None):
+        """``atom`` given the batch axis wherever ``flag`` says so but its own
+        flag does not (a shared value meeting a batched one); in a container,
+        leaf by leaf.  Returns (atom, statements computing it)."""
+        have = self.flag(atom)
+        if all_batched(have) or not any_batched(flag) or _no_leaves(self.shape(atom)):
+            return atom, []
+        stem = atom.id if ir.is_name(atom) else (hint or "value")
+        if not isinstance(have, (dict, list)) and not isinstance(flag, (dict, list)):
+            name = self.fresh(f"{stem}_lanes")
+            self.flags[name] = True
+            return ir.name(name), [_assign(name, call("broadcast_lanes", atom,
+                                                      self.batch_size))]
+        from ..api.vmap import _flag_leaves
+        shape = self.shape(atom)
+        have_full = have if isinstance(have, (dict, list)) else full_flag(shape, bool(have))
+        if not isinstance(have_full, (dict, list)):
+            have_full = _everywhere(flag, bool(have))
+        want_full = flag if isinstance(flag, (dict, list)) else _everywhere(have_full, True)
+        have_leaves, want_leaves = _flag_leaves(have_full, None), _flag_leaves(want_full, None)
+        if len(have_leaves) != len(want_leaves) or not isinstance(want_full, (dict, list)):
+            raise _MixedContainer()
+        name = self.fresh(f"{stem}_lanes")
+        self.flags[name] = want_full
+        value = call("finish_lanes", atom,
+                     gast.Tuple(elts=[ir.const(h) for h in have_leaves], ctx=gast.Load()),
+                     gast.Tuple(elts=[ir.const(0 if w else None) for w in want_leaves],
+                                ctx=gast.Load()),
+                     self.batch_size)
+        return ir.name(name), [_assign(name, value)]
+
+    def cond(self, eqn):
+        pred = eqn.args[0]
+        branches = eqn.params["branches"]
+        results = []
+        for body in branches:
+            inner = self.sub()
+            stmts = inner.stmts(body.eqns)
+            results.append((inner, stmts, body.results))
+        out_flags = []
+        for k, _ in enumerate(eqn.outs):
+            flag = False
+            for inner, _, res in results:
+                flag = merge_flags(flag, inner.flag(res[k]))
+            out_flags.append(flag)
+        for inner, _, _ in results:
+            self.flags.update(inner.flags)
+        if self.batched(pred):
+            return self.select(eqn, pred, results, out_flags)
+        out = []
+        for inner, stmts, res in results:
+            fixed = []
+            for k, (o, r) in enumerate(zip(eqn.outs, res)):
+                try:
+                    atom, setup = inner.lanes_of(r, out_flags[k], o)
+                except _MixedContainer:
+                    return self.map_compound(eqn)
+                stmts = stmts + setup
+                fixed.append(atom)
+            out.append((stmts + lower.assign_many(eqn.outs, fixed)) or [gast.Pass()])
+        for o, f in zip(eqn.outs, out_flags):
+            self.flags[o] = f
+        orelse = [] if len(out[1]) == 1 and isinstance(out[1][0], gast.Pass) else out[1]
+        return [gast.If(test=pred, body=out[0], orelse=orelse)]
+
+    def select(self, eqn, pred, results, out_flags):
+        """Both branches on every lane, then ``select_lanes`` per output.
+
+        A per-lane choice differs between lanes even where both sides are
+        shared, so each side is given the batch first (``lanes_of``): a
+        shared value meeting a batched one is broadcast, never left to
+        NumPy's broadcasting to line up with the per-example axes.  A side
+        its branch never assigns (``unbound``) leaves the other side as it
+        is.  Sides whose per-example ranks differ cannot be one array: the
+        whole function then runs once per example."""
+        # each side runs only when some lane takes it: a branch no lane takes
+        # may fail on every lane (the body of ``if k < len(items)`` reading
+        # ``items[k]`` once every lane is past the end); its results are
+        # then None, which ``select_lanes`` passes over
+        sides_code = [list(stmts) for _, stmts, _ in results]
+        defined = [_stored_names(code) for code in sides_code]
+        out = []
+        (_, _, on_true), (_, _, on_false) = results
+        for o, a, b in zip(eqn.outs, on_true, on_false):
+            if self.unassigned(a) or self.unassigned(b):
+                kept = b if self.unassigned(a) else a
+                if not self.batched(kept):
+                    out.append(_assign(o, kept))
+                    self.flags[o] = self.flag(kept)
+                    continue
+            elif ir.is_name(a) and ir.is_name(b) and a.id == b.id and not self.batched(a):
+                out.append(_assign(o, a))
+                self.flags[o] = False
+                continue
+            else:
+                if _ranks_differ(self.shape(a), self.shape(b)):
+                    raise PerExample("the branches give values of different per-example "
+                                     f"ranks to {o!r}", eqn.origin)
+            want = full_flag(self.shapes.get(o))
+            sides = []
+            for i, side in enumerate((a, b)):
+                if self.unassigned(side):
+                    sides.append(side)
+                    continue
+                try:
+                    atom, setup = self.lanes_of(side, want, o)
+                except _MixedContainer:
+                    return self.map_compound(eqn)
+                if ir.is_name(side) and side.id in defined[i]:
+                    sides_code[i] += setup
+                    defined[i] |= _stored_names(setup)
+                else:
+                    out += setup
+                sides.append(atom)
+            out.append(_assign(o, call("select_lanes", pred, *sides)))
+            self.flags[o] = _everywhere(self.flag(sides[1] if self.unassigned(sides[0])
+                                                  else sides[0]), True)
+        guarded = []
+        for code, names, taken in zip(sides_code, defined,
+                                      (call("np.any", pred),
+                                       gast.UnaryOp(op=gast.Not(), operand=call("np.all", pred)))):
+            if code:
+                guarded.append(gast.If(test=taken, body=code,
+                                       orelse=[_assign(n, ir.const(None)) for n in sorted(names)]
+                                       or [gast.Pass()]))
+        return guarded + out
+
+    def unassigned(self, atom):
+        """Whether ``atom`` is the placeholder of a variable its branch never
+        assigned (``unbound``)."""
+        return ir.is_name(atom) and atom.id in self.unbound
+
+    def for_as_while(self, eqn):
+        return _for_as_while(eqn, self.namer)
+
+    def sub(self):
+        inner = Batcher(self.namer, dict(self.flags), self.shapes, self.batch_size, self.env)
+        inner.unbound = self.unbound
+        return inner
+
+    def trial(self, body, carry_flags):
+        """The flags of ``body``'s results when its carries have ``carry_flags``:
+        the body batched on the side, its code and names thrown away."""
+        inner = Batcher(Namer(self.namer.taken), {**self.flags, **carry_flags},
+                        self.shapes, self.batch_size, self.env)
+        inner.stmts(body.eqns)
+        return [inner.flag(r) for r in body.results]
+
+    def map_compound(self, eqn):
+        raise PerExample("vmap cannot line up the branches' results (a container "
+                         "mixing batched and shared values)", eqn.origin)
+
+    def loop(self, eqn):
+        if eqn.prim.kind == "for_range" and any(self.batched(b) for b in eqn.args[:3]):
+            return self.loop(self.for_as_while(eqn))
+        carry = list(eqn.params["carry"])
+        body = eqn.params["body"]
+        n_lead = len(eqn.args) - len(carry)
+        inits = eqn.args[n_lead:]
+        bounds = eqn.args[:n_lead]
+        flags = {c: self.flag(a) for c, a in zip(carry, inits)}
+        cond = eqn.params.get("cond")
+        # which carries become batched: a fixed point of the flags the body's
+        # rules give its results (a shape read off a batched value, pushed on
+        # a tape, stays shared)
+        while True:
+            results = self.trial(body, flags)
+            new = {c: merge_flags(flags[c], f) for c, f in zip(carry, results)}
+            pred_batched = False
+            if cond is not None:
+                pred_batched = any_batched(self.trial(cond, new)[0])
+                if pred_batched:
+                    new = {c: (full_flag(self.shapes.get(c)) if not
+                               (ir.is_name(r) and r.id == c) else new[c])
+                           for c, r in zip(carry, body.results)}
+            if new == flags:
+                break
+            flags = new
+        for c, a, r in zip(carry, inits, body.results):
+            before, after = self.shape(a), self.shape(r)
+            if before is not None and after is not None and before.kind == after.kind == "array" \
+                    and _ranks_differ(before, after):
+                # a number that becomes a vector as the loop runs: one batched
+                # variable cannot hold both ranks
+                raise PerExample(f"vmap: the loop variable '{c}' changes rank in the loop",
+                                 eqn.origin)
+        setup = []
+        init_atoms = []
+        for c, a in zip(carry, inits):
+            try:
+                atom, stmts = self.lanes_of(a, flags[c], c)
+            except _MixedContainer:
+                return self.map_compound(eqn)
+            setup += stmts
+            init_atoms.append(atom)
+        self.flags.update(flags)
+        inner = self.sub()
+        body_stmts = inner.stmts(body.eqns)
+        results = []
+        for c, r in zip(carry, body.results):
+            try:
+                atom, stmts = inner.lanes_of(r, flags[c], c)
+            except _MixedContainer:
+                return self.map_compound(eqn)
+            body_stmts += stmts
+            results.append(atom)
+        self.flags.update({k: v for k, v in inner.flags.items() if k not in flags})
+        if eqn.prim.kind == "for_range":
+            updates = lower.assign_many(carry, results)
+            loop = gast.For(target=ir.name(eqn.params["index"], gast.Store()),
+                            iter=lower.range_call(*bounds), body=body_stmts + updates
+                            or [gast.Pass()], orelse=[], type_comment=None)
+            return setup + lower.assign_many(carry, init_atoms) + [loop]
+        cinner = self.sub()
+        cond_stmts = cinner.stmts(cond.eqns)
+        self.flags.update({k: v for k, v in cinner.flags.items() if k not in flags})
+        pred = cond.results[0]
+        if cinner.batched(pred):
+            tapes = [c for c, r in zip(carry, body.results) if _is_list(self.shapes.get(c))
+                     and not (ir.is_name(r) and r.id == c)]
+            if tapes:
+                raise RaggedTapes(f"vmap: the lanes of this loop finish at different "
+                                  f"steps, and it pushes on {', '.join(tapes)}: each "
+                                  "lane's list would have its own length", eqn.origin,
+                                  "vmap runs the function once per example instead")
+            live = pred
+            stop = gast.If(test=gast.UnaryOp(op=gast.Not(), operand=call("np.any", live)),
+                           body=[gast.Break()], orelse=[])
+            results = [call("select_lanes", live, r, ir.name(c))
+                       if not (ir.is_name(r) and r.id == c) else r
+                       for c, r in zip(carry, results)]
+        else:
+            stop = gast.If(test=gast.UnaryOp(op=gast.Not(), operand=pred),
+                           body=[gast.Break()], orelse=[])
+        updates = lower.assign_many(carry, results)
+        loop = gast.While(test=ir.const(True), body=cond_stmts + [stop] + body_stmts + updates,
+                          orelse=[])
+        return setup + lower.assign_many(carry, init_atoms) + [loop]
+
+
+def _stored_names(stmts):
+    """Names the statements assign (at any depth)."""
+    names = set()
+    for stmt in stmts:
+        for node in ir.walk(stmt):
+            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+                names.add(node.id)
+    return names
+
+
+def _renamed(atom, old, new):
+    atom = ir.clone(atom)
+    for node in ir.walk(atom):
+        if isinstance(node, gast.Name) and node.id == old:
+            node.id = new
+    return atom
+
+
+def _for_as_while(eqn, namer):
+    """``for i in range(start, stop, step)`` as a while loop carrying ``i``:
+    how a range that differs between examples is batched (lanes stop at
+    their own bound)."""
+    from ..core import primitives as P
+    start, stop, step = eqn.args[:3]
+    if not isinstance(step, gast.Constant) or not step.value:
+        raise TransformError("vmap: the loop's range differs between examples and its "
+                             "step is not a constant", eqn.origin,
+                             "use a constant step, or vmap(..., method='loop')")
+    index = eqn.params["index"]
+    body = eqn.params["body"]
+    live = namer.fresh(f"{index}_live")
+    following = namer.fresh(f"{index}_next")
+    test = ir.Eqn([live], P.get("lt" if step.value > 0 else "gt"),
+                  [ir.name(index), stop], origin=eqn.origin)
+    advance = ir.Eqn([following], P.get("add"), [ir.name(index), step], origin=eqn.origin)
+    return ir.Eqn([index] + list(eqn.outs), P.get("while"), [start] + list(eqn.args[3:]),
+                  params={"carry": [index] + list(eqn.params["carry"]),
+                          "cond": ir.Body([test], [ir.name(live)]),
+                          "body": ir.Body(list(body.eqns) + [advance],
+                                          [ir.name(following)] + list(body.results))},
+                  origin=eqn.origin)
+
+
+def _no_leaves(shape):
+    """A container holding no value (an empty tape): the same batched or not."""
+    if shape is None or shape.kind not in ("list", "tuple", "dict"):
+        return False
+    items = shape.items.values() if shape.kind == "dict" else shape.items
+    return all(_no_leaves(s) for s in items)
+
+
+def _is_list(shape):
+    return shape is not None and shape.kind == "list"
+
+
+# operations that update their first argument in place (see ``map_lanes``)
+_WRITES_FIRST = {"add_at"}
+# functional index updates as one call each (tangent_x/runtime/lanes.py), for map_lanes
+_INDEX_HELPERS = {"index_set": "set_index", "index_add": "add_index", "index_min": "min_index",
+                  "index_max": "max_index", "index_mul": "mul_index"}
+
+
+class PerExample(TransformError):
+    """Raised where vectorised code cannot be written (branches whose
+    results differ in per-example rank, containers that cannot be lined
+    up): ``vmap`` then runs the whole function once per example."""
+
+
+class RaggedTapes(PerExample):
+    """A list grown or shrunk in a loop whose lanes stop at different steps
+    (the tape of a derivative through a per-example ``while``): one list of
+    batched items cannot hold a different number of items per lane, so vmap
+    takes the per-example loop for the whole function (``vmapping.build``)."""
+
+
+class _MixedContainer(Exception):
+    pass
+
+
+def _ranks_differ(a, b):
+    """Whether two probe shapes are known to hold values of different
+    per-example ranks (leaf by leaf for containers)."""
+    if a is None or b is None or "other" in (a.kind, b.kind):
+        return False
+    if a.kind == "array" or b.kind == "array":
+        return a.kind != b.kind or (None not in (a.ndim, b.ndim) and a.ndim != b.ndim)
+    if a.kind == "dict" or b.kind == "dict":
+        return a.kind != b.kind or set(a.items) != set(b.items) or \
+            any(_ranks_differ(a.items[k], b.items[k]) for k in a.items)
+    return len(a.items) != len(b.items) or \
+        any(_ranks_differ(u, v) for u, v in zip(a.items, b.items))
+
+
+def _everywhere(flag, value):
+    """``flag``'s structure with every leaf ``value``."""
+    if isinstance(flag, dict):
+        return {k: _everywhere(f, value) for k, f in flag.items()}
+    if isinstance(flag, list):
+        return [_everywhere(f, value) for f in flag]
+    return value
