@@ -8,6 +8,7 @@ builtins with a meaning of their own (``max(a, b)``) get their own
 equations; anything else is an opaque call, fine while no gradient has to
 flow through it.
 """
+import ast
 import builtins
 import types
 
@@ -17,8 +18,9 @@ import numpy as np
 from ..api import custom
 from ..core import ir, primitives as P
 from . import parser
-from .mutation import _at_update
 from ..core.naming import base_name
+from .mutation import _at_update
+from .scope import LocalFunction, NotStatic, Static
 
 # Array methods and attributes, as the NumPy functions they mean.
 _METHODS = {"sum", "mean", "prod", "max", "min", "var", "std", "cumsum",
@@ -64,7 +66,7 @@ class Calls:
         functions that are inlined (they are bound, not evaluated)."""
         def arg(value_node):
             value = self.expr(scope, value_node)
-            if isinstance(value, self.Static) and allow_static:
+            if isinstance(value, Static) and allow_static:
                 return value
             return self.as_atom(scope, value, value_node)
 
@@ -89,10 +91,10 @@ class Calls:
                 return self.at_update(scope, node, at, target)
             if func.attr == "pop" and not node.args and not node.keywords \
                     and isinstance(func.value, gast.Name) \
-                    and not isinstance(self.expr(scope, func.value), self.Static):
+                    and not isinstance(self.expr(scope, func.value), Static):
                 return self.list_pop(scope, func.value, target)
             base = self.expr(scope, func.value)
-            if not isinstance(base, self.Static):
+            if not isinstance(base, Static):
                 return self.method_call(scope, base, func.attr, node, target)
             try:
                 obj = getattr(base.obj, func.attr)
@@ -101,7 +103,7 @@ class Calls:
                                  node, "check the spelling", scope) from None
         else:
             callee = self.expr(scope, func)
-            if not isinstance(callee, self.Static):
+            if not isinstance(callee, Static):
                 raise self.error(f"'{ir.ast_text(func)}' is a value, not a function", node,
                                  "call functions by name", scope)
             obj = callee.obj
@@ -109,19 +111,18 @@ class Calls:
 
     def _static_argument(self, scope, node):
         """The Python value of an argument fixed at transform time."""
-        import ast
         if isinstance(node, (gast.Name, gast.Attribute)):
             value = self.expr(scope, node)
-            if isinstance(value, self.Static) and not isinstance(value.obj, self.LocalFunction):
+            if isinstance(value, Static) and not isinstance(value.obj, LocalFunction):
                 return value.obj
-            raise _NotStatic()
+            raise NotStatic()
         try:
             return ast.literal_eval(gast.gast_to_ast(node))
         except (ValueError, TypeError, SyntaxError):
-            raise _NotStatic() from None
+            raise NotStatic() from None
 
     def call_object(self, scope, obj, node, target):
-        if isinstance(obj, self.LocalFunction):
+        if isinstance(obj, LocalFunction):
             args, kwargs = self.call_args(scope, node, allow_static=True)
             return self.inline(obj.node, obj.scope.parsed, obj.scope, args, kwargs,
                                target, scope, node)
@@ -180,13 +181,13 @@ class Calls:
             try:
                 args = [self._static_argument(scope, a) for a in node.args]
                 kwargs = {k.arg: self._static_argument(scope, k.value) for k in node.keywords}
-            except _NotStatic:
+            except NotStatic:
                 raise self.error(f"tx.{obj.__name__}(...) inside a transformed function "
                                  "needs static arguments (a module-level function, literal "
                                  "options)", node,
                                  f"apply it once outside, e.g. g = tx.{obj.__name__}(f) at "
                                  "module level, and call g inside", scope) from None
-            return self.Static(obj(*args, **kwargs))
+            return Static(obj(*args, **kwargs))
         wrapped = _transformed_source(obj)
         if wrapped is not None:
             obj = wrapped
@@ -280,174 +281,6 @@ class Calls:
         raise self.error(message, node, hint, scope)
 
 
-    def inline(self, node, parsed, parent, args, kwargs, target, call_scope, call_node):
-        key = (id(node), _static_signature(self, args, kwargs))
-        self.check_recursion(key, getattr(node, "name", parsed.name), call_scope, call_node)
-        self._inlining.append(key)
-        self.deps.append(parsed.code_dep)
-        saved_origin, saved_raised = self.origin, self._raised
-        try:
-            scope = self.Scope(parsed, node, parent)
-            scope.inlined = key
-            scope.caller = call_scope
-            scope.caller_live = frozenset(self._live_after) | _read_beside(self._stmt, call_node)
-            self.bind_params(scope, node, parsed, args, kwargs, call_scope, call_node)
-            start = len(self.eqns)
-            if isinstance(node, gast.Lambda):
-                self.origin = parsed.origin(node)
-                result = self.expr(scope, node.body)
-            else:
-                result = self.block(scope, self.rewrite_exits(node, parsed).body)
-        finally:
-            self._inlining.pop()
-            self.origin, self._raised = saved_origin, saved_raised
-        if self.LocalFunction is None or not isinstance(result, self.LocalFunction):
-            # its names are read no more (a function it returns would still read them)
-            scope.finished = True
-        if (target is not None and ir.is_name(result) and len(self.eqns) > start
-                and self.eqns[-1].outs == [result.id]
-                and not self._held_outside(result, scope)
-                and not self.eqns[-1].bodies() and "carry" not in self.eqns[-1].params):
-            new = self.namer.fresh(target)
-            self.eqns[-1].outs = [new]
-            result = ir.name(new)
-        return result
-
-    def check_recursion(self, key, name_, call_scope, call_node):
-        """A recursive call is inlined again, with its arguments bound, as
-        long as its depth is decided when transforming: the test that ends
-        it must fold to a constant (``n == 0`` of a number ``n``).  A
-        recursive call inside a branch decided at run time, or deeper than
-        ``MAX_RECURSION`` levels, is refused where it is made."""
-        depth = sum(k[0] == key[0] for k in self._inlining)
-        if not depth:
-            return
-        if key in self._inlining:
-            # called again with the same Python numbers: nothing known when
-            # transforming gets closer to the end of the recursion
-            s = call_scope          # the innermost activation of the function
-            while s is not None and getattr(s, "inlined", None) is None:
-                s = s.caller
-            if s is not None and any(b is s for b in self._branch_scopes):
-                raise self.error(
-                    f"recursive call to {name_} under a test decided at run time (array "
-                    f"data, or an argument of the transformed function): the depth of the "
-                    f"recursion is not known when transforming", call_node,
-                    "make the test depend on Python numbers fixed when transforming (call "
-                    f"{name_}(x, 3) from the transformed function, e.g. "
-                    f"tx.grad(lambda x: {name_}(x, 3))), or write it as a loop",
-                    call_scope)
-            raise self.error(f"recursive call to {name_} with the same Python numbers as "
-                             f"the call it is in: the recursion never stops", call_node,
-                             "change a number argument on each call (n - 1) and stop on "
-                             "it (if n == 0: ...), or write it as a loop", call_scope)
-        if depth >= MAX_RECURSION:
-            raise self.error(
-                f"recursive call to {name_} more than {MAX_RECURSION} calls deep "
-                f"(tangent_x unrolls recursion when transforming)", call_node,
-                "write it as a loop (for/while, or lax.fori_loop)", call_scope)
-
-    def _held_outside(self, atom, scope):
-        """True when a name outside the inlined function's ``scope`` holds
-        ``atom`` -- an argument it changed in place and returns (``c[i] = v;
-        return c``): renaming the value for the caller's target would leave
-        the caller's own name pointing at nothing."""
-        def inside(s):
-            while s is not None:
-                if s is scope:
-                    return True
-                s = s.parent
-            return False
-        return any(not inside(s) and ir.is_name(s.locals.get(n)) and s.locals[n].id == atom.id
-                   for s, n in self._bindings.get(atom.id, []))
-
-    def bind_params(self, scope, node, parsed, args, kwargs, call_scope, call_node):
-        a = node.args
-        positional = [p.id for p in a.posonlyargs + a.args]
-        args = list(args)
-        if parsed.self_obj is not None and scope.parent is None:
-            scope.locals[positional.pop(0)] = self.Static(parsed.self_obj)
-        fn = parsed.fn if scope.parent is None else None
-        defaults = list(getattr(fn, "__defaults__", None) or ()) if fn else None
-        kwdefaults = dict(getattr(fn, "__kwdefaults__", None) or {}) if fn else None
-
-        def default(i_or_name, expr_node):
-            if fn is not None:
-                value = (defaults[i_or_name] if isinstance(i_or_name, int)
-                         else kwdefaults[i_or_name])
-                return self.value_atom(value, "default")
-            return self.atom(scope.parent, expr_node)
-
-        bound = {}
-        for p, v in zip(positional, args):
-            bound[p] = v
-        extra = args[len(positional):]
-        if extra:
-            if a.vararg is None:
-                raise self.error(f"{parsed.name}() takes {len(positional)} positional "
-                                 f"arguments but {len(args)} were given", call_node,
-                                 None, call_scope)
-            bound[a.vararg.id] = self.emit(P.get("tuple"), extra, base=a.vararg.id)
-        elif a.vararg is not None:
-            bound[a.vararg.id] = self.emit(P.get("tuple"), [], base=a.vararg.id)
-        kwonly = [p.id for p in a.kwonlyargs]
-        rest = {}
-        for k, v in kwargs.items():
-            if k in bound:
-                raise self.error(f"{parsed.name}() got multiple values for '{k}'",
-                                 call_node, None, call_scope)
-            if k in positional or k in kwonly:
-                bound[k] = v
-            else:
-                rest[k] = v
-        if rest:
-            if a.kwarg is None:
-                raise self.error(f"{parsed.name}() got an unexpected keyword argument "
-                                 f"'{next(iter(rest))}'", call_node, None, call_scope)
-            bound[a.kwarg.id] = self.emit(P.get("dict"), list(rest.values()),
-                                          params={"keys": tuple(rest)}, base=a.kwarg.id)
-        elif a.kwarg is not None:
-            bound[a.kwarg.id] = self.emit(P.get("dict"), [], params={"keys": ()},
-                                          base=a.kwarg.id)
-        first_default = len(positional) - len(a.defaults)
-        for i, p in enumerate(positional):
-            if p not in bound:
-                if i < first_default:
-                    raise self.error(f"{parsed.name}() missing argument '{p}'",
-                                     call_node, None, call_scope)
-                bound[p] = default(i - first_default, a.defaults[i - first_default])
-        for i, p in enumerate(kwonly):
-            if p not in bound:
-                if a.kw_defaults[i] is None:
-                    raise self.error(f"{parsed.name}() missing keyword argument '{p}'",
-                                     call_node, None, call_scope)
-                bound[p] = default(p, a.kw_defaults[i])
-        for p, v in bound.items():
-            self.bind(scope, p, v)    # the caller's array, mutated here, is seen there
-
-
-
-class _NotStatic(Exception):
-    pass
-
-
-# Recursion is unrolled when transforming, at most this many calls deep.
-MAX_RECURSION = 100
-
-
-def _static_signature(conv, args, kwargs):
-    """What is known now of a call's arguments: numbers, strings and None
-    by value, functions and objects by identity; run-time values as None."""
-    def one(a):
-        if isinstance(a, gast.Constant):
-            return ("const", type(a.value).__name__, repr(a.value))
-        if isinstance(a, conv.Static):
-            return ("static", id(a.obj))
-        return None
-    return (tuple(one(a) for a in args),
-            tuple(sorted((k, one(v)) for k, v in kwargs.items())))
-
-
 _TRANSFORM_MODULES = ("tangent_x.api.derivatives", "tangent_x.api.vmap", "tangent_x.api.jacobians",
                       "tangent_x.numba_stage")
 _TRANSFORM_NAMES = {"grad", "value_and_grad", "vjp", "jvp", "vmap", "jacfwd", "jacrev",
@@ -464,19 +297,3 @@ def _transformed_source(obj):
     """A tangent_x-transformed callable is inlined through its generated code."""
     generated = getattr(obj, "__tangent_x__", None)
     return generated.function if generated is not None else None
-
-
-def _read_beside(stmt, call):
-    """Names the statement ``stmt`` reads besides the arguments of ``call``
-    (``f(a) + a`` reads ``a`` after ``f`` may have changed it in place)."""
-    import collections
-    if stmt is None:
-        return frozenset()
-
-    def loads(node):
-        return collections.Counter(n.id for n in gast.walk(node)
-                                   if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load))
-    rest = loads(stmt)
-    if call is not None:
-        rest = rest - loads(call)
-    return frozenset(rest)

@@ -16,6 +16,8 @@ import sys
 import gast
 
 from ..core import ir, primitives as P
+from .names import always_returns
+from .scope import Static
 
 
 def template_of(node):
@@ -86,7 +88,7 @@ class Checks:
         call = exc if isinstance(exc, gast.Call) else None
         cls = self.expr(scope, call.func if call else exc)
         obj = getattr(cls, "obj", None)
-        if not (isinstance(cls, self.Static) and isinstance(obj, type)
+        if not (isinstance(cls, Static) and isinstance(obj, type)
                 and issubclass(obj, BaseException)):
             raise self.error(f"'{ir.ast_text(exc)}' is not an exception class", stmt,
                              "raise ValueError(...) or another exception class", scope)
@@ -123,7 +125,6 @@ class Checks:
             if not rest:
                 return True, None
             result = self.block(scope, rest, live_after)
-            from .controlflow import always_returns
             return True, (result if always_returns(rest) else None)
         return False, None
 

@@ -7,8 +7,11 @@ import inspect
 
 import gast
 
-from ..core import ir, primitives as P
 from .. import lax
+from ..core import ir, primitives as P
+from ..runtime.lanes import map_lanes
+from . import parser
+from .scope import LocalFunction, Static
 
 
 class LaxCalls:
@@ -17,10 +20,9 @@ class LaxCalls:
     function arguments are inlined into the bodies."""
 
     def lax_handler(self, obj):
-        from ..runtime import lanes
         table = {lax.fori_loop: self.lax_fori_loop, lax.while_loop: self.lax_while_loop,
                  lax.cond: self.lax_cond, lax.switch: self.lax_switch,
-                 lax.scan: self.lax_scan, lanes.map_lanes: self.map_lanes_loop}
+                 lax.scan: self.lax_scan, map_lanes: self.map_lanes_loop}
         try:
             return table.get(obj)
         except TypeError:
@@ -28,12 +30,11 @@ class LaxCalls:
 
     def apply(self, scope, fn, args, node, target=None):
         """Call a transform-time function value with atom arguments."""
-        obj = fn.obj if isinstance(fn, self.Static) else None
+        obj = fn.obj if isinstance(fn, Static) else None
         if obj is None:
             raise self.error("expected a function here", node, "pass a def or a lambda",
                              scope)
-        from . import parser
-        if isinstance(obj, self.LocalFunction):
+        if isinstance(obj, LocalFunction):
             return self.inline(obj.node, obj.scope.parsed, obj.scope, args, {}, target,
                                scope, node)
         prim = P.lookup(obj)
@@ -156,7 +157,7 @@ class LaxCalls:
             funs = [self.expr(scope, e) for e in branch_node.elts]
         else:
             value = self.expr(scope, branch_node)
-            obj = value.obj if isinstance(value, self.Static) else None
+            obj = value.obj if isinstance(value, Static) else None
             env = getattr(self, "env", {})
             if obj is None and ir.is_name(value) and value.id in env:
                 obj = env[value.id]
@@ -164,7 +165,7 @@ class LaxCalls:
                 raise self.error("lax.switch needs its branches as a list of functions "
                                  "known when transforming", node,
                                  "write the list literally: switch(i, [f, g], x)", scope)
-            funs = [self.Static(f) for f in obj]
+            funs = [Static(f) for f in obj]
         ops = self._operands(scope, a)
         last = len(funs) - 1
         clamped = self.emit(P.get("clip"), [index, ir.const(0), ir.const(last)],

@@ -16,6 +16,7 @@ is, and a function whose file changed after it was defined is refused
 with an error naming the file and line, never transformed from text it
 was not compiled from.
 """
+import ast
 import functools
 import inspect
 import linecache
@@ -24,6 +25,7 @@ import types
 
 import gast
 
+from ..core import primitives
 from ..errors import Origin, TransformError
 from .partials import as_function
 
@@ -53,6 +55,7 @@ class ParsedFunction:
 
     def origin(self, node):
         lineno = getattr(node, "lineno", None) or self.node.lineno
+        # local import: upward edge (canonical -> python_stage); LINEMAPS belongs lower (#18)
         from ..python_stage.loader import LINEMAPS
         mapped = LINEMAPS.get(self.filename, {}).get(lineno)
         if mapped is not None:     # generated code: point at the user's line
@@ -109,7 +112,6 @@ def _lambda_candidates(nodes, code):
 
 def _compiles_to(lambda_node, code):
     """Whether this lambda's source compiles to the same bytecode as ``code``."""
-    import ast
     try:
         expr = ast.Expression(body=gast.gast_to_ast(lambda_node))
         ast.fix_missing_locations(expr)
@@ -133,6 +135,7 @@ def source_lines(fn):
 def parse(fn):
     """Return a ParsedFunction for a plain function, lambda or bound method."""
     self_obj = None
+    # local import: upward edge (canonical -> api); the custom classes belong lower (#18)
     from ..api.custom import _Custom
     if isinstance(fn, _Custom):
         fn = _custom_wrapper(fn)      # transform a call to it, so its rule is used
@@ -260,9 +263,9 @@ def _compile_file(filename, source, loader_kind, loader):
     """The code objects of ``source`` as its loader compiled it, by (name,
     first line); None if it does not compile alone (a snippet of a larger
     cell)."""
-    import ast
     try:
         if loader_kind == "pytest":
+            # local import: pytest is optional, present only when it loaded the file
             from _pytest.assertion.rewrite import rewrite_asserts
             tree = ast.parse(source, filename=filename)
             rewrite_asserts(tree, source.encode(), filename, getattr(loader, "config", None))
@@ -340,7 +343,6 @@ _WRAPPERS = {}
 def _primitive_wrapper(fn):
     """``grad(np.sin)`` works as in JAX: a NumPy primitive is wrapped in a
     one-line Python function whose source is registered with linecache."""
-    from ..core import primitives
     prim = primitives.lookup(fn)
     if prim is None or prim.kind not in ("call", "binop", "unaryop") or prim.fn is None:
         return None

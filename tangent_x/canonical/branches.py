@@ -1,0 +1,138 @@
+"""Python's branches in canonical form: ``if`` statements, conditional
+expressions and short-circuit ``and``/``or`` each become one ``cond``
+equation, ``outs = branch0 if pred else branch1``, where each branch is an
+``ir.Body`` whose results are the values of the variables the ``if``
+assigns that are read later (a simple liveness: ``Statements.block``'s).
+A test known when transforming decides the branch now; ``if bad: raise``
+is a check (``checks``).  Mixed into ``converter.Converter``."""
+import gast
+
+from ..core import ir, primitives as P
+from .names import always_returns
+from .scope import Static
+
+
+class Branches:
+    """Mixed into ``converter.Converter``."""
+
+    def static_test(self, scope, pred):
+        """The truth of an ``if``'s converted test when it is known now (a
+        number, string, None or function), else None."""
+        if isinstance(pred, gast.Constant) and type(pred.value) in (bool, int, float, str,
+                                                                      type(None)):
+            return bool(pred.value)
+        return None
+
+    def stmt_If(self, scope, stmt, live_after=frozenset()):
+        pred = self.atom(scope, stmt.test)
+        known = self.static_test(scope, pred)
+        if known is not None:     # decided now: only the branch taken is code
+            taken = stmt.body if known else stmt.orelse
+            self._raised = False
+            result = self.block(scope, taken, live_after)
+            return result if always_returns(taken) or self._raised else None
+        handled, result = self.raising_if(scope, stmt, pred, live_after)
+        if handled:
+            return result
+        returns = always_returns([stmt])
+        before = dict(scope.locals)
+        branches = []
+        for body in (stmt.body, stmt.orelse):
+            scope.locals = dict(before)
+            eqns, result = self.nested(self.block, scope, body, live_after)
+            branches.append((eqns, dict(scope.locals), result))
+        scope.locals = dict(before)
+        origin = scope.parsed.origin(stmt)
+        self.origin = origin
+        if returns:
+            out = self.namer.fresh("result")
+            self.emit_cond(pred, [out], [[b[2]] for b in branches],
+                           [b[0] for b in branches], origin)
+            return ir.name(out)
+        names = sorted(n for n in set(branches[0][1]) | set(branches[1][1])
+                       if n in live_after and any(_differs(b[1].get(n), before.get(n))
+                                                  for b in branches))
+        values, outs = [[], []], []
+        for n in names:
+            per_branch = [b[1].get(n, before.get(n)) for b in branches]
+            if any(isinstance(v, Static) for v in per_branch):
+                # A function bound on one path only (e.g. defined after a
+                # `continue`): the other path never calls it -- in Python
+                # that call would fail -- so the one function stands.
+                bound = [v for v in per_branch if v is not None]
+                if len(bound) == 1:
+                    per_branch = bound * 2
+                if _differs(*per_branch):
+                    raise self.error(f"'{n}' is bound to different functions in the two "
+                                     "branches of this `if`", stmt,
+                                     "choose the function before the `if`", scope)
+                scope.locals[n] = per_branch[0]
+                continue
+            for k, v in enumerate(per_branch):
+                if v is None:    # not assigned on this path: using it must fail
+                    v = self.unbound_eqn(n, branches[k][0])
+                values[k].append(v)
+            outs.append(n)
+        out_names = [self.namer.fresh(n) for n in outs]
+        if out_names:
+            self.emit_cond(pred, out_names, values, [b[0] for b in branches], origin)
+        for n, o in zip(outs, out_names):
+            self.bind(scope, n, ir.name(o))
+        return None
+
+    def unbound_eqn(self, name_, eqns):
+        out = self.namer.fresh(f"{name_}_unbound")
+        eqns.append(ir.Eqn([out], P.get("unbound"), [ir.const(name_)], origin=self.origin))
+        return ir.name(out)
+
+    def emit_cond(self, pred, outs, results, bodies, origin):
+        branches = tuple(ir.Body(e, r) for e, r in zip(bodies, results))
+        self.eqns.append(ir.Eqn(outs, P.get("cond"), [pred], params={"branches": branches},
+                                origin=origin))
+        # a result that is a value from before the branch (``l = y`` on one
+        # path) may be that very array: Python's aliasing, decided at run time
+        for body in branches:
+            defined = body.defined()
+            for out, r in zip(outs, body.results):
+                if ir.is_name(r) and r.id not in defined:
+                    self._may_alias.setdefault(out, set()).update(
+                        {r.id} | self._may_alias.get(r.id, set()))
+
+    def expr_IfExp(self, scope, node, target):
+        pred = self.atom(scope, node.test)
+        known = self.static_test(scope, pred)
+        if known is not None:
+            return self.expr(scope, node.body if known else node.orelse, target)
+        bodies, results = [], []
+        for branch in (node.body, node.orelse):
+            eqns, atom = self.nested(self.atom, scope, branch)
+            bodies.append(eqns)
+            results.append([atom])
+        out = self.namer.fresh(target or "choice")
+        self.emit_cond(pred, [out], results, bodies, self.origin)
+        return ir.name(out)
+
+    def expr_BoolOp(self, scope, node, target):
+        """``a and b`` evaluates ``b`` only when ``a`` is true (short circuit)."""
+        value = self.atom(scope, node.values[0])
+        for operand in node.values[1:]:
+            eqns, other = self.nested(self.atom, scope, operand)
+            keep = ([[other], [value]] if isinstance(node.op, gast.And)
+                    else [[value], [other]])
+            bodies = [eqns, []] if isinstance(node.op, gast.And) else [[], eqns]
+            out = self.namer.fresh(target or ("both" if isinstance(node.op, gast.And)
+                                              else "either"))
+            self.emit_cond(value, [out], keep, bodies, self.origin)
+            value = ir.name(out)
+        return value
+
+
+def _differs(a, b):
+    if a is b:
+        return False
+    if a is None or b is None:
+        return True
+    try:
+        return gast.dump(a) != gast.dump(b)
+    except Exception:
+        return True

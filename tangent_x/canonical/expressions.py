@@ -1,0 +1,322 @@
+"""Expressions, flattened: every name resolved to what it means when
+transforming (a local atom, a NumPy primitive, a ``Static`` Python object,
+a constant, a global array) and every expression turned into one primitive
+per equation (ANF), returning the atom that holds its value.  Values known
+when transforming fold (``n - 1`` of a number), and a comprehension is
+inlined as the small function Python 3 makes of it (``comprehensions``).
+Mixed into ``converter.Converter``; calls are ``calls``', conditional
+expressions ``branches``'."""
+import builtins
+import types
+
+import gast
+import numpy as np
+
+from . import comprehensions
+from ..core import ir, primitives as P
+from ..core.naming import base_name, binop_name, item_name
+from .mutation import looks_basic
+from .scope import LocalFunction, NotStatic, Static, is_plain_constant, numpy_spelling
+
+UNSUPPORTED_EXPR = {
+    gast.Yield: ("`yield` (a generator)", "return a value instead; generators cannot be transformed"),
+    gast.YieldFrom: ("`yield from` (a generator)", "return a value instead"),
+    gast.Await: ("`await`", "transform synchronous code"),
+    gast.SetComp: ("set comprehension", "use a list comprehension"),
+    gast.GeneratorExp: ("generator expression outside list(), tuple() or sum()",
+                        "use a list comprehension [... for ...]"),
+    gast.Set: ("set literal", "use a tuple or list"),
+    gast.NamedExpr: ("walrus `:=`", "use a separate assignment"),
+    gast.Starred: ("starred expression", "pass arguments explicitly"),
+}
+
+_ATTRIBUTES = {"T": "transpose", "shape": "shape", "ndim": "ndim",
+               "size": "size", "real": "real"}
+
+
+class Expressions:
+    """Mixed into ``converter.Converter``."""
+
+    # --- values -----------------------------------------------------------
+
+    def value_atom(self, obj, base):
+        """An atom for a value known at transform time."""
+        if is_plain_constant(obj):
+            return ir.const(obj)
+        spelling = numpy_spelling(obj)
+        if spelling:
+            return P.dotted(spelling)
+        return ir.name(self.env_name(obj, base))
+
+    def classify(self, obj, base):
+        """Data (numbers, arrays, containers) becomes an atom; everything else
+        (modules, functions, classes, user objects) is resolved statically, so
+        ``model.loss(x)`` and ``self.W`` are looked up when transforming."""
+        if is_plain_constant(obj) or isinstance(obj, (np.ndarray, np.generic, list,
+                                                       tuple, dict)):
+            return self.value_atom(obj, base)
+        return Static(obj)
+
+    def lookup(self, scope, node):
+        name_ = node.id
+        s = scope
+        while True:
+            if name_ in s.locals:
+                return s.locals[name_]
+            if name_ in s.assigned:
+                raise self.error(f"local variable '{name_}' is used before it is assigned",
+                                 node, "assign it first", scope)
+            if s.parent is None:
+                break
+            s = s.parent
+        parsed = s.parsed    # the outermost function of this source
+        if name_ in parsed.closure:
+            code = parsed.fn.__code__
+            cell = parsed.fn.__closure__[code.co_freevars.index(name_)]
+            self.deps.append(("cell", cell, name_, parsed.closure[name_]))
+            return self.classify(parsed.closure[name_], name_)
+        if name_ in parsed.globals:
+            self.deps.append(("global", parsed.globals, name_, parsed.globals[name_]))
+            return self.classify(parsed.globals[name_], name_)
+        if hasattr(builtins, name_):
+            return self.classify(getattr(builtins, name_), name_)
+        raise self.error(f"name '{name_}' is not defined", node,
+                         "define it or import it in the function's module", scope)
+
+    def as_atom(self, scope, value, node):
+        if isinstance(value, Static):
+            if isinstance(value.obj, (types.ModuleType, LocalFunction)) or \
+                    isinstance(value.obj, types.FunctionType):
+                raise self.error(
+                    f"'{ir.ast_text(node)}' is a {type(value.obj).__name__} used as a value",
+                    node, "call it, or pass data (arrays, numbers) instead", scope)
+            return self.value_atom(value.obj, getattr(value.obj, "__name__", "value"))
+        return value
+
+    # --- expressions ------------------------------------------------------
+
+    def atom(self, scope, node):
+        return self.as_atom(scope, self.expr(scope, node), node)
+
+    def expr(self, scope, node, target=None):
+        """Convert an expression; returns an atom or a Static."""
+        method = getattr(self, "expr_" + type(node).__name__, None)
+        if method is None:
+            what, hint = UNSUPPORTED_EXPR.get(
+                type(node), (f"{type(node).__name__} expression", "rewrite it with NumPy calls"))
+            raise self.error(f"{what} is not supported", node, hint, scope)
+        return method(scope, node, target)
+
+    def expr_Constant(self, scope, node, target):
+        return ir.const(node.value)
+
+    def expr_Name(self, scope, node, target):
+        return self.lookup(scope, node)
+
+    def expr_Attribute(self, scope, node, target):
+        base = self.expr(scope, node.value)
+        if isinstance(base, Static):
+            try:
+                obj = getattr(base.obj, node.attr)
+            except AttributeError:
+                raise self.error(f"'{ir.ast_text(node.value)}' has no attribute '{node.attr}'",
+                                 node, "check the spelling", scope) from None
+            if not isinstance(base.obj, types.ModuleType):
+                self.deps.append(("attr", base.obj, node.attr, obj))
+            if is_plain_constant(obj) and isinstance(base.obj, types.ModuleType) \
+                    and base.obj is np:
+                return P.dotted(f"np.{node.attr}")
+            return self.classify(obj, node.attr)
+        if node.attr in _ATTRIBUTES:
+            return self.emit(P.get(_ATTRIBUTES[node.attr]), [base], target=target,
+                             base=base_name(_ATTRIBUTES[node.attr], base))
+        return self.emit(P.get("getattr"), [base], params={"attr": node.attr},
+                         target=target, base=node.attr)
+
+    def index_atom(self, scope, node):
+        if isinstance(node, gast.Slice):
+            parts = [None if p is None else self.atom(scope, p)
+                     for p in (node.lower, node.upper, node.step)]
+            return ir.slice_call(*parts)
+        if isinstance(node, gast.Tuple):
+            return gast.Tuple(elts=[self.index_atom(scope, e) for e in node.elts],
+                              ctx=gast.Load())
+        return self.atom(scope, node)
+
+    def expr_Subscript(self, scope, node, target):
+        base = self.atom(scope, node.value)
+        idx = self.index_atom(scope, node.slice)
+        out = self.emit(P.get("getitem"), [base, idx], target=target,
+                        base=item_name(base, idx))
+        if ir.is_name(base) and looks_basic(idx):
+            self._add_view(out, base, idx)
+        return out
+
+    def expr_BinOp(self, scope, node, target):
+        left, right = self.atom(scope, node.left), self.atom(scope, node.right)
+        prim = P.BINOP_BY_AST.get(type(node.op))
+        if prim is None:
+            raise self.error(f"operator {type(node.op).__name__} is not supported", node,
+                             None, scope)
+        folded = _fold(prim, left, right)
+        if folded is not None:      # n - 1 of a number known now: a number
+            return folded
+        return self.emit(prim, [left, right], target=target,
+                         base=binop_name(prim.name, left, right))
+
+    def expr_UnaryOp(self, scope, node, target):
+        operand = self.atom(scope, node.operand)
+        prim = P.UNARYOP_BY_AST[type(node.op)]
+        if prim.name == "pos":
+            return operand
+        if prim.name == "neg" and isinstance(operand, gast.Constant) and \
+                type(operand.value) in (int, float, complex):
+            return ir.const(-operand.value)        # a literal: -1.0
+        return self.emit(prim, [operand], target=target, base=base_name(prim.name, operand))
+
+    def expr_Compare(self, scope, node, target):
+        if len(node.ops) != 1:     # a < b < c  is  a < b and b < c
+            parts = [gast.Compare(left=l, ops=[op], comparators=[r])
+                     for l, op, r in zip([node.left] + node.comparators[:-1], node.ops,
+                                         node.comparators)]
+            return self.expr(scope, gast.BoolOp(op=gast.And(), values=parts), target)
+        left, right = self.atom(scope, node.left), self.atom(scope, node.comparators[0])
+        prim = P.COMPARE_BY_AST[type(node.ops[0])]
+        folded = _fold(prim, left, right)
+        if folded is not None:
+            return folded
+        return self.emit(prim, [left, right], target=target, base=prim.name.strip("_"))
+
+    def _static_sequence(self, scope, node):
+        """A list/tuple literal of functions stays a transform-time value."""
+        values = [self.expr(scope, e) for e in node.elts]
+        if values and all(isinstance(v, Static) for v in values):
+            return Static(type(node.elts)([v.obj for v in values]) if False else
+                          [v.obj for v in values])
+        if any(isinstance(v, Static) for v in values):
+            raise self.error("a list mixing functions and values is not supported",
+                             node, "keep functions and data in separate lists", scope)
+        return values
+
+    def expr_Tuple(self, scope, node, target):
+        elts = self._static_sequence(scope, node)
+        if isinstance(elts, Static):
+            return elts
+        return self.emit(P.get("tuple"), elts, target=target, base="tup")
+
+    def expr_List(self, scope, node, target):
+        elts = self._static_sequence(scope, node)
+        if isinstance(elts, Static):
+            return elts
+        out = self.emit(P.get("list"), elts, target=target, base="items")
+        self._containers[out.id] = "list"
+        return out
+
+    def expr_Dict(self, scope, node, target):
+        keys = []
+        for k in node.keys:
+            if k is None or not isinstance(k, gast.Constant):
+                raise self.error("dict keys must be constants", node,
+                                 "use string or number keys", scope)
+            keys.append(k.value)
+        values = [self.atom(scope, v) for v in node.values]
+        out = self.emit(P.get("dict"), values, params={"keys": tuple(keys)},
+                        target=target, base="d")
+        self._containers[out.id] = "dict"
+        return out
+
+    def expr_Lambda(self, scope, node, target):
+        return Static(LocalFunction(node, scope))
+
+    def expr_ListComp(self, scope, node, target):
+        return self.comprehension(scope, node, "list", target)
+
+    def expr_DictComp(self, scope, node, target):
+        return self.comprehension(scope, node, "dict", target)
+
+    def comprehension(self, scope, node, kind, target):
+        """A comprehension is a loop in a function of its own (Python 3
+        scoping): written out by ``comprehensions`` and inlined."""
+        if any(getattr(g, "is_async", 0) for g in node.generators):
+            raise self.error("async comprehension is not supported", node,
+                             "use a plain comprehension", scope)
+        static = kind == "dict"
+        fn, passed = comprehensions.as_function(ir.clone(node), kind, target, static)
+        if static:
+            # a dict's keys are part of its structure: known when transforming,
+            # so the loop is written out, one key per item
+            bound = comprehensions.targets(node)
+            args = []
+            for gen in node.generators:
+                if comprehensions.loaded(gen.iter) & bound:
+                    raise self.error("a dict comprehension whose inner loop depends on an "
+                                     "outer one is not supported", gen.iter,
+                                     "build the dict with a for loop", scope)
+                try:
+                    args.append(Static(list(self.static_value(scope, gen.iter))))
+                except (NotStatic, TypeError):
+                    raise self.error(
+                        "a dict comprehension must loop over values known when "
+                        "transforming (literals, range(3), zip/enumerate of them, "
+                        "module-level constants), since its keys are part of the "
+                        "dict's structure", gen.iter,
+                        "write the dict out ({'a': ..., 'b': ...}), or use "
+                        "tree_util.tree_map over an argument dict", scope) from None
+        else:
+            args = [self.expr(scope, a) for a in passed]
+        return self.inline(fn, scope.parsed, scope, args, {}, target, scope, node)
+
+    def static_value(self, scope, node):
+        """The Python value of an expression known when transforming
+        (literals, module-level constants, range/zip/enumerate/reversed of
+        them, a constant dict's keys/values/items); else ``NotStatic``."""
+        if isinstance(node, gast.Constant):
+            return node.value
+        if isinstance(node, (gast.Tuple, gast.List)):
+            items = [self.static_value(scope, e) for e in node.elts]
+            return tuple(items) if isinstance(node, gast.Tuple) else items
+        if isinstance(node, (gast.Name, gast.Attribute)):
+            value = self.expr(scope, node)
+            if isinstance(value, Static) and not isinstance(value.obj, LocalFunction):
+                return value.obj
+            if isinstance(value, gast.Constant):
+                return value.value
+            if ir.is_name(value) and value.id in self.env and \
+                    isinstance(self.env[value.id], (tuple, list, dict, range, str)):
+                return self.env[value.id]
+            raise NotStatic()
+        if isinstance(node, gast.Call) and not node.keywords:
+            if isinstance(node.func, gast.Attribute) and not node.args \
+                    and node.func.attr in ("keys", "values", "items"):
+                mapping = self.static_value(scope, node.func.value)
+                if isinstance(mapping, dict):
+                    return list(getattr(mapping, node.func.attr)())
+                raise NotStatic()
+            func = self.expr(scope, node.func)
+            if isinstance(func, Static) and func.obj in _STATIC_BUILTINS:
+                return list(func.obj(*[self.static_value(scope, a) for a in node.args]))
+        raise NotStatic()
+
+
+_FOLDED = (int, float, str, type(None))
+_FOLDED_OPS = {"add", "sub", "mul", "floordiv", "mod", "truediv", "lt", "le", "gt", "ge",
+               "eq", "ne", "is_", "is_not"}
+
+
+def _fold(prim, left, right):
+    """A binary operation or comparison of two numbers (or strings, None)
+    known when transforming, computed now as Python computes it: ``n - 1``
+    and ``n == 0`` of a static ``n`` stay numbers, so an ``if`` or a
+    recursion on them is decided when transforming.  None otherwise."""
+    if prim.name not in _FOLDED_OPS or not all(
+            isinstance(a, gast.Constant) and type(a.value) in _FOLDED for a in (left, right)):
+        return None
+    if prim.kind == "binop" and not all(type(a.value) in (int, float) for a in (left, right)):
+        return None
+    try:
+        return ir.const(prim.fn(left.value, right.value))
+    except (ArithmeticError, TypeError):
+        return None       # 1 // 0 fails at run time, where Python fails
+
+
+_STATIC_BUILTINS = (range, zip, enumerate, reversed, sorted)

@@ -1,0 +1,188 @@
+"""Inlining a user function where it is called: a scope of its own bound
+to the caller's atoms (Python's argument binding: defaults, ``*args``,
+``**kwargs``, keyword-only), its body converted in place, and recursion
+unrolled while its depth is decided when transforming (at most
+``scope.MAX_RECURSION`` calls).  Mixed into ``converter.Converter``."""
+import collections
+
+import gast
+
+from ..core import ir, primitives as P
+from .scope import MAX_RECURSION, LocalFunction, Scope, Static
+
+
+class Inlining:
+    """Mixed into ``converter.Converter``."""
+
+    def inline(self, node, parsed, parent, args, kwargs, target, call_scope, call_node):
+        key = (id(node), _static_signature(self, args, kwargs))
+        self.check_recursion(key, getattr(node, "name", parsed.name), call_scope, call_node)
+        self._inlining.append(key)
+        self.deps.append(parsed.code_dep)
+        saved_origin, saved_raised = self.origin, self._raised
+        try:
+            scope = Scope(parsed, node, parent)
+            scope.inlined = key
+            scope.caller = call_scope
+            scope.caller_live = frozenset(self._live_after) | _read_beside(self._stmt, call_node)
+            self.bind_params(scope, node, parsed, args, kwargs, call_scope, call_node)
+            start = len(self.eqns)
+            if isinstance(node, gast.Lambda):
+                self.origin = parsed.origin(node)
+                result = self.expr(scope, node.body)
+            else:
+                result = self.block(scope, self.rewrite_exits(node, parsed).body)
+        finally:
+            self._inlining.pop()
+            self.origin, self._raised = saved_origin, saved_raised
+        if not isinstance(result, LocalFunction):
+            # its names are read no more (a function it returns would still read them)
+            scope.finished = True
+        if (target is not None and ir.is_name(result) and len(self.eqns) > start
+                and self.eqns[-1].outs == [result.id]
+                and not self._held_outside(result, scope)
+                and not self.eqns[-1].bodies() and "carry" not in self.eqns[-1].params):
+            new = self.namer.fresh(target)
+            self.eqns[-1].outs = [new]
+            result = ir.name(new)
+        return result
+
+    def check_recursion(self, key, name_, call_scope, call_node):
+        """A recursive call is inlined again, with its arguments bound, as
+        long as its depth is decided when transforming: the test that ends
+        it must fold to a constant (``n == 0`` of a number ``n``).  A
+        recursive call inside a branch decided at run time, or deeper than
+        ``MAX_RECURSION`` levels, is refused where it is made."""
+        depth = sum(k[0] == key[0] for k in self._inlining)
+        if not depth:
+            return
+        if key in self._inlining:
+            # called again with the same Python numbers: nothing known when
+            # transforming gets closer to the end of the recursion
+            s = call_scope          # the innermost activation of the function
+            while s is not None and getattr(s, "inlined", None) is None:
+                s = s.caller
+            if s is not None and any(b is s for b in self._branch_scopes):
+                raise self.error(
+                    f"recursive call to {name_} under a test decided at run time (array "
+                    f"data, or an argument of the transformed function): the depth of the "
+                    f"recursion is not known when transforming", call_node,
+                    "make the test depend on Python numbers fixed when transforming (call "
+                    f"{name_}(x, 3) from the transformed function, e.g. "
+                    f"tx.grad(lambda x: {name_}(x, 3))), or write it as a loop",
+                    call_scope)
+            raise self.error(f"recursive call to {name_} with the same Python numbers as "
+                             f"the call it is in: the recursion never stops", call_node,
+                             "change a number argument on each call (n - 1) and stop on "
+                             "it (if n == 0: ...), or write it as a loop", call_scope)
+        if depth >= MAX_RECURSION:
+            raise self.error(
+                f"recursive call to {name_} more than {MAX_RECURSION} calls deep "
+                f"(tangent_x unrolls recursion when transforming)", call_node,
+                "write it as a loop (for/while, or lax.fori_loop)", call_scope)
+
+    def _held_outside(self, atom, scope):
+        """True when a name outside the inlined function's ``scope`` holds
+        ``atom`` -- an argument it changed in place and returns (``c[i] = v;
+        return c``): renaming the value for the caller's target would leave
+        the caller's own name pointing at nothing."""
+        def inside(s):
+            while s is not None:
+                if s is scope:
+                    return True
+                s = s.parent
+            return False
+        return any(not inside(s) and ir.is_name(s.locals.get(n)) and s.locals[n].id == atom.id
+                   for s, n in self._bindings.get(atom.id, []))
+
+    def bind_params(self, scope, node, parsed, args, kwargs, call_scope, call_node):
+        a = node.args
+        positional = [p.id for p in a.posonlyargs + a.args]
+        args = list(args)
+        if parsed.self_obj is not None and scope.parent is None:
+            scope.locals[positional.pop(0)] = Static(parsed.self_obj)
+        fn = parsed.fn if scope.parent is None else None
+        defaults = list(getattr(fn, "__defaults__", None) or ()) if fn else None
+        kwdefaults = dict(getattr(fn, "__kwdefaults__", None) or {}) if fn else None
+
+        def default(i_or_name, expr_node):
+            if fn is not None:
+                value = (defaults[i_or_name] if isinstance(i_or_name, int)
+                         else kwdefaults[i_or_name])
+                return self.value_atom(value, "default")
+            return self.atom(scope.parent, expr_node)
+
+        bound = {}
+        for p, v in zip(positional, args):
+            bound[p] = v
+        extra = args[len(positional):]
+        if extra:
+            if a.vararg is None:
+                raise self.error(f"{parsed.name}() takes {len(positional)} positional "
+                                 f"arguments but {len(args)} were given", call_node,
+                                 None, call_scope)
+            bound[a.vararg.id] = self.emit(P.get("tuple"), extra, base=a.vararg.id)
+        elif a.vararg is not None:
+            bound[a.vararg.id] = self.emit(P.get("tuple"), [], base=a.vararg.id)
+        kwonly = [p.id for p in a.kwonlyargs]
+        rest = {}
+        for k, v in kwargs.items():
+            if k in bound:
+                raise self.error(f"{parsed.name}() got multiple values for '{k}'",
+                                 call_node, None, call_scope)
+            if k in positional or k in kwonly:
+                bound[k] = v
+            else:
+                rest[k] = v
+        if rest:
+            if a.kwarg is None:
+                raise self.error(f"{parsed.name}() got an unexpected keyword argument "
+                                 f"'{next(iter(rest))}'", call_node, None, call_scope)
+            bound[a.kwarg.id] = self.emit(P.get("dict"), list(rest.values()),
+                                          params={"keys": tuple(rest)}, base=a.kwarg.id)
+        elif a.kwarg is not None:
+            bound[a.kwarg.id] = self.emit(P.get("dict"), [], params={"keys": ()},
+                                          base=a.kwarg.id)
+        first_default = len(positional) - len(a.defaults)
+        for i, p in enumerate(positional):
+            if p not in bound:
+                if i < first_default:
+                    raise self.error(f"{parsed.name}() missing argument '{p}'",
+                                     call_node, None, call_scope)
+                bound[p] = default(i - first_default, a.defaults[i - first_default])
+        for i, p in enumerate(kwonly):
+            if p not in bound:
+                if a.kw_defaults[i] is None:
+                    raise self.error(f"{parsed.name}() missing keyword argument '{p}'",
+                                     call_node, None, call_scope)
+                bound[p] = default(p, a.kw_defaults[i])
+        for p, v in bound.items():
+            self.bind(scope, p, v)    # the caller's array, mutated here, is seen there
+
+
+def _static_signature(conv, args, kwargs):
+    """What is known now of a call's arguments: numbers, strings and None
+    by value, functions and objects by identity; run-time values as None."""
+    def one(a):
+        if isinstance(a, gast.Constant):
+            return ("const", type(a.value).__name__, repr(a.value))
+        if isinstance(a, Static):
+            return ("static", id(a.obj))
+        return None
+    return (tuple(one(a) for a in args),
+            tuple(sorted((k, one(v)) for k, v in kwargs.items())))
+
+
+def _read_beside(stmt, call):
+    """Names the statement ``stmt`` reads besides the arguments of ``call``
+    (``f(a) + a`` reads ``a`` after ``f`` may have changed it in place)."""
+    if stmt is None:
+        return frozenset()
+
+    def loads(node):
+        return collections.Counter(n.id for n in gast.walk(node)
+                                   if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load))
+    rest = loads(stmt)
+    if call is not None:
+        rest = rest - loads(call)
+    return frozenset(rest)

@@ -1,0 +1,150 @@
+"""What a ``for`` loop iterates over, as an index loop: its bounds and
+how to fetch step ``k``'s item, for ``range``, ``zip``, ``enumerate``,
+``reversed``, ``d.items()`` and friends (nested), and any sequence
+indexed item by item; a loop over functions known when transforming is
+written out instead (``unroll``).  Mixed into ``converter.Converter``."""
+import builtins
+
+import gast
+
+from ..core import ir, primitives as P
+from .names import aug_assigned, loaded_names, stored_names
+from .scope import Static
+
+
+class Iteration:
+    """Mixed into ``converter.Converter``."""
+
+    def unroll(self, scope, stmt, items, live_after):
+        """A loop over functions known when transforming runs once per item,
+        written out (``for f in [np.sin, np.cos]``)."""
+        live = loaded_names(stmt.body) | set(live_after)
+        for item in items:
+            self.bind_static(scope, stmt.target, item)
+            self.block(scope, stmt.body, live)
+        if stmt.orelse:
+            self.block(scope, stmt.orelse, live_after)
+
+    def bind_static(self, scope, target, item):
+        """Bind a loop target to an item known when transforming; a tuple
+        target takes a tuple item apart, so its parts stay constants."""
+        if isinstance(target, (gast.Tuple, gast.List)) and isinstance(item, (tuple, list)) \
+                and len(item) == len(target.elts) \
+                and not any(isinstance(t, gast.Starred) for t in target.elts):
+            for t, part in zip(target.elts, item):
+                self.bind_static(scope, t, part)
+            return
+        self.bind_atom(scope, target, self.classify(item, "item"))
+
+    def iterated_in_place(self, scope, stmt, fetch):
+        """``for row in x: row *= 2`` (or ``row[i] = v``) changes ``x`` when
+        ``row`` is a view (``x`` 2-d): the name ``x``, which the loop then
+        carries and whose row ``row`` is in each step; None otherwise."""
+        if fetch is None or not isinstance(stmt.iter, gast.Name) or \
+                not isinstance(stmt.target, gast.Name) or \
+                not ir.is_name(scope.locals.get(stmt.iter.id)):
+            return None
+        changed = stored_names(stmt.body, binds=False) | aug_assigned(stmt.body)
+        return stmt.iter.id if stmt.target.id in changed else None
+
+    def loop_bounds(self, scope, stmt):
+        """(start, stop, step, fetch): ``fetch(k)`` gives the item of step ``k``
+        (``fetch`` None: a plain ``range`` loop whose index is the target)."""
+        it = stmt.iter
+        if isinstance(stmt.target, gast.Name):
+            rng = self.range_args(scope, it)
+            if rng is not None:
+                return rng + (None,)
+        length, fetch = self.iteration(scope, it, _target_bases(stmt.target))
+        return ir.const(0), length, ir.const(1), fetch
+
+    def range_args(self, scope, node):
+        if isinstance(node, gast.Call) and not node.keywords:
+            func = self.expr(scope, node.func)
+            if isinstance(func, Static) and func.obj is builtins.range:
+                args = [self.atom(scope, a) for a in node.args]
+                if len(args) == 1:
+                    return ir.const(0), args[0], ir.const(1)
+                if len(args) == 2:
+                    return args[0], args[1], ir.const(1)
+                return tuple(args)
+        return None
+
+    def iteration(self, scope, it, base=None):
+        """(length atom, fetch(k) -> atom of item k) for any iterable:
+        ``range``, ``zip``, ``enumerate``, ``reversed``, ``d.items()`` and
+        friends, nested; anything else is indexed item by item.  ``base``:
+        the loop target's name (or a list, for a tuple target), which the
+        items are named after."""
+        rng = self.range_args(scope, it)
+        if rng is not None:
+            start, stop, step = rng
+            length = self.emit(P.get("builtins.len"), [
+                self.emit(P.get("builtins.range"), [start, stop, step], base="steps")],
+                base="n")
+            return length, lambda k: self.emit(P.get("add"), [start, self.emit(
+                P.get("mul"), [k, step], base="offset")],
+                base=base if isinstance(base, str) else "index")
+        if isinstance(it, gast.Call) and not it.keywords:
+            func = self.expr(scope, it.func)
+            obj = func.obj if isinstance(func, Static) else None
+            if obj is builtins.zip:
+                bases = base if isinstance(base, list) and len(base) == len(it.args) \
+                    else [None] * len(it.args)
+                parts = [self.iteration(scope, a, b) for a, b in zip(it.args, bases)]
+                length = self.shortest_of([p[0] for p in parts])
+                return length, lambda k: self.emit(
+                    P.get("tuple"), [fetch(k) for _, fetch in parts], base="items")
+            if obj is builtins.enumerate:
+                inner = base[1] if isinstance(base, list) and len(base) == 2 else None
+                length, fetch = self.iteration(scope, it.args[0], inner)
+                return length, lambda k: self.emit(P.get("tuple"), [k, fetch(k)],
+                                                   base="pair")
+            if obj is builtins.reversed:
+                length, fetch = self.iteration(scope, it.args[0], base)
+                last = self.emit(P.get("sub"), [length, ir.const(1)], base="last")
+                return length, lambda k: fetch(self.emit(P.get("sub"), [last, k],
+                                                         base="back"))
+            if isinstance(it.func, gast.Attribute) and it.func.attr in ("items", "keys",
+                                                                         "values") \
+                    and not it.args and not isinstance(func, Static):
+                return self.dict_iteration(scope, it)
+        seq = self.atom(scope, it)
+        length = self.shortest_of([seq])
+        return length, lambda k: self.emit(P.get("iteration_item"), [seq, k],
+                                           base=base if isinstance(base, str) else "item")
+
+    def dict_iteration(self, scope, it):
+        mapping = self.atom(scope, it.func.value)
+        keys = self.emit(P.get("builtins.list"), [mapping], base="keys")
+        length = self.emit(P.get("builtins.len"), [keys], base="n")
+        kind = it.func.attr
+
+        def fetch(k):
+            key = self.emit(P.get("getitem"), [keys, k], base="key")
+            if kind == "keys":
+                return key
+            value = self.emit(P.get("getitem"), [mapping, key], base="value")
+            if kind == "values":
+                return value
+            return self.emit(P.get("tuple"), [key, value], base="entry")
+        return length, fetch
+
+    def shortest_of(self, lengths_or_seqs):
+        lengths = [a if (ir.is_name(a) and a.id in self._lengths) else
+                   self.emit(P.get("builtins.len"), [a], base="n")
+                   for a in lengths_or_seqs]
+        for a in lengths:
+            self._lengths.add(a.id)
+        if len(lengths) == 1:
+            return lengths[0]
+        return self.emit(P.get("int_min"), lengths, base="n")
+
+
+def _target_bases(target):
+    """A loop target's name, or a list of them for a tuple target."""
+    if isinstance(target, gast.Name):
+        return target.id
+    if isinstance(target, (gast.Tuple, gast.List)):
+        return [_target_bases(t) for t in target.elts]
+    return None

@@ -1,0 +1,235 @@
+"""Python's loops in canonical form: ``for`` and ``while`` each become one
+compound equation over explicit carried state, found by a simple liveness
+analysis (``names``):
+
+- ``for_range``: ``for index in range(start, stop, step)`` over carried
+  variables (assigned in the body and either read in it or read after it);
+- ``while``: a condition body and a loop body over carried variables.
+
+Loops over arrays, ``zip`` and ``enumerate`` become index loops whose body
+starts by fetching the items (``iteration``); ``break``/``continue``/early
+``return`` were already removed by ``exits``.  The loop's outputs are its
+carry names: in a loop body they mean the value at the start of the
+iteration, after the loop the final value (a phi, as in SSA).  Arrays the
+loop changes in place carry their aliases and views along.  Mixed into
+``converter.Converter``."""
+import gast
+
+from ..core import ir, primitives as P
+from .names import aug_assigned, changed_names, loaded_names, stored_names
+from .scope import Static
+
+
+class Loops:
+    """Mixed into ``converter.Converter``."""
+
+    def carried(self, scope, stmts, extra_reads, live_after):
+        """Variables a loop carries: assigned in it, and read in it or after it.
+
+        A name changed in place (``y[i] = v``, ``ys.append(v)``) changes every
+        alias of its value too (after ``y = a``, ``a`` is the same array), so
+        those aliases are carried as well.  Rebinding (``y = 0.5 * y``) leaves
+        the old value alone: after ``y = a`` a loop that only rebinds ``y``
+        does not carry ``a``, which stays loop-invariant (a reverse pass then
+        need not tape it every iteration)."""
+        assigned = stored_names(stmts)
+        augmented = aug_assigned(stmts)      # ``y += v`` reads ``y`` too
+        mutated = stored_names(stmts, binds=False) | augmented
+        atoms = self.sharing_atoms({v.id for n, v in scope.locals.items()
+                                    if n in mutated and ir.is_name(v)})
+        assigned |= {n for n, v in scope.locals.items()      # aliases and views change too
+                     if ir.is_name(v) and v.id in atoms}
+        reads = loaded_names(stmts) | extra_reads | augmented
+        names = []
+        for n in sorted(assigned):
+            bound = n in scope.locals and not isinstance(scope.locals[n], Static)
+            if (bound and (n in reads or n in live_after)) or (not bound and n in live_after):
+                names.append(n)
+        return names
+
+    def sharing_atoms(self, atom_ids):
+        """``atom_ids`` and every value sharing memory with one of them by a
+        recorded view relation (the array a view was taken from, the views
+        taken from it), transitively."""
+        found, todo = set(), list(atom_ids)
+        while todo:
+            a = todo.pop()
+            if a in found:
+                continue
+            found.add(a)
+            if a in self._views:
+                todo.append(self._views[a][0].id)
+            todo += self._view_children.get(a, [])
+        return found
+
+    def view_carry(self, scope, carry, stmts):
+        """Carried names one of which is a view of another (``row = x[0]``
+        before a loop that changes ``row`` or ``x`` in place): the relation
+        holds in every iteration while neither is rebound in the loop, so the
+        body's carry-in names get it too (``link_views``); if one is
+        rebound, which array the view is of changes between iterations:
+        ``guarded``, as for aliases.  Returns ([(view name, base name,
+        index)], {name: [names it shares with]})."""
+        mutated, rebound = changed_names(stmts)
+        by_atom = {}
+        for n in carry:
+            v = scope.locals.get(n)
+            if ir.is_name(v):
+                by_atom.setdefault(v.id, []).append(n)
+        pairs, guarded = [], {}
+        for n in carry:
+            v = scope.locals.get(n)
+            if not ir.is_name(v) or v.id not in self._views:
+                continue
+            base, idx = self._views[v.id]
+            for m in by_atom.get(base.id, []):
+                if not mutated & (self.sharing_names(scope, carry, v.id)):
+                    continue
+                if rebound & {n, m}:
+                    guarded.setdefault(n, []).append(m)
+                    guarded.setdefault(m, []).append(n)
+                else:
+                    pairs.append((n, m, idx))
+        return pairs, guarded
+
+    def sharing_names(self, scope, carry, atom_id):
+        atoms = self.sharing_atoms({atom_id})
+        return {n for n in carry if ir.is_name(scope.locals.get(n))
+                and scope.locals[n].id in atoms}
+
+    def link_views(self, scope, pairs):
+        for n, m, idx in pairs:
+            self._add_view(scope.locals[n], scope.locals[m], idx)
+
+    def shared_carry(self, scope, carry, stmts):
+        """Carried names that alias one array the loop changes in place.
+
+        After ``z = y``, ``y[i] = v`` in a loop must change ``z`` in every
+        iteration, so inside the body both names are bound to one carry-in
+        name (a mutation then rebinds both, as in straight-line code).  That
+        holds while neither name is rebound in the loop; if one is
+        (``y = np.copy(y)``), each keeps its own carry, and changing the
+        carried-in array in place is reported (``guarded``) rather than
+        computed wrongly.  Returns ({name: first carried name sharing its
+        value}, {name: the other names of its group})."""
+        mutated, rebound = changed_names(stmts)
+        groups = {}
+        for n in carry:
+            v = scope.locals.get(n)
+            if ir.is_name(v):
+                groups.setdefault(gast.dump(v), []).append(n)
+        shared, guarded = {}, {}
+        for names in groups.values():
+            if len(names) < 2 or not mutated & set(names):
+                continue
+            if rebound & set(names):
+                guarded.update({n: [m for m in names if m != n] for n in names})
+            else:
+                shared.update({n: names[0] for n in names[1:]})
+        return shared, guarded
+
+    def loop_body(self, scope, carry, body_fn, body_stmts=()):
+        """Bind carry-in names, run ``body_fn`` nested; return the pieces."""
+        before = dict(scope.locals)
+        carry_names = [self.namer.fresh(n) for n in carry]
+        inits = [before[n] if n in before else self.unbound_eqn(n, self.eqns)
+                 for n in carry]
+        shared, guarded = self.shared_carry(scope, carry, body_stmts)
+        view_pairs, view_guarded = self.view_carry(scope, carry, body_stmts)
+        for n, others in view_guarded.items():
+            guarded[n] = guarded.get(n, []) + [m for m in others if m not in guarded.get(n, [])]
+        outer_guard = self._carry_guard
+        self._carry_guard = dict(outer_guard)
+        for n, c in zip(carry, carry_names):
+            if n in shared:      # aliases of one array: one object in the body too
+                self.bind(scope, n, ir.name(carry_names[carry.index(shared[n])]))
+            else:
+                self.bind(scope, n, ir.name(c))
+            if n in guarded:
+                self._carry_guard[c] = (n, guarded[n])
+        self.link_views(scope, view_pairs)
+        try:
+            eqns, extra = self.nested(body_fn, scope=scope)
+        finally:
+            self._carry_guard = outer_guard
+        results = []
+        for n in carry:
+            v = scope.locals.get(n)
+            if isinstance(v, Static):
+                raise self.error(f"'{n}' is bound to a function inside a loop",
+                                 None, "bind functions outside loops")
+            results.append(v)
+        for n, first in shared.items():
+            if gast.dump(results[carry.index(n)]) != gast.dump(results[carry.index(first)]):
+                raise self.error(        # a rebind shared_carry did not see (del?)
+                    f"'{n}' and '{first}' name the same array, which this loop "
+                    f"changes in place, but they part inside it", None,
+                    f"copy before the loop ({n} = {first}.copy())")
+        scope.locals = before
+        self.exit_views = view_pairs      # for the caller, once the loop's outputs are bound
+        return carry_names, inits, eqns, results, extra
+
+    def stmt_While(self, scope, stmt, live_after=frozenset()):
+        origin = scope.parsed.origin(stmt)
+        self.origin = origin
+        body_live = loaded_names(stmt.body) | loaded_names([stmt.test]) | set(live_after)
+        carry = self.carried(scope, stmt.body, loaded_names([stmt.test]), live_after)
+
+        def body():
+            cond_eqns, pred = self.nested(self.atom, scope, stmt.test)
+            self.block(scope, stmt.body, body_live)
+            return cond_eqns, pred
+
+        carry_names, inits, eqns, results, (cond_eqns, pred) = \
+            self.loop_body(scope, carry, body, stmt.body)
+        view_pairs = self.exit_views
+        self.origin = origin
+        self.eqns.append(ir.Eqn(carry_names, P.get("while"), inits, params={
+            "carry": tuple(carry_names), "cond": ir.Body(cond_eqns, [pred]),
+            "body": ir.Body(eqns, results)}, origin=origin))
+        for n, c in zip(carry, carry_names):
+            self.bind(scope, n, ir.name(c))
+        self.link_views(scope, view_pairs)
+
+    def stmt_For(self, scope, stmt, live_after=frozenset()):
+        origin = scope.parsed.origin(stmt)
+        self.origin = origin
+        if isinstance(stmt.iter, (gast.Name, gast.List, gast.Tuple, gast.Attribute)):
+            seq = self.expr(scope, stmt.iter)
+            if isinstance(seq, Static) and isinstance(seq.obj, (list, tuple)):
+                return self.unroll(scope, stmt, seq.obj, live_after)
+        if stmt.orelse:
+            stmt.body, orelse = stmt.body, stmt.orelse   # no break here: else always runs
+        else:
+            orelse = []
+        start, stop, step, fetch = self.loop_bounds(scope, stmt)
+        body_live = loaded_names(stmt.body) | set(live_after)
+        carry = self.carried(scope, stmt.body, set(), live_after)
+        index = self.namer.fresh(stmt.target.id if fetch is None else "k")
+        viewed = self.iterated_in_place(scope, stmt, fetch)
+        if viewed is not None and viewed not in carry:
+            carry = carry + [viewed]
+
+        def body():
+            if fetch is None:
+                scope.locals[stmt.target.id] = ir.name(index)
+            elif viewed is not None:     # ``row`` is ``x[k]``: a view of x's row, or a number
+                base = scope.locals[viewed]
+                item = self.emit(P.get("getitem"), [base, ir.name(index)], target=stmt.target.id)
+                self.bind(scope, stmt.target.id, item)
+                self._add_view(item, base, ir.name(index))
+            else:
+                self.bind_atom(scope, stmt.target, fetch(ir.name(index)))
+            self.block(scope, stmt.body, body_live)
+
+        carry_names, inits, eqns, results, _ = self.loop_body(scope, carry, body, stmt.body)
+        view_pairs = self.exit_views
+        self.origin = origin
+        self.eqns.append(ir.Eqn(carry_names, P.get("for_range"), [start, stop, step] + inits,
+                                params={"carry": tuple(carry_names), "index": index,
+                                        "body": ir.Body(eqns, results)}, origin=origin))
+        for n, c in zip(carry, carry_names):
+            self.bind(scope, n, ir.name(c))
+        self.link_views(scope, view_pairs)
+        if orelse:
+            self.block(scope, orelse, live_after)

@@ -1,0 +1,79 @@
+"""What statements read and bind: the name analysis the canonicaliser's
+scopes and control flow rest on (Python's local names, a loop's carried
+names, whether an ``if`` returns on every path)."""
+import gast
+
+from ..core import ir
+
+
+def loaded_names(nodes):
+    found = set()
+    for node in nodes:
+        for n in ir.walk(node):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
+                found.add(n.id)
+    return found
+
+
+def stored_names(stmts, updates=True, binds=True):
+    """Names the statements bind (not looking inside nested functions).
+
+    With ``updates``, also the names they change in place -- ``x[i] = v``,
+    ``xs.append(v)``, ``xs.pop()`` -- which a loop must carry; without, just
+    what Python counts as local assignments.  Without ``binds``, only the
+    names changed in place."""
+    found = set()
+
+    def visit(n):
+        if isinstance(n, (gast.FunctionDef, gast.Lambda, gast.ClassDef)):
+            if binds and not isinstance(n, gast.Lambda):
+                found.add(n.name)
+            return
+        if binds and isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+            found.add(n.id)
+        if updates and isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) \
+                and n.func.attr in ("append", "pop") and isinstance(n.func.value, gast.Name):
+            found.add(n.func.value.id)     # xs.append(v) / xs.pop() rebind xs
+        if updates and isinstance(n, gast.Subscript) and isinstance(n.ctx, gast.Store):
+            root = n.value                 # x[i] = v and x[i][j] += v change x
+            while isinstance(root, gast.Subscript):
+                root = root.value
+            if isinstance(root, gast.Name):
+                found.add(root.id)
+        for child in gast.iter_child_nodes(n):
+            visit(child)
+
+    for s in stmts:
+        visit(s)
+    return found
+
+
+def aug_assigned(stmts):
+    """Names the statements change with ``y op= v``: in place if ``y`` holds
+    an array, so the loop must carry (and follow) the names sharing it."""
+    return {n.target.id for s in stmts for n in gast.walk(s)
+            if isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name)}
+
+
+def changed_names(stmts):
+    """(names changed in place -- maybe, for ``y op= v`` --, names rebound)."""
+    return (stored_names(stmts, binds=False) | aug_assigned(stmts),
+            stored_names(stmts, updates=False))
+
+
+def always_returns(stmts):
+    """After ``exits`` ran, an ``if`` holding a return returns (or raises)
+    on every path."""
+    if not stmts:
+        return False
+    last = stmts[-1]
+    if isinstance(last, (gast.Return, gast.Raise)):    # a raise never falls through
+        return True
+    if isinstance(last, gast.If):
+        return always_returns(last.body) and always_returns(last.orelse)
+    return False
+
+
+def assigned_names(node):
+    """Names local to a function (Python decides this statically)."""
+    return stored_names(node.body if isinstance(node.body, list) else [], updates=False)
