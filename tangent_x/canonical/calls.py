@@ -1,12 +1,12 @@
-"""Calls inside a function being canonicalized (mixed into canonical.Converter).
+"""Calls inside a function being canonicalized (mixed into converter.Converter).
 
 Calls are resolved by the object they reach: a NumPy primitive becomes an
 equation; a user function, lambda, bound method or callable object is
-inlined (its parameters bound to the caller's atoms, functions passed as
-arguments included); ``lax`` control flow, custom-derivative functions and
-builtins with a meaning of their own (``max(a, b)``) get their own
-equations; anything else is an opaque call, fine while no gradient has to
-flow through it.
+inlined (``inlining``: its parameters bound to the caller's atoms,
+functions passed as arguments included); ``lax`` control flow,
+custom-derivative functions and builtins with a meaning of their own
+(``max(a, b)``) get their own equations; anything else is an opaque
+call, fine while no gradient has to flow through it.
 """
 import ast
 import builtins
@@ -59,7 +59,7 @@ def _method_refusal(text, method, known):
 
 
 class Calls:
-    """Mixed into ``canonical.Converter``."""
+    """Mixed into ``converter.Converter``."""
 
     def call_args(self, scope, node, allow_static=False):
         """Atoms for a call's arguments; functions may be passed only to

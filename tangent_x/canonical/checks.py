@@ -1,5 +1,5 @@
 """Checks on values: ``assert`` and ``if ...: raise`` (mixed into
-``canonical.Converter``), and f-strings.
+``converter.Converter``), and f-strings.
 
 A check stays in the primal code with Python's meaning -- the same
 exception, the same message -- and contributes nothing to derivatives:
@@ -49,7 +49,7 @@ def raises_only(stmts):
 
 
 class Checks:
-    """Mixed into ``canonical.Converter``."""
+    """Mixed into ``converter.Converter``."""
 
     def message_parts(self, scope, args):
         """(template atom, part atoms) for an exception's arguments: one

@@ -13,10 +13,18 @@ backward pass that reads like hand-written backprop, and later stages
 (simplification, Numba) see the whole computation.  Recursion is therefore
 unrolled, as JAX traces it: numbers known when transforming fold (``n - 1``,
 ``n == 0``) and decide ``if``/``else``, so a recursion on them ends
-(``calls.check_recursion`` refuses one decided at run time).  Comprehensions
+(``inlining.check_recursion`` refuses one decided at run time).  Comprehensions
 are inlined too, as the small functions Python 3 makes of them
 (``comprehensions``); ``assert`` and ``if bad: raise`` become checks
 (``checks``).
+
+This module holds the ``Converter``'s own state and bookkeeping (emitting
+equations, nested equation lists, CSE) and the entry points
+``canonicalize`` and ``deps_current``; the conversion itself is in its
+mixins, one per concern: ``expressions``, ``statements``, ``calls``,
+``inlining``, ``checks``, ``mutation``, ``branches``, ``loops``,
+``iteration``, ``lax_calls``.  The values and scopes they share are
+``scope``'s, the name analysis ``names``'.
 """
 import sys
 import types

@@ -53,7 +53,7 @@ class Expressions:
         (modules, functions, classes, user objects) is resolved statically, so
         ``model.loss(x)`` and ``self.W`` are looked up when transforming."""
         if is_plain_constant(obj) or isinstance(obj, (np.ndarray, np.generic, list,
-                                                       tuple, dict)):
+                                                      tuple, dict)):
             return self.value_atom(obj, base)
         return Static(obj)
 

@@ -15,7 +15,7 @@ class Inlining:
     """Mixed into ``converter.Converter``."""
 
     def inline(self, node, parsed, parent, args, kwargs, target, call_scope, call_node):
-        key = (id(node), _static_signature(self, args, kwargs))
+        key = (id(node), _static_signature(args, kwargs))
         self.check_recursion(key, getattr(node, "name", parsed.name), call_scope, call_node)
         self._inlining.append(key)
         self.deps.append(parsed.code_dep)
@@ -160,7 +160,7 @@ class Inlining:
             self.bind(scope, p, v)    # the caller's array, mutated here, is seen there
 
 
-def _static_signature(conv, args, kwargs):
+def _static_signature(args, kwargs):
     """What is known now of a call's arguments: numbers, strings and None
     by value, functions and objects by identity; run-time values as None."""
     def one(a):

@@ -1,8 +1,8 @@
 """``tx.lax`` control flow inside a transformed function: ``fori_loop``,
 ``while_loop``, ``cond``, ``switch``, ``scan`` (and vmap's ``map_lanes``)
 become the same compound equations as Python's loops and ifs
-(``controlflow``), their function arguments inlined into the bodies.
-Mixed into ``canonical.Converter``."""
+(``branches``, ``loops``), their function arguments inlined into the bodies.
+Mixed into ``converter.Converter``."""
 import inspect
 
 import gast

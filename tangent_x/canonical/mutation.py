@@ -5,7 +5,7 @@ name bound to the old value (an alias), every basic-index view taken from it
 (``row = x[0]``) and the array it is itself a view of are rebound too, so
 the transformed function computes what Python computes -- while the
 caller's arrays are never touched.  ``xs.append(v)`` and ``xs.pop()`` on
-lists are the same kind of update.  Mixed into ``canonical.Converter``.
+lists are the same kind of update.  Mixed into ``converter.Converter``.
 """
 import gast
 
@@ -21,7 +21,7 @@ _COMBINING = frozenset(("index_add", "index_mul", "index_min", "index_max"))
 
 
 class Mutation:
-    """Mixed into ``canonical.Converter``."""
+    """Mixed into ``converter.Converter``."""
 
     def list_pop(self, scope, name_node, target):
         """``v = xs.pop()``: the last item, and ``xs`` rebound without it."""
