@@ -13,7 +13,7 @@ import weakref
 import gast
 import numpy as np
 
-from ..canonical import converter as canonical
+from ..canonical import converter as canonical, parser
 from ..python_stage import emit, lower, loader as modules
 from ..core import ir, primitives as P
 from .. import runtime
@@ -650,7 +650,6 @@ def source(fun, stage="python", example_args=None):
     target = fun.generated.function if isinstance(fun, (Transformed,)) or \
         hasattr(fun, "specialize") else fun
     if stage == "parse":
-        from ..canonical import parser
         parsed = parser.parse(target)
         node = parsed.node
         start = node.decorator_list[0].lineno if getattr(node, "decorator_list", None) \
