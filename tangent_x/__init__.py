@@ -12,7 +12,7 @@ from .api.jacobians import jacfwd, jacrev, hessian  # noqa: E402
 from .api.vmap import vmap  # noqa: E402
 from .numba_stage import jit, disable_jit  # noqa: E402
 from .runtime import stop_gradient  # noqa: E402
-from .api.custom import (
+from .core.custom import (
     _decorator as _custom_decorator,
     custom_jvp as _cj,
     custom_vjp as _cv,

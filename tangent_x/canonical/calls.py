@@ -15,7 +15,7 @@ import types
 import gast
 import numpy as np
 
-from ..api import custom
+from ..core import custom
 from ..core import ir, primitives as P
 from . import parser
 from ..core.naming import base_name

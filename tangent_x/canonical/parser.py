@@ -26,6 +26,8 @@ import types
 import gast
 
 from ..core import primitives
+from ..core.custom import _Custom
+from ..core.origins import LINEMAPS
 from ..errors import Origin, TransformError
 from .partials import as_function
 
@@ -55,8 +57,6 @@ class ParsedFunction:
 
     def origin(self, node):
         lineno = getattr(node, "lineno", None) or self.node.lineno
-        # local import: upward edge (canonical -> python_stage); LINEMAPS belongs lower (#18)
-        from ..python_stage.loader import LINEMAPS
         mapped = LINEMAPS.get(self.filename, {}).get(lineno)
         if mapped is not None:     # generated code: point at the user's line
             return mapped
@@ -135,8 +135,6 @@ def source_lines(fn):
 def parse(fn):
     """Return a ParsedFunction for a plain function, lambda or bound method."""
     self_obj = None
-    # local import: upward edge (canonical -> api); the custom classes belong lower (#18)
-    from ..api.custom import _Custom
     if isinstance(fn, _Custom):
         fn = _custom_wrapper(fn)      # transform a call to it, so its rule is used
     if not isinstance(fn, (type, types.FunctionType, types.MethodType)) and \

@@ -20,9 +20,9 @@ import sys
 import tempfile
 
 from .. import cachedir
+from ..core.origins import LINEMAPS
 from ..errors import Origin
 
-LINEMAPS = {}     # generated file path -> {line: Origin}
 
 
 def cache_dir():
