@@ -68,8 +68,20 @@ def tangent_maker(*keys):
     return register
 
 
+def batching(*keys):
+    """Register a batching rule (vmap): ``rule(eqn, b)`` returns the statements
+    computing the batched result, or None to run the equation once per example
+    (helpers and the elementwise rule: ``batching_util``)."""
+    def register(fn):
+        for key in keys:
+            BATCHING[_name(key)] = fn
+        return fn
+    return register
+
+
 def load_all():
     """Import every rule module (they register themselves)."""
+    # local import: the rule modules import this registry
     from . import structural, arithmetic, numpy_math, reductions, shapes, linalg  # noqa: F401
-    from . import batching, lanes, at_updates  # noqa: F401
+    from . import batching_util, queries, lanes, at_updates  # noqa: F401
     from . import random  # noqa: F401

@@ -8,7 +8,7 @@ from ..runtime import (add_index, broadcast_lanes, finish_lanes, index_zero,  # 
                        select_lanes, set_index, stack_lanes, unbroadcast, unfinish_lanes,
                        unstack, zeros_like)
 from . import adjoint
-from .shapes import linear
+from .forward_util import linear
 
 
 @adjoint(select_lanes)
