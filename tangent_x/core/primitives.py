@@ -15,6 +15,8 @@ import operator
 import gast
 import numpy as np
 
+from .. import runtime as _runtime
+
 
 class Primitive:
     """One primitive.
@@ -253,8 +255,6 @@ register(Primitive("and_", "boolop", op=gast.And, differentiable=False))
 register(Primitive("or_", "boolop", op=gast.Or, differentiable=False))
 
 # Runtime helpers are primitives too, so generated code can be transformed again.
-from .. import runtime as _runtime  # noqa: E402
-
 _RUNTIME_EFFECTS = {"check_grad_output", "check_aux_pair"}     # checks: no value
 _RUNTIME_ELEMENTWISE = {"stop_gradient"}
 

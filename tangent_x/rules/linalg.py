@@ -14,6 +14,7 @@ import gast
 import numpy as np
 
 from ..core import ir, primitives as P
+from ..errors import TransformError
 from ..runtime import (dot_adjoint_lhs, dot_adjoint_rhs, einsum_adjoint,  # noqa: F401
                        einsum_specs, inner_adjoint_lhs, inner_adjoint_rhs,
                        matmul_adjoint_lhs, matmul_adjoint_rhs, norm_adjoint, solve_adjoint_lhs,
@@ -105,7 +106,6 @@ def _(g, eqn, rev=None):
     g_in, subscripts, k = eqn.args[:3]
     operands = list(eqn.args[3:])
     if not (isinstance(k, gast.Constant) and isinstance(k.value, int)):
-        from ..errors import TransformError
         raise TransformError("einsum_adjoint needs a literal operand number", eqn.origin,
                              "call np.einsum instead")
     swapped = operands[:k.value] + [copy.deepcopy(g)] + operands[k.value + 1:]
@@ -280,7 +280,6 @@ def _(eqn, fwd):
     in each operand but the k-th (whose shape only it reads)."""
     k = eqn.args[2]
     if not (isinstance(k, gast.Constant) and isinstance(k.value, int)):
-        from ..errors import TransformError
         raise TransformError("einsum_adjoint needs a literal operand number", eqn.origin,
                              "call np.einsum instead")
     operands = [3 + j for j in range(len(eqn.args) - 3) if j != k.value]
