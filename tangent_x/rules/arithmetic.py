@@ -17,7 +17,7 @@ from ..core import ir
 from ..runtime import matmul_adjoint_lhs, matmul_adjoint_rhs, zeros_like  # noqa: F401
 from ..errors import TransformError
 from ..core.templates import Template
-from . import ADJOINT, _name, adjoint, batching, tangent
+from .registry import ADJOINT, adjoint, batching, name_of, tangent
 from .batching_util import call
 
 
@@ -52,7 +52,7 @@ class Cases(Template):
 
 
 def _register_case(key, entry):
-    name = _name(key)
+    name = name_of(key)
     rule = ADJOINT.get(name)
     if not isinstance(rule, Cases):
         rule = ADJOINT[name] = Cases()

@@ -26,7 +26,7 @@ import inspect
 import gast
 
 from ..core import ir, primitives as P
-from . import BATCHING
+from .registry import BATCHING
 
 NO_VALUE = inspect.Parameter.empty
 

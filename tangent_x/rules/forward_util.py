@@ -13,7 +13,7 @@ import gast
 from ..core import ir
 from ..core.templates import TangentTemplate
 from ..errors import TransformError
-from . import ADJOINT, TANGENT, _name, tangent_maker
+from .registry import ADJOINT, TANGENT, name_of, tangent_maker
 from .arithmetic import Cases, Refusal
 
 
@@ -98,7 +98,7 @@ def tangent_case(*keys, when=None):
     def register(fn):
         template = TangentTemplate(fn, "_dot")
         for key in keys:
-            name = _name(key)
+            name = name_of(key)
             rule = TANGENT.get(name)
             if not isinstance(rule, TangentCases):
                 rule = TANGENT[name] = TangentCases()

@@ -21,7 +21,7 @@ from ..runtime import (dot_adjoint_lhs, dot_adjoint_rhs, einsum_adjoint,  # noqa
                        solve_matvec, solve_transposed,
                        tensordot_adjoint_lhs,
                        tensordot_adjoint_rhs, undiagonal, unbroadcast, unreduce)
-from . import adjoint, adjoint_maker, batching, tangent, tangent_maker
+from .registry import adjoint, adjoint_maker, batching, tangent, tangent_maker
 from .arithmetic import adjoint_case, argument
 from .batching_util import call, elementwise, respell, static_value
 from .forward_util import linear, product_rule, tangent_case

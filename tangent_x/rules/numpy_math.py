@@ -4,7 +4,7 @@ import numpy as np
 
 from ..core import ir, primitives as P
 from ..runtime import stop_gradient, unbroadcast  # noqa: F401
-from . import adjoint, batching, tangent
+from .registry import adjoint, batching, tangent
 from .batching_util import all_lanes, bound_args, call, respell
 from .forward_util import linear
 

@@ -9,7 +9,7 @@ the batching rule is their only rule.
 import gast
 
 from ..core import ir, primitives as P
-from . import batching
+from .registry import batching
 from .batching_util import all_batched, call, constant_atom, per_example_shape, query, respell
 
 

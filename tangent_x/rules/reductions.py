@@ -11,7 +11,7 @@ import numpy as np
 
 from ..core import ir
 from ..runtime import prod_others, unreduce  # noqa: F401
-from . import adjoint, adjoint_maker, batching, tangent_maker
+from .registry import adjoint, adjoint_maker, batching, tangent_maker
 from .arithmetic import adjoint_case, adjoint_refusal, constant, passed
 from .batching_util import (NO_VALUE, bound_args, call, constant_atom, lanes_axes, respell,
                             shift_axis, static_value, with_args)

@@ -18,7 +18,7 @@ from ..core import ir, primitives as P
 from ..runtime import (cotangent_item, dense, index_zero, last_writes, tree_add,  # noqa: F401
                        unbroadcast, unconcatenate, undiagonal, unhstack, unindex, unrepeat,
                        unstack, untile)
-from . import adjoint, batching, tangent_maker
+from .registry import adjoint, batching, tangent_maker
 from .arithmetic import adjoint_case, passed
 from .batching_util import (NO_VALUE, all_lanes, bound_args, call, constant_atom, elementwise,
                             exact_or, expanded, full_flag, indexed_rank, lane_index, lanes_axes,

@@ -11,7 +11,7 @@ from ..runtime import (index_zero, last_writes, unattr, unbroadcast, unindex,  #
                        stop_gradient, scan_unslice, unstack_steps, cotangent_item, item_cotangent,
                        attr_cotangent, dense, rejoin, scan_slice, stack_steps,
                        unconcatenate)
-from . import adjoint, adjoint_maker, batching, tangent, tangent_maker
+from .registry import adjoint, adjoint_maker, batching, tangent, tangent_maker
 from .batching_util import (NO_VALUE, all_batched, all_lanes, any_batched, call, constant_atom,
                             expanded, full_flag, indexed_rank, item_flag, lane_index,
                             per_example_shape, query, respell, spread_index, static_value)
