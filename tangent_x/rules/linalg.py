@@ -5,7 +5,8 @@ The adjoint of a contraction is another contraction of the cotangent with
 the other operand.  When the einsum subscripts are a literal without
 ``...``, that contraction is written out at transform time
 (``np.einsum('ik,jk->ij', g, w)``); otherwise helpers in ``runtime`` work it
-out from the ranks at run time.
+out from the ranks at run time.  Under vmap a contraction becomes a
+batched matmul or an einsum with the batch letter in front.
 """
 import copy
 import string

@@ -1,4 +1,6 @@
-"""Rules for elementwise NumPy math.  Each line is the textbook derivative."""
+"""Rules for elementwise NumPy math (each line is the textbook derivative),
+copies, casts and constructors.  Under vmap an elementwise op batches by
+broadcasting (``batching_util.elementwise``)."""
 import gast
 import numpy as np
 

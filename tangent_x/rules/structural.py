@@ -1,5 +1,7 @@
 """Rules for indexing, attribute access and building containers (and the
-lists a loop pushes onto: tapes)."""
+lists a loop pushes onto: tapes).  Under vmap an index gains a leading
+``:`` (or lane indices where it differs per example), and a container's
+flag says which of its items are batched."""
 import copy
 
 import gast
