@@ -460,13 +460,22 @@ def _keystr(path):
     return "".join(path)
 
 
-def _child_keys(td):
-    """Key-path fragments naming each child of node ``td``."""
+def _dict_keys(td):
+    """The keys of a dict node (dict, OrderedDict, defaultdict), else None."""
     kind = td._kind
     if kind is _DICT or kind is _ORDEREDDICT:
-        return [f"[{k!r}]" for k in td._aux]
+        return list(td._aux)
     if kind is _DEFAULTDICT:
-        return [f"[{k!r}]" for k in td._aux[1]]
+        return list(td._aux[1])
+    return None
+
+
+def _child_keys(td):
+    """Key-path fragments naming each child of node ``td``."""
+    keys = _dict_keys(td)
+    if keys is not None:
+        return [f"[{k!r}]" for k in keys]
+    kind = td._kind
     if kind is _NAMEDTUPLE:
         return [f".{name}" for name in td._type._fields]
     return [f"[{i}]" for i in range(len(td._children))]
@@ -476,7 +485,8 @@ def _leaf_paths(treedef):
     """Key-path strings (``"[0]['W']"``) of each leaf, in flattening order.
 
     Private helper for error messages elsewhere in the library (e.g.
-    ``test_util`` names the output leaf whose derivative is wrong).
+    ``test_util`` names the output leaf whose derivative is wrong, ``lax``
+    the leaf whose type changed).
     """
     paths = []
 

@@ -89,7 +89,6 @@ def test_every_batching_rule_is_exercised():
     from tangent_x.api import vmap as vmapping
     vmapping._VMAPPED.clear()      # earlier tests' specialisations would be reused
     seen = set()
-    import tangent_x.rules.batching as rb
     original = dict(BATCHING)
     for key, rule in original.items():
         def spy(eqn, b, _rule=rule, _key=key):
@@ -120,7 +119,6 @@ def test_every_batching_rule_is_exercised():
     finally:
         BATCHING.clear()
         BATCHING.update(original)
-    del rb
     missing = sorted(set(original) - seen)
     assert not missing, f"batching rules never used: {missing}"
 

@@ -335,6 +335,13 @@ class Transformed:
             self._generated = None
 
 
+# The runtime's custom_jvp_cotangents transposes a custom_jvp rule by
+# transforming it; the runtime sits below the api, so the api tells it how.
+runtime.register_transposer(
+    lambda tangent_map, argnums: Transformed(tangent_map, "vjp", argnums, False,
+                                             lambda out, a: out))
+
+
 def _call_site():
     """Where the user applied the transform (for errors with no better place)."""
     import sys

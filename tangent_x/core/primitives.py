@@ -15,6 +15,8 @@ import operator
 import gast
 import numpy as np
 
+from .. import runtime as _runtime
+
 
 class Primitive:
     """One primitive.
@@ -25,6 +27,11 @@ class Primitive:
     differentiable  False for ops whose derivative is zero or undefined
                  (comparisons, shape queries, sign, floor...): their outputs
                  carry no gradient and need no rule
+    elementwise  applies to each element on its own, its result having the
+                 broadcast shape of its operands: vmap batches it by lining
+                 the operands' ranks up (``rules.batching_util.elementwise``)
+                 and the peephole pass knows a one-operand call keeps its
+                 operand's shape
     broadcasting elementwise op whose operands broadcast against each other:
                  the reverse transform sums cotangents back to each
                  operand's shape (one shared helper, ``unbroadcast``)
@@ -36,13 +43,14 @@ class Primitive:
     """
 
     def __init__(self, name, kind, fn=None, spelling=None, op=None,
-                 differentiable=True, broadcasting=False, view=False):
+                 differentiable=True, elementwise=False, broadcasting=False, view=False):
         self.name = name
         self.kind = kind
         self.fn = fn
         self.spelling = spelling
         self.op = op
         self.differentiable = differentiable
+        self.elementwise = elementwise or broadcasting
         self.broadcasting = broadcasting
         self.view = view
         self.shape_args = ()
@@ -101,17 +109,19 @@ for _name, _op, _np, _diff in _BINOPS:
                        differentiable=_diff, broadcasting=_name != "matmul"),
              _np, getattr(operator, _name))
 register(Primitive("bitand", "binop", fn=operator.and_, op=gast.BitAnd,
-                   differentiable=False), np.bitwise_and, operator.and_)
+                   differentiable=False, elementwise=True), np.bitwise_and, operator.and_)
 register(Primitive("bitor", "binop", fn=operator.or_, op=gast.BitOr,
-                   differentiable=False), np.bitwise_or, operator.or_)
-register(Primitive("neg", "unaryop", fn=operator.neg, op=gast.USub),
+                   differentiable=False, elementwise=True), np.bitwise_or, operator.or_)
+register(Primitive("neg", "unaryop", fn=operator.neg, op=gast.USub, elementwise=True),
          np.negative, operator.neg)
+# (not elementwise: ``+x`` never reaches a transform, the canonical stage drops it)
 register(Primitive("pos", "unaryop", fn=operator.pos, op=gast.UAdd),
          np.positive, operator.pos)
+# (not elementwise: ``not x`` asks for one truth value)
 register(Primitive("not_", "unaryop", fn=operator.not_, op=gast.Not,
                    differentiable=False), operator.not_)
 register(Primitive("invert", "unaryop", fn=operator.invert, op=gast.Invert,
-                   differentiable=False), np.invert, operator.invert)
+                   differentiable=False, elementwise=True), np.invert, operator.invert)
 BINOP_BY_AST = {p.op: p for p in BY_NAME.values() if p.kind == "binop"}
 UNARYOP_BY_AST = {p.op: p for p in BY_NAME.values() if p.kind == "unaryop"}
 
@@ -122,7 +132,7 @@ _COMPARE = [("lt", gast.Lt, np.less), ("le", gast.LtE, np.less_equal),
             ("in_", gast.In, None), ("not_in", gast.NotIn, None)]
 for _name, _op, _np in _COMPARE:
     register(Primitive(_name, "compare", fn=getattr(operator, _name, None), op=_op,
-                       differentiable=False), _np)
+                       differentiable=False, elementwise=_np is not None), _np)
 COMPARE_BY_AST = {p.op: p for p in BY_NAME.values() if p.kind == "compare"}
 
 # --- structural ------------------------------------------------------------
@@ -162,6 +172,8 @@ _OTHER_DIFF = """sum mean prod max min amax amin var std reshape transpose
     broadcast_to tile repeat flip ravel dot outer inner tensordot trace
     einsum cumsum diagonal copy asarray array where clip full full_like
     atleast_1d atleast_2d atleast_3d""".split()
+_ELEMENTWISE_NONDIFF = set("""sign floor ceil round rint trunc isnan isinf isfinite
+    logical_and logical_or logical_not logical_xor""".split())
 _NONDIFF = """sign floor ceil round rint trunc shape ndim size zeros_like
     ones_like zeros ones empty empty_like eye identity arange
     linspace argmax argmin argsort isnan isinf isfinite logical_and
@@ -172,23 +184,27 @@ _VIEWS = set("""reshape transpose swapaxes moveaxis expand_dims squeeze
     atleast_3d""".split())
 
 
-def _numpy_prim(name, differentiable=True, broadcasting=False, spelling=None):
+_BROADCASTING_OTHER = {"where", "clip"}
+
+
+def _numpy_prim(name, differentiable=True, elementwise=False, broadcasting=False,
+                spelling=None):
     obj = getattr(np, name, None)
     if obj is None:
         return None
     return register(Primitive(name, "call", fn=obj, spelling=spelling or f"np.{name}",
-                              differentiable=differentiable,
+                              differentiable=differentiable, elementwise=elementwise,
                               broadcasting=broadcasting, view=name in _VIEWS), obj)
 
 
-for _name in _ELEMENTWISE_UNARY + _OTHER_DIFF:
-    _numpy_prim(_name)
+for _name in _ELEMENTWISE_UNARY:
+    _numpy_prim(_name, elementwise=True)
+for _name in _OTHER_DIFF:
+    _numpy_prim(_name, broadcasting=_name in _BROADCASTING_OTHER)
 for _name in _ELEMENTWISE_BINARY:
     _numpy_prim(_name, broadcasting=True)
 for _name in _NONDIFF:
-    _numpy_prim(_name, differentiable=False)
-BY_NAME["where"].broadcasting = True
-BY_NAME["clip"].broadcasting = True
+    _numpy_prim(_name, differentiable=False, elementwise=_name in _ELEMENTWISE_NONDIFF)
 for _name in ("solve", "inv", "det", "slogdet", "norm"):
     register(Primitive(f"linalg.{_name}", "call", fn=getattr(np.linalg, _name),
                        spelling=f"np.linalg.{_name}"), getattr(np.linalg, _name))
@@ -239,9 +255,8 @@ register(Primitive("and_", "boolop", op=gast.And, differentiable=False))
 register(Primitive("or_", "boolop", op=gast.Or, differentiable=False))
 
 # Runtime helpers are primitives too, so generated code can be transformed again.
-from .. import runtime as _runtime  # noqa: E402
-
 _RUNTIME_EFFECTS = {"check_grad_output", "check_aux_pair"}     # checks: no value
+_RUNTIME_ELEMENTWISE = {"stop_gradient"}
 
 _RUNTIME_NONDIFF = {"zeros_like", "check_grad_output", "stop_gradient", "unbound", "map_lanes",
                     "check", "check_lanes", "formatted",
@@ -250,7 +265,8 @@ _RUNTIME_NONDIFF = {"zeros_like", "check_grad_output", "stop_gradient", "unbound
 for _name in _runtime.__all__:
     register(Primitive(_name, "effect" if _name in _RUNTIME_EFFECTS else "call",
                        fn=getattr(_runtime, _name), spelling=_name,
-                       differentiable=_name not in _RUNTIME_NONDIFF | _RUNTIME_EFFECTS),
+                       differentiable=_name not in _RUNTIME_NONDIFF | _RUNTIME_EFFECTS,
+                       elementwise=_name in _RUNTIME_ELEMENTWISE),
              getattr(_runtime, _name))
 RUNTIME_NAMES = frozenset(_runtime.__all__)
 BY_NAME["unbroadcast"].shape_args = (1,)

@@ -13,10 +13,12 @@ from.
 import gast
 import numpy as np
 
+from ..core import ir
 from ..runtime import matmul_adjoint_lhs, matmul_adjoint_rhs, zeros_like  # noqa: F401
 from ..errors import TransformError
 from ..core.templates import Template
-from . import ADJOINT, _name, adjoint
+from .registry import ADJOINT, adjoint, batching, name_of, tangent
+from .batching_util import call
 
 
 # --- templates chosen by the form of the call --------------------------------
@@ -50,7 +52,7 @@ class Cases(Template):
 
 
 def _register_case(key, entry):
-    name = _name(key)
+    name = name_of(key)
     rule = ADJOINT.get(name)
     if not isinstance(rule, Cases):
         rule = ADJOINT[name] = Cases()
@@ -175,8 +177,6 @@ def _(g, ans, x, y):
 
 # --- forward mode ------------------------------------------------------------
 
-from . import tangent  # noqa: E402
-
 
 @tangent("add")
 def _(ans, x, y):
@@ -221,3 +221,16 @@ def _(ans, x, y):
 @tangent("matmul")
 def _(ans, x, y):
     ans_dot = x_dot @ y + x @ y_dot
+
+
+# --- batching ----------------------------------------------------------------
+
+# Operators are elementwise (``batching_util.elementwise``); ``not x`` is
+# not, and becomes ``np.logical_not``.
+
+@batching("not_")
+def batch_not(eqn, b):
+    """``not x`` per example."""
+    b.mark(eqn.out)
+    return [gast.Assign(targets=[ir.name(eqn.out, gast.Store())],
+                        value=call("np.logical_not", eqn.args[0]), type_comment=None)]

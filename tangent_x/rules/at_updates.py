@@ -24,7 +24,7 @@ import numpy as np
 from ..errors import TransformError
 from ..runtime import (extremum_share_v, extremum_share_x, max_index, min_index,  # noqa: F401
                        mul_index, product_others_at, unbroadcast, unindex)
-from . import adjoint, adjoint_maker, tangent, tangent_maker
+from .registry import adjoint, adjoint_maker, tangent, tangent_maker
 
 
 @adjoint("index_min", "index_max", min_index, max_index)

@@ -5,22 +5,27 @@ The adjoint of a contraction is another contraction of the cotangent with
 the other operand.  When the einsum subscripts are a literal without
 ``...``, that contraction is written out at transform time
 (``np.einsum('ik,jk->ij', g, w)``); otherwise helpers in ``runtime`` work it
-out from the ranks at run time.
+out from the ranks at run time.  Under vmap a contraction becomes a
+batched matmul or an einsum with the batch letter in front.
 """
 import copy
+import string
 
 import gast
 import numpy as np
 
-from ..core import ir
+from ..core import ir, primitives as P
+from ..errors import TransformError
 from ..runtime import (dot_adjoint_lhs, dot_adjoint_rhs, einsum_adjoint,  # noqa: F401
                        einsum_specs, inner_adjoint_lhs, inner_adjoint_rhs,
                        matmul_adjoint_lhs, matmul_adjoint_rhs, norm_adjoint, solve_adjoint_lhs,
                        solve_matvec, solve_transposed,
                        tensordot_adjoint_lhs,
                        tensordot_adjoint_rhs, undiagonal, unbroadcast, unreduce)
-from . import adjoint, adjoint_maker
+from .registry import adjoint, adjoint_maker, batching, tangent, tangent_maker
 from .arithmetic import adjoint_case, argument
+from .batching_util import call, elementwise, respell, static_value
+from .forward_util import linear, product_rule, tangent_case
 
 
 @adjoint(np.dot)
@@ -102,7 +107,6 @@ def _(g, eqn, rev=None):
     g_in, subscripts, k = eqn.args[:3]
     operands = list(eqn.args[3:])
     if not (isinstance(k, gast.Constant) and isinstance(k.value, int)):
-        from ..errors import TransformError
         raise TransformError("einsum_adjoint needs a literal operand number", eqn.origin,
                              "call np.einsum instead")
     swapped = operands[:k.value] + [copy.deepcopy(g)] + operands[k.value + 1:]
@@ -241,8 +245,6 @@ def _(g, ans, g_in, a, b):
 # linear.  ``np.linalg``: d solve(a, b) = solve(a, db - da @ x),
 # d inv(a) = -inv(a) @ da @ inv(a), d det(a) = det(a) * tr(inv(a) @ da).
 
-from . import tangent, tangent_maker  # noqa: E402
-from .shapes import linear, product_rule, tangent_case  # noqa: E402
 
 linear(np.trace)
 
@@ -279,7 +281,6 @@ def _(eqn, fwd):
     in each operand but the k-th (whose shape only it reads)."""
     k = eqn.args[2]
     if not (isinstance(k, gast.Constant) and isinstance(k.value, int)):
-        from ..errors import TransformError
         raise TransformError("einsum_adjoint needs a literal operand number", eqn.origin,
                              "call np.einsum instead")
     operands = [3 + j for j in range(len(eqn.args) - 3) if j != k.value]
@@ -398,3 +399,120 @@ def _(ans, a, g, b):
 @tangent(solve_adjoint_lhs)
 def _(ans, y, a, b, x):
     ans_dot = solve_adjoint_lhs(y_dot, a, b, x) + solve_adjoint_lhs(y, a, b, x_dot)
+
+
+# --- batching: contractions become batched matmuls or einsums ------------------
+
+def _einsum(b, eqn, spec, operands):
+    b.mark(eqn.out)
+    return [gast.Assign(targets=[ir.name(eqn.out, gast.Store())],
+                        value=call("np.einsum", ir.const(spec), *operands),
+                        type_comment=None)]
+
+
+@batching("matmul")
+def batch_matmul(eqn, b):
+    a, c = eqn.args
+    ra, rc = b.rank(a), b.rank(c)
+    if ra is None or rc is None or ra == 0 or rc == 0:
+        return None
+    return _matmul(eqn, b, a, c, ra, rc)
+
+
+def _matmul(eqn, b, a, c, ra, rc):
+    ba, bc = b.batched(a), b.batched(c)
+    out = eqn.out
+    if ba and not bc and (rc <= 2 or ra >= rc) and ra >= 1:
+        b.mark(out)
+        return respell(eqn, [a, c])
+    if bc and not ba:
+        if rc == 1 and ra <= 2:     # W @ x for each x: x @ W.T
+            other = a if ra == 1 else gast.Attribute(value=a, attr="T", ctx=gast.Load())
+            b.mark(out)
+            return [gast.Assign(targets=[ir.name(out, gast.Store())],
+                                value=gast.BinOp(left=c, op=gast.MatMult(), right=other),
+                                type_comment=None)]
+        if rc >= 2 and ra <= rc:
+            b.mark(out)
+            return respell(eqn, [a, c])
+        return None
+    if ba and bc and ra == rc and ra >= 2:
+        b.mark(out)
+        return respell(eqn, [a, c])
+    lhs = "z..." + ("ij" if ra >= 2 else "j") if ra >= 2 else "zj"
+    rhs = "z..." + ("jk" if rc >= 2 else "j") if rc >= 2 else "zj"
+    res = "z..." + ("i" if ra >= 2 else "") + ("k" if rc >= 2 else "")
+    if not ba:
+        lhs = lhs[1:]
+    if not bc:
+        rhs = rhs[1:]
+    if res == "z...":
+        res = "z"
+    return _einsum(b, eqn, f"{lhs},{rhs}->{res}", [a, c])
+
+
+@batching("dot")
+def batch_dot(eqn, b):
+    a, c = eqn.args[:2]
+    ra, rc = b.rank(a), b.rank(c)
+    if ra is None or rc is None or len(eqn.args) > 2 or eqn.kwargs:
+        return None
+    if ra == 0 or rc == 0:
+        return elementwise(ir.Eqn(eqn.outs, P.get("mul"), [a, c], origin=eqn.origin), b)
+    if ra <= 2 and rc <= 2:
+        return _matmul(ir.Eqn(eqn.outs, P.get("matmul"), [a, c], origin=eqn.origin), b,
+                       a, c, ra, rc)
+    return None
+
+
+@batching("einsum")
+def batch_einsum(eqn, b):
+    spec = static_value(b, eqn.args[0])
+    if not isinstance(spec, str) or eqn.kwargs:
+        return None
+    operands = eqn.args[1:]
+    spec = spec.replace(" ", "")
+    if "->" in spec:
+        inputs, output = spec.split("->")
+    else:
+        inputs = spec
+        letters = [ch for ch in inputs if ch.isalpha()]
+        output = ("..." if "..." in inputs else "") + "".join(
+            sorted(ch for ch in set(letters) if letters.count(ch) == 1))
+    free = [ch for ch in string.ascii_letters if ch not in spec]
+    z = free[0]
+    specs = inputs.split(",")
+    specs = [z + s if b.batched(o) else s for s, o in zip(specs, operands)]
+    return _einsum(b, eqn, ",".join(specs) + "->" + z + output, operands)
+
+
+# (spec of the first operand, of the second, of the result)
+_MATMUL_LHS = {(1, 1): ("", "j", "j"), (1, 2): ("k", "jk", "j"),
+               (2, 1): ("i", "j", "ij"), (2, 2): ("ik", "jk", "ij")}
+_MATMUL_RHS = {(1, 1): ("j", "", "j"), (1, 2): ("i", "k", "ik"),
+               (2, 1): ("ij", "i", "j"), (2, 2): ("ij", "ik", "jk")}
+
+
+def _matmul_adjoint(table, pick):
+    def rule(eqn, b):
+        if eqn.kwargs or len(eqn.args) != 3:
+            return None
+        g, a, c = eqn.args
+        ranks = (b.rank(a), b.rank(c))
+        if ranks not in table:
+            return None
+        first, second = pick(g, a, c)
+        if not b.batched(first) and not b.batched(second):
+            # only the operand giving the shape is batched: per example
+            return None
+        s1, s2, out = table[ranks]
+        s1 = "z" + s1 if b.batched(first) else s1
+        s2 = "z" + s2 if b.batched(second) else s2
+        return _einsum(b, eqn, f"{s1},{s2}->z{out}", [first, second])
+    return rule
+
+
+batching("matmul_adjoint_lhs", "dot_adjoint_lhs")(
+    _matmul_adjoint(_MATMUL_LHS, lambda g, a, c: (g, c)))
+batching("matmul_adjoint_rhs", "dot_adjoint_rhs")(
+    _matmul_adjoint(_MATMUL_RHS, lambda g, a, c: (a, g)))

@@ -1,8 +1,14 @@
-"""Rules for elementwise NumPy math.  Each line is the textbook derivative."""
+"""Rules for elementwise NumPy math (each line is the textbook derivative),
+copies, casts and constructors.  Under vmap an elementwise op batches by
+broadcasting (``batching_util.elementwise``)."""
+import gast
 import numpy as np
 
+from ..core import ir, primitives as P
 from ..runtime import stop_gradient, unbroadcast  # noqa: F401
-from . import adjoint
+from .registry import adjoint, batching, tangent
+from .batching_util import all_lanes, bound_args, call, respell
+from .forward_util import linear
 
 
 @adjoint(np.abs)
@@ -203,9 +209,7 @@ def _(g, ans, shape, fill_value, dtype=None):
 # ``ans_dot`` is a sum of terms, each linear in one argument's tangent, so the
 # terms of arguments without a tangent drop out.  Ops that are linear in their
 # array argument (real, conj, copy, asarray, array, float, full, full_like)
-# apply themselves to the tangent: see ``linear`` in rules/shapes.py.
-
-from . import tangent  # noqa: E402
+# apply themselves to the tangent: see ``forward_util.linear``.
 
 
 @tangent(np.abs)
@@ -370,10 +374,64 @@ def _(ans, a, a_min=None, a_max=None, out=None, min=None, max=None):
         + min_dot * (a < min) + max_dot * (a > max)
 
 
-from .shapes import linear  # noqa: E402
-
 linear(np.real, args=((0, "val"),))
 linear(np.conj, "float", args=((0, "x"),))
 linear(np.copy, np.asarray)
 linear(np.array, args=((0, "object"),))
 linear(np.full, np.full_like, args=((1, "fill_value"),))
+
+
+# --- batching ----------------------------------------------------------------
+
+# Elementwise ops batch by broadcasting (``batching_util.elementwise``, given
+# to every primitive marked elementwise); copies, casts and constructors
+# act on the whole batch alike.
+
+@batching("zeros_like", "ones_like", "empty_like", "copy", "float32", "float64",
+          "int32", "int64")
+def batch_same(eqn, b):
+    """Ops that act on each element (or the whole value) alike."""
+    if b.shape(eqn.args[0]) is not None and b.shape(eqn.args[0]).kind != "array":
+        return None
+    for o in eqn.outs:
+        b.mark(o, b.flag(eqn.args[0]))
+    return respell(eqn)
+
+
+
+@batching("full_like")
+def batch_full_like(eqn, b):
+    bound = bound_args(eqn)
+    if bound is None:
+        return None
+    if b.batched(bound.get("fill_value", ir.const(0))):
+        return None
+    b.mark(eqn.out)
+    return respell(eqn)
+
+
+@batching("asarray", "array")
+def batch_asarray(eqn, b):
+    x = eqn.args[0]
+    shape = b.shape(x)
+    if shape is not None and shape.kind == "array":
+        b.mark(eqn.out)
+        return respell(eqn)
+    if shape is not None and shape.kind in ("list", "tuple") and \
+            all(s.kind == "array" and s.ndim == shape.items[0].ndim for s in shape.items) \
+            and len(eqn.args) == 1 and not eqn.kwargs:
+        items = all_lanes(b, x)
+        b.mark(eqn.out)
+        return [ir.spell(ir.Eqn(eqn.outs, P.get("stack"), [items],
+                                {"axis": ir.const(1)}))[0]]
+    return None
+
+
+
+@batching("float", "builtins.int", "builtins.bool")
+def batch_scalar_cast(eqn, b):
+    dtype = {"builtins.int": "int", "builtins.bool": "bool"}.get(eqn.prim.name, "float")
+    b.mark(eqn.out)
+    value = call("np.asarray", eqn.args[0], dtype=ir.name(dtype))
+    return [gast.Assign(targets=[ir.name(eqn.out, gast.Store())], value=value,
+                        type_comment=None)]

@@ -15,7 +15,7 @@ from ..core import ir
 from .. import random as tx_random
 from ..errors import TransformError
 from ..random import DIFFERENTIABLE_IN_JAX
-from . import adjoint_maker, tangent_maker
+from .registry import adjoint_maker, tangent_maker
 
 _HINTS = {
     "uniform": "draw u = random.uniform(key, shape) and write "

@@ -6,11 +6,16 @@ over the input, so every rule below is "spread ``g`` back, then weight it".
 Parameters the user did not pass drop out of the generated call, so
 ``np.sum(x)`` gets ``x_bar = unreduce(g, x)``.
 """
+import gast
 import numpy as np
 
+from ..core import ir
 from ..runtime import prod_others, unreduce  # noqa: F401
-from . import adjoint
+from .registry import adjoint, adjoint_maker, batching, tangent_maker
 from .arithmetic import adjoint_case, adjoint_refusal, constant, passed
+from .batching_util import (NO_VALUE, bound_args, call, constant_atom, lanes_axes, respell,
+                            shift_axis, static_value, with_args)
+from .forward_util import call_like, linear, product_rule, tangent_case
 
 
 def _refuse(keys, label, *params):
@@ -106,9 +111,6 @@ def _(g, ans, g_in, x, axis=None, keepdims=False):
 # tangent.  The others weight the tangent, then reduce it the same way.  The
 # forms the reverse rules refuse (``out=``, ``where=``...) are refused here too.
 
-from . import adjoint_maker, tangent_maker  # noqa: E402
-from ..core import ir  # noqa: E402
-from .shapes import call_like, linear, product_rule, tangent_case  # noqa: E402
 
 linear(np.sum, drop=((5, "initial"),))
 linear(np.mean, np.cumsum)
@@ -163,3 +165,56 @@ def _(g, eqn, rev=None):
         args[k] = ir.clone(g)
         out[k] = call_like(eqn, args)
     return out
+
+
+# --- batching ----------------------------------------------------------------
+
+# A reduction's axes shift past the batch axis (``axis=None``: every
+# per-example axis).
+
+@batching("sum", "mean", "prod", "max", "min", "var", "std", "all", "any",
+          "count_nonzero", "argmax", "argmin", "cumsum")
+def batch_reduction(eqn, b):
+    bound = bound_args(eqn)
+    if bound is None or any(b.batched(v) for k, v in bound.items() if k != "a"):
+        return None
+    a = bound.get("a")
+    rank = b.rank(a)
+    axis = static_value(b, bound["axis"]) if "axis" in bound else None
+    if axis is NO_VALUE or rank is None:
+        return None
+    b.mark(eqn.out)
+    flat = eqn.prim.name in ("argmax", "argmin", "cumsum")
+    if axis is None and flat:
+        if rank > 1:
+            a = b.let(f"{a.id}_rows", call("np.reshape", a,
+                                           gast.Tuple(elts=[b.batch_size, ir.const(-1)],
+                                                      ctx=gast.Load())))
+        if rank == 0:
+            return None
+        return with_args(eqn, a=a, axis=ir.const(1))
+    new_axis = lanes_axes(rank) if axis is None else shift_axis(axis, rank)
+    return with_args(eqn, axis=constant_atom(new_axis))
+
+
+@batching("unreduce")
+def batch_unreduce(eqn, b):
+    """``unreduce(g, x, axis, keepdims)``: the reduction's rule, backwards."""
+    bound = dict(zip(["g", "x", "axis", "keepdims"], eqn.args))
+    bound.update(eqn.kwargs)
+    x = bound["x"]
+    rank = b.rank(x)
+    axis = static_value(b, bound.get("axis", ir.const(None)))
+    if rank is None or axis is NO_VALUE or not b.batched(x):
+        return None
+    new_axis = lanes_axes(rank) if axis is None else shift_axis(axis, rank)
+    args = list(eqn.args)
+    kwargs = dict(eqn.kwargs)
+    if not b.batched(args[0]):     # a cotangent shared by every example
+        args[0] = b.let("g_lanes", call("broadcast_lanes", args[0], b.batch_size))
+    if len(args) > 2:
+        args[2] = constant_atom(new_axis)
+    else:
+        kwargs["axis"] = constant_atom(new_axis)
+    b.mark(eqn.out)
+    return respell(eqn, args, kwargs)

@@ -6,14 +6,24 @@ Sequence-taking ops (``concatenate``, ``stack``, ``hstack``, ``vstack``)
 receive their sequence as one argument, packed by an equation of its own;
 their rules return a *list* of cotangents, one per item, and the packing
 rule hands item i to the i-th array.
+
+Under vmap (batching rules, below the forward ones) a shape op shifts its
+axis arguments past the batch axis, and a shape argument gains the batch
+size in front.
 """
+import gast
 import numpy as np
 
+from ..core import ir, primitives as P
 from ..runtime import (cotangent_item, dense, index_zero, last_writes, tree_add,  # noqa: F401
                        unbroadcast, unconcatenate, undiagonal, unhstack, unindex, unrepeat,
                        unstack, untile)
-from . import adjoint
+from .registry import adjoint, batching, tangent_maker
 from .arithmetic import adjoint_case, passed
+from .batching_util import (NO_VALUE, all_lanes, bound_args, call, constant_atom, elementwise,
+                            exact_or, expanded, full_flag, indexed_rank, lane_index, lanes_axes,
+                            respell, shift_axis, spread_index, static_value, with_args)
+from .forward_util import linear
 
 
 @adjoint(np.reshape)
@@ -155,142 +165,7 @@ def _(g, ans, a, b):
 
 
 # --- forward mode ------------------------------------------------------------
-# A linear op's tangent is the same op applied to the tangent of the argument
-# it is linear in (``np.reshape(x_dot, (4, 3))``); ``linear`` registers that
-# rule, here and in the other rule modules.  Ops with a reverse refusal (a
-# form without a derivative rule, ``out=``...) refuse in forward mode too.
-
-import gast  # noqa: E402
-
-from ..core import ir
-from ..python_stage import lower  # noqa: E402
-from ..errors import TransformError  # noqa: E402
-from ..core.templates import TangentTemplate  # noqa: E402
-from . import ADJOINT, TANGENT, _name, tangent_maker  # noqa: E402
-from .arithmetic import Cases, Refusal  # noqa: E402
-
-
-def refuse_like_reverse(eqn):
-    """Raise the reverse rule's refusal for this form of the call, if any."""
-    rule = ADJOINT.get(eqn.prim.name)
-    if isinstance(rule, Cases):
-        for when, case in rule.cases:
-            if isinstance(case, Refusal) and when(eqn):
-                raise TransformError(case.message, eqn.origin, case.hint)
-
-
-def _slot(eqn, position, keyword):
-    """Where the call passes a parameter: ("arg", i), ("kw", name) or None."""
-    if position is not None and position < len(eqn.args):
-        return ("arg", position)
-    if keyword is not None and keyword in eqn.kwargs:
-        return ("kw", keyword)
-    return None
-
-
-def same_op_on_tangents(eqn, fwd, params, drop=()):
-    """Statements for ``eqn`` and its tangent when the op is (jointly) linear
-    in the arguments ``params`` ((position, keyword) pairs): the same call
-    with each of those replaced by its tangent (zeros for an argument without
-    one) and the other arguments unchanged.  ``drop`` lists parameters that
-    only offset the result (``np.sum(x, initial=1.0)``): left out of the
-    tangent's call (a positional one becomes 0)."""
-    primal = lower.lower([eqn])
-    args, kwargs = list(eqn.args), dict(eqn.kwargs)
-    found = False
-    for position, keyword in params:
-        slot = _slot(eqn, position, keyword)
-        if slot is None:
-            continue
-        atom = args[slot[1]] if slot[0] == "arg" else kwargs[slot[1]]
-        found = found or fwd.dot_of(atom) is not None
-        if slot[0] == "arg":
-            args[slot[1]] = fwd.dot_or_zeros(atom)
-        else:
-            kwargs[slot[1]] = fwd.dot_or_zeros(atom)
-    if not found:
-        return primal
-    for position, keyword in drop:
-        slot = _slot(eqn, position, keyword)
-        if slot is not None and slot[0] == "arg":
-            args[slot[1]] = ir.const(0)
-        elif slot is not None:
-            del kwargs[slot[1]]
-    dotted = ir.Eqn([fwd.new_dot(eqn.out)], eqn.prim, args, kwargs, eqn.params, eqn.origin)
-    return primal + lower.lower([dotted])
-
-
-def linear(*keys, args=((0, "a"),), drop=()):
-    """Register "the same op on the tangents" as the forward rule of ``keys``,
-    which are linear in ``args`` ((position, keyword) pairs)."""
-    def rule(eqn, fwd):
-        refuse_like_reverse(eqn)
-        return same_op_on_tangents(eqn, fwd, args, drop)
-    tangent_maker(*keys)(rule)
-    return rule
-
-
-class TangentCases(TangentTemplate):
-    """Forward templates of one primitive, each guarded by a test on the
-    equation (like ``arithmetic.Cases``); the reverse rule's refusals apply."""
-
-    def __init__(self):            # no template of its own: see ``tangent_case``
-        self.cases = []
-
-    def instantiate_tangent(self, ans, eqn, namer, dot_of):
-        refuse_like_reverse(eqn)
-        for when, template in self.cases:
-            if when is None or when(eqn):
-                return template.instantiate_tangent(ans, eqn, namer, dot_of)
-        raise TypeError(f"no tangent template matches {eqn!r}")
-
-
-def tangent_case(*keys, when=None):
-    """Register one forward template of ``keys``, used when ``when(eqn)`` holds
-    (register the unguarded one last)."""
-    def register(fn):
-        template = TangentTemplate(fn, "_dot")
-        for key in keys:
-            name = _name(key)
-            rule = TANGENT.get(name)
-            if not isinstance(rule, TangentCases):
-                rule = TANGENT[name] = TangentCases()
-            rule.cases.append((when, template))
-        return fn
-    return register
-
-
-def call_like(eqn, args, kwargs=None):
-    """The call of ``eqn``'s primitive on other arguments, as an expression."""
-    kwargs = eqn.kwargs if kwargs is None else kwargs
-    return ir.expr_of(ir.Eqn([], eqn.prim, ir.clone(list(args)),
-                             {k: ir.clone(v) for k, v in kwargs.items()},
-                             eqn.params, eqn.origin))
-
-
-def product_rule(eqn, fwd, slots, extra=None):
-    """Statements for ``eqn`` and its tangent when the op is linear in each
-    argument position of ``slots`` separately (multilinear): one copy of the
-    call per argument with a tangent, that argument replaced by it.
-    ``extra(eqn, fwd)`` may add terms (a list of expressions)."""
-    terms = []
-    for k in slots:
-        dot = fwd.dot_of(eqn.args[k])
-        if dot is not None:
-            args = list(eqn.args)
-            args[k] = dot
-            terms.append(call_like(eqn, args))
-    if extra is not None:
-        terms += extra(eqn, fwd)
-    primal = lower.lower([eqn])
-    if not terms:
-        return primal
-    total = terms[0]
-    for term in terms[1:]:
-        total = gast.BinOp(left=total, op=gast.Add(), right=term)
-    return primal + [gast.Assign(targets=[ir.name(fwd.new_dot(eqn.out), gast.Store())],
-                                 value=total, type_comment=None)]
-
+# Linear ops: the same op on the tangents (``forward_util.linear``).
 
 linear(np.reshape, np.ravel, np.squeeze, np.expand_dims, np.transpose, np.swapaxes,
        np.moveaxis, np.repeat, np.diagonal, np.atleast_1d, np.atleast_2d, np.atleast_3d)
@@ -325,18 +200,282 @@ def _(eqn, fwd):
     with no tangent, then carried through a loop), so ``acc``'s tangent is
     zeros allocated here or that loop carry's: as private as ``acc`` itself."""
     acc, index, g_in = eqn.args
-    primal = lower.lower([eqn])
+    primal = ir.spell(eqn)
     acc_dot, g_dot = fwd.dot_of(acc), fwd.dot_of(g_in)
     if g_dot is None:
         if acc_dot is None:
             return primal
-        return primal + lower.assign_many([fwd.new_dot(eqn.out)], [acc_dot])
+        return primal + ir.spell(ir.Eqn([fwd.new_dot(eqn.out)], P.get("assign"),
+                                            [acc_dot], origin=eqn.origin))
     dotted = ir.Eqn([fwd.new_dot(eqn.out)], eqn.prim, [fwd.dot_or_zeros(acc), index, g_dot],
                     {}, eqn.params, eqn.origin)
-    return primal + lower.lower([dotted])
+    return primal + ir.spell(dotted)
 
 # ``for item in items`` reads ``iteration_item(items, k)``: the same call on
 # the tangent gives the k-th item's tangent, and for a dict (whose iteration
 # yields its keys) the key itself, where ``items_dot[k]`` would fail.
 # (Replaces the getitem-style rule registered in structural.py.)
 linear("iteration_item", args=((0, "items"),))
+
+
+# --- batching ----------------------------------------------------------------
+
+def _shape_value(b, atom):
+    value = static_value(b, atom)
+    if value is NO_VALUE:
+        shape = b.shape(atom)
+        if shape is not None and shape.value is not None and not b.batched(atom):
+            return "dynamic", shape.value
+        return None, None
+    return "static", value
+
+
+def _lanes_shape(b, atom):
+    """``(batch_size,) + shape`` for a per-example shape atom."""
+    how, value = _shape_value(b, atom)
+    if how is None:
+        return None
+    if isinstance(value, int):
+        return gast.Tuple(elts=[b.batch_size, atom], ctx=gast.Load())
+    if how == "static":
+        return gast.Tuple(elts=[b.batch_size] + [ir.const(v) for v in value], ctx=gast.Load())
+    return gast.BinOp(left=gast.Tuple(elts=[b.batch_size], ctx=gast.Load()), op=gast.Add(),
+                      right=atom)
+
+
+@batching("reshape")
+def batch_reshape(eqn, b):
+    bound = bound_args(eqn)
+    if bound is None:
+        return None
+    if b.batched(bound["shape"]) or "order" in eqn.kwargs:
+        return None
+    shape = _lanes_shape(b, bound["shape"])
+    if shape is None:
+        return None
+    b.mark(eqn.out)
+    return with_args(eqn, shape=shape)
+
+
+@batching("ravel")
+def batch_ravel(eqn, b):
+    if len(eqn.args) > 1 or eqn.kwargs:
+        return None
+    b.mark(eqn.out)
+    value = call("np.reshape", eqn.args[0],
+                 gast.Tuple(elts=[b.batch_size, ir.const(-1)], ctx=gast.Load()))
+    return [gast.Assign(targets=[ir.name(eqn.out, gast.Store())], value=value,
+                        type_comment=None)]
+
+
+@batching("transpose")
+def batch_transpose(eqn, b):
+    bound = bound_args(eqn)
+    if bound is None:
+        return None
+    rank = b.rank(bound["a"])
+    axes = static_value(b, bound.get("axes", ir.const(None)))
+    if rank is None or axes is NO_VALUE:
+        how, axes = _shape_value(b, bound.get("axes"))
+        if rank is None or how is None:
+            return None
+    if axes is None:
+        new = (0,) + tuple(range(rank, 0, -1))
+    else:
+        new = (0,) + tuple((a % rank) + 1 for a in axes)
+    b.mark(eqn.out)
+    return with_args(eqn, axes=constant_atom(new))
+
+
+def _axis_rule(*params, defaults=None, none_is_every_axis=False):
+    """Shape ops whose only batching change is shifting axis parameters
+    (``none_is_every_axis``: ``axis=None`` means every axis, as for flip)."""
+    def rule(eqn, b):
+        bound = bound_args(eqn)
+        if bound is None:
+            return None
+        first = next(iter(bound.values()))
+        rank = b.rank(first)
+        if rank is None or any(b.batched(v) for k, v in bound.items() if v is not first):
+            return None
+        changes = {}
+        for p in params:
+            atom = bound.get(p)
+            value = static_value(b, atom) if atom is not None else \
+                (defaults or {}).get(p, NO_VALUE)
+            if value is None and none_is_every_axis:
+                changes[p] = constant_atom(lanes_axes(rank))
+            elif value is None or value is NO_VALUE:
+                return None
+            else:
+                changes[p] = constant_atom(shift_axis(value, rank))
+        b.mark(eqn.out)
+        return with_args(eqn, **changes)
+    return rule
+
+
+# np.atleast_{1,2,3}d of one example of per-example rank r: the new axes
+# NumPy adds (a leading one, and atleast_3d's trailing one), counted in
+# batched coordinates (axis 0 the batch)
+_ATLEAST_AXES = {
+    ("atleast_1d", 0): (1,),
+    ("atleast_2d", 0): (1, 2), ("atleast_2d", 1): (1,),
+    ("atleast_3d", 0): (1, 2, 3), ("atleast_3d", 1): (1, 3), ("atleast_3d", 2): (3,),
+}
+
+
+def _atleast(eqn, b):
+    if len(eqn.args) != 1 or eqn.kwargs:
+        return None
+    rank = b.rank(eqn.args[0])
+    if rank is None:
+        return None
+    axes = _ATLEAST_AXES.get((eqn.prim.name, rank), ())
+    b.mark(eqn.out)
+    value = eqn.args[0] if not axes else call(
+        "np.expand_dims", eqn.args[0], constant_atom(axes if len(axes) > 1 else axes[0]))
+    return [gast.Assign(targets=[ir.name(eqn.out, gast.Store())], value=value,
+                        type_comment=None)]
+
+
+for _name in ("atleast_1d", "atleast_2d", "atleast_3d"):
+    batching(_name)(_atleast)
+
+batching("swapaxes")(_axis_rule("axis1", "axis2"))
+batching("moveaxis")(_axis_rule("source", "destination"))
+batching("expand_dims")(_axis_rule("axis"))
+batching("squeeze")(_axis_rule("axis"))
+batching("flip")(_axis_rule("axis", defaults={"axis": None}, none_is_every_axis=True))
+batching("diagonal")(_axis_rule("axis1", "axis2", defaults={"axis1": 0, "axis2": 1}))
+batching("trace")(_axis_rule("axis1", "axis2", defaults={"axis1": 0, "axis2": 1}))
+batching("repeat")(_axis_rule("axis"))
+
+
+@batching("broadcast_to")
+def batch_broadcast_to(eqn, b):
+    bound = bound_args(eqn)
+    if bound is None:
+        return None
+    x, shape = bound["array"], bound["shape"]
+    rank = b.rank(x)
+    how, value = _shape_value(b, shape)
+    if rank is None or how is None or b.batched(shape):
+        return None
+    target = 1 if isinstance(value, int) else len(value)
+    x = expanded(b, x, rank, target)
+    b.mark(eqn.out)
+    return with_args(eqn, array=x, shape=_lanes_shape(b, shape))
+
+
+@batching("concatenate", "stack")
+def batch_join(eqn, b):
+    bound = bound_args(eqn)
+    if bound is None:
+        return None
+    items = bound["arrays"]
+    axis = static_value(b, bound.get("axis", ir.const(0)))
+    shape = b.shape(items)
+    if axis is NO_VALUE or axis is None or shape is None or shape.kind not in ("list", "tuple") \
+            or not ir.is_name(items):
+        return None
+    items = all_lanes(b, items)
+    b.mark(eqn.out)
+    return with_args(eqn, arrays=items, axis=ir.const(shift_axis(axis, None)))
+
+
+@batching("hstack", "vstack")
+def batch_hvstack(eqn, b):
+    items = eqn.args[0]
+    shape = b.shape(items)
+    if len(eqn.args) > 1 or eqn.kwargs or shape is None or not shape.items or \
+            shape.kind not in ("list", "tuple") or not ir.is_name(items):
+        return None
+    rank = shape.items[0].ndim
+    if rank is None:
+        return None
+    items = all_lanes(b, items)
+    b.mark(eqn.out)
+    if eqn.prim.name == "hstack":
+        prim, axis = "concatenate", 1 if rank <= 1 else 2
+        if rank == 0:
+            prim = "stack"
+    else:
+        prim, axis = ("stack", 1) if rank <= 1 else ("concatenate", 1)
+    return ir.spell(ir.Eqn(eqn.outs, P.get(prim), [items], {"axis": ir.const(axis)}))
+
+
+@batching("unbroadcast")
+def batch_unbroadcast(eqn, b):
+    g, x = eqn.args
+    rg, rx = b.rank(g), b.rank(x)
+    if rg is None or rx is None:
+        return None
+    b.mark(eqn.out)
+    if b.batched(x) and b.batched(g) and rg == rx:
+        return respell(eqn)
+    if b.batched(g):
+        value = call("unbroadcast_lanes", g, x, **({"x_batched": ir.const(True)}
+                                                   if b.batched(x) else {}))
+        return [gast.Assign(targets=[ir.name(eqn.out, gast.Store())], value=value,
+                            type_comment=None)]
+    return None
+
+
+@batching("tree_add")
+def batch_tree_add(eqn, b):
+    """Cotangents of the same value: same per-example shapes, so a shared and a
+    batched one add by broadcasting, leaf by leaf."""
+    x, y = eqn.args
+    if b.shape(x) is not None and b.shape(x).kind == "array":
+        return elementwise(eqn, b)
+    # the flag must say exactly which leaves of the sum are batched: a
+    # container of a batched and a shared cotangent plus a shared one (a
+    # symbolic zero's ``unindex``, flagged False) keeps its shared leaf
+    # shared, and whatever reads the sum per example (``map_lanes``) relies
+    # on that
+    flag = exact_or(b.flag(x), b.flag(y))
+    if flag is None:
+        return None
+    b.mark(eqn.out, flag)
+    return respell(eqn)
+
+
+@batching("unindex")
+def batch_unindex(eqn, b):
+    """Zeros like ``x`` with ``g`` at ``index``: a container keeps its slots'
+    flags; an array gets the index shifted past the batch axis."""
+    x, idx, g = eqn.args
+    shape = b.shape(x)
+    if shape is None:
+        return None
+    if shape.kind != "array":
+        key = static_value(b, idx)
+        if b.batched(idx) or key is NO_VALUE:
+            return None
+        flag = full_flag(shape, False)
+        try:
+            flag[key] = b.flag(g)
+        except (IndexError, KeyError, TypeError):
+            return None
+        b.mark(eqn.out, flag)
+        return respell(eqn)
+    rx = b.rank(x)
+    if rx is None:
+        return None
+    if not b.batched(x):
+        x = b.let(f"{x.id}_lanes" if ir.is_name(x) else "x_lanes",
+                  call("broadcast_lanes", x, b.batch_size))
+    idx = spread_index(b, idx)
+    new = lane_index(b, idx, True)
+    if new is None:
+        return None
+    if b.batched(g):
+        target, rg = indexed_rank(b, idx, rx), b.rank(g)
+        if target is None or rg is None or not ir.is_name(g):
+            return None
+        g = expanded(b, g, rg, target)
+    b.mark(eqn.out)
+    return respell(eqn, [x, new, g])
+
+
+# cotangents of ``a @ b`` per example, as einsum specs: (rank a, rank b) ->

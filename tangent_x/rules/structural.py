@@ -1,13 +1,22 @@
-"""Rules for indexing, attribute access and building containers."""
+"""Rules for indexing, attribute access and building containers (and the
+lists a loop pushes onto: tapes).  Under vmap an index gains a leading
+``:`` (or lane indices where it differs per example), and a container's
+flag says which of its items are batched."""
+import copy
+
 import gast
 import numpy as np
 
 from ..core import ir
+from ..errors import TransformError
 from ..runtime import (index_zero, last_writes, unattr, unbroadcast, unindex,  # noqa: F401
                        stop_gradient, scan_unslice, unstack_steps, cotangent_item, item_cotangent,
                        attr_cotangent, dense, rejoin, scan_slice, stack_steps,
                        unconcatenate)
-from . import adjoint, adjoint_maker, tangent, tangent_maker
+from .registry import adjoint, adjoint_maker, batching, tangent, tangent_maker
+from .batching_util import (NO_VALUE, all_batched, all_lanes, any_batched, call, constant_atom,
+                            expanded, full_flag, indexed_rank, item_flag, lane_index,
+                            per_example_shape, query, respell, spread_index, static_value)
 
 
 @adjoint("getitem")
@@ -184,7 +193,6 @@ def _(g, ans, acc, index, g_in):
     g_in_bar = unbroadcast(g[index], g_in)
 
 
-
 # --- forward mode ------------------------------------------------------------
 
 @tangent("getitem")
@@ -209,25 +217,21 @@ def _dot_or_zeros(fwd, atom):
 @tangent_maker("tuple", "list", "dict", "namedtuple")
 def _(eqn, fwd):
     """The tangent of a container is the container of tangents."""
-    import copy
     dotted = copy.copy(eqn)
     dotted.args = [_dot_or_zeros(fwd, a) for a in eqn.args]
     dotted.kwargs = {k: _dot_or_zeros(fwd, v) for k, v in eqn.kwargs.items()}
     dotted.outs = [fwd.new_dot(eqn.out)]
-    from ..python_stage import lower
-    return lower.lower([eqn]) + lower.lower([dotted])
+    return ir.spell(eqn) + ir.spell(dotted)
 
 
 @tangent_maker("index_set", "index_add")
 def _(eqn, fwd):
     """``x[i] = v`` updates the tangent the same way: ``x_dot[i] = v_dot``."""
-    import copy
-    from ..python_stage import lower
     x, index, v = eqn.args
     dotted = copy.copy(eqn)
     dotted.args = [_dot_or_zeros(fwd, x), index, _dot_or_zeros(fwd, v)]
     dotted.outs = [fwd.new_dot(eqn.out)]
-    return lower.lower([eqn]) + lower.lower([dotted])
+    return ir.spell(eqn) + ir.spell(dotted)
 
 
 @tangent_maker("custom_jvp_call")
@@ -249,7 +253,157 @@ def _(eqn, fwd):
 
 @tangent_maker("custom_vjp_call")
 def _(eqn, fwd):
-    from ..errors import TransformError
     raise TransformError(f"can't apply forward-mode autodiff (jvp) to the custom_vjp "
                          f"function {eqn.params['label']}", eqn.origin,
                          "give it a custom_jvp rule instead, or use reverse mode")
+
+
+# --- batching ----------------------------------------------------------------
+
+@batching("tuple", "list", "namedtuple")
+def batch_pack(eqn, b):
+    b.mark(eqn.out, [b.flag(a) for a in eqn.args])
+    return respell(eqn)
+
+
+@batching("dict")
+def batch_pack_dict(eqn, b):
+    b.mark(eqn.out, {k: b.flag(a) for k, a in zip(eqn.params["keys"], eqn.args)})
+    return respell(eqn)
+
+
+@batching("getitem")
+def batch_getitem(eqn, b):
+    x, idx = eqn.args
+    shape = b.shape(x)
+    if shape is None:
+        return None
+    if shape.kind not in ("array",):
+        if b.batched(idx):
+            return None
+        flag = item_flag(b.flag(x), static_value(b, idx))
+        if flag is None:
+            return None
+        b.mark(eqn.out, flag)
+        return respell(eqn)
+    idx = spread_index(b, idx)
+    new = lane_index(b, idx, b.batched(x))
+    if new is None:
+        return None
+    b.mark(eqn.out)
+    return respell(eqn, [x, new])
+
+
+@batching("index_set", "index_add", "index_min", "index_max", "index_mul")
+def batch_index_set(eqn, b):
+    x, idx, v = eqn.args
+    if eqn.params.get("container") in ("dict", "list"):
+        return batch_with_item(eqn, b)
+    rx = b.rank(x)
+    if rx is None:
+        return None
+    if not b.batched(x):
+        x = b.let(f"{x.id}_lanes", call("broadcast_lanes", x, b.batch_size))
+    idx = spread_index(b, idx)
+    new = lane_index(b, idx, True)
+    if new is None:
+        return None
+    if b.batched(v):
+        target = indexed_rank(b, idx, rx)
+        rv = b.rank(v)
+        if target is None or rv is None or not ir.is_name(v):
+            return None
+        v = expanded(b, v, rv, target)
+    b.mark(eqn.out)
+    return respell(eqn, [x, new, v])
+
+
+@batching("with_item")
+def batch_with_item(eqn, b):
+    """A container with one slot replaced: the slot takes the new value's flag."""
+    x, idx, v = eqn.args
+    if b.batched(idx):
+        return None
+    key = static_value(b, idx)
+    flag = b.flag(x)
+    if flag is False and b.shape(x) is not None:    # a container of shared values
+        flag = full_flag(b.shape(x), False)
+    if key is NO_VALUE or not isinstance(flag, (dict, list)):
+        if any_batched(flag) != any_batched(b.flag(v)):
+            return None
+        b.mark(eqn.out, any_batched(flag))
+        return respell(eqn)
+    flag = dict(flag) if isinstance(flag, dict) else list(flag)
+    try:
+        flag[key] = b.flag(v)
+    except (IndexError, TypeError):
+        return None
+    b.mark(eqn.out, flag)
+    return respell(eqn)
+
+
+@batching("getattr")
+def batch_getattr(eqn, b):
+    attr = eqn.params["attr"]
+    shape = b.shape(eqn.args[0])
+    if shape is not None and shape.fields and attr in shape.fields:     # a namedtuple field
+        flag = item_flag(b.flag(eqn.args[0]), shape.fields.index(attr))
+        if flag is None:
+            return None
+        b.mark(eqn.out, flag)
+        return respell(eqn)
+    if shape is None or shape.kind != "array":
+        return None
+    if attr == "dtype":
+        b.mark(eqn.out, False)
+        return respell(eqn)
+    if attr in ("real", "imag"):
+        b.mark(eqn.out)
+        return respell(eqn)
+    if attr == "T":
+        rank = shape.ndim
+        b.mark(eqn.out)
+        return [gast.Assign(targets=[ir.name(eqn.out, gast.Store())],
+                            value=call("np.transpose", eqn.args[0],
+                                       constant_atom((0,) + tuple(range(rank, 0, -1)))),
+                            type_comment=None)]
+    if attr == "shape":
+        return query(eqn, b, per_example_shape(eqn.args[0]))
+    if attr == "ndim":
+        return query(eqn, b, gast.BinOp(left=call("np.ndim", eqn.args[0]), op=gast.Sub(),
+                                         right=ir.const(1)))
+    return None
+
+
+@batching("inplace_result")
+def batch_inplace_result(eqn, b):
+    """A cast to the dtype of ``old``: batched as ``new`` is."""
+    new, old = eqn.args
+    if not b.batched(new) or eqn.kwargs:
+        return None
+    b.mark(eqn.out, b.flag(new))
+    return respell(eqn)
+
+
+# --- tapes: lists pushed and popped in loops --------------------------------------
+#
+# A list whose every item is batched has the flag True: it is a plain list of
+# batched arrays, one per push, so pushing and popping stay one list operation
+# per step (``tape[-1]`` and ``tape[:-1]`` keep the flag through ``getitem``),
+# and its length is the same in every example.
+
+@batching("appended")
+def batch_appended(eqn, b):
+    items, item = eqn.args
+    if not b.batched(item) and not b.batched(items):
+        return None
+    if not all_batched(b.flag(items)):
+        if not ir.is_name(items):
+            return None
+        items = all_lanes(b, items) if isinstance(b.flag(items), list) else \
+            b.let(f"{items.id}_lanes", call("broadcast_lanes", items, b.batch_size))
+    shape = b.shape(item)
+    item, setup = b.lanes_of(item, True if shape is None else full_flag(shape), "item")
+    b.stmts_out += setup
+    b.mark(eqn.out, True)
+    return respell(eqn, [items, item])

@@ -21,19 +21,16 @@ registered primitive, so vectorised code can be transformed again.
 """
 import numpy as np
 
+from .. import tree_util
+from .values import Unbound
+
 __all__ = ["map_lanes", "select_lanes", "broadcast_lanes", "move_lanes", "stack_lanes",
            "unbroadcast_lanes", "set_index", "add_index", "min_index", "max_index", "mul_index",
            "broadcast_items", "lane_item", "finish_lanes", "unfinish_lanes"]
 
 
-def _tree_map(fn, tree, *rest):
-    from .. import tree_util
-    return tree_util.tree_map(fn, tree, *rest)
-
-
 def stack_lanes(results):
     """``[f(x[0]), f(x[1]), ...]`` -> one pytree whose leaves have the batch first."""
-    from .. import tree_util
     if not results:
         raise ValueError("vmap over a batch of size 0: there is no example to tell "
                          "the shape of the results")
@@ -45,7 +42,6 @@ def map_lanes(fn, batch_size, *lanes):
     """``fn`` applied to each example: ``fn(a[k], b[k], ...)`` for every ``k``,
     results stacked on a new leading axis (the loop strategy for one
     operation)."""
-    from .. import tree_util
     results = []
     for k in range(batch_size):
         results.append(fn(*(tree_util.tree_map(lambda a: _example(a, k), lane)
@@ -73,7 +69,6 @@ def _lane_mask(pred, ndim):
 
 
 def _no_value(x):
-    from . import Unbound
     return x is None or isinstance(x, Unbound)
 
 
@@ -101,7 +96,6 @@ def select_lanes(pred, on_true, on_false):
             if out.dtype != dtype:
                 out = out.astype(dtype)
         return out
-    from .. import tree_util
     return tree_util.tree_map(pick, on_true, on_false, is_leaf=_no_value)
 
 
@@ -115,7 +109,7 @@ def broadcast_lanes(x, batch_size):
         if _is_weak_number(a):
             return np.broadcast_to(np.asarray(a), (batch_size,)).view(WeakLanes)
         return np.broadcast_to(a, (batch_size,) + np.shape(a), subok=isinstance(a, WeakLanes))
-    return _tree_map(lanes, x)
+    return tree_util.tree_map(lanes, x)
 
 
 def _is_weak_number(x):
@@ -173,7 +167,6 @@ def strong_lanes(x):
 def move_lanes(x, source, destination):
     """``np.moveaxis`` on every leaf whose axis in ``source``/``destination``
     (an int, or one int or None per leaf in flattened order) is not None."""
-    from .. import tree_util
     leaves, treedef = tree_util.tree_flatten(x)
     srcs = list(source) if not isinstance(source, int) else [source] * len(leaves)
     dsts = list(destination) if not isinstance(destination, int) \
@@ -251,7 +244,6 @@ def lane_item(x, k, batched=None):
     """Example ``k`` of a pytree whose leaves are batched (on axis 0) where
     ``batched`` (a flag per leaf, flattened order; None: every leaf) says:
     ``a[k]`` for those, the shared leaves as they are."""
-    from .. import tree_util
     leaves, treedef = tree_util.tree_flatten(x)
     if batched is None:
         batched = [True] * len(leaves)
@@ -264,7 +256,6 @@ def finish_lanes(x, batched, axes, batch_size):
     """The results of vectorised code, leaf by leaf (flattened order): shared
     leaves given the batch axis, the batch moved to its ``out_axes`` entry
     (None: a shared leaf left as it is)."""
-    from .. import tree_util
     leaves, treedef = tree_util.tree_flatten(x)
     if len(leaves) != len(batched):
         # a symbolic zero (None) in a container still has its flag (the
@@ -289,7 +280,6 @@ def finish_lanes(x, batched, axes, batch_size):
 def _finish_leaves(x, n):
     """The leaves of ``x`` paired with ``finish_lanes``'s ``n`` flags (None
     leaves included when the plain flattening comes out short)."""
-    from .. import tree_util
     leaves, treedef = tree_util.tree_flatten(x)
     if len(leaves) != n:
         leaves, treedef = tree_util.tree_flatten(x, is_leaf=lambda v: v is None)
@@ -300,7 +290,6 @@ def unfinish_lanes(g, x, batched, axes, batch_size):
     """Cotangent of ``x`` in ``finish_lanes(x, batched, axes, batch_size)``,
     leaf by leaf: the batch moved back from its ``out_axes`` entry to axis 0,
     and summed over the lanes for a leaf ``x`` shared by every example."""
-    from .. import tree_util
     if g is None:
         return None
     g_leaves, _ = _finish_leaves(g, len(batched))

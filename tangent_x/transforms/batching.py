@@ -9,8 +9,8 @@ stay unbatched (weights shared by all examples are never broadcast).
 Which values are batched is a flag per name: a bool for an array, a nested
 list/dict of bools for a container (a tuple of a batched and a shared
 array).  Per-example ranks come from ``probe`` (one example run at first
-call).  Each primitive's rule lives in ``rules/batching.py`` (table
-``BATCHING``, keyed by primitive like the derivative rules); the transform
+call).  Each primitive's rule lives in its family module under ``rules/``
+(table ``BATCHING``, keyed by primitive like the derivative rules); the transform
 here knows only control flow:
 
 - ``if`` on a shared condition stays an ``if``; on a batched condition both
@@ -29,78 +29,12 @@ from ..python_stage import lower
 from ..errors import TransformError
 from ..core.naming import Namer
 from ..rules import BATCHING, load_all
+from ..rules.batching_util import all_batched, any_batched, call, full_flag, merge_flags
 
 
 def _assign(target, value):
     return gast.Assign(targets=[ir.name(target, gast.Store())], value=value,
                        type_comment=None)
-
-
-def call(func, *args, **kwargs):
-    func = func if isinstance(func, gast.AST) else _dotted(func)
-    return gast.Call(func=func, args=list(args),
-                     keywords=[gast.keyword(arg=k, value=v) for k, v in kwargs.items()])
-
-
-def _dotted(spelling):
-    from ..core.primitives import dotted
-    return dotted(spelling)
-
-
-def any_batched(flag):
-    if isinstance(flag, dict):
-        return any(any_batched(f) for f in flag.values())
-    if isinstance(flag, (list, tuple)):
-        return any(any_batched(f) for f in flag)
-    return bool(flag)
-
-
-def all_batched(flag):
-    if isinstance(flag, dict):
-        return all(all_batched(f) for f in flag.values())
-    if isinstance(flag, (list, tuple)):
-        return all(all_batched(f) for f in flag)
-    return bool(flag)
-
-
-def full_flag(shape, value=True):
-    """The flag of a value of ``shape`` (probe Shape) with every leaf ``value``."""
-    if shape is None or shape.kind in ("array", "other"):
-        return value
-    if shape.kind == "dict":
-        return {k: full_flag(s, value) for k, s in shape.items.items()}
-    return [full_flag(s, value) for s in shape.items]
-
-
-def merge_flags(a, b):
-    """Leafwise OR of two flags (a leaf against a container: the container)."""
-    if isinstance(a, dict) and isinstance(b, dict):
-        return {k: merge_flags(a.get(k, False), b.get(k, False)) for k in {**a, **b}}
-    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
-        return [merge_flags(x, y) for x, y in zip(a, b)]
-    if isinstance(a, (dict, list)) or isinstance(b, (dict, list)):
-        return True if any_batched(a) or any_batched(b) else a
-    return bool(a) or bool(b)
-
-
-def exact_or(a, b):
-    """Leafwise OR of two flags that describe the same structure, exactly: a
-    bool flag on a container is every leaf of it (False: all shared, True:
-    all batched).  ``merge_flags`` may round a container holding batched and
-    shared values up to True, which suits the places that then give the
-    value the batch where the flag says so (``lanes_of``), never a flag
-    marked on a value as it is.  None where the two do not line up."""
-    if not isinstance(a, (dict, list)) or not isinstance(b, (dict, list)):
-        if isinstance(a, (dict, list)):
-            a, b = b, a
-        return True if a else b
-    if isinstance(a, dict) and isinstance(b, dict) and set(a) == set(b):
-        out = {k: exact_or(a[k], b[k]) for k in a}
-        return None if any(v is None for v in out.values()) else out
-    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
-        out = [exact_or(x, y) for x, y in zip(a, b)]
-        return None if any(v is None for v in out) else out
-    return None
 
 
 class Batcher:

@@ -32,10 +32,8 @@ from ...core import ir, primitives as P
 from ...analysis.unionfind import UnionFind
 from ..pipeline import fold_binop, fold_unaryop
 
-_ELEMENTWISE = {P.BY_NAME[n].spelling for n in
-                ("abs sqrt cbrt square reciprocal exp exp2 expm1 log log2 log10 log1p sin "
-                 "cos tan arcsin arccos arctan sinh cosh tanh arcsinh arccosh arctanh "
-                 "sign floor ceil").split() if n in P.BY_NAME}
+# spellings of the elementwise calls: ``f(x)`` has ``x``'s shape
+_ELEMENTWISE = {p.spelling for p in P.BY_NAME.values() if p.elementwise and p.kind == "call"}
 _ELEMENTWISE_BINOPS = (gast.Add, gast.Sub, gast.Mult, gast.Div, gast.Pow, gast.Mod)
 _SCALAR = "<scalar>"
 
