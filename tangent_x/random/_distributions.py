@@ -29,52 +29,15 @@ import numpy as np
 
 from ..config import config
 from . import _xla_math
+from ._dtypes import _float_dtype, _int_dtype, _shape, default_float, default_int  # noqa: F401
 from ._keys import check_key
 from ._threefry import bits32, random_bits, split_key
 
 __all__ = ["bits", "uniform", "normal", "bernoulli", "randint", "permutation", "choice"]
 
 _UINT = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
-_FLOATS = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
-
 
 # ------------------------------------------------------------------ helpers
-def _shape(name: str, shape) -> tuple:
-    if isinstance(shape, (int, np.integer)):
-        raise TypeError(f"{name}: shape must be a tuple of ints, e.g. ({shape},); got {shape!r}")
-    try:
-        out = tuple(operator.index(d) for d in shape)
-    except TypeError:
-        raise TypeError(f"{name}: shape must be a tuple of ints, got {shape!r}") from None
-    if any(d < 0 for d in out):
-        raise ValueError(f"{name}: shape must be non-negative, got {shape!r}")
-    return out
-
-
-def default_float() -> np.dtype:
-    return np.dtype(np.float64 if config.enable_x64 else np.float32)
-
-
-def default_int() -> np.dtype:
-    return np.dtype(np.int64 if config.enable_x64 else np.int32)
-
-
-def _float_dtype(name: str, dtype) -> np.dtype:
-    # Python's ``float`` means "the default float", as in JAX.
-    dt = default_float() if dtype is None or dtype is float else np.dtype(dtype)
-    if dt not in _FLOATS:
-        raise ValueError(f"dtype argument to `{name}` must be a float dtype "
-                         f"(float16, float32 or float64), got {dt}")
-    return dt
-
-
-def _int_dtype(name: str, dtype) -> np.dtype:
-    dt = default_int() if dtype is None or dtype is int else np.dtype(dtype)
-    if not np.issubdtype(dt, np.integer):
-        raise TypeError(f"{name} only accepts integer dtypes, got {dt}")
-    return dt
-
-
 def _check_param_shapes(name: str, shape: tuple, *param_shapes) -> None:
     try:
         result = np.broadcast_shapes(shape, *param_shapes)
@@ -141,7 +104,8 @@ def _fused(name: str, key, shape: tuple, dt: np.dtype):
     n = math.prod(shape)
     if n < KERNEL_MIN or dt not in _KERNEL_DTYPES:
         return None
-    from . import _numba    # (imports this module)
+    # local import: the Numba kernels compile on first use; most draws never need them
+    from . import _numba
     out = np.empty(n, dt)
     kernel = _numba.uniform_kernel if name == "uniform" else _numba.normal_kernel
     kernel(key[0], key[1], n, out, config.threefry_partitionable)

@@ -30,7 +30,7 @@ import numpy as np
 
 from ..config import config
 from . import _xla_math as xm
-from ._distributions import _float_dtype, _shape
+from ._dtypes import _float_dtype, _shape
 from ._keys import check_key
 from ._threefry import threefry_block
 
