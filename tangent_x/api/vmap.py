@@ -25,6 +25,7 @@ from ..core.arguments import refuse_masked
 from ..canonical import converter as canonical
 from ..python_stage import emit, lower, loader as modules
 from ..core import ir, primitives as P
+from ..core.builders import assign, call
 from .. import runtime, tree_util
 from ..transforms.batching import Batcher, PerExample, all_batched, any_batched
 from ..errors import TransformError
@@ -362,15 +363,6 @@ def _first_lane_access(param, arg, axes):
     return node
 
 
-def _assign(target, value):
-    return gast.Assign(targets=[ir.name(target, gast.Store())], value=value,
-                       type_comment=None)
-
-
-def _call(func, *args):
-    return gast.Call(func=P.dotted(func), args=list(args), keywords=[])
-
-
 def _leaf_tuple(values):
     return gast.Tuple(elts=[ir.const(v) for v in values], ctx=gast.Load())
 
@@ -420,15 +412,15 @@ def build(fun, args, axes, examples, out_axes, method):
         if all(a in (None, 0) for a in leaves):
             continue
         if not isinstance(arg, (dict, list, tuple)):
-            entry.append(_assign(p, _call("np.moveaxis", ir.name(p), ir.const(ax),
+            entry.append(assign(p, call("np.moveaxis", ir.name(p), ir.const(ax),
                                           ir.const(0))))
         else:
-            entry.append(_assign(p, _call("move_lanes", ir.name(p), _leaf_tuple(leaves),
+            entry.append(assign(p, call("move_lanes", ir.name(p), _leaf_tuple(leaves),
                                           ir.const(0))))
     size_expr = gast.Subscript(
-        value=_call("np.shape", _first_lane_access(params[first], args[first], axes[first])),
+        value=call("np.shape", _first_lane_access(params[first], args[first], axes[first])),
         slice=ir.const(0), ctx=gast.Load())
-    entry.append(_assign(batch_size, size_expr))
+    entry.append(assign(batch_size, size_expr))
     blocks = [emit.Block(entry, None, "the batch on axis 0 of every mapped argument")]
     shapes = probe(fn, examples) if method == "vectorize" else {}
     flags = {p: _flag_of(a, ax) for p, a, ax in zip(params, args, axes)}
@@ -508,12 +500,12 @@ def _loop_body(fn, inner, params, args, flags, batch_size, blocks, namer):
                                             ctx=gast.Load()))
         else:
             leaf_flags = tree_util.tree_leaves(flag)
-            call_args.append(_call("lane_item", ir.name(p), ir.name(k), gast.Tuple(
+            call_args.append(call("lane_item", ir.name(p), ir.name(k), gast.Tuple(
                 elts=[gast.Constant(value=bool(b), kind=None) for b in leaf_flags],
                 ctx=gast.Load())))
     callee = fn.name if fn.name.isidentifier() and fn.name not in params else "fn"
     loop = gast.For(target=ir.name(k, gast.Store()),
-                    iter=_call("range", ir.name(batch_size)),
+                    iter=call("range", ir.name(batch_size)),
                     body=[gast.Expr(value=gast.Call(
                         func=gast.Attribute(value=ir.name(results), attr="append",
                                             ctx=gast.Load()),
@@ -521,8 +513,8 @@ def _loop_body(fn, inner, params, args, flags, batch_size, blocks, namer):
                                         keywords=[gast.keyword(arg=p, value=ir.name(p))
                                                   for p in fn.kwonly])], keywords=[]))],
                     orelse=[], type_comment=None)
-    stmts = [_assign(results, gast.List(elts=[], ctx=gast.Load())), loop,
-             _assign(stacked, _call("stack_lanes", ir.name(results)))]
+    stmts = [assign(results, gast.List(elts=[], ctx=gast.Load())), loop,
+             assign(stacked, call("stack_lanes", ir.name(results)))]
     blocks.append(emit.Block(stmts, None, f"one call of {fn.name} per example"))
     return ir.name(stacked), True, None, {callee: inner}
 
@@ -540,12 +532,12 @@ def _finish(fn, result, out_flag, result_shape, out_axes, batch_size, blocks, na
             return result
         if not out_flag:
             name = namer.fresh("shared_lanes")
-            stmts.append(_assign(name, _call("broadcast_lanes", result,
+            stmts.append(assign(name, call("broadcast_lanes", result,
                                              ir.name(batch_size))))
             result = ir.name(name)
         if out_axes != 0:
             name = namer.fresh("moved")
-            stmts.append(_assign(name, _call("np.moveaxis", result, ir.const(0),
+            stmts.append(assign(name, call("np.moveaxis", result, ir.const(0),
                                              ir.const(out_axes))))
             result = ir.name(name)
         if stmts:
@@ -567,7 +559,7 @@ def _finish(fn, result, out_flag, result_shape, out_axes, batch_size, blocks, na
     if all(flat_flags) and all(a == 0 for a in axes):
         return result
     name = namer.fresh("result")
-    blocks.append(emit.Block([_assign(name, _call(
+    blocks.append(emit.Block([assign(name, call(
         "finish_lanes", result, _leaf_tuple(flat_flags), _leaf_tuple(axes),
         ir.name(batch_size)))], None, "the batch axis of every result"))
     return ir.name(name)

@@ -15,6 +15,8 @@ import operator
 import gast
 import numpy as np
 
+from .builders import dotted  # noqa: F401  (P.dotted: canonical/converter.py still spells it so)
+
 
 class Primitive:
     """One primitive.
@@ -226,14 +228,6 @@ register(Primitive("list_to_tuple", "call", fn=tuple, spelling="tuple"))
 
 NUMPY_ALIAS = "np"
 
-
-def dotted(spelling):
-    """'np.linalg.solve' -> the gast expression that spells it."""
-    parts = spelling.split(".")
-    node = gast.Name(id=parts[0], ctx=gast.Load(), annotation=None, type_comment=None)
-    for part in parts[1:]:
-        node = gast.Attribute(value=node, attr=part, ctx=gast.Load())
-    return node
 
 register(Primitive("and_", "boolop", op=gast.And, differentiable=False))
 register(Primitive("or_", "boolop", op=gast.Or, differentiable=False))

@@ -20,6 +20,7 @@ import textwrap
 import gast
 
 from . import ir
+from .builders import assign
 
 
 class Template:
@@ -100,7 +101,7 @@ class Template:
                                for e in getattr(holder, "elts", [None])):
                         if any(wanted(first + k) for k in range(count)):
                             tmp = namer.fresh(tid)
-                            stmts.append(_assign(tmp, holder))
+                            stmts.append(assign(tmp, holder))
                             holder = ir.name(tmp)
                     for k in range(count):
                         if wanted(first + k):
@@ -117,10 +118,6 @@ class Template:
                 stmt.targets[0] = ir.name(new, gast.Store())
             stmts.append(stmt)
         return stmts, outputs
-
-
-def _assign(name_, value):
-    return gast.Assign(targets=[ir.name(name_, gast.Store())], value=value, type_comment=None)
 
 
 def _as_atom(value):

@@ -11,11 +11,7 @@ the backward loop reads only for its shape, a list of its shapes).
 import gast
 
 from ..core import ir
-
-
-def _assign(target, value):
-    return gast.Assign(targets=[ir.name(target, gast.Store())], value=value,
-                       type_comment=None)
+from ..core.builders import assign, attribute, call
 
 
 def assign_many(targets, values):
@@ -29,18 +25,14 @@ def assign_many(targets, values):
                                 ctx=gast.Store())],
             value=gast.Tuple(elts=[v for _, v in pairs], ctx=gast.Load()),
             type_comment=None)]
-    return [_assign(t, v) for t, v in pairs]
-
-
-def _call(func, args):
-    return gast.Call(func=func, args=list(args), keywords=[])
+    return [assign(t, v) for t, v in pairs]
 
 
 def range_call(start, stop, step):
     one = isinstance(step, gast.Constant) and step.value == 1
     zero = isinstance(start, gast.Constant) and start.value == 0
     args = [stop] if (one and zero) else ([start, stop] if one else [start, stop, step])
-    return _call(ir.name("range"), args)
+    return call("range", *args)
 
 
 def lower(eqns, tapes=None):
@@ -80,15 +72,13 @@ def _push(eqn, tapes):
     names = tapes(eqn) if tapes else None
     if not names:
         return [], [], []
-    setup = [_assign(t, gast.List(elts=[], ctx=gast.Load())) for t in names.values()]
+    setup = [assign(t, gast.List(elts=[], ctx=gast.Load())) for t in names.values()]
     carry = set(eqn.params["carry"])
 
     def append(tape, value):
-        return gast.Expr(value=_call(gast.Attribute(value=ir.name(tape), attr="append",
-                                                    ctx=gast.Load()), [value]))
+        return gast.Expr(value=call(attribute(tape, "append"), value))
     push = [append(t, ir.name(c)) for c, t in names.items() if c in carry]
-    shapes = [append(t, _call(gast.Attribute(value=ir.name("np"), attr="shape",
-                                             ctx=gast.Load()), [ir.name(x)]))
+    shapes = [append(t, call("np.shape", ir.name(x)))
               for x, t in names.items() if x not in carry]
     return setup, push, shapes
 
@@ -129,5 +119,4 @@ def lower_custom_fwd(eqn, residuals):
     """``out, out_residuals = f_fwd(*args)``: a custom_vjp's forward rule."""
     target = gast.Tuple(elts=[ir.name(eqn.out, gast.Store()), ir.name(residuals, gast.Store())],
                         ctx=gast.Store())
-    return [gast.Assign(targets=[target], value=_call(ir.name(eqn.params["fwd"]), eqn.args),
-                        type_comment=None)]
+    return [assign(target, call(ir.name(eqn.params["fwd"]), *eqn.args))]

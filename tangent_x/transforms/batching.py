@@ -25,26 +25,11 @@ here knows only control flow:
 import gast
 
 from ..core import ir
+from ..core.builders import assign, call
 from ..python_stage import lower
 from ..errors import TransformError
 from ..core.naming import Namer
 from ..rules import BATCHING, load_all
-
-
-def _assign(target, value):
-    return gast.Assign(targets=[ir.name(target, gast.Store())], value=value,
-                       type_comment=None)
-
-
-def call(func, *args, **kwargs):
-    func = func if isinstance(func, gast.AST) else _dotted(func)
-    return gast.Call(func=func, args=list(args),
-                     keywords=[gast.keyword(arg=k, value=v) for k, v in kwargs.items()])
-
-
-def _dotted(spelling):
-    from ..core.primitives import dotted
-    return dotted(spelling)
 
 
 def any_batched(flag):
@@ -157,7 +142,7 @@ class Batcher:
         """``base = value`` on a fresh name; returns the name atom."""
         name = self.fresh(base)
         self.flags[name] = flag
-        self.stmts_out.append(_assign(name, value))
+        self.stmts_out.append(assign(name, value))
         return ir.name(name)
 
     # --- equations ----------------------------------------------------------
@@ -216,7 +201,7 @@ class Batcher:
                 from ..api.vmap import _flag_leaves
                 leaves = _flag_leaves(flag, None)
                 full = self.fresh(f"{n}_lanes")
-                setup.append(_assign(full, call(
+                setup.append(assign(full, call(
                     "finish_lanes", ir.name(n),
                     gast.Tuple(elts=[ir.const(f) for f in leaves], ctx=gast.Load()),
                     gast.Tuple(elts=[ir.const(0) for _ in leaves], ctx=gast.Load()),
@@ -249,7 +234,7 @@ class Batcher:
         for o in eqn.outs:
             self.flags[o] = full_flag(self.shapes.get(o))
         if len(eqn.outs) == 1:
-            return setup + [_assign(eqn.out, value)]
+            return setup + [assign(eqn.out, value)]
         target = gast.Tuple(elts=[ir.name(o, gast.Store()) for o in eqn.outs],
                             ctx=gast.Store())
         return setup + [gast.Assign(targets=[target], value=value, type_comment=None)]
@@ -267,7 +252,7 @@ class Batcher:
         if not isinstance(have, (dict, list)) and not isinstance(flag, (dict, list)):
             name = self.fresh(f"{stem}_lanes")
             self.flags[name] = True
-            return ir.name(name), [_assign(name, call("broadcast_lanes", atom,
+            return ir.name(name), [assign(name, call("broadcast_lanes", atom,
                                                       self.batch_size))]
         from ..api.vmap import _flag_leaves
         shape = self.shape(atom)
@@ -285,7 +270,7 @@ class Batcher:
                      gast.Tuple(elts=[ir.const(0 if w else None) for w in want_leaves],
                                 ctx=gast.Load()),
                      self.batch_size)
-        return ir.name(name), [_assign(name, value)]
+        return ir.name(name), [assign(name, value)]
 
     def cond(self, eqn):
         pred = eqn.args[0]
@@ -343,11 +328,11 @@ class Batcher:
             if self.unassigned(a) or self.unassigned(b):
                 kept = b if self.unassigned(a) else a
                 if not self.batched(kept):
-                    out.append(_assign(o, kept))
+                    out.append(assign(o, kept))
                     self.flags[o] = self.flag(kept)
                     continue
             elif ir.is_name(a) and ir.is_name(b) and a.id == b.id and not self.batched(a):
-                out.append(_assign(o, a))
+                out.append(assign(o, a))
                 self.flags[o] = False
                 continue
             else:
@@ -370,7 +355,7 @@ class Batcher:
                 else:
                     out += setup
                 sides.append(atom)
-            out.append(_assign(o, call("select_lanes", pred, *sides)))
+            out.append(assign(o, call("select_lanes", pred, *sides)))
             self.flags[o] = _everywhere(self.flag(sides[1] if self.unassigned(sides[0])
                                                   else sides[0]), True)
         guarded = []
@@ -379,7 +364,7 @@ class Batcher:
                                        gast.UnaryOp(op=gast.Not(), operand=call("np.all", pred)))):
             if code:
                 guarded.append(gast.If(test=taken, body=code,
-                                       orelse=[_assign(n, ir.const(None)) for n in sorted(names)]
+                                       orelse=[assign(n, ir.const(None)) for n in sorted(names)]
                                        or [gast.Pass()]))
         return guarded + out
 

@@ -10,15 +10,12 @@ Nothing needs a tape.
 import gast
 
 from ..core import ir, primitives as P
+from ..core.builders import assign
 from ..python_stage import lower
 from ..errors import TransformError
 from ..rules import TANGENT, load_all
 from ..python_stage.pipeline import fold_ones
 from ..core.templates import TangentTemplate
-
-
-def _assign(name_, value):
-    return gast.Assign(targets=[ir.name(name_, gast.Store())], value=value, type_comment=None)
 
 
 def _zeros_like(atom):
@@ -92,7 +89,7 @@ class Forward:
                 # been the one that set the result's shape
                 expr = gast.Call(func=ir.name("broadcast_like"),
                                  args=[expr, ir.name(eqn.out)], keywords=[])
-            return primal + stmts + [_assign(self.new_dot(eqn.out), expr)]
+            return primal + stmts + [assign(self.new_dot(eqn.out), expr)]
         made = rule(eqn, self)
         return made if made is not None else primal
 

@@ -11,6 +11,7 @@ ever built.
 import gast
 
 from ..core import ir, primitives as P
+from ..core.builders import assign
 from ..python_stage import lower
 from ..python_stage.emit import Block
 from ..errors import TransformError
@@ -153,12 +154,12 @@ class Reverse:
         if bar is None:
             name_ = self.namer.fresh(f"{var}_bar")
             self.bars[var] = ir.name(name_)
-            stmts.append(_assign(name_, expr))
+            stmts.append(assign(name_, expr))
             return
         if not ir.is_name(bar):       # the seed constant
             name_ = self.namer.fresh(f"{var}_bar")
             self.bars[var] = ir.name(name_)
-            stmts.append(_assign(name_, gast.BinOp(left=bar, op=gast.Add(), right=expr)))
+            stmts.append(assign(name_, gast.BinOp(left=bar, op=gast.Add(), right=expr)))
             return
         if bar.id in self.owned and _is_call(expr, "unindex") and \
                 ir.is_name(expr.args[0], var):
@@ -170,7 +171,7 @@ class Reverse:
         else:
             total = gast.Call(func=ir.name("tree_add"), args=[ir.name(bar.id), expr],
                               keywords=[])
-        stmts.append(_assign(bar.id, total))
+        stmts.append(assign(bar.id, total))
 
     def materialize(self, names, stmts):
         """Give each of ``names`` a bar variable (zeros if none yet), so that
@@ -179,12 +180,12 @@ class Reverse:
             bar = self.bars.get(v)
             if bar is None:
                 name_ = self.namer.fresh(f"{v}_bar")
-                stmts.append(_assign(name_, _zeros_like(v)))
+                stmts.append(assign(name_, _zeros_like(v)))
                 self.bars[v] = ir.name(name_)
                 self.owned.add(name_)
             elif not ir.is_name(bar):
                 name_ = self.namer.fresh(f"{v}_bar")
-                stmts.append(_assign(name_, bar))
+                stmts.append(assign(name_, bar))
                 self.bars[v] = ir.name(name_)
 
     # --- the backward pass --------------------------------------------------
@@ -334,9 +335,9 @@ class Reverse:
                 carry_bars[c] = bar.id
                 continue
             name_ = self.namer.fresh(f"{c}_bar")
-            stmts.append(_assign(name_, bar if bar is not None else _zeros_like(c)))
+            stmts.append(assign(name_, bar if bar is not None else _zeros_like(c)))
             carry_bars[c] = name_
-        restore = [_assign(c, gast.Call(func=gast.Attribute(value=ir.name(tapes[c]),
+        restore = [assign(c, gast.Call(func=gast.Attribute(value=ir.name(tapes[c]),
                                                              attr="pop", ctx=gast.Load()),
                                         args=[], keywords=[])) for c in carry]
         seeds = [(r, ir.name(carry_bars[c])) for c, r in zip(carry, body.results)
@@ -349,7 +350,7 @@ class Reverse:
             tapes[x] = self.namer.fresh(f"{x}_shape_tape")
             pop = gast.Call(func=gast.Attribute(value=ir.name(tapes[x]), attr="pop",
                                                 ctx=gast.Load()), args=[], keywords=[])
-            stand_ins.append(_assign(x, gast.Call(func=ir.name("shaped"), args=[pop],
+            stand_ins.append(assign(x, gast.Call(func=ir.name("shaped"), args=[pop],
                                                   keywords=[])))
         eqns = [e for e in eqns if not set(e.outs) <= set(shaped)]
         recompute = lower.lower(eqns, inner.tape_names)
@@ -397,7 +398,7 @@ def _results_from_carry(carry, body, tapes):
     ends, bound = [], set()
     for c, r in zip(carry, body.results):
         if ir.is_name(r) and r.id in defined and r.id not in bound and r.id not in carry:
-            ends.append(_assign(r.id, ir.name(c)))
+            ends.append(assign(r.id, ir.name(c)))
             bound.add(r.id)
     eqns = [e for e in body.eqns
             if e.prim.kind in _REPLAYED or tapes(e) is not None or not set(e.outs) <= bound]
@@ -556,10 +557,6 @@ def _across_joins(eqns, containers):
     return found
 
 
-def _assign(name_, value):
-    return gast.Assign(targets=[ir.name(name_, gast.Store())], value=value, type_comment=None)
-
-
 def forward_blocks(fn, tapes=None):
     """The canonical equations as Python, one block per user line."""
     blocks = []
@@ -637,7 +634,7 @@ def vjp_parts(fn, namer, wrt, has_aux, seed_name=None):
     for atom in (value, aux):
         if ir.is_name(atom) and atom.id in rebound:
             copy = namer.fresh(f"{atom.id}_value")
-            kept.append(_assign(copy, ir.name(atom.id)))
+            kept.append(assign(copy, ir.name(atom.id)))
             if atom is value:
                 value = ir.name(copy)
             else:

@@ -26,6 +26,7 @@ the updated name is live after it (``liveness``).
 import gast
 
 from ...core import ir
+from ...core.builders import assign, attribute, call
 from ...analysis.unionfind import UnionFind
 from ...analysis.liveness import walk_blocks
 
@@ -175,11 +176,8 @@ def reuse_dead_lists(blocks, live_out):
         family = owned.get(families.find(old))
         if family is None or (family - {target}) & live:
             return None
-        update = gast.Expr(value=gast.Call(
-            func=gast.Attribute(value=ir.name(old), attr=method, ctx=gast.Load()),
-            args=args, keywords=[]))
-        return [update, gast.Assign(targets=[ir.name(target, gast.Store())],
-                                    value=ir.name(old), type_comment=None)]
+        update = gast.Expr(value=call(attribute(old, method), *args))
+        return [update, assign(target, ir.name(old))]
 
     walk_blocks(blocks, live_out, visit)
     return blocks
@@ -320,8 +318,7 @@ def accumulate_in_place(blocks, live_out, grows=None):
                                 value=stmt.value.right)
         if target == old:
             return [update]
-        return [update, gast.Assign(targets=[ir.name(target, gast.Store())],
-                                    value=ir.name(old), type_comment=None)]
+        return [update, assign(target, ir.name(old))]
 
     walk_blocks(blocks, live_out, visit)
     return blocks
