@@ -99,19 +99,19 @@ def _generate(fun, kind, argnums, has_aux, grads_tuple=False):
         return _generate_vjp_split(fn, namer, wrt, has_aux)
     elif kind == "jvp":
         from ..transforms.forward import jvp_blocks
-        dots = {p: namer.fresh(f"{p}_dot") for p in wrt}
+        dots = {p: namer.tangent(p) for p in wrt}
         blocks, fwd = jvp_blocks(fn, namer, dots)
         fn.env.update(fwd.env_extra)
         result = gast.Tuple(elts=[fn.result, fwd.dot_or_zeros(fn.result)], ctx=gast.Load())
         base = fn.name if fn.name != "lambda" else "fn"
         name, extra = f"jvp_{base}", [dots[p] for p in wrt]
     else:
-        seed = namer.fresh("out_bar") if kind == "vjp" else None
+        seed = namer.adjoint("out") if kind == "vjp" else None
         blocks, value, aux, grads = vjp_blocks(fn, namer, wrt, has_aux, seed)
         zeros = []
         for i, (w, g) in enumerate(zip(wrt, grads)):
             if g is None:
-                bar = namer.fresh(f"{w}_bar")
+                bar = namer.adjoint(w)
                 zeros.append(gast.Assign(targets=[ir.name(bar, gast.Store())],
                                          value=gast.Call(func=ir.name("zeros_like"),
                                                          args=[ir.name(w)], keywords=[]),
@@ -171,11 +171,11 @@ def _generate_vjp_split(fn, namer, wrt, has_aux):
     serves any number of cotangents (the residuals are the forward values
     the backward pass reads, its tapes copied so it can run again)."""
     from ..transforms.reverse import vjp_parts
-    seed = namer.fresh("out_bar")
+    seed = namer.adjoint("out")
     forward, backward, value, aux, grads, tape_names = vjp_parts(fn, namer, wrt, has_aux, seed)
     for i, (w, g) in enumerate(zip(wrt, grads)):
         if not ir.is_name(g):
-            bar = namer.fresh(f"{w}_bar")
+            bar = namer.adjoint(w)
             value_ = g if g is not None else gast.Call(func=ir.name("zeros_like"),
                                                        args=[ir.name(w)], keywords=[])
             backward.append(emit.Block([gast.Assign(targets=[ir.name(bar, gast.Store())],

@@ -21,10 +21,11 @@ import gast
 
 from . import ir
 from .builders import assign
+from .naming import ADJOINT_SUFFIX, tangent_name
 
 
 class Template:
-    def __init__(self, fn, suffix="_bar"):
+    def __init__(self, fn, suffix=ADJOINT_SUFFIX):
         source = textwrap.dedent(inspect.getsource(fn))
         node = gast.parse(source).body[0]
         a = node.args
@@ -171,16 +172,16 @@ class TangentTemplate(Template):
             if isinstance(positions[p], tuple) and positions[p][0] == "star":
                 continue
             dot = dot_of(mapping[p])
-            mapping[p + "_dot"] = dot if dot is not None else ir.name(ZERO)
+            mapping[tangent_name(p)] = dot if dot is not None else ir.name(ZERO)
         for p in self.params[self.lead:] + self.kwonly:
-            mapping.setdefault(p + "_dot", ir.name(ZERO))   # not passed: no tangent
+            mapping.setdefault(tangent_name(p), ir.name(ZERO))   # not passed: no tangent
         renames = {}
         stmts, result = [], None
         for stmt in self.body:
             stmt = _Substituter(mapping, defaulted, renames).visit(ir.clone(stmt))
             target = stmt.targets[0] if isinstance(stmt, gast.Assign) else None
             tid = target.id if isinstance(target, gast.Name) else None
-            if tid == "ans_dot":
+            if tid == tangent_name("ans"):
                 result = _drop_zero_terms(stmt.value)
                 continue
             if tid is not None:

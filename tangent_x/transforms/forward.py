@@ -44,7 +44,7 @@ class Forward:
         return dot if dot is not None else _zeros_like(atom)
 
     def new_dot(self, var):
-        name_ = self.namer.fresh(f"{var}_dot")
+        name_ = self.namer.tangent(var)
         self.dots[var] = name_
         return name_
 
@@ -107,7 +107,7 @@ class Forward:
             if any(inner.dot_of(body.results[k]) is not None
                    for (inner, _), body in zip(inner_states, bodies)):
                 active_outs.append(k)
-                out_dots[o] = self.namer.fresh(f"{o}_dot")
+                out_dots[o] = self.namer.tangent(o)
         for (inner, stmts), body in zip(inner_states, bodies):
             stmts = stmts + lower.assign_many(eqn.outs, body.results)
             stmts += lower.assign_many([out_dots[eqn.outs[k]] for k in active_outs],
@@ -123,7 +123,7 @@ class Forward:
         body = eqn.params["body"]
         inits = eqn.args[len(eqn.args) - len(carry):]
         active = [c for c in carry if c in loop_active_carries(eqn, set(self.dots))]
-        carry_dots = {c: self.namer.fresh(f"{c}_dot") for c in active}
+        carry_dots = {c: self.namer.tangent(c) for c in active}
         inner = Forward(self.namer, {**self.dots, **carry_dots}, self.env_extra)
         body_stmts = inner.stmts(body.eqns)
         updates = lower.assign_many(

@@ -143,7 +143,7 @@ class Reverse:
         if eqn.prim.kind not in ("while", "for_range"):
             return None
         if id(eqn) not in self.tapes:
-            self.tapes[id(eqn)] = {c: self.namer.fresh(f"{c}_tape")
+            self.tapes[id(eqn)] = {c: self.namer.tape(c)
                                    for c in eqn.params["carry"]}
         return self.tapes[id(eqn)]
 
@@ -152,12 +152,12 @@ class Reverse:
     def accumulate(self, var, expr, stmts):
         bar = self.bars.get(var)
         if bar is None:
-            name_ = self.namer.fresh(f"{var}_bar")
+            name_ = self.namer.adjoint(var)
             self.bars[var] = ir.name(name_)
             stmts.append(assign(name_, expr))
             return
         if not ir.is_name(bar):       # the seed constant
-            name_ = self.namer.fresh(f"{var}_bar")
+            name_ = self.namer.adjoint(var)
             self.bars[var] = ir.name(name_)
             stmts.append(assign(name_, gast.BinOp(left=bar, op=gast.Add(), right=expr)))
             return
@@ -179,12 +179,12 @@ class Reverse:
         for v in sorted(names):
             bar = self.bars.get(v)
             if bar is None:
-                name_ = self.namer.fresh(f"{v}_bar")
+                name_ = self.namer.adjoint(v)
                 stmts.append(assign(name_, _zeros_like(v)))
                 self.bars[v] = ir.name(name_)
                 self.owned.add(name_)
             elif not ir.is_name(bar):
-                name_ = self.namer.fresh(f"{v}_bar")
+                name_ = self.namer.adjoint(v)
                 stmts.append(assign(name_, bar))
                 self.bars[v] = ir.name(name_)
 
@@ -334,7 +334,7 @@ class Reverse:
             if ir.is_name(bar):
                 carry_bars[c] = bar.id
                 continue
-            name_ = self.namer.fresh(f"{c}_bar")
+            name_ = self.namer.adjoint(c)
             stmts.append(assign(name_, bar if bar is not None else _zeros_like(c)))
             carry_bars[c] = name_
         restore = [assign(c, gast.Call(func=gast.Attribute(value=ir.name(tapes[c]),
@@ -347,7 +347,7 @@ class Reverse:
         shaped = _read_for_shape(eqns, inner_stmts, inner.tape_names)
         stand_ins = []
         for x in shaped:        # the forward loop tapes their shapes (``lower._push``)
-            tapes[x] = self.namer.fresh(f"{x}_shape_tape")
+            tapes[x] = self.namer.tape(f"{x}_shape")
             pop = gast.Call(func=gast.Attribute(value=ir.name(tapes[x]), attr="pop",
                                                 ctx=gast.Load()), args=[], keywords=[])
             stand_ins.append(assign(x, gast.Call(func=ir.name("shaped"), args=[pop],
