@@ -1,5 +1,5 @@
-"""The python-stage passes over generated code (tangent_x/python_stage/passes/peephole.py,
-liveness.py, inplace.py, coalesce.py): each on small hand-written inputs,
+"""The python-stage passes over generated code (tangent_x/python_stage/passes/: peephole,
+dce, inplace, coalesce; run by pipeline.optimize): each on small hand-written inputs,
 then on derivative code, whose values the rest of the suite checks.
 
 Every rewrite must leave what the code computes unchanged; the tests run the
@@ -13,7 +13,7 @@ import numpy as np
 
 import tangent_x as tx
 from tangent_x.python_stage import emit
-from tangent_x.python_stage.pipeline import eliminate_dead_code
+from tangent_x.python_stage.pipeline import optimize
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -24,7 +24,7 @@ def _passes(source, live):
     """Run the python-stage pipeline on a function body; return its text."""
     tree = gast.parse(source)
     blocks = [emit.Block(tree.body)]
-    eliminate_dead_code(blocks, live)
+    optimize(blocks, live)
     module = gast.Module(body=blocks[0].stmts, type_ignores=[])
     return ast.unparse(ast.fix_missing_locations(gast.gast_to_ast(module)))
 

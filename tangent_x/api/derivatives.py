@@ -22,7 +22,7 @@ from . import complex_values
 from ..errors import TransformError
 from .vmap import Unspecialized
 from ..transforms.reverse import forward_blocks, vjp_blocks
-from ..python_stage.pipeline import eliminate_dead_code
+from ..python_stage.pipeline import optimize
 from .. import tree_util
 
 
@@ -130,9 +130,9 @@ def _generate(fun, kind, argnums, has_aux, grads_tuple=False):
         base = fn.name if fn.name != "lambda" else "fn"
         name, extra = f"{kind}_{base}", ([seed] if seed else [])
     # arguments not differentiated may be ints (n in `return s * n`): their
-    # cotangent seeds keep `1.0 *` (simplify.fold_binop)
-    eliminate_dead_code(blocks, ir.names_in(result),
-                        maybe_ints=[p for p in fn.params if p not in wrt])
+    # cotangent seeds keep `1.0 *` (passes.fold.fold_binop)
+    optimize(blocks, ir.names_in(result),
+             maybe_ints=[p for p in fn.params if p not in wrt])
     params, defaults = _with_extra(fn, wrt, extra)
     lines, origins = emit.render_function(name, params, defaults, blocks, result,
                                           origin=fn.origin, kwonly=fn.kwonly,
@@ -182,7 +182,7 @@ def _generate_vjp_split(fn, namer, wrt, has_aux):
                                                     value=value_, type_comment=None)]))
             grads[i] = ir.name(bar)
     grads_atom = gast.Tuple(elts=list(grads), ctx=gast.Load())
-    eliminate_dead_code(backward, ir.names_in(grads_atom))
+    optimize(backward, ir.names_in(grads_atom))
     assigned_fwd = set(fn.params) | {n.id for b in forward for s in b.stmts
                                      for n in ir.walk(s) if isinstance(n, gast.Name)
                                      and isinstance(n.ctx, gast.Store)}
@@ -203,7 +203,7 @@ def _generate_vjp_split(fn, namer, wrt, has_aux):
     out = gast.Tuple(elts=[value, aux], ctx=gast.Load()) if has_aux else value
     fwd_result = gast.Tuple(elts=[out, gast.Tuple(elts=[ir.name(r) for r in residuals],
                                                   ctx=gast.Load())], ctx=gast.Load())
-    eliminate_dead_code(forward, ir.names_in(fwd_result))
+    optimize(forward, ir.names_in(fwd_result))
     unpack = []
     if len(residuals) == 1:     # `(y,) = ...` prints differently across Pythons
         unpack.append(gast.Assign(targets=[ir.name(residuals[0], gast.Store())],

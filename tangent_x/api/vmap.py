@@ -23,7 +23,8 @@ import numpy as np
 
 from ..core.arguments import refuse_masked
 from ..canonical import converter as canonical
-from ..python_stage import emit, lower, loader as modules
+from ..python_stage import emit, loader as modules
+from ..python_stage.pipeline import optimize
 from ..core import ir, primitives as P
 from ..core.builders import assign, call
 from .. import runtime, tree_util
@@ -444,13 +445,12 @@ def build(fun, args, axes, examples, out_axes, method):
                      namer)
     base = fn.name if fn.name != "lambda" else "fn"
     name = f"vmap_{base}"
-    from ..python_stage.pipeline import eliminate_dead_code
     grows = None
     if method == "vectorize":
         def grows(old, new, flags=batcher.flags):
             # a shared value plus a batched one is batched: a new, larger array
             return any_batched(flags.get(new)) and not all_batched(flags.get(old, True))
-    eliminate_dead_code(blocks, ir.names_in(result), grows)
+    optimize(blocks, ir.names_in(result), grows)
     lines, origins = emit.render_function(name, params, fn.defaults, blocks, result,
                                           origin=fn.origin, kwonly=fn.kwonly,
                                           kw_defaults=fn.kw_defaults)

@@ -26,6 +26,7 @@ import gast
 
 from ..core import ir
 from ..core.builders import assign, call
+from ..analysis.defuse import bound_names
 from ..python_stage import lower
 from ..errors import TransformError
 from ..core.naming import Namer
@@ -321,7 +322,7 @@ class Batcher:
         # ``items[k]`` once every lane is past the end); its results are
         # then None, which ``select_lanes`` passes over
         sides_code = [list(stmts) for _, stmts, _ in results]
-        defined = [_stored_names(code) for code in sides_code]
+        defined = [bound_names(code) for code in sides_code]
         out = []
         (_, _, on_true), (_, _, on_false) = results
         for o, a, b in zip(eqn.outs, on_true, on_false):
@@ -351,7 +352,7 @@ class Batcher:
                     return self.map_compound(eqn)
                 if ir.is_name(side) and side.id in defined[i]:
                     sides_code[i] += setup
-                    defined[i] |= _stored_names(setup)
+                    defined[i] |= bound_names(setup)
                 else:
                     out += setup
                 sides.append(atom)
@@ -479,16 +480,6 @@ class Batcher:
         loop = gast.While(test=ir.const(True), body=cond_stmts + [stop] + body_stmts + updates,
                           orelse=[])
         return setup + lower.assign_many(carry, init_atoms) + [loop]
-
-
-def _stored_names(stmts):
-    """Names the statements assign (at any depth)."""
-    names = set()
-    for stmt in stmts:
-        for node in ir.walk(stmt):
-            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
-                names.add(node.id)
-    return names
 
 
 def _renamed(atom, old, new):

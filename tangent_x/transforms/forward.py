@@ -9,12 +9,12 @@ Nothing needs a tape.
 """
 import gast
 
-from ..core import ir, primitives as P
+from ..core import ir
 from ..core.builders import assign
 from ..python_stage import lower
 from ..errors import TransformError
 from ..rules import TANGENT, load_all
-from ..python_stage.pipeline import fold_ones
+from ..python_stage.passes.fold import fold_ones
 from ..core.templates import TangentTemplate
 
 

@@ -17,7 +17,7 @@ from ..python_stage.emit import Block
 from ..errors import TransformError
 from ..runtime import aux_pair_message
 from ..rules import ADJOINT, load_all
-from ..python_stage.pipeline import fold_ones
+from ..python_stage.passes.fold import fold_ones
 from ..core.templates import Template
 
 

@@ -28,6 +28,7 @@ import gast
 from ...core import ir
 from ...core.builders import assign, attribute, call
 from ...analysis.unionfind import UnionFind
+from ...analysis.defuse import assigned_targets
 from ...analysis.liveness import walk_blocks
 
 # calls that read a list without keeping a reference to it
@@ -250,7 +251,7 @@ def _owned_accumulators(blocks):
                 kind = "other"
             sources.setdefault(target, []).append(kind)
         else:
-            for target in _targets(stmt):
+            for target in assigned_targets(stmt):
                 for n in ir.walk_names(target):
                     sources.setdefault(n.id, []).append("other")
     members = {}
@@ -271,16 +272,6 @@ def _owned_accumulators(blocks):
         if root not in rejected and "fresh" in kinds and "other" not in kinds:
             owned[root] = names
     return owned, families
-
-
-def _targets(stmt):
-    if isinstance(stmt, gast.Assign):
-        return stmt.targets
-    if isinstance(stmt, gast.AugAssign):
-        return [stmt.target]
-    if isinstance(stmt, gast.For):
-        return [stmt.target]
-    return []
 
 
 def accumulate_in_place(blocks, live_out, grows=None):
