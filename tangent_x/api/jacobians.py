@@ -16,14 +16,9 @@ import weakref
 import numpy as np
 
 from .. import tree_util
-from .derivatives import (
-    _argnums_tuple,
-    _cached,
-    _check_inputs,
-    call_with_extra,
-    extra_in_axes,
-    grad,
-)
+from .boundary import check_inputs
+from .derivatives import grad
+from .transformed import argnums_tuple, cached, call_with_extra, extra_in_axes
 from ..core.arguments import refuse_masked
 
 
@@ -156,13 +151,13 @@ def jacfwd(fun, argnums=0, has_aux=False):
 def _jacfwd(fun, argnums, wrap):
     """jacfwd's driver; ``wrap`` (None eagerly, ``jit`` under jit: see
     ``_driver``) is applied to the generated callables it runs."""
-    nums, single = _argnums_tuple(argnums)
+    nums, single = argnums_tuple(argnums)
 
     @functools.wraps(fun)
     def jacobian(*args, **kwargs):
         refuse_masked("jacfwd", fun, args, kwargs)
-        _check_inputs("jacfwd", fun, args, nums)
-        transformed = _cached(fun, "jvp", nums, lambda out, a: out)
+        check_inputs("jacfwd", fun, args, nums)
+        transformed = cached(fun, "jvp", nums, lambda out, a: out)
         wrt = [args[i] for i in nums]
         in_leaves, in_tree = tree_util.tree_flatten(list(wrt))
         # keyword arguments pass through, not differentiated (as in JAX);
@@ -230,17 +225,17 @@ def _jacrev(fun, argnums, wrap):
     own (its residuals hold the tapes, Python lists whose every entry would
     be one compiled argument), so ``_jacrev_wrapped`` runs the whole vjp,
     batched instead."""
-    nums, single = _argnums_tuple(argnums)
+    nums, single = argnums_tuple(argnums)
 
     @functools.wraps(fun)
     def jacobian(*args, **kwargs):
         refuse_masked("jacrev", fun, args, kwargs)
-        _check_inputs("jacrev", fun, args, nums)
+        check_inputs("jacrev", fun, args, nums)
         if wrap is not None:
             return _jacrev_wrapped(fun, args, nums, single, wrap, kwargs)
         # keyword arguments pass through, not differentiated (as in JAX):
         # the backward pass reads them from the residuals
-        transformed = _cached(fun, "vjp_split", nums, lambda out, a: out)
+        transformed = cached(fun, "vjp_split", nums, lambda out, a: out)
         out, residuals = transformed(*args, **kwargs)
         backward = getattr(transformed.generated.module,
                            transformed.generated.function.__name__.replace("vjp_fwd_",
@@ -289,7 +284,7 @@ def _jacrev_wrapped(fun, args, nums, single, wrap, kwargs=None):
     from ..errors import TransformError
     kwargs = kwargs or {}
     out = _once(fun, wrap)(*args, **kwargs)
-    full = _cached(fun, "vjp", nums, lambda o, a: o)
+    full = cached(fun, "vjp", nums, lambda o, a: o)
     wrt = [args[i] for i in nums]
     in_leaves, in_tree = tree_util.tree_flatten(list(wrt))
     out_leaves, out_tree = tree_util.tree_flatten(out)

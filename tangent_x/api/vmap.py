@@ -25,6 +25,7 @@ from ..core.arguments import refuse_masked
 from ..canonical import converter as canonical
 from ..python_stage import emit, loader as modules
 from ..python_stage.pipeline import optimize
+from .generate import unwrap
 from ..core import ir, primitives as P
 from ..core.builders import assign, call
 from .. import runtime, tree_util
@@ -336,11 +337,6 @@ def _fill_grads(fun, out_axes, out, args, boundary):
         return out
 
 
-def _unwrap(fun):
-    inner = getattr(fun, "__tangent_x__", None)
-    return inner.function if inner is not None else fun
-
-
 def _flag_of(arg, axes):
     """Batched flag of an argument: a bool, or a list/dict of flags."""
     if isinstance(arg, dict):
@@ -397,7 +393,7 @@ def build(fun, args, axes, examples, out_axes, method):
         if isinstance(spec, Vmapped):      # vmap of vmap: the inner code for one example
             inner = spec.specialize(*examples).function
         else:
-            inner = _unwrap(fun)
+            inner = unwrap(fun)
         fn, namer = canonical.canonicalize(inner)
     params = fn.positional
     if len(args) > len(params):

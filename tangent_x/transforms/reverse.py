@@ -12,6 +12,7 @@ import gast
 
 from ..core import ir, primitives as P
 from ..core.builders import assign
+from ..analysis.defuse import bound_names
 from ..python_stage import lower
 from ..python_stage.emit import Block
 from ..errors import TransformError
@@ -628,8 +629,7 @@ def vjp_parts(fn, namer, wrt, has_aux, seed_name=None):
             fn.origin, "grad is defined for scalar outputs only"))
     # The backward pass replays loops, rebinding their variables: keep the
     # values the function returns in names of their own.
-    rebound = {n.id for b in backward for s in b.stmts for n in ir.walk(s)
-               if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+    rebound = bound_names(s for b in backward for s in b.stmts)
     kept = []
     for atom in (value, aux):
         if ir.is_name(atom) and atom.id in rebound:
