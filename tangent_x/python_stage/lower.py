@@ -11,7 +11,8 @@ the backward loop reads only for its shape, a list of its shapes).
 import gast
 
 from ..core import ir
-from ..core.builders import assign, attribute, call
+from ..core.builders import assign, call
+from ..core.quoted import quote
 
 
 def assign_many(targets, values):
@@ -53,14 +54,23 @@ def lower(eqns, tapes=None):
     return out
 
 
+IF = quote("""
+    if test:
+        body
+    else:
+        orelse
+""")
+
+
 def lower_cond(eqn, tapes):
-    branches = []
-    for body in eqn.params["branches"]:
-        stmts = lower(body.eqns, tapes) + assign_many(eqn.outs, body.results)
-        branches.append(stmts or [gast.Pass()])
-    return [gast.If(test=eqn.args[0], body=branches[0],
-                    orelse=[] if isinstance(branches[1][0], gast.Pass)
-                    and len(branches[1]) == 1 else branches[1])]
+    body, orelse = [lower(body.eqns, tapes) + assign_many(eqn.outs, body.results)
+                    for body in eqn.params["branches"]]
+    return IF.fill(test=eqn.args[0], body=body, orelse=orelse)
+
+
+NEW_TAPE = quote("tape = []")
+PUSH = quote("tape.append(value)")
+PUSH_SHAPE = quote("tape.append(np.shape(value))")
 
 
 def _push(eqn, tapes):
@@ -72,15 +82,24 @@ def _push(eqn, tapes):
     names = tapes(eqn) if tapes else None
     if not names:
         return [], [], []
-    setup = [assign(t, gast.List(elts=[], ctx=gast.Load())) for t in names.values()]
+    setup = [NEW_TAPE.stmt(tape=t) for t in names.values()]
     carry = set(eqn.params["carry"])
-
-    def append(tape, value):
-        return gast.Expr(value=call(attribute(tape, "append"), value))
-    push = [append(t, ir.name(c)) for c, t in names.items() if c in carry]
-    shapes = [append(t, call("np.shape", ir.name(x)))
-              for x, t in names.items() if x not in carry]
+    push = [PUSH.stmt(tape=t, value=c) for c, t in names.items() if c in carry]
+    shapes = [PUSH_SHAPE.stmt(tape=t, value=x) for x, t in names.items() if x not in carry]
     return setup, push, shapes
+
+
+WHILE = quote("""
+    while test:
+        body
+""")
+WHILE_TRUE = quote("""
+    while True:
+        cond
+        if not pred:
+            break
+        body
+""")
 
 
 def lower_while(eqn, tapes):
@@ -90,17 +109,19 @@ def lower_while(eqn, tapes):
     pred = cond.results[0]
     inner = push + lower(body.eqns, tapes) + shapes + assign_many(carry, body.results)
     if not cond.eqns:
-        loop = gast.While(test=pred, body=inner or [gast.Pass()], orelse=[])
+        loop = WHILE.fill(test=pred, body=inner)
     elif len(cond.eqns) == 1 and cond.eqns[0].prim.kind in ("compare", "unaryop") \
             and ir.is_name(pred, cond.eqns[0].out):
-        loop = gast.While(test=ir.expr_of(cond.eqns[0]), body=inner or [gast.Pass()],
-                          orelse=[])
+        loop = WHILE.fill(test=ir.expr_of(cond.eqns[0]), body=inner)
     else:
-        stop = gast.If(test=gast.UnaryOp(op=gast.Not(), operand=pred),
-                       body=[gast.Break()], orelse=[])
-        loop = gast.While(test=ir.const(True), body=lower(cond.eqns, tapes) + [stop] + inner,
-                          orelse=[])
-    return assign_many(carry, eqn.args) + setup + [loop]
+        loop = WHILE_TRUE.fill(cond=lower(cond.eqns, tapes), pred=pred, body=inner)
+    return assign_many(carry, eqn.args) + setup + loop
+
+
+FOR = quote("""
+    for index in iterations:
+        body
+""")
 
 
 def lower_for(eqn, tapes):
@@ -109,10 +130,9 @@ def lower_for(eqn, tapes):
     body = eqn.params["body"]
     setup, push, shapes = _push(eqn, tapes)
     inner = push + lower(body.eqns, tapes) + shapes + assign_many(carry, body.results)
-    loop = gast.For(target=ir.name(eqn.params["index"], gast.Store()),
-                    iter=range_call(start, stop, step), body=inner or [gast.Pass()],
-                    orelse=[], type_comment=None)
-    return assign_many(carry, eqn.args[3:]) + setup + [loop]
+    loop = FOR.fill(index=eqn.params["index"], iterations=range_call(start, stop, step),
+                    body=inner)
+    return assign_many(carry, eqn.args[3:]) + setup + loop
 
 
 def lower_custom_fwd(eqn, residuals):
