@@ -6,9 +6,12 @@ Each front end checks what JAX checks, then returns (or calls) a
 stage of any of them, and ``derivative_function`` makes a derivative a
 plain function that can be transformed again (check_grads' higher orders).
 """
+import inspect
+import linecache
+
 import numpy as np
 
-from ..canonical import converter as canonical
+from ..canonical import converter as canonical, parser
 from ..core.arguments import refuse_masked
 from ..python_stage import emit, lower, loader as modules
 from .. import tree_util
@@ -18,7 +21,7 @@ from .generate import build
 from .transformed import Transformed, argnums_tuple, cached, call_jvp
 from .vmap import Unspecialized
 
-# The spellings the numba stage (and a few tests) read as ``api.<name>``;
+# The spellings the numba stage and tools/bench.py read as ``api.<name>``;
 # their homes are transformed.py, boundary.py and generate.py.
 from .boundary import cast_like as _cast_like, check_inputs as _check_inputs  # noqa: F401
 from .boundary import fill as _fill, owned as _owned  # noqa: F401
@@ -134,7 +137,7 @@ def source(fun, stage="python", example_args=None):
     if example_args is not None and not isinstance(example_args, tuple):
         example_args = (example_args,)
     if stage == "numba":
-        from ..numba_stage import Jitted, jitted_of
+        from ..numba_stage import Jitted, jitted_of   # local import: numba_stage imports api
         jitted = jitted_of(fun) or Jitted(fun)
         return jitted.numba_source(*example_args) if example_args is not None \
             else jitted.numba_source()
@@ -145,7 +148,6 @@ def source(fun, stage="python", example_args=None):
     target = fun.generated.function if isinstance(fun, (Transformed,)) or \
         hasattr(fun, "specialize") else fun
     if stage == "parse":
-        from ..canonical import parser
         parsed = parser.parse(target)
         node = parsed.node
         start = node.decorator_list[0].lineno if getattr(node, "decorator_list", None) \
@@ -188,7 +190,6 @@ def _specialize_for_source(fun, example_args):
 def _generic_examples(vmapped):
     """Arguments for a vmapped function never called: a number per example,
     a batch of 2 along axis 0 where ``in_axes`` maps (the ranks of scalars)."""
-    import inspect
     try:
         params = [p for p in inspect.signature(vmapped._fun).parameters.values()
                   if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY,
@@ -213,7 +214,6 @@ def derivative_function(fun, mode, n, plain=None):
       cotangent is the output itself, as JAX's check_grads does).
 
     check_grads uses these for orders >= 2."""
-    import linecache
     finish = lambda out, a: out  # noqa: E731
     ps = [f"p{i}" for i in range(n)]
     if mode == "fwd":     # all n arguments differentiated: primals, then tangents

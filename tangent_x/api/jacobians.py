@@ -20,6 +20,8 @@ from .boundary import check_inputs
 from .derivatives import grad
 from .transformed import argnums_tuple, cached, call_with_extra, extra_in_axes
 from ..core.arguments import refuse_masked
+from ..errors import TransformError
+from .vmap import vmap
 
 
 def _basis(leaves):
@@ -80,7 +82,6 @@ def _split_batch(batch_leaves, sizes):
 def _jvp_batched(transformed, args, nums, in_leaves, in_tree, wrap):
     """(out, columns) from one vmapped jvp over all one-hot tangents, or None
     where vmap cannot batch this code (or there is nothing to batch)."""
-    from ..errors import TransformError
     basis, sizes = _one_hots(in_leaves)
     if not sum(sizes):
         return None
@@ -105,7 +106,6 @@ _VMAPPED = weakref.WeakKeyDictionary()
 def _vmapped(fun, in_axes, wrap=None):
     """One vmap per (function, in_axes, wrap), so its specialisations (and,
     under jit, its compiled code) are reused."""
-    from .vmap import vmap
     table = _VMAPPED.setdefault(fun, {})
     key = (in_axes, wrap)
     if key not in table:
@@ -195,7 +195,6 @@ def _once(fun, wrap):
 def _vjp_batched(backward, residuals, out_leaves, out_tree, in_leaves, in_tree, single):
     """The Jacobian from one vmapped backward pass over all one-hot
     cotangents, or None where vmap cannot batch the backward code."""
-    from ..errors import TransformError
     basis, sizes = _one_hots(out_leaves)
     if not sum(sizes):
         return None
@@ -281,7 +280,6 @@ def _jacrev_wrapped(fun, args, nums, single, wrap, kwargs=None):
     in one generated function; vmap keeps the forward values unbatched, so
     the forward pass runs once) over all one-hot cotangents.  A vjp that vmap
     cannot batch runs once per cotangent instead."""
-    from ..errors import TransformError
     kwargs = kwargs or {}
     out = _once(fun, wrap)(*args, **kwargs)
     full = cached(fun, "vjp", nums, lambda o, a: o)

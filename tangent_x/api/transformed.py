@@ -10,12 +10,14 @@ one ``Transformed`` per function and transform, so repeated ``jvp`` and
 in its parameter order.
 """
 import functools
+import linecache
 import numbers
+import sys
 import weakref
 
 from ..canonical import converter as canonical
 from ..core.arguments import plain_real, refuse_masked
-from ..errors import TransformError
+from ..errors import Origin, TransformError
 from ..python_stage import loader as modules
 from .boundary import check_inputs
 from .generate import build
@@ -116,15 +118,12 @@ class Transformed:
 
 def call_site():
     """Where the user applied the transform (for errors with no better place)."""
-    import sys
-    from ..errors import Origin
     frame = sys._getframe(2)
     package = __name__.rpartition(".")[0]
     while frame is not None and frame.f_globals.get("__name__", "").startswith(package):
         frame = frame.f_back
     if frame is None:
         return None
-    import linecache
     code = frame.f_code
     text = linecache.getline(code.co_filename, frame.f_lineno).strip()
     return Origin(code.co_filename, frame.f_lineno, text)

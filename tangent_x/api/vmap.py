@@ -28,8 +28,9 @@ from ..python_stage.pipeline import optimize
 from .generate import unwrap
 from ..core import ir, primitives as P
 from ..core.builders import assign, call
+from ..core.naming import Namer
 from .. import runtime, tree_util
-from ..transforms.batching import Batcher, PerExample, all_batched, any_batched
+from ..transforms.batching import Batcher, PerExample, all_batched, any_batched, flag_leaves
 from ..errors import TransformError
 from ..runtime.lanes import strong_lanes
 from ..analysis.probe import probe
@@ -45,7 +46,7 @@ def vmap(fun, in_axes=0, out_axes=0, method="vectorize"):
         in_axes = tuple(in_axes)
     _check_axes_spec(in_axes, "in_axes")
     _check_axes_spec(out_axes, "out_axes")
-    from ..numba_stage import jit, jitted_of
+    from ..numba_stage import jit, jitted_of   # local import: numba_stage imports api
     if jitted_of(fun) is not None:  # vmap(jit(f)) is jit(vmap(f)): still compiled
         fun = jitted_of(fun)
         return jit(Vmapped(fun._fun, in_axes, out_axes, method),
@@ -369,7 +370,6 @@ class _Opaque:
     such as jacfwd's loop over basis vectors): only the loop strategy applies."""
 
     def __init__(self, fun, n):
-        from ..core.naming import Namer
         self.name = getattr(fun, "__name__", "fn")
         self.params = self.positional = [f"arg{i}" for i in range(n)]
         self.defaults, self.kwonly, self.kw_defaults = [], [], {}
@@ -539,7 +539,7 @@ def _finish(fn, result, out_flag, result_shape, out_axes, batch_size, blocks, na
         if stmts:
             blocks.append(emit.Block(stmts, None, "the batch axis of the result"))
         return result
-    flat_flags = _flag_leaves(out_flag, result_shape)
+    flat_flags = flag_leaves(out_flag, result_shape)
     if out_axes is None or isinstance(out_axes, int):
         axes = [out_axes] * len(flat_flags)
     else:
@@ -559,28 +559,3 @@ def _finish(fn, result, out_flag, result_shape, out_axes, batch_size, blocks, na
         "finish_lanes", result, _leaf_tuple(flat_flags), _leaf_tuple(axes),
         ir.name(batch_size)))], None, "the batch axis of every result"))
     return ir.name(name)
-
-
-def _flag_leaves(flag, shape):
-    """Flags in the order tree_util flattens (dict keys sorted).  A bool
-    flag on a container (a dict none of whose values is batched, inside a
-    tuple that also holds batched ones) stands for every leaf of it: the
-    probe's ``shape`` says how many, at any depth."""
-    if isinstance(flag, dict):
-        return [x for k in sorted(flag) for x in _flag_leaves(flag[k], _item_shape(shape, k))]
-    if isinstance(flag, list):
-        return [x for i, f in enumerate(flag) for x in _flag_leaves(f, _item_shape(shape, i))]
-    if shape is not None and shape.kind not in ("array", "other"):
-        from ..transforms.batching import full_flag
-        return _flag_leaves(full_flag(shape, bool(flag)), shape)
-    return [bool(flag)]
-
-
-def _item_shape(shape, key):
-    """The probe shape of item ``key`` of a container's shape, or None."""
-    if shape is None or shape.kind in ("array", "other"):
-        return None
-    try:
-        return shape.items[key]
-    except (KeyError, IndexError, TypeError):
-        return None

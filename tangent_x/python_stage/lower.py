@@ -60,6 +60,10 @@ IF = quote("""
     else:
         orelse
 """)
+IF_NOT = quote("""
+    if not test:
+        body
+""")
 
 
 def lower_cond(eqn, tapes):

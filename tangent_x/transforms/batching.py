@@ -24,7 +24,8 @@ here knows only control flow:
 """
 import gast
 
-from ..core import ir
+from ..core import ir, primitives as P
+from ..analysis.probe import describe
 from ..core.builders import assign, call
 from ..analysis.defuse import bound_names
 from ..python_stage import lower
@@ -115,7 +116,6 @@ class Batcher:
         return any_batched(self.flag(atom))
 
     def shape(self, atom):
-        from ..analysis.probe import describe
         if ir.is_name(atom):
             if atom.id in self.shapes:
                 return self.shapes[atom.id]
@@ -199,8 +199,7 @@ class Batcher:
         for i, n in enumerate(lanes):
             flag = self.flags[n]
             if not all_batched(flag):       # a container of batched and shared values
-                from ..api.vmap import _flag_leaves
-                leaves = _flag_leaves(flag, None)
+                leaves = flag_leaves(flag, None)
                 full = self.fresh(f"{n}_lanes")
                 setup.append(assign(full, call(
                     "finish_lanes", ir.name(n),
@@ -255,13 +254,12 @@ class Batcher:
             self.flags[name] = True
             return ir.name(name), [assign(name, call("broadcast_lanes", atom,
                                                       self.batch_size))]
-        from ..api.vmap import _flag_leaves
         shape = self.shape(atom)
         have_full = have if isinstance(have, (dict, list)) else full_flag(shape, bool(have))
         if not isinstance(have_full, (dict, list)):
             have_full = _everywhere(flag, bool(have))
         want_full = flag if isinstance(flag, (dict, list)) else _everywhere(have_full, True)
-        have_leaves, want_leaves = _flag_leaves(have_full, None), _flag_leaves(want_full, None)
+        have_leaves, want_leaves = flag_leaves(have_full, None), flag_leaves(want_full, None)
         if len(have_leaves) != len(want_leaves) or not isinstance(want_full, (dict, list)):
             raise _MixedContainer()
         name = self.fresh(f"{stem}_lanes")
@@ -305,7 +303,7 @@ class Batcher:
         for o, f in zip(eqn.outs, out_flags):
             self.flags[o] = f
         orelse = [] if len(out[1]) == 1 and isinstance(out[1][0], gast.Pass) else out[1]
-        return [gast.If(test=pred, body=out[0], orelse=orelse)]
+        return lower.IF.fill(test=pred, body=out[0], orelse=orelse)
 
     def select(self, eqn, pred, results, out_flags):
         """Both branches on every lane, then ``select_lanes`` per output.
@@ -451,10 +449,9 @@ class Batcher:
         self.flags.update({k: v for k, v in inner.flags.items() if k not in flags})
         if eqn.prim.kind == "for_range":
             updates = lower.assign_many(carry, results)
-            loop = gast.For(target=ir.name(eqn.params["index"], gast.Store()),
-                            iter=lower.range_call(*bounds), body=body_stmts + updates
-                            or [gast.Pass()], orelse=[], type_comment=None)
-            return setup + lower.assign_many(carry, init_atoms) + [loop]
+            loop = lower.FOR.fill(index=eqn.params["index"],
+                                  iterations=lower.range_call(*bounds), body=body_stmts + updates)
+            return setup + lower.assign_many(carry, init_atoms) + loop
         cinner = self.sub()
         cond_stmts = cinner.stmts(cond.eqns)
         self.flags.update({k: v for k, v in cinner.flags.items() if k not in flags})
@@ -468,18 +465,15 @@ class Batcher:
                                   "lane's list would have its own length", eqn.origin,
                                   "vmap runs the function once per example instead")
             live = pred
-            stop = gast.If(test=gast.UnaryOp(op=gast.Not(), operand=call("np.any", live)),
-                           body=[gast.Break()], orelse=[])
+            test = call("np.any", live)         # while any lane is live
             results = [call("select_lanes", live, r, ir.name(c))
                        if not (ir.is_name(r) and r.id == c) else r
                        for c, r in zip(carry, results)]
         else:
-            stop = gast.If(test=gast.UnaryOp(op=gast.Not(), operand=pred),
-                           body=[gast.Break()], orelse=[])
+            test = pred
         updates = lower.assign_many(carry, results)
-        loop = gast.While(test=ir.const(True), body=cond_stmts + [stop] + body_stmts + updates,
-                          orelse=[])
-        return setup + lower.assign_many(carry, init_atoms) + [loop]
+        loop = lower.WHILE_TRUE.fill(cond=cond_stmts, pred=test, body=body_stmts + updates)
+        return setup + lower.assign_many(carry, init_atoms) + loop
 
 
 def _renamed(atom, old, new):
@@ -494,7 +488,6 @@ def _for_as_while(eqn, namer):
     """``for i in range(start, stop, step)`` as a while loop carrying ``i``:
     how a range that differs between examples is batched (lanes stop at
     their own bound)."""
-    from ..core import primitives as P
     start, stop, step = eqn.args[:3]
     if not isinstance(step, gast.Constant) or not step.value:
         raise TransformError("vmap: the loop's range differs between examples and its "
@@ -572,3 +565,27 @@ def _everywhere(flag, value):
     if isinstance(flag, list):
         return [_everywhere(f, value) for f in flag]
     return value
+
+
+def flag_leaves(flag, shape):
+    """Flags in the order tree_util flattens (dict keys sorted).  A bool
+    flag on a container (a dict none of whose values is batched, inside a
+    tuple that also holds batched ones) stands for every leaf of it: the
+    probe's ``shape`` says how many, at any depth."""
+    if isinstance(flag, dict):
+        return [x for k in sorted(flag) for x in flag_leaves(flag[k], _item_shape(shape, k))]
+    if isinstance(flag, list):
+        return [x for i, f in enumerate(flag) for x in flag_leaves(f, _item_shape(shape, i))]
+    if shape is not None and shape.kind not in ("array", "other"):
+        return flag_leaves(full_flag(shape, bool(flag)), shape)
+    return [bool(flag)]
+
+
+def _item_shape(shape, key):
+    """The probe shape of item ``key`` of a container's shape, or None."""
+    if shape is None or shape.kind in ("array", "other"):
+        return None
+    try:
+        return shape.items[key]
+    except (KeyError, IndexError, TypeError):
+        return None

@@ -12,6 +12,8 @@ import gast
 from ..core import ir
 from ..core.builders import assign
 from ..python_stage import lower
+from ..python_stage.emit import Block
+from .reverse import loop_active_carries
 from ..errors import TransformError
 from ..rules import TANGENT, load_all
 from ..python_stage.passes.fold import fold_ones
@@ -115,10 +117,9 @@ class Forward:
                                         for k in active_outs])
             branches.append(stmts or [gast.Pass()])
         self.dots.update(out_dots)
-        return [gast.If(test=eqn.args[0], body=branches[0], orelse=branches[1])]
+        return lower.IF.fill(test=eqn.args[0], body=branches[0], orelse=branches[1])
 
     def loop(self, eqn):
-        from .reverse import loop_active_carries
         carry = list(eqn.params["carry"])
         body = eqn.params["body"]
         inits = eqn.args[len(eqn.args) - len(carry):]
@@ -134,26 +135,20 @@ class Forward:
                                   list(inits) + [self.dot_or_zeros(inits[carry.index(c)])
                                                  for c in active])
         if eqn.prim.kind == "for_range":
-            loop = gast.For(target=ir.name(eqn.params["index"], gast.Store()),
-                            iter=lower.range_call(*eqn.args[:3]),
-                            body=body_stmts + updates or [gast.Pass()], orelse=[],
-                            type_comment=None)
+            loop = lower.FOR.fill(index=eqn.params["index"],
+                                  iterations=lower.range_call(*eqn.args[:3]),
+                                  body=body_stmts + updates)
         else:
             cond = eqn.params["cond"]
-            stop = gast.If(test=gast.UnaryOp(op=gast.Not(), operand=cond.results[0]),
-                           body=[gast.Break()], orelse=[])
-            loop = gast.While(test=ir.const(True),
-                              body=lower.lower(cond.eqns) + [stop] + body_stmts + updates,
-                              orelse=[])
+            loop = lower.WHILE_TRUE.fill(cond=lower.lower(cond.eqns), pred=cond.results[0],
+                                         body=body_stmts + updates)
         self.dots.update(carry_dots)
-        return setup + [loop]
+        return setup + loop
 
 
 def jvp_blocks(fn, namer, dots):
     """Statements of the forward pass with tangents; the output's tangent."""
     fwd = Forward(namer, dots)
-    stmts_by_eqn = []
-    from ..python_stage.emit import Block
     blocks = []
     for eqn in fn.eqns:
         stmts = fwd.eqn(eqn)
@@ -161,5 +156,4 @@ def jvp_blocks(fn, namer, dots):
             blocks[-1].stmts.extend(stmts)
         else:
             blocks.append(Block(stmts, eqn.origin))
-    del stmts_by_eqn
     return blocks, fwd

@@ -12,6 +12,7 @@ import gast
 
 from ..core import ir, primitives as P
 from ..core.builders import assign
+from ..core.quoted import quote
 from ..analysis.defuse import bound_names
 from ..python_stage import lower
 from ..python_stage.emit import Block
@@ -295,12 +296,9 @@ class Reverse:
             bodies.append(inner_stmts)
         if not any(bodies):
             return stmts
-        test = eqn.args[0]
         if not bodies[0]:
-            test = gast.UnaryOp(op=gast.Not(), operand=test)
-            bodies = [bodies[1], []]
-        stmts.append(gast.If(test=test, body=bodies[0], orelse=bodies[1]))
-        return stmts
+            return stmts + lower.IF_NOT.fill(test=eqn.args[0], body=bodies[1])
+        return stmts + lower.IF.fill(test=eqn.args[0], body=bodies[0], orelse=bodies[1])
 
     def active_carries(self, eqn):
         """Carried variables that can hold a gradient (see loop_active_carries)."""
@@ -338,9 +336,7 @@ class Reverse:
             name_ = self.namer.adjoint(c)
             stmts.append(assign(name_, bar if bar is not None else _zeros_like(c)))
             carry_bars[c] = name_
-        restore = [assign(c, gast.Call(func=gast.Attribute(value=ir.name(tapes[c]),
-                                                             attr="pop", ctx=gast.Load()),
-                                        args=[], keywords=[])) for c in carry]
+        restore = [POP.stmt(value=c, tape=tapes[c]) for c in carry]
         seeds = [(r, ir.name(carry_bars[c])) for c, r in zip(carry, body.results)
                  if c in carry_bars]
         inner_stmts, inner = self.sub(body, seeds, extra_wrt=active)
@@ -349,10 +345,7 @@ class Reverse:
         stand_ins = []
         for x in shaped:        # the forward loop tapes their shapes (``lower._push``)
             tapes[x] = self.namer.tape(f"{x}_shape")
-            pop = gast.Call(func=gast.Attribute(value=ir.name(tapes[x]), attr="pop",
-                                                ctx=gast.Load()), args=[], keywords=[])
-            stand_ins.append(assign(x, gast.Call(func=ir.name("shaped"), args=[pop],
-                                                  keywords=[])))
+            stand_ins.append(POP_SHAPE.stmt(value=x, tape=tapes[x]))
         eqns = [e for e in eqns if not set(e.outs) <= set(shaped)]
         recompute = lower.lower(eqns, inner.tape_names)
         new_bars = [inner.bars.get(c) if ir.is_name(inner.bars.get(c)) else _zeros_like(c)
@@ -361,16 +354,11 @@ class Reverse:
         loop_body = ends + restore + stand_ins + recompute + inner_stmts + update
         if eqn.prim.kind == "for_range":
             start, stop, step = eqn.args[:3]
-            iterator = gast.Call(func=ir.name("reversed"),
-                                 args=[lower.range_call(start, stop, step)], keywords=[])
-            target = eqn.params["index"]
+            stmts += REPLAY_FOR.fill(index=eqn.params["index"], body=loop_body,
+                                     iterations=lower.range_call(start, stop, step))
         else:
-            first = tapes[carry[0]]
-            iterator = gast.Call(func=ir.name("range"), args=[gast.Call(
-                func=ir.name("len"), args=[ir.name(first)], keywords=[])], keywords=[])
-            target = self.namer.fresh("step")
-        stmts.append(gast.For(target=ir.name(target, gast.Store()), iter=iterator,
-                              body=loop_body, orelse=[], type_comment=None))
+            stmts += REPLAY_WHILE.fill(step=self.namer.fresh("step"), body=loop_body,
+                                       tape=tapes[carry[0]])
         inits = eqn.args[len(eqn.args) - len(carry):]
         for c, init in zip(carry, inits):
             if c in carry_bars and ir.is_name(init) and init.id in self.differentiated:
@@ -378,6 +366,20 @@ class Reverse:
         for c in carry:
             self.bars.pop(c, None)
         return stmts
+
+
+POP = quote("value = tape.pop()")
+POP_SHAPE = quote("value = shaped(tape.pop())")   # a stand-in of the taped shape
+# A loop's adjoint replays its iterations backwards, a for loop's over its
+# range reversed, a while loop's once per iteration taped.
+REPLAY_FOR = quote("""
+    for index in reversed(iterations):
+        body
+""")
+REPLAY_WHILE = quote("""
+    for step in range(len(tape)):
+        body
+""")
 
 
 # Equations that replaying the body must run even when their outputs are
