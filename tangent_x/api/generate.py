@@ -11,6 +11,7 @@ import gast
 from ..analysis.defuse import bound_names
 from ..canonical import converter as canonical
 from ..core import ir, primitives as P
+from ..core.builders import assign, call
 from ..python_stage import emit, loader as modules
 from ..python_stage.pipeline import optimize
 from ..transforms.forward import jvp_blocks
@@ -110,10 +111,7 @@ def _generate(fun, kind, argnums, has_aux, grads_tuple=False):
         for i, (w, g) in enumerate(zip(wrt, grads)):
             if g is None:
                 bar = namer.adjoint(w)
-                zeros.append(gast.Assign(targets=[ir.name(bar, gast.Store())],
-                                         value=gast.Call(func=ir.name("zeros_like"),
-                                                         args=[ir.name(w)], keywords=[]),
-                                         type_comment=None))
+                zeros.append(assign(bar, call("zeros_like", ir.name(w))))
                 grads[i] = ir.name(bar)
         if zeros:
             blocks.append(emit.Block(zeros, None, "no gradient flows to these arguments"))
@@ -173,10 +171,8 @@ def _generate_vjp_split(fn, namer, wrt, has_aux):
     for i, (w, g) in enumerate(zip(wrt, grads)):
         if not ir.is_name(g):
             bar = namer.adjoint(w)
-            value_ = g if g is not None else gast.Call(func=ir.name("zeros_like"),
-                                                       args=[ir.name(w)], keywords=[])
-            backward.append(emit.Block([gast.Assign(targets=[ir.name(bar, gast.Store())],
-                                                    value=value_, type_comment=None)]))
+            value_ = g if g is not None else call("zeros_like", ir.name(w))
+            backward.append(emit.Block([assign(bar, value_)]))
             grads[i] = ir.name(bar)
     grads_atom = gast.Tuple(elts=list(grads), ctx=gast.Load())
     optimize(backward, ir.names_in(grads_atom))
@@ -190,10 +186,9 @@ def _generate_vjp_split(fn, namer, wrt, has_aux):
     maybe_unbound = [r for r in residuals if r not in top_level]
     if maybe_unbound:      # assigned only on some paths: bind them on every path
         forward.insert(0, emit.Block(
-            [gast.Assign(targets=[ir.name(r, gast.Store())],
-                         value=gast.List(elts=[], ctx=gast.Load()) if r in tapes
-                         else ir.const(None),      # a tape is copied: a list on every path
-                         type_comment=None) for r in maybe_unbound],
+            [assign(r, gast.List(elts=[], ctx=gast.Load()) if r in tapes
+                    else ir.const(None))      # a tape is copied: a list on every path
+             for r in maybe_unbound],
             None, "values assigned only inside branches or loops"))
     out = gast.Tuple(elts=[value, aux], ctx=gast.Load()) if has_aux else value
     fwd_result = gast.Tuple(elts=[out, gast.Tuple(elts=[ir.name(r) for r in residuals],
@@ -201,18 +196,12 @@ def _generate_vjp_split(fn, namer, wrt, has_aux):
     optimize(forward, ir.names_in(fwd_result))
     unpack = []
     if len(residuals) == 1:     # `(y,) = ...` prints differently across Pythons
-        unpack.append(gast.Assign(targets=[ir.name(residuals[0], gast.Store())],
-                                  value=gast.Subscript(value=ir.name("residuals"),
-                                                       slice=ir.const(0), ctx=gast.Load()),
-                                  type_comment=None))
+        unpack.append(assign(residuals[0], gast.Subscript(
+            value=ir.name("residuals"), slice=ir.const(0), ctx=gast.Load())))
     elif residuals:
-        unpack.append(gast.Assign(
-            targets=[gast.Tuple(elts=[ir.name(r, gast.Store()) for r in residuals],
-                                ctx=gast.Store())],
-            value=ir.name("residuals"), type_comment=None))
-    unpack += [gast.Assign(targets=[ir.name(t, gast.Store())],
-                           value=gast.Call(func=ir.name("list"), args=[ir.name(t)],
-                                           keywords=[]), type_comment=None) for t in tapes]
+        unpack.append(assign(gast.Tuple(elts=[ir.store(r) for r in residuals],
+                                        ctx=gast.Store()), ir.name("residuals")))
+    unpack += [assign(t, call("list", ir.name(t))) for t in tapes]
     backward = [emit.Block(unpack, None, "the forward pass's values (tapes copied: "
                                          "each call pops its own)")] + backward
     base = fn.name if fn.name != "lambda" else "fn"

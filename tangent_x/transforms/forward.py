@@ -10,10 +10,10 @@ Nothing needs a tape.
 import gast
 
 from ..core import ir
-from ..core.builders import assign
+from ..analysis.activity import loop_active_carries
+from ..core.builders import assign, call
 from ..python_stage import lower
 from ..python_stage.emit import Block
-from .reverse import loop_active_carries
 from ..errors import TransformError
 from ..rules import TANGENT, load_all
 from ..python_stage.passes.fold import fold_ones
@@ -21,7 +21,7 @@ from ..core.templates import TangentTemplate
 
 
 def _zeros_like(atom):
-    return gast.Call(func=ir.name("zeros_like"), args=[atom], keywords=[])
+    return call("zeros_like", atom)
 
 
 def _is_scalar_const(atom):
@@ -89,8 +89,7 @@ class Forward:
                     and not (ir.is_name(a) and a.id in present) for a in eqn.args):
                 # an operand without a tangent (and absent from it) may have
                 # been the one that set the result's shape
-                expr = gast.Call(func=ir.name("broadcast_like"),
-                                 args=[expr, ir.name(eqn.out)], keywords=[])
+                expr = call("broadcast_like", expr, ir.name(eqn.out))
             return primal + stmts + [assign(self.new_dot(eqn.out), expr)]
         made = rule(eqn, self)
         return made if made is not None else primal

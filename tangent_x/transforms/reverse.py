@@ -11,8 +11,9 @@ ever built.
 import gast
 
 from ..core import ir, primitives as P
-from ..core.builders import assign
+from ..core.builders import assign, call
 from ..core.quoted import quote
+from ..analysis.activity import activity, loop_active_carries
 from ..analysis.defuse import bound_names
 from ..python_stage import lower
 from ..python_stage.emit import Block
@@ -21,63 +22,6 @@ from ..runtime import aux_pair_message
 from ..rules import ADJOINT, load_all
 from ..python_stage.passes.fold import fold_ones
 from ..core.templates import Template
-
-
-def _differentiable(eqn):
-    # An opaque call (no rule known) counts as differentiable, so that a
-    # gradient needing it fails loudly instead of silently being zero.
-    return eqn.prim.differentiable or eqn.prim.kind == "opaque"
-
-
-def forward_active(eqns, active):
-    """``active`` plus every variable of ``eqns`` that depends on it.
-
-    Precise through control flow: an ``if`` output is active only if a
-    branch's value for it is, a loop's carry only if its start value or the
-    body makes it so (a fixed point).  Flags, counters and indices stay
-    inactive and never get cotangents."""
-    active = set(active)
-    for eqn in eqns:
-        if not _differentiable(eqn) or not eqn.reads() & active:
-            continue
-        kind = eqn.prim.kind
-        if kind == "cond":
-            for body in eqn.params["branches"]:
-                inner = forward_active(body.eqns, active)
-                active.update(o for o, r in zip(eqn.outs, body.results)
-                              if ir.names_in(r) & inner)
-        elif kind in ("while", "for_range"):
-            active.update(loop_active_carries(eqn, active))
-        else:
-            active.update(eqn.outs)
-    return active
-
-
-def loop_active_carries(eqn, active):
-    carry = list(eqn.params["carry"])
-    body = eqn.params["body"]
-    inits = eqn.args[len(eqn.args) - len(carry):]
-    result = {c for c, a in zip(carry, inits) if ir.names_in(a) & active}
-    while True:
-        inner = forward_active(body.eqns, active | result)
-        grown = result | {c for c, r in zip(carry, body.results) if ir.names_in(r) & inner}
-        if grown == result:
-            return result
-        result = grown
-
-
-def _activity(eqns, wrt, roots):
-    """Variables that depend on ``wrt`` *and* influence one of ``roots``.
-
-    Compound equations are a whole for the second half (what influences
-    the roots); their bodies get their own analysis when their adjoint is
-    built."""
-    active = forward_active(eqns, wrt)
-    needed = set(roots)
-    for eqn in reversed(eqns):
-        if set(eqn.outs) & needed and _differentiable(eqn):
-            needed |= eqn.reads() & active
-    return active & needed
 
 
 def _is_scalar_const(atom):
@@ -99,7 +43,7 @@ def _is_call(node, name_):
 
 
 def _zeros_like(var):
-    return gast.Call(func=ir.name("zeros_like"), args=[ir.name(var)], keywords=[])
+    return call("zeros_like", ir.name(var))
 
 
 class Reverse:
@@ -126,7 +70,7 @@ class Reverse:
 
     @classmethod
     def of_function(cls, fn, namer, wrt, value, seed):
-        differentiated = _activity(fn.eqns, wrt, {value})
+        differentiated = activity(fn.eqns, wrt, {value})
         rev = cls(fn.eqns, namer, differentiated, {value: seed}, _array_kinds(fn.eqns), {})
         return rev
 
@@ -166,13 +110,11 @@ class Reverse:
         if bar.id in self.owned and _is_call(expr, "unindex") and \
                 ir.is_name(expr.args[0], var):
             # An accumulator this pass allocated: add the one item in place.
-            total = gast.Call(func=ir.name("add_at"),
-                              args=[ir.name(bar.id), expr.args[1], expr.args[2]], keywords=[])
+            total = call("add_at", ir.name(bar.id), expr.args[1], expr.args[2])
         elif var in self.kinds:
             total = gast.BinOp(left=ir.name(bar.id), op=gast.Add(), right=expr)
         else:
-            total = gast.Call(func=ir.name("tree_add"), args=[ir.name(bar.id), expr],
-                              keywords=[])
+            total = call("tree_add", ir.name(bar.id), expr)
         stmts.append(assign(bar.id, total))
 
     def materialize(self, names, stmts):
@@ -249,8 +191,7 @@ class Reverse:
             expr = fold_ones(expr, ints=None)
             if eqn.prim.broadcasting and ir.is_name(g) and not all(
                     _is_scalar_const(a) for p, a in positions.items() if p != pos):
-                expr = gast.Call(func=ir.name("unbroadcast"), args=[expr, ir.name(var)],
-                                 keywords=[])
+                expr = call("unbroadcast", expr, ir.name(var))
             self.accumulate(var, expr, stmts)
         return stmts
 
@@ -260,7 +201,7 @@ class Reverse:
         """The adjoint of a nested body: seeds [(result atom, bar atom)]."""
         roots = {r.id for r, _ in seeds if ir.is_name(r)}
         wrt = set(extra_wrt) | self.differentiated
-        differentiated = _activity(body.eqns, wrt, roots)
+        differentiated = activity(body.eqns, wrt, roots)
         bars = {v: b for v, b in self.bars.items()
                 if ir.is_name(b) and v not in extra_wrt}   # carry names mean carry-ins here
         inner = Reverse(body.eqns, self.namer, differentiated, bars,
@@ -617,18 +558,16 @@ def vjp_parts(fn, namer, wrt, has_aux, seed_name=None):
         # but grad still checks it is a scalar number
         blocks = forward_blocks(fn)
         if seed_name is None:
-            blocks.append(Block([gast.Expr(value=gast.Call(
-                func=ir.name("check_grad_output"), args=[value], keywords=[]))],
-                fn.origin, "grad is defined for scalar outputs only"))
+            blocks.append(Block([gast.Expr(value=call("check_grad_output", value))],
+                                fn.origin, "grad is defined for scalar outputs only"))
         return blocks, [], value, aux, [None for _ in wrt], set()
     seed = ir.const(1.0) if seed_name is None else ir.name(seed_name)
     rev = Reverse.of_function(fn, namer, wrt, value.id, seed)
     backward = rev.backward()     # first: it decides what the forward loops tape
     blocks = forward_blocks(fn, rev.tape_names)
     if seed_name is None:
-        blocks.append(Block([gast.Expr(value=gast.Call(
-            func=ir.name("check_grad_output"), args=[ir.name(value.id)], keywords=[]))],
-            fn.origin, "grad is defined for scalar outputs only"))
+        blocks.append(Block([gast.Expr(value=call("check_grad_output", ir.name(value.id)))],
+                            fn.origin, "grad is defined for scalar outputs only"))
     # The backward pass replays loops, rebinding their variables: keep the
     # values the function returns in names of their own.
     rebound = bound_names(s for b in backward for s in b.stmts)
