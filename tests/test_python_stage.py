@@ -12,6 +12,7 @@ import gast
 import numpy as np
 
 import tangent_x as tx
+from tangent_x.core import lower
 from tangent_x.python_stage import emit
 from tangent_x.python_stage.pipeline import optimize
 
@@ -23,7 +24,7 @@ from _fd import numerical_grad  # noqa: E402
 def _passes(source, live):
     """Run the python-stage pipeline on a function body; return its text."""
     tree = gast.parse(source)
-    blocks = [emit.Block(tree.body)]
+    blocks = [lower.Block(tree.body)]
     optimize(blocks, live)
     module = gast.Module(body=blocks[0].stmts, type_ignores=[])
     return ast.unparse(ast.fix_missing_locations(gast.gast_to_ast(module)))

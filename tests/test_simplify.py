@@ -7,7 +7,7 @@ import textwrap
 
 import gast
 
-from tangent_x.python_stage.emit import Block
+from tangent_x.core.lower import Block
 from tangent_x.python_stage.pipeline import optimize
 
 

@@ -83,6 +83,15 @@ def names_with_ctx(node, ctx):
     return {n.id for n in ir.walk_names(node) if isinstance(n.ctx, ctx)}
 
 
+def mentioned_names(stmts):
+    """Every name the statements mention, read or bound (nested bodies
+    included): what a generated module must import or define."""
+    names = set()
+    for stmt in stmts:
+        names |= {n.id for n in ir.walk_names(stmt)}
+    return names
+
+
 def bound_names(stmts):
     """Names the statements bind (at any depth, nested bodies included)."""
     names = set()

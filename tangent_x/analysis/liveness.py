@@ -113,7 +113,7 @@ def _loop(stmt, live, visit):
 
 
 def walk_blocks(blocks, live_out, visit=None):
-    """``walk`` over a function's blocks (``emit.Block``), last to first."""
+    """``walk`` over a function's blocks (``lower.Block``), last to first."""
     live = frozenset(live_out)
     for block in reversed(blocks):
         live = walk(block.stmts, live, visit)

@@ -13,7 +13,8 @@ import numpy as np
 
 from ..canonical import converter as canonical, parser
 from ..core.arguments import refuse_masked
-from ..python_stage import emit, lower, loader as modules
+from ..core import lower
+from ..python_stage import emit, loader as modules
 from .. import tree_util
 from . import complex_values
 from .boundary import cast_grads, fill, owned
@@ -158,7 +159,7 @@ def source(fun, stage="python", example_args=None):
             return fun.generated.text
         return build(fun, "python").text
     fn, _ = canonical.canonicalize(target)
-    body = [emit.Block(lower.lower([e]), e.origin) for e in fn.eqns]
+    body = [lower.Block(lower.lower([e]), e.origin) for e in fn.eqns]
     lines, _ = emit.render_function(fn.name if fn.name != "lambda" else "fn", fn.positional,
                                     fn.defaults, body, fn.result, kwonly=fn.kwonly,
                                     kw_defaults=fn.kw_defaults)

@@ -8,9 +8,9 @@ writes and loads that module.  ``Transformed`` (``transformed.py``) calls
 """
 import gast
 
-from ..analysis.defuse import bound_names
+from ..analysis.defuse import bound_names, mentioned_names
 from ..canonical import converter as canonical
-from ..core import ir, primitives as P
+from ..core import ir, lower, primitives as P
 from ..core.builders import assign, call
 from ..python_stage import emit, loader as modules
 from ..python_stage.pipeline import optimize
@@ -18,6 +18,11 @@ from ..transforms.forward import jvp_blocks
 from ..transforms.reverse import forward_blocks, vjp_blocks, vjp_parts
 from ..errors import TransformError
 from . import complex_values
+
+
+def _names_used(blocks, result):
+    """The names ``blocks`` mention and ``result`` reads."""
+    return ir.names_in(result) | mentioned_names(s for block in blocks for s in block.stmts)
 
 
 def unwrap(fun):
@@ -36,14 +41,6 @@ class Generated:
         self.canonical = canonical_fn
         self.deps = canonical_fn.deps
         self.description = description
-
-
-def _names_used(blocks, result):
-    used = ir.names_in(result)
-    for block in blocks:
-        for stmt in block.stmts:
-            used |= {n.id for n in ir.walk(stmt) if isinstance(n, gast.Name)}
-    return used
 
 
 def _tuple(items):
@@ -114,7 +111,7 @@ def _generate(fun, kind, argnums, has_aux, grads_tuple=False):
                 zeros.append(assign(bar, call("zeros_like", ir.name(w))))
                 grads[i] = ir.name(bar)
         if zeros:
-            blocks.append(emit.Block(zeros, None, "no gradient flows to these arguments"))
+            blocks.append(lower.Block(zeros, None, "no gradient flows to these arguments"))
         grads_atom = _tuple(grads) if len(grads) == 1 and not grads_tuple else \
             gast.Tuple(elts=grads, ctx=gast.Load())
         if kind == "grad":
@@ -172,7 +169,7 @@ def _generate_vjp_split(fn, namer, wrt, has_aux):
         if not ir.is_name(g):
             bar = namer.adjoint(w)
             value_ = g if g is not None else call("zeros_like", ir.name(w))
-            backward.append(emit.Block([assign(bar, value_)]))
+            backward.append(lower.Block([assign(bar, value_)]))
             grads[i] = ir.name(bar)
     grads_atom = gast.Tuple(elts=list(grads), ctx=gast.Load())
     optimize(backward, ir.names_in(grads_atom))
@@ -185,7 +182,7 @@ def _generate_vjp_split(fn, namer, wrt, has_aux):
                                   for t in ir.walk(s.targets[0]) if isinstance(t, gast.Name)}
     maybe_unbound = [r for r in residuals if r not in top_level]
     if maybe_unbound:      # assigned only on some paths: bind them on every path
-        forward.insert(0, emit.Block(
+        forward.insert(0, lower.Block(
             [assign(r, gast.List(elts=[], ctx=gast.Load()) if r in tapes
                     else ir.const(None))      # a tape is copied: a list on every path
              for r in maybe_unbound],
@@ -202,7 +199,7 @@ def _generate_vjp_split(fn, namer, wrt, has_aux):
         unpack.append(assign(gast.Tuple(elts=[ir.store(r) for r in residuals],
                                         ctx=gast.Store()), ir.name("residuals")))
     unpack += [assign(t, call("list", ir.name(t))) for t in tapes]
-    backward = [emit.Block(unpack, None, "the forward pass's values (tapes copied: "
+    backward = [lower.Block(unpack, None, "the forward pass's values (tapes copied: "
                                          "each call pops its own)")] + backward
     base = fn.name if fn.name != "lambda" else "fn"
     fwd_name, bwd_name = f"vjp_fwd_{base}", f"vjp_bwd_{base}"

@@ -26,13 +26,14 @@ from ..canonical import converter as canonical
 from ..python_stage import emit, loader as modules
 from ..python_stage.pipeline import optimize
 from .generate import unwrap
-from ..core import ir, primitives as P
+from ..core import ir, lower, primitives as P
 from ..core.builders import assign, call
 from ..core.naming import Namer
 from .. import runtime, tree_util
 from ..transforms.batching import Batcher, PerExample, all_batched, any_batched, flag_leaves
 from ..errors import TransformError
 from ..runtime.lanes import strong_lanes
+from ..analysis.defuse import mentioned_names
 from ..analysis.probe import probe
 
 METHODS = ("vectorize", "loop")
@@ -418,7 +419,7 @@ def build(fun, args, axes, examples, out_axes, method):
         value=call("np.shape", _first_lane_access(params[first], args[first], axes[first])),
         slice=ir.const(0), ctx=gast.Load())
     entry.append(assign(batch_size, size_expr))
-    blocks = [emit.Block(entry, None, "the batch on axis 0 of every mapped argument")]
+    blocks = [lower.Block(entry, None, "the batch on axis 0 of every mapped argument")]
     shapes = probe(fn, examples) if method == "vectorize" else {}
     flags = {p: _flag_of(a, ax) for p, a, ax in zip(params, args, axes)}
     for p in params[len(args):] + fn.kwonly:
@@ -450,10 +451,7 @@ def build(fun, args, axes, examples, out_axes, method):
     lines, origins = emit.render_function(name, params, fn.defaults, blocks, result,
                                           origin=fn.origin, kwonly=fn.kwonly,
                                           kw_defaults=fn.kw_defaults)
-    used = set()
-    for block in blocks:
-        for stmt in block.stmts:
-            used |= {n.id for n in ir.walk(stmt) if isinstance(n, gast.Name)}
+    used = mentioned_names(s for block in blocks for s in block.stmts)
     used |= ir.names_in(result) | fn.default_names()
     imports = used & P.RUNTIME_NAMES
     env = {k: v for k, v in env.items() if k in used}
@@ -478,7 +476,7 @@ def _vectorized_body(fn, namer, flags, shapes, batch_size):
         if blocks and blocks[-1].origin is eqn.origin and eqn.origin is not None:
             blocks[-1].stmts.extend(stmts)
         else:
-            blocks.append(emit.Block(stmts, eqn.origin))
+            blocks.append(lower.Block(stmts, eqn.origin))
     return batcher, blocks
 
 
@@ -511,7 +509,7 @@ def _loop_body(fn, inner, params, args, flags, batch_size, blocks, namer):
                     orelse=[], type_comment=None)
     stmts = [assign(results, gast.List(elts=[], ctx=gast.Load())), loop,
              assign(stacked, call("stack_lanes", ir.name(results)))]
-    blocks.append(emit.Block(stmts, None, f"one call of {fn.name} per example"))
+    blocks.append(lower.Block(stmts, None, f"one call of {fn.name} per example"))
     return ir.name(stacked), True, None, {callee: inner}
 
 
@@ -537,7 +535,7 @@ def _finish(fn, result, out_flag, result_shape, out_axes, batch_size, blocks, na
                                              ir.const(out_axes))))
             result = ir.name(name)
         if stmts:
-            blocks.append(emit.Block(stmts, None, "the batch axis of the result"))
+            blocks.append(lower.Block(stmts, None, "the batch axis of the result"))
         return result
     flat_flags = flag_leaves(out_flag, result_shape)
     if out_axes is None or isinstance(out_axes, int):
@@ -555,7 +553,7 @@ def _finish(fn, result, out_flag, result_shape, out_axes, batch_size, blocks, na
     if all(flat_flags) and all(a == 0 for a in axes):
         return result
     name = namer.fresh("result")
-    blocks.append(emit.Block([assign(name, call(
+    blocks.append(lower.Block([assign(name, call(
         "finish_lanes", result, _leaf_tuple(flat_flags), _leaf_tuple(axes),
         ir.name(batch_size)))], None, "the batch axis of every result"))
     return ir.name(name)

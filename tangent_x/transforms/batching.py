@@ -28,7 +28,7 @@ from ..core import ir, primitives as P
 from ..analysis.probe import describe
 from ..core.builders import assign, call
 from ..analysis.defuse import bound_names
-from ..python_stage import lower
+from ..core import lower
 from ..errors import TransformError
 from ..core.naming import Namer
 from ..rules import BATCHING, load_all

@@ -12,11 +12,11 @@ import gast
 from ..core import ir
 from ..analysis.activity import loop_active_carries
 from ..core.builders import assign, call
-from ..python_stage import lower
-from ..python_stage.emit import Block
+from ..core import lower
+from ..core.lower import Block
 from ..errors import TransformError
 from ..rules import TANGENT, load_all
-from ..python_stage.passes.fold import fold_ones
+from ..core.fold import fold_ones
 from ..core.templates import TangentTemplate
 
 

@@ -15,12 +15,12 @@ from ..core.builders import assign, call
 from ..core.quoted import quote
 from ..analysis.activity import activity, loop_active_carries
 from ..analysis.defuse import bound_names
-from ..python_stage import lower
-from ..python_stage.emit import Block
+from ..core import lower
+from ..core.lower import Block
 from ..errors import TransformError
 from ..runtime import aux_pair_message
 from ..rules import ADJOINT, load_all
-from ..python_stage.passes.fold import fold_ones
+from ..core.fold import fold_ones
 from ..core.templates import Template
 
 

@@ -31,7 +31,7 @@ import gast
 from ...core import ir, primitives as P
 from ...analysis.defuse import own_names
 from ...analysis.unionfind import UnionFind
-from .fold import fold_binop, fold_unaryop
+from ...core.fold import fold_binop, fold_unaryop
 
 _ELEMENTWISE = {P.BY_NAME[n].spelling for n in
                 ("abs sqrt cbrt square reciprocal exp exp2 expm1 log log2 log10 log1p sin "

@@ -8,7 +8,7 @@ constants are known (``fold_binop``, ``fold_unaryop``).
 """
 import gast
 
-from ...core import ir
+from . import ir
 
 
 def _is_one(node):
