@@ -14,6 +14,7 @@ import os
 import sys
 
 from .api import derivatives as api
+from .api.transformed import cached
 from .errors import TransformError
 
 _TRANSFORMS = ("grad", "value_and_grad", "vjp", "jvp", "hessian", "grad2", "grad3", "vmap")
@@ -157,11 +158,11 @@ def transformed_for(fn, command, argnums=0, has_aux=False):
     if command == "value_and_grad":
         return api.value_and_grad(fn, argnums=argnums, has_aux=has_aux)
     if command == "vjp":
-        return api._cached(fn, "vjp_split", every, finish, has_aux)
+        return cached(fn, "vjp_split", every, finish, has_aux)
     if command == "jvp":
-        return api._cached(fn, "jvp", every, finish)
+        return cached(fn, "jvp", every, finish)
     if command == "hessian":
-        return api._cached(api.grad(fn, argnums=argnums), "jvp", _as_tuple(argnums), finish)
+        return cached(api.grad(fn, argnums=argnums), "jvp", _as_tuple(argnums), finish)
     if command in ("grad2", "grad3"):
         d = fn
         for _ in range(int(command[-1])):

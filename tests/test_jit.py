@@ -100,8 +100,8 @@ def test_transformed_function_called_inside_jit():
 
 def test_jit_of_a_jvp_function():
     """jvp's generated code (tangents after their primals) compiles too."""
-    from tangent_x.api import derivatives as api
-    jvp_fn = api._cached(_cube_sum, "jvp", (0,), lambda out, a: out)
+    from tangent_x.api.transformed import cached
+    jvp_fn = cached(_cube_sum, "jvp", (0,), lambda out, a: out)
     x, t = np.array([0.5, -1.5]), np.array([1.0, 2.0])
     value, tangent = tx.jit(jvp_fn)(x, t)
     np.testing.assert_allclose(value, _cube_sum(x))
@@ -585,8 +585,8 @@ def _quartic(x):
 
 def test_jit_of_hessian_vector_product_and_has_aux():
     """Forward over reverse compiles like any other generated code."""
-    from tangent_x.api import derivatives as api
-    hvp = api._cached(tx.grad(_quartic), "jvp", (0,), lambda out, a: out)
+    from tangent_x.api.transformed import cached
+    hvp = cached(tx.grad(_quartic), "jvp", (0,), lambda out, a: out)
     x, v = np.array([0.5, -1.0, 2.0]), np.array([1.0, 0.0, -2.0])
     grad, hv = tx.jit(hvp)(x, v)
     np.testing.assert_allclose(grad, tx.grad(_quartic)(x), rtol=1e-12)
@@ -915,7 +915,7 @@ def test_fast_path_never_runs_stale_code_after_a_closure_changes():
 
 
 def test_fast_path_steps_aside_under_disable_jit(monkeypatch):
-    from tangent_x.api import derivatives as api
+    from tangent_x.api import transformed as api
     jitted = tx.jit(tx.grad(_sum_of_squares))
     x = np.array([1.0, 3.0])
     jitted(x)

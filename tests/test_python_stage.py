@@ -1,5 +1,5 @@
-"""The python-stage passes over generated code (tangent_x/python_stage/passes/peephole.py,
-liveness.py, inplace.py, coalesce.py): each on small hand-written inputs,
+"""The python-stage passes over generated code (tangent_x/python_stage/passes/: peephole,
+dce, inplace, coalesce; run by pipeline.optimize): each on small hand-written inputs,
 then on derivative code, whose values the rest of the suite checks.
 
 Every rewrite must leave what the code computes unchanged; the tests run the
@@ -12,8 +12,9 @@ import gast
 import numpy as np
 
 import tangent_x as tx
+from tangent_x.core import lower
 from tangent_x.python_stage import emit
-from tangent_x.python_stage.pipeline import eliminate_dead_code
+from tangent_x.python_stage.pipeline import optimize
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -23,8 +24,8 @@ from _fd import numerical_grad  # noqa: E402
 def _passes(source, live):
     """Run the python-stage pipeline on a function body; return its text."""
     tree = gast.parse(source)
-    blocks = [emit.Block(tree.body)]
-    eliminate_dead_code(blocks, live)
+    blocks = [lower.Block(tree.body)]
+    optimize(blocks, live)
     module = gast.Module(body=blocks[0].stmts, type_ignores=[])
     return ast.unparse(ast.fix_missing_locations(gast.gast_to_ast(module)))
 
@@ -122,9 +123,9 @@ def test_second_order_tapes_are_updated_in_place():
     re-parsed tapes in place: O(n) in the number of steps, not O(n^2).
     (Reverse over reverse keeps its functional updates: its backward loop
     checkpoints every version of the first pass's tapes.)"""
-    from tangent_x.api import derivatives as api
+    from tangent_x.api.transformed import cached
     grad = tx.grad(_recurrence)
-    hvp = api._cached(grad, "jvp", (0,), lambda out, args: out)
+    hvp = cached(grad, "jvp", (0,), lambda out, args: out)
     assert "appended(" not in tx.source(hvp)
     value, tangent = tx.jvp(grad, (0.3,), (1.0,))
     np.testing.assert_allclose(value, grad(0.3))

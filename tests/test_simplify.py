@@ -7,13 +7,13 @@ import textwrap
 
 import gast
 
-from tangent_x.python_stage.emit import Block
-from tangent_x.python_stage.pipeline import eliminate_dead_code
+from tangent_x.core.lower import Block
+from tangent_x.python_stage.pipeline import optimize
 
 
 def prune(source, live):
     stmts = gast.parse(textwrap.dedent(source)).body
-    blocks = eliminate_dead_code([Block(stmts)], set(live))
+    blocks = optimize([Block(stmts)], set(live))
     module = ast.fix_missing_locations(
         gast.gast_to_ast(gast.Module(body=blocks[0].stmts, type_ignores=[])))
     return ast.unparse(module).strip()

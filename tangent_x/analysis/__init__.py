@@ -1,2 +1,3 @@
-"""Analyses that annotate code for the rewrites: liveness, classes of names,
-and the probe (what each name holds on one example)."""
+"""Analyses that annotate code for the rewrites: activity, def/use,
+liveness, classes of names, and the probe (what each name holds on one
+example)."""

@@ -19,7 +19,7 @@ import gast
 import numpy as np
 
 from ..core import ir, primitives as P
-from ..python_stage import lower
+from ..core import lower
 from .. import runtime
 
 

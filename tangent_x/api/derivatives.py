@@ -1,512 +1,44 @@
-"""The public transforms: grad, value_and_grad, vjp, source.
+"""The public transforms grad, value_and_grad, vjp and jvp, and ``source``.
 
-A transform returns a ``Transformed`` callable at once; the source is
-generated lazily at the first call (or when ``source`` asks for it), as JAX
-traces at first call, so a decorated function may use helpers defined later
-in its module.  The generated code is rebuilt whenever a global, closure
-value or attribute it was built from has been rebound.
+Each front end checks what JAX checks, then returns (or calls) a
+``Transformed`` (``transformed.py``), whose code ``generate.py`` builds;
+``boundary.py`` shapes the gradients it returns.  ``source`` prints any
+stage of any of them, and ``derivative_function`` makes a derivative a
+plain function that can be transformed again (check_grads' higher orders).
 """
-import functools
-import numbers
-import weakref
+import inspect
+import linecache
 
-import gast
 import numpy as np
 
 from ..canonical import converter as canonical, parser
-from ..python_stage import emit, lower, loader as modules
-from ..core import ir, primitives as P
-from .. import runtime
-from ..core.arguments import plain_real, refuse_masked
-from . import complex_values
-from ..errors import TransformError
-from .vmap import Unspecialized
-from ..transforms.reverse import forward_blocks, vjp_blocks
-from ..python_stage.pipeline import eliminate_dead_code
+from ..core.arguments import refuse_masked
+from ..core import lower
+from ..python_stage import emit, loader as modules
 from .. import tree_util
+from . import complex_values
+from .boundary import cast_grads, fill, owned
+from .generate import build
+from .transformed import Transformed, argnums_tuple, cached, call_jvp
+from .vmap import Unspecialized
 
-
-class Generated:
-    """One generated module: its text, its function, and where it came from."""
-
-    def __init__(self, function, text, path, canonical_fn, description):
-        self.function = function
-        self.text = text
-        self.path = path
-        self.canonical = canonical_fn
-        self.deps = canonical_fn.deps
-        self.description = description
-
-
-def _names_used(blocks, result):
-    used = ir.names_in(result)
-    for block in blocks:
-        for stmt in block.stmts:
-            used |= {n.id for n in ir.walk(stmt) if isinstance(n, gast.Name)}
-    return used
-
-
-def _tuple(items):
-    return items[0] if len(items) == 1 else gast.Tuple(elts=list(items), ctx=gast.Load())
-
-
-def build(fun, kind, argnums=(), has_aux=False, grads_tuple=False):
-    """Generate, write and load the source for ``kind`` applied to ``fun``.
-    ``grads_tuple``: one gradient is returned in a tuple (``argnums=(0,)``),
-    not bare (``argnums=0``)."""
-    name, text, linemap, env, fn, description = generate(fun, kind, argnums, has_aux,
-                                                         grads_tuple)
-    module, path = modules.load(f"{fn.name}_{kind}".replace("<", "").replace(">", ""),
-                                text, env, linemap)
-    generated = Generated(getattr(module, name), text, path, fn, description)
-    generated.module = module
-    return generated
-
-
-def generate(fun, kind, argnums=(), has_aux=False, grads_tuple=False):
-    """Source in, source out: (function name, module text, line map, env,
-    canonical function, description).  The garbage collector is paused
-    meanwhile: building thousands of small AST nodes otherwise triggers
-    collections that double the cost."""
-    import gc
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        return _generate(fun, kind, argnums, has_aux, grads_tuple)
-    finally:
-        if enabled:
-            gc.enable()
-
-
-def _generate(fun, kind, argnums, has_aux, grads_tuple=False):
-    fn, namer = canonical.canonicalize(_unwrap(fun))
-    params = fn.positional        # argnums index these, as in JAX
-    for i in argnums:
-        if not -len(params) <= i < len(params):
-            raise TransformError(
-                f"argnums={i} is out of range for {fn.name}() with "
-                f"{len(params)} positional parameter(s)", fn.origin,
-                "pick a valid argument index (argnums counts positional parameters "
-                "only; keyword-only ones are passed by name and not differentiated)")
-    wrt = [params[i] for i in argnums]
-    if kind != "python":
-        complex_values.refuse_in_code(fn, kind)
-    extra = []         # parameters the transform adds, after the chosen ones
-    if kind == "python":
-        blocks, result = forward_blocks(fn), fn.result
-        name = fn.name if fn.name != "lambda" else "fn"
-    elif kind == "vjp_split":
-        return _generate_vjp_split(fn, namer, wrt, has_aux)
-    elif kind == "jvp":
-        from ..transforms.forward import jvp_blocks
-        dots = {p: namer.fresh(f"{p}_dot") for p in wrt}
-        blocks, fwd = jvp_blocks(fn, namer, dots)
-        fn.env.update(fwd.env_extra)
-        result = gast.Tuple(elts=[fn.result, fwd.dot_or_zeros(fn.result)], ctx=gast.Load())
-        base = fn.name if fn.name != "lambda" else "fn"
-        name, extra = f"jvp_{base}", [dots[p] for p in wrt]
-    else:
-        seed = namer.fresh("out_bar") if kind == "vjp" else None
-        blocks, value, aux, grads = vjp_blocks(fn, namer, wrt, has_aux, seed)
-        zeros = []
-        for i, (w, g) in enumerate(zip(wrt, grads)):
-            if g is None:
-                bar = namer.fresh(f"{w}_bar")
-                zeros.append(gast.Assign(targets=[ir.name(bar, gast.Store())],
-                                         value=gast.Call(func=ir.name("zeros_like"),
-                                                         args=[ir.name(w)], keywords=[]),
-                                         type_comment=None))
-                grads[i] = ir.name(bar)
-        if zeros:
-            blocks.append(emit.Block(zeros, None, "no gradient flows to these arguments"))
-        grads_atom = _tuple(grads) if len(grads) == 1 and not grads_tuple else \
-            gast.Tuple(elts=grads, ctx=gast.Load())
-        if kind == "grad":
-            result = gast.Tuple(elts=[grads_atom, aux], ctx=gast.Load()) if has_aux \
-                else grads_atom
-        else:
-            out = gast.Tuple(elts=[value, aux], ctx=gast.Load()) if has_aux else value
-            result = gast.Tuple(elts=[out, grads_atom], ctx=gast.Load())
-        base = fn.name if fn.name != "lambda" else "fn"
-        name, extra = f"{kind}_{base}", ([seed] if seed else [])
-    # arguments not differentiated may be ints (n in `return s * n`): their
-    # cotangent seeds keep `1.0 *` (simplify.fold_binop)
-    eliminate_dead_code(blocks, ir.names_in(result),
-                        maybe_ints=[p for p in fn.params if p not in wrt])
-    params, defaults = _with_extra(fn, wrt, extra)
-    lines, origins = emit.render_function(name, params, defaults, blocks, result,
-                                          origin=fn.origin, kwonly=fn.kwonly,
-                                          kw_defaults=fn.kw_defaults)
-    used = _names_used(blocks, result) | fn.default_names()
-    imports = used & P.RUNTIME_NAMES
-    env = {k: v for k, v in fn.env.items() if k in used}
-    description = f"{kind} of {fn.name}" + \
-        (f", argnums={tuple(argnums)}" if tuple(argnums) not in ((), (0,)) else "") \
-        + (", has_aux" if has_aux else "")
-    modules_used = [(P.MODULE_ALIASES[a], a) for a in used if a in P.MODULE_ALIASES]
-    text, linemap = emit.render_module(description, fn.origin, imports, env, [(lines, origins)],
-                                       modules_used)
-    return name, text, linemap, env, fn, description
-
-
-def _with_extra(fn, wrt, extra):
-    """(positional parameters, their trailing defaults) of generated code
-    that takes ``extra`` parameters (tangents, a cotangent seed): the chosen
-    primals, then ``extra``, then the other positional parameters, so that
-    parameters left at their defaults stay last: ``jvp_f(x, x_dot,
-    scale=2.5)``, ``vjp_f(x, out_bar, scale=2.5)`` (``call_with_extra``
-    calls it).  With no extra parameters, the function's own order."""
-    params = fn.positional
-    if not extra:
-        return params, fn.defaults
-    rest = [p for p in params if p not in wrt]
-    defaulted = params[len(params) - len(fn.defaults):] if fn.defaults else []
-    defaults = [d for p, d in zip(defaulted, fn.defaults) if p in rest]
-    return list(wrt) + list(extra) + rest, defaults
-
-
-def _generate_vjp_split(fn, namer, wrt, has_aux):
-    """Two functions: ``vjp_fwd_f(*args) -> (out, residuals)`` and
-    ``vjp_bwd_f(residuals, out_bar) -> cotangents``, so that one forward pass
-    serves any number of cotangents (the residuals are the forward values
-    the backward pass reads, its tapes copied so it can run again)."""
-    from ..transforms.reverse import vjp_parts
-    seed = namer.fresh("out_bar")
-    forward, backward, value, aux, grads, tape_names = vjp_parts(fn, namer, wrt, has_aux, seed)
-    for i, (w, g) in enumerate(zip(wrt, grads)):
-        if not ir.is_name(g):
-            bar = namer.fresh(f"{w}_bar")
-            value_ = g if g is not None else gast.Call(func=ir.name("zeros_like"),
-                                                       args=[ir.name(w)], keywords=[])
-            backward.append(emit.Block([gast.Assign(targets=[ir.name(bar, gast.Store())],
-                                                    value=value_, type_comment=None)]))
-            grads[i] = ir.name(bar)
-    grads_atom = gast.Tuple(elts=list(grads), ctx=gast.Load())
-    eliminate_dead_code(backward, ir.names_in(grads_atom))
-    assigned_fwd = set(fn.params) | {n.id for b in forward for s in b.stmts
-                                     for n in ir.walk(s) if isinstance(n, gast.Name)
-                                     and isinstance(n.ctx, gast.Store)}
-    read_bwd = _names_used(backward, grads_atom)
-    residuals = sorted((read_bwd & assigned_fwd) - {seed})
-    tapes = [r for r in residuals if r in tape_names]
-    top_level = set(fn.params) | {t.id for b in forward for s in b.stmts
-                                  if isinstance(s, gast.Assign)
-                                  for t in ir.walk(s.targets[0]) if isinstance(t, gast.Name)}
-    maybe_unbound = [r for r in residuals if r not in top_level]
-    if maybe_unbound:      # assigned only on some paths: bind them on every path
-        forward.insert(0, emit.Block(
-            [gast.Assign(targets=[ir.name(r, gast.Store())],
-                         value=gast.List(elts=[], ctx=gast.Load()) if r in tapes
-                         else ir.const(None),      # a tape is copied: a list on every path
-                         type_comment=None) for r in maybe_unbound],
-            None, "values assigned only inside branches or loops"))
-    out = gast.Tuple(elts=[value, aux], ctx=gast.Load()) if has_aux else value
-    fwd_result = gast.Tuple(elts=[out, gast.Tuple(elts=[ir.name(r) for r in residuals],
-                                                  ctx=gast.Load())], ctx=gast.Load())
-    eliminate_dead_code(forward, ir.names_in(fwd_result))
-    unpack = []
-    if len(residuals) == 1:     # `(y,) = ...` prints differently across Pythons
-        unpack.append(gast.Assign(targets=[ir.name(residuals[0], gast.Store())],
-                                  value=gast.Subscript(value=ir.name("residuals"),
-                                                       slice=ir.const(0), ctx=gast.Load()),
-                                  type_comment=None))
-    elif residuals:
-        unpack.append(gast.Assign(
-            targets=[gast.Tuple(elts=[ir.name(r, gast.Store()) for r in residuals],
-                                ctx=gast.Store())],
-            value=ir.name("residuals"), type_comment=None))
-    unpack += [gast.Assign(targets=[ir.name(t, gast.Store())],
-                           value=gast.Call(func=ir.name("list"), args=[ir.name(t)],
-                                           keywords=[]), type_comment=None) for t in tapes]
-    backward = [emit.Block(unpack, None, "the forward pass's values (tapes copied: "
-                                         "each call pops its own)")] + backward
-    base = fn.name if fn.name != "lambda" else "fn"
-    fwd_name, bwd_name = f"vjp_fwd_{base}", f"vjp_bwd_{base}"
-    fwd_lines = emit.render_function(fwd_name, fn.positional, fn.defaults, forward,
-                                     fwd_result, origin=fn.origin, kwonly=fn.kwonly,
-                                     kw_defaults=fn.kw_defaults)
-    bwd_lines = emit.render_function(bwd_name, ["residuals", seed], [], backward, grads_atom,
-                                     origin=fn.origin)
-    used = _names_used(forward + backward, grads_atom) | ir.names_in(fwd_result) | \
-        fn.default_names()
-    imports = used & P.RUNTIME_NAMES
-    env = {k: v for k, v in fn.env.items() if k in used}
-    modules_used = [(P.MODULE_ALIASES[a], a) for a in used if a in P.MODULE_ALIASES]
-    description = f"vjp of {fn.name}" + (", has_aux" if has_aux else "")
-    text, linemap = emit.render_module(description, fn.origin, imports, env,
-                                       [fwd_lines, bwd_lines], modules_used)
-    return fwd_name, text, linemap, env, fn, description
-
-
-def _unwrap(fun):
-    inner = getattr(fun, "__tangent_x__", None)
-    return inner.function if inner is not None else fun
-
-
-class Transformed:
-    """A transformed function: callable, with its generated source inspectable."""
-
-    def __init__(self, fun, kind, argnums, has_aux, finish):
-        functools.update_wrapper(self, fun, updated=())
-        self._fun = fun
-        self._kind = kind
-        self._argnums = argnums
-        self._has_aux = has_aux
-        self._finish = finish
-        self._generated = None
-        self._call_site = _call_site()
-
-    @property
-    def __tangent_x__(self):
-        return self
-
-    @property
-    def generated(self):
-        gen = self._generated
-        if gen is None or not canonical.deps_current(gen.deps):
-            try:
-                gen = build(self._fun, self._kind, self._argnums, self._has_aux,
-                            grads_tuple=getattr(self, "_single", None) is False)
-            except TransformError as exc:
-                if exc.origin is None and self._call_site is not None:
-                    exc = TransformError(exc.bare_message, self._call_site, exc.hint)
-                    raise exc from None
-                raise
-            self._generated = gen
-        return gen
-
-    @property
-    def function(self):
-        return self.generated.function
-
-    def __call__(self, *args, **kwargs):
-        plain = plain_real((args, kwargs))
-        if not plain:
-            refuse_masked(self._kind, self._fun, args, kwargs)
-        _check_inputs(self._kind, self._fun, args, self.checked_argnums(), plain)
-        self._specialize_inner(args)
-        try:
-            function = self.generated.function
-        except Unspecialized:
-            # a vmapped function called inside: one plain run of the function
-            # specialises it on the arguments it really gets (as JAX traces)
-            self._fun(*self._primal_args(args), **kwargs)
-            function = self.generated.function
-        try:
-            out = function(*args, **kwargs)
-        except Exception as exc:
-            modules.annotate(exc)
-            raise
-        return self._finish(out, args)
-
-    def __repr__(self):
-        return f"<tangent_x {self._kind} of {getattr(self._fun, '__qualname__', self._fun)}>"
-
-    def checked_argnums(self):
-        """Where the differentiated arguments are in a call's arguments:
-        first in jvp and vjp code (see ``_with_extra``)."""
-        if self._kind in ("jvp", "vjp"):
-            return range(len(self._argnums))
-        return self._argnums
-
-    def _primal_args(self, args):
-        """The arguments of the untransformed function within ``args`` (jvp
-        code takes primals, tangents, then the rest; vjp code primals, a
-        seed, then the rest: see ``_with_extra``)."""
-        if self._kind in ("jvp", "vjp"):
-            k = len(self._argnums)
-            n_extra = k if self._kind == "jvp" else 1
-            primals = list(args[:k]) + list(args[k + n_extra:])
-            order = list(self._argnums) + [i for i in range(len(primals))
-                                           if i not in self._argnums]
-            return [p for _, p in sorted(zip(order, primals))]
-        return args
-
-    def _specialize_inner(self, args):
-        """A transformed function whose code depends on its arguments'
-        structure (a vmapped one) is specialised for the primal arguments
-        first; this code is rebuilt when that specialisation changes."""
-        inner = getattr(self._fun, "__tangent_x__", None)
-        if not hasattr(inner, "specialize"):
-            return
-        specialised = inner.specialize(*self._primal_args(args))
-        if getattr(self, "_inner_generated", None) is not specialised:
-            self._inner_generated = specialised
-            self._generated = None
-
-
-# The runtime's custom_jvp_cotangents transposes a custom_jvp rule by
-# transforming it; the runtime sits below the api, so the api tells it how.
-runtime.register_transposer(
-    lambda tangent_map, argnums: Transformed(tangent_map, "vjp", argnums, False,
-                                             lambda out, a: out))
-
-
-def _call_site():
-    """Where the user applied the transform (for errors with no better place)."""
-    import sys
-    from ..errors import Origin
-    frame = sys._getframe(2)
-    package = __name__.rpartition(".")[0]
-    while frame is not None and frame.f_globals.get("__name__", "").startswith(package):
-        frame = frame.f_back
-    if frame is None:
-        return None
-    import linecache
-    code = frame.f_code
-    text = linecache.getline(code.co_filename, frame.f_lineno).strip()
-    return Origin(code.co_filename, frame.f_lineno, text)
-
-
-def _argnums_tuple(argnums):
-    if isinstance(argnums, numbers.Integral):
-        return (int(argnums),), True
-    argnums = tuple(int(a) for a in argnums)
-    return argnums, False
-
-
-def _check_inputs(kind, fun, args, argnums, plain=False):
-    """Inputs a derivative takes (``plain``: the caller saw that every leaf
-    is a plain real array or number, see ``arguments.plain_real``)."""
-    if kind == "python":
-        return
-    if not plain:
-        complex_values.refuse_in_arguments(kind, fun, args)
-    for i in argnums:
-        if i >= len(args) or i < -len(args):
-            raise TypeError(f"{kind}({getattr(fun, '__name__', 'f')}) was called with "
-                            f"{len(args)} positional argument(s) but argnums={i}")
-        for leaf in _leaves(args[i]):
-            dtype = np.result_type(leaf) if not isinstance(leaf, bool) else np.dtype(bool)
-            if not np.issubdtype(dtype, np.inexact):
-                raise TypeError(
-                    f"{kind} requires real- or complex-valued inputs (a float "
-                    f"dtype), but argument {i} of {getattr(fun, '__name__', 'f')} "
-                    f"has dtype {dtype}; pass floats (e.g. 1.0 instead of 1) or "
-                    "exclude it with argnums")
-
-
-def _cast_like(g, x):
-    """Gradients take the dtype and shape of their primal, as in JAX; a
-    symbolic zero (None) becomes real zeros."""
-    if g is None:
-        return np.zeros_like(x) if isinstance(x, (np.ndarray, np.generic)) else 0.0 * x
-    if np.iscomplexobj(g) and not np.iscomplexobj(x):
-        raise TypeError("a complex cotangent reached a real argument: the function "
-                        "computes with complex values somewhere tangent_x could not see "
-                        f"before running it; {complex_values.HINT}")
-    if isinstance(x, np.ndarray):
-        return np.asarray(np.broadcast_to(g, x.shape) if np.shape(g) != x.shape else g,
-                          dtype=x.dtype)
-    if isinstance(x, np.generic):
-        return x.dtype.type(g)
-    if isinstance(x, float):
-        return float(g)
-    return g
-
-
-def _cast_grads(grads, args, argnums, single):
-    if single:
-        grads = (grads,)
-    out = tuple(_fill(g, args[i]) for g, i in zip(grads, argnums))
-    out = _owned(out, args)
-    return out[0] if single else out
-
-
-def _fill(g, x):
-    """Cast a gradient to its argument's structure, filling symbolic zeros."""
-    if g is None:
-        return runtime.zeros_like(x)
-    if isinstance(x, dict):
-        # a plain dict's keys in sorted order, as JAX (and tree_util) give them
-        keys = tree_util._sorted_keys(x) if type(x) is dict else list(x)
-        return type(x)((k, _fill(g.get(k) if isinstance(g, dict) else None, x[k]))
-                       for k in keys)
-    if isinstance(x, (list, tuple)) and isinstance(g, (list, tuple)):
-        items = [_fill(u, v) for u, v in zip(g, x)]
-        if hasattr(x, "_fields"):
-            return type(x)(*items)
-        return type(x)(items)
-    if tree_util._node_kind(x) is not None:
-        return tree_util.tree_map(_cast_like, g, x)
-    return _cast_like(g, x)
-
-
-def _owned(grads, args):
-    """Every gradient leaf a writable array that shares memory with no input
-    and no other leaf: never a read-only broadcast view, never the caller's
-    own array (generated code may legitimately return ``x_bar = y``).  A
-    view of a fresh temporary (``np.transpose(w_bar_t)``) is kept as it is."""
-    seen = {id(_root(leaf)) for leaf in _leaves(args) if isinstance(leaf, np.ndarray)}
-
-    def own(leaf):
-        if isinstance(leaf, np.ndarray):
-            root = _root(leaf)
-            if id(root) in seen or not leaf.flags.writeable:
-                leaf = leaf.copy()
-                root = leaf
-            seen.add(id(root))
-        return leaf
-
-    return _map(own, grads)
-
-
-# Walks of plain containers (dict, list, tuple) for the eager call path:
-# tree_util's flatten builds a PyTreeDef and sorts dict keys, which here
-# nothing needs (the leaves are checked or collected as a set; a map keeps
-# the structure it is given).  Other node types go to tree_util.  For the
-# MLP's list of dicts, ~25 us a call less.
-
-def _leaves(tree, out=None):
-    """The leaves of ``tree`` in no particular order (None is no leaf)."""
-    out = [] if out is None else out
-    kind = type(tree)
-    if kind is dict:
-        for v in tree.values():
-            _leaves(v, out)
-    elif kind is list or kind is tuple:
-        for v in tree:
-            _leaves(v, out)
-    elif tree is not None:
-        if tree_util._node_kind(tree) is None:
-            out.append(tree)
-        else:
-            out.extend(tree_util.tree_leaves(tree))
-    return out
-
-
-def _map(f, tree):
-    """``tree_util.tree_map(f, tree)`` keeping a plain dict's key order."""
-    kind = type(tree)
-    if kind is dict:
-        return {k: _map(f, v) for k, v in tree.items()}
-    if kind is list:
-        return [_map(f, v) for v in tree]
-    if kind is tuple:
-        return tuple(_map(f, v) for v in tree)
-    if tree is None:
-        return None
-    if tree_util._node_kind(tree) is None:
-        return f(tree)
-    return tree_util.tree_map(f, tree)
-
-
-def _root(a):
-    """The object that owns an array's memory."""
-    while isinstance(a, np.ndarray) and a.base is not None:
-        a = a.base
-    return a
+# The spellings the numba stage and tools/bench.py read as ``api.<name>``;
+# their homes are transformed.py, boundary.py and generate.py.
+from .boundary import cast_like as _cast_like, check_inputs as _check_inputs  # noqa: F401
+from .boundary import fill as _fill, owned as _owned  # noqa: F401
+from .generate import generate  # noqa: F401
+from .transformed import cached as _cached, call_site as _call_site  # noqa: F401
 
 
 def grad(fun, argnums=0, has_aux=False):
     """Reverse-mode gradient of a scalar-output function (JAX semantics)."""
-    nums, single = _argnums_tuple(argnums)
+    nums, single = argnums_tuple(argnums)
 
     def finish(out, args):
         if has_aux:
             grads, aux = out
-            return _cast_grads(grads, args, nums, single), aux
-        return _cast_grads(out, args, nums, single)
+            return cast_grads(grads, args, nums, single), aux
+        return cast_grads(out, args, nums, single)
 
     transformed = Transformed(fun, "grad", nums, has_aux, finish)
     transformed._single = single      # jit's finishing step reads it
@@ -515,7 +47,7 @@ def grad(fun, argnums=0, has_aux=False):
 
 def value_and_grad(fun, argnums=0, has_aux=False):
     """``(value, grad)``; with ``has_aux``: ``((value, aux), grad)``."""
-    nums, single = _argnums_tuple(argnums)
+    nums, single = argnums_tuple(argnums)
 
     def finish(out, args):
         value, grads = out
@@ -526,7 +58,7 @@ def value_and_grad(fun, argnums=0, has_aux=False):
         if np.shape(primal) != ():
             raise TypeError("Gradient only defined for scalar-output functions. "
                             f"Output had shape: {np.shape(primal)}.")
-        return value, _cast_grads(grads, args, nums, single)
+        return value, cast_grads(grads, args, nums, single)
 
     transformed = Transformed(fun, "value_and_grad", nums, has_aux, finish)
     transformed._single = single
@@ -539,7 +71,7 @@ def vjp(fun, *primals, has_aux=False):
     The forward pass runs once; ``vjp_fun`` runs only the backward pass and
     may be called with any number of cotangents."""
     nums = tuple(range(len(primals)))
-    transformed = _cached(fun, "vjp_split", nums, lambda out, a: out, has_aux)
+    transformed = cached(fun, "vjp_split", nums, lambda out, a: out, has_aux)
     out, residuals = transformed(*primals)
     backward = getattr(transformed.generated.module,
                        transformed.generated.function.__name__.replace("vjp_fwd_", "vjp_bwd_"))
@@ -555,27 +87,11 @@ def vjp(fun, *primals, has_aux=False):
         except Exception as exc:
             modules.annotate(exc)
             raise
-        return _owned(tuple(_fill(g, p) for g, p in zip(grads, primals)), primals)
+        return owned(tuple(fill(g, p) for g, p in zip(grads, primals)), primals)
 
-    vjp_fun.__tangent_x__ = _cached(fun, "vjp", nums, lambda out, a: out, has_aux)
+    vjp_fun.__tangent_x__ = cached(fun, "vjp", nums, lambda out, a: out, has_aux)
     vjp_fun.__tangent_x_source__ = transformed
     return (out, vjp_fun, aux) if has_aux else (out, vjp_fun)
-
-
-_TRANSFORMED = weakref.WeakKeyDictionary()
-
-
-def _cached(fun, kind, argnums, finish, has_aux=False):
-    """One Transformed per (function, kind, argnums), so repeated jvp/vjp
-    calls reuse the generated code."""
-    try:
-        table = _TRANSFORMED.setdefault(fun, {})
-    except TypeError:
-        return Transformed(fun, kind, argnums, has_aux, finish)
-    key = (kind, argnums, has_aux)
-    if key not in table:
-        table[key] = Transformed(fun, kind, argnums, has_aux, finish)
-    return table[key]
 
 
 def jvp(fun, primals, tangents):
@@ -599,32 +115,8 @@ def jvp(fun, primals, tangents):
     refuse_masked("jvp", fun, tangents, what="tangent")
     complex_values.refuse_in_arguments("jvp", fun, primals, what="primal")
     complex_values.refuse_in_arguments("jvp", fun, tangents, what="tangent")
-    transformed = _cached(fun, "jvp", tuple(range(len(primals))), lambda out, a: out)
+    transformed = cached(fun, "jvp", tuple(range(len(primals))), lambda out, a: out)
     return call_jvp(transformed, primals, range(len(primals)), tangents)
-
-
-def call_jvp(transformed, args, argnums, tangents):
-    """Call generated jvp code: its parameters are the differentiated
-    primals, their tangents, then the other arguments (so that defaults
-    stay last)."""
-    return call_with_extra(transformed, args, argnums, tangents)
-
-
-def call_with_extra(transformed, args, argnums, extra, **kwargs):
-    """Call generated jvp or vjp code with the arguments ``args`` of the
-    user's function: the differentiated ones, then ``extra`` (tangents, a
-    cotangent seed), then the others (see ``_with_extra``)."""
-    argnums = [i % len(args) for i in argnums]
-    wrt = [args[i] for i in argnums]
-    rest = [a for i, a in enumerate(args) if i not in argnums]
-    return transformed(*wrt, *extra, *rest, **kwargs)
-
-
-def extra_in_axes(n_args, argnums, extra_axes):
-    """vmap's ``in_axes`` for ``call_with_extra``'s argument order: the
-    user's arguments unmapped, ``extra_axes`` for the extra ones."""
-    k = len(argnums)
-    return (None,) * k + tuple(extra_axes) + (None,) * (n_args - k)
 
 
 STAGES = ("parse", "canonical", "python", "numba")
@@ -646,7 +138,7 @@ def source(fun, stage="python", example_args=None):
     if example_args is not None and not isinstance(example_args, tuple):
         example_args = (example_args,)
     if stage == "numba":
-        from ..numba_stage import Jitted, jitted_of
+        from ..numba_stage import Jitted, jitted_of   # local import: numba_stage imports api
         jitted = jitted_of(fun) or Jitted(fun)
         return jitted.numba_source(*example_args) if example_args is not None \
             else jitted.numba_source()
@@ -667,7 +159,7 @@ def source(fun, stage="python", example_args=None):
             return fun.generated.text
         return build(fun, "python").text
     fn, _ = canonical.canonicalize(target)
-    body = [emit.Block(lower.lower([e]), e.origin) for e in fn.eqns]
+    body = [lower.Block(lower.lower([e]), e.origin) for e in fn.eqns]
     lines, _ = emit.render_function(fn.name if fn.name != "lambda" else "fn", fn.positional,
                                     fn.defaults, body, fn.result, kwonly=fn.kwonly,
                                     kw_defaults=fn.kw_defaults)
@@ -699,7 +191,6 @@ def _specialize_for_source(fun, example_args):
 def _generic_examples(vmapped):
     """Arguments for a vmapped function never called: a number per example,
     a batch of 2 along axis 0 where ``in_axes`` maps (the ranks of scalars)."""
-    import inspect
     try:
         params = [p for p in inspect.signature(vmapped._fun).parameters.values()
                   if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY,
@@ -724,16 +215,15 @@ def derivative_function(fun, mode, n, plain=None):
       cotangent is the output itself, as JAX's check_grads does).
 
     check_grads uses these for orders >= 2."""
-    import linecache
     finish = lambda out, a: out  # noqa: E731
     ps = [f"p{i}" for i in range(n)]
     if mode == "fwd":     # all n arguments differentiated: primals, then tangents
-        inner = _cached(fun, "jvp", tuple(range(n)), finish)
+        inner = cached(fun, "jvp", tuple(range(n)), finish)
         args = ", ".join([f"primals[{i}]" for i in range(n)] +
                          [f"tangents[{i}]" for i in range(n)])
         source = f"def jvp_of_fun(primals, tangents):\n    return derivative({args})\n"
     else:
-        inner = _cached(fun, "vjp", tuple(range(n)), finish)
+        inner = cached(fun, "vjp", tuple(range(n)), finish)
         args = ", ".join(ps)
         pick = "cotangents" if n > 1 else "(cotangents,)"
         # fun is called on copies of its array and number arguments (p0 * 1.0):

@@ -16,15 +16,12 @@ import weakref
 import numpy as np
 
 from .. import tree_util
-from .derivatives import (
-    _argnums_tuple,
-    _cached,
-    _check_inputs,
-    call_with_extra,
-    extra_in_axes,
-    grad,
-)
+from .boundary import check_inputs
+from .derivatives import grad
+from .transformed import argnums_tuple, cached, call_with_extra, extra_in_axes
 from ..core.arguments import refuse_masked
+from ..errors import TransformError
+from .vmap import vmap
 
 
 def _basis(leaves):
@@ -85,7 +82,6 @@ def _split_batch(batch_leaves, sizes):
 def _jvp_batched(transformed, args, nums, in_leaves, in_tree, wrap):
     """(out, columns) from one vmapped jvp over all one-hot tangents, or None
     where vmap cannot batch this code (or there is nothing to batch)."""
-    from ..errors import TransformError
     basis, sizes = _one_hots(in_leaves)
     if not sum(sizes):
         return None
@@ -110,7 +106,6 @@ _VMAPPED = weakref.WeakKeyDictionary()
 def _vmapped(fun, in_axes, wrap=None):
     """One vmap per (function, in_axes, wrap), so its specialisations (and,
     under jit, its compiled code) are reused."""
-    from .vmap import vmap
     table = _VMAPPED.setdefault(fun, {})
     key = (in_axes, wrap)
     if key not in table:
@@ -156,13 +151,13 @@ def jacfwd(fun, argnums=0, has_aux=False):
 def _jacfwd(fun, argnums, wrap):
     """jacfwd's driver; ``wrap`` (None eagerly, ``jit`` under jit: see
     ``_driver``) is applied to the generated callables it runs."""
-    nums, single = _argnums_tuple(argnums)
+    nums, single = argnums_tuple(argnums)
 
     @functools.wraps(fun)
     def jacobian(*args, **kwargs):
         refuse_masked("jacfwd", fun, args, kwargs)
-        _check_inputs("jacfwd", fun, args, nums)
-        transformed = _cached(fun, "jvp", nums, lambda out, a: out)
+        check_inputs("jacfwd", fun, args, nums)
+        transformed = cached(fun, "jvp", nums, lambda out, a: out)
         wrt = [args[i] for i in nums]
         in_leaves, in_tree = tree_util.tree_flatten(list(wrt))
         # keyword arguments pass through, not differentiated (as in JAX);
@@ -200,7 +195,6 @@ def _once(fun, wrap):
 def _vjp_batched(backward, residuals, out_leaves, out_tree, in_leaves, in_tree, single):
     """The Jacobian from one vmapped backward pass over all one-hot
     cotangents, or None where vmap cannot batch the backward code."""
-    from ..errors import TransformError
     basis, sizes = _one_hots(out_leaves)
     if not sum(sizes):
         return None
@@ -230,17 +224,17 @@ def _jacrev(fun, argnums, wrap):
     own (its residuals hold the tapes, Python lists whose every entry would
     be one compiled argument), so ``_jacrev_wrapped`` runs the whole vjp,
     batched instead."""
-    nums, single = _argnums_tuple(argnums)
+    nums, single = argnums_tuple(argnums)
 
     @functools.wraps(fun)
     def jacobian(*args, **kwargs):
         refuse_masked("jacrev", fun, args, kwargs)
-        _check_inputs("jacrev", fun, args, nums)
+        check_inputs("jacrev", fun, args, nums)
         if wrap is not None:
             return _jacrev_wrapped(fun, args, nums, single, wrap, kwargs)
         # keyword arguments pass through, not differentiated (as in JAX):
         # the backward pass reads them from the residuals
-        transformed = _cached(fun, "vjp_split", nums, lambda out, a: out)
+        transformed = cached(fun, "vjp_split", nums, lambda out, a: out)
         out, residuals = transformed(*args, **kwargs)
         backward = getattr(transformed.generated.module,
                            transformed.generated.function.__name__.replace("vjp_fwd_",
@@ -286,10 +280,9 @@ def _jacrev_wrapped(fun, args, nums, single, wrap, kwargs=None):
     in one generated function; vmap keeps the forward values unbatched, so
     the forward pass runs once) over all one-hot cotangents.  A vjp that vmap
     cannot batch runs once per cotangent instead."""
-    from ..errors import TransformError
     kwargs = kwargs or {}
     out = _once(fun, wrap)(*args, **kwargs)
-    full = _cached(fun, "vjp", nums, lambda o, a: o)
+    full = cached(fun, "vjp", nums, lambda o, a: o)
     wrt = [args[i] for i in nums]
     in_leaves, in_tree = tree_util.tree_flatten(list(wrt))
     out_leaves, out_tree = tree_util.tree_flatten(out)

@@ -23,12 +23,17 @@ import numpy as np
 
 from ..core.arguments import refuse_masked
 from ..canonical import converter as canonical
-from ..python_stage import emit, lower, loader as modules
-from ..core import ir, primitives as P
+from ..python_stage import emit, loader as modules
+from ..python_stage.pipeline import optimize
+from .generate import unwrap
+from ..core import ir, lower, primitives as P
+from ..core.builders import assign, call
+from ..core.naming import Namer
 from .. import runtime, tree_util
-from ..transforms.batching import Batcher, PerExample, all_batched, any_batched
+from ..transforms.batching import Batcher, PerExample, all_batched, any_batched, flag_leaves
 from ..errors import TransformError
 from ..runtime.lanes import strong_lanes
+from ..analysis.defuse import mentioned_names
 from ..analysis.probe import probe
 
 METHODS = ("vectorize", "loop")
@@ -42,7 +47,7 @@ def vmap(fun, in_axes=0, out_axes=0, method="vectorize"):
         in_axes = tuple(in_axes)
     _check_axes_spec(in_axes, "in_axes")
     _check_axes_spec(out_axes, "out_axes")
-    from ..numba_stage import jit, jitted_of
+    from ..numba_stage import jit, jitted_of   # local import: numba_stage imports api
     if jitted_of(fun) is not None:  # vmap(jit(f)) is jit(vmap(f)): still compiled
         fun = jitted_of(fun)
         return jit(Vmapped(fun._fun, in_axes, out_axes, method),
@@ -334,11 +339,6 @@ def _fill_grads(fun, out_axes, out, args, boundary):
         return out
 
 
-def _unwrap(fun):
-    inner = getattr(fun, "__tangent_x__", None)
-    return inner.function if inner is not None else fun
-
-
 def _flag_of(arg, axes):
     """Batched flag of an argument: a bool, or a list/dict of flags."""
     if isinstance(arg, dict):
@@ -362,15 +362,6 @@ def _first_lane_access(param, arg, axes):
     return node
 
 
-def _assign(target, value):
-    return gast.Assign(targets=[ir.name(target, gast.Store())], value=value,
-                       type_comment=None)
-
-
-def _call(func, *args):
-    return gast.Call(func=P.dotted(func), args=list(args), keywords=[])
-
-
 def _leaf_tuple(values):
     return gast.Tuple(elts=[ir.const(v) for v in values], ctx=gast.Load())
 
@@ -380,7 +371,6 @@ class _Opaque:
     such as jacfwd's loop over basis vectors): only the loop strategy applies."""
 
     def __init__(self, fun, n):
-        from ..core.naming import Namer
         self.name = getattr(fun, "__name__", "fn")
         self.params = self.positional = [f"arg{i}" for i in range(n)]
         self.defaults, self.kwonly, self.kw_defaults = [], [], {}
@@ -404,7 +394,7 @@ def build(fun, args, axes, examples, out_axes, method):
         if isinstance(spec, Vmapped):      # vmap of vmap: the inner code for one example
             inner = spec.specialize(*examples).function
         else:
-            inner = _unwrap(fun)
+            inner = unwrap(fun)
         fn, namer = canonical.canonicalize(inner)
     params = fn.positional
     if len(args) > len(params):
@@ -420,16 +410,16 @@ def build(fun, args, axes, examples, out_axes, method):
         if all(a in (None, 0) for a in leaves):
             continue
         if not isinstance(arg, (dict, list, tuple)):
-            entry.append(_assign(p, _call("np.moveaxis", ir.name(p), ir.const(ax),
+            entry.append(assign(p, call("np.moveaxis", ir.name(p), ir.const(ax),
                                           ir.const(0))))
         else:
-            entry.append(_assign(p, _call("move_lanes", ir.name(p), _leaf_tuple(leaves),
+            entry.append(assign(p, call("move_lanes", ir.name(p), _leaf_tuple(leaves),
                                           ir.const(0))))
     size_expr = gast.Subscript(
-        value=_call("np.shape", _first_lane_access(params[first], args[first], axes[first])),
+        value=call("np.shape", _first_lane_access(params[first], args[first], axes[first])),
         slice=ir.const(0), ctx=gast.Load())
-    entry.append(_assign(batch_size, size_expr))
-    blocks = [emit.Block(entry, None, "the batch on axis 0 of every mapped argument")]
+    entry.append(assign(batch_size, size_expr))
+    blocks = [lower.Block(entry, None, "the batch on axis 0 of every mapped argument")]
     shapes = probe(fn, examples) if method == "vectorize" else {}
     flags = {p: _flag_of(a, ax) for p, a, ax in zip(params, args, axes)}
     for p in params[len(args):] + fn.kwonly:
@@ -452,20 +442,16 @@ def build(fun, args, axes, examples, out_axes, method):
                      namer)
     base = fn.name if fn.name != "lambda" else "fn"
     name = f"vmap_{base}"
-    from ..python_stage.pipeline import eliminate_dead_code
     grows = None
     if method == "vectorize":
         def grows(old, new, flags=batcher.flags):
             # a shared value plus a batched one is batched: a new, larger array
             return any_batched(flags.get(new)) and not all_batched(flags.get(old, True))
-    eliminate_dead_code(blocks, ir.names_in(result), grows)
+    optimize(blocks, ir.names_in(result), grows)
     lines, origins = emit.render_function(name, params, fn.defaults, blocks, result,
                                           origin=fn.origin, kwonly=fn.kwonly,
                                           kw_defaults=fn.kw_defaults)
-    used = set()
-    for block in blocks:
-        for stmt in block.stmts:
-            used |= {n.id for n in ir.walk(stmt) if isinstance(n, gast.Name)}
+    used = mentioned_names(s for block in blocks for s in block.stmts)
     used |= ir.names_in(result) | fn.default_names()
     imports = used & P.RUNTIME_NAMES
     env = {k: v for k, v in env.items() if k in used}
@@ -490,7 +476,7 @@ def _vectorized_body(fn, namer, flags, shapes, batch_size):
         if blocks and blocks[-1].origin is eqn.origin and eqn.origin is not None:
             blocks[-1].stmts.extend(stmts)
         else:
-            blocks.append(emit.Block(stmts, eqn.origin))
+            blocks.append(lower.Block(stmts, eqn.origin))
     return batcher, blocks
 
 
@@ -508,12 +494,12 @@ def _loop_body(fn, inner, params, args, flags, batch_size, blocks, namer):
                                             ctx=gast.Load()))
         else:
             leaf_flags = tree_util.tree_leaves(flag)
-            call_args.append(_call("lane_item", ir.name(p), ir.name(k), gast.Tuple(
+            call_args.append(call("lane_item", ir.name(p), ir.name(k), gast.Tuple(
                 elts=[gast.Constant(value=bool(b), kind=None) for b in leaf_flags],
                 ctx=gast.Load())))
     callee = fn.name if fn.name.isidentifier() and fn.name not in params else "fn"
     loop = gast.For(target=ir.name(k, gast.Store()),
-                    iter=_call("range", ir.name(batch_size)),
+                    iter=call("range", ir.name(batch_size)),
                     body=[gast.Expr(value=gast.Call(
                         func=gast.Attribute(value=ir.name(results), attr="append",
                                             ctx=gast.Load()),
@@ -521,9 +507,9 @@ def _loop_body(fn, inner, params, args, flags, batch_size, blocks, namer):
                                         keywords=[gast.keyword(arg=p, value=ir.name(p))
                                                   for p in fn.kwonly])], keywords=[]))],
                     orelse=[], type_comment=None)
-    stmts = [_assign(results, gast.List(elts=[], ctx=gast.Load())), loop,
-             _assign(stacked, _call("stack_lanes", ir.name(results)))]
-    blocks.append(emit.Block(stmts, None, f"one call of {fn.name} per example"))
+    stmts = [assign(results, gast.List(elts=[], ctx=gast.Load())), loop,
+             assign(stacked, call("stack_lanes", ir.name(results)))]
+    blocks.append(lower.Block(stmts, None, f"one call of {fn.name} per example"))
     return ir.name(stacked), True, None, {callee: inner}
 
 
@@ -540,18 +526,18 @@ def _finish(fn, result, out_flag, result_shape, out_axes, batch_size, blocks, na
             return result
         if not out_flag:
             name = namer.fresh("shared_lanes")
-            stmts.append(_assign(name, _call("broadcast_lanes", result,
+            stmts.append(assign(name, call("broadcast_lanes", result,
                                              ir.name(batch_size))))
             result = ir.name(name)
         if out_axes != 0:
             name = namer.fresh("moved")
-            stmts.append(_assign(name, _call("np.moveaxis", result, ir.const(0),
+            stmts.append(assign(name, call("np.moveaxis", result, ir.const(0),
                                              ir.const(out_axes))))
             result = ir.name(name)
         if stmts:
-            blocks.append(emit.Block(stmts, None, "the batch axis of the result"))
+            blocks.append(lower.Block(stmts, None, "the batch axis of the result"))
         return result
-    flat_flags = _flag_leaves(out_flag, result_shape)
+    flat_flags = flag_leaves(out_flag, result_shape)
     if out_axes is None or isinstance(out_axes, int):
         axes = [out_axes] * len(flat_flags)
     else:
@@ -567,32 +553,7 @@ def _finish(fn, result, out_flag, result_shape, out_axes, batch_size, blocks, na
     if all(flat_flags) and all(a == 0 for a in axes):
         return result
     name = namer.fresh("result")
-    blocks.append(emit.Block([_assign(name, _call(
+    blocks.append(lower.Block([assign(name, call(
         "finish_lanes", result, _leaf_tuple(flat_flags), _leaf_tuple(axes),
         ir.name(batch_size)))], None, "the batch axis of every result"))
     return ir.name(name)
-
-
-def _flag_leaves(flag, shape):
-    """Flags in the order tree_util flattens (dict keys sorted).  A bool
-    flag on a container (a dict none of whose values is batched, inside a
-    tuple that also holds batched ones) stands for every leaf of it: the
-    probe's ``shape`` says how many, at any depth."""
-    if isinstance(flag, dict):
-        return [x for k in sorted(flag) for x in _flag_leaves(flag[k], _item_shape(shape, k))]
-    if isinstance(flag, list):
-        return [x for i, f in enumerate(flag) for x in _flag_leaves(f, _item_shape(shape, i))]
-    if shape is not None and shape.kind not in ("array", "other"):
-        from ..transforms.batching import full_flag
-        return _flag_leaves(full_flag(shape, bool(flag)), shape)
-    return [bool(flag)]
-
-
-def _item_shape(shape, key):
-    """The probe shape of item ``key`` of a container's shape, or None."""
-    if shape is None or shape.kind in ("array", "other"):
-        return None
-    try:
-        return shape.items[key]
-    except (KeyError, IndexError, TypeError):
-        return None

@@ -20,20 +20,13 @@ import copy
 
 import gast
 
+from ..core.builders import assign as _assign, const as _const
 from ..core.naming import Namer
 
 
 def _name(id_, store=False):
     return gast.Name(id=id_, ctx=gast.Store() if store else gast.Load(),
                      annotation=None, type_comment=None)
-
-
-def _assign(id_, value):
-    return gast.Assign(targets=[_name(id_, True)], value=value, type_comment=None)
-
-
-def _const(v):
-    return gast.Constant(value=v, kind=None)
 
 
 def _walk_no_nested(stmts, loops=True):

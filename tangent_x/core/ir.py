@@ -10,16 +10,9 @@ runnable.
 import gast
 
 from . import primitives as P
+from .builders import assign, call, const, dotted, name, store  # noqa: F401 (ir.name, ir.const)
 
 _AST = gast.AST
-
-
-def name(id_, ctx=None):
-    return gast.Name(id=id_, ctx=ctx or gast.Load(), annotation=None, type_comment=None)
-
-
-def const(value):
-    return gast.Constant(value=value, kind=None)
 
 
 def clone(node):
@@ -257,11 +250,9 @@ def expr_of(eqn):
     if kind == "assign":
         return args[0]
     if kind in ("call", "namedtuple", "opaque", "effect", "custom"):
-        func = (P.dotted(prim.spelling) if prim.spelling and "callee" not in eqn.params
+        func = (dotted(prim.spelling) if prim.spelling and "callee" not in eqn.params
                 else name(eqn.params["callee"]))
-        return gast.Call(func=func, args=list(args),
-                         keywords=[gast.keyword(arg=k, value=v)
-                                   for k, v in eqn.kwargs.items()])
+        return call(func, *args, **eqn.kwargs)
     raise NotImplementedError(kind)
 
 
@@ -272,30 +263,21 @@ def spell(eqn):
         out = eqn.out
         if eqn.params.get("container") and eqn.prim.name == "index_set":
             # one call that reads back as the same functional update
-            return [gast.Assign(targets=[name(out, gast.Store())],
-                                value=gast.Call(func=name("with_item"), args=[x, idx, v],
-                                                keywords=[]), type_comment=None)]
-        copy_stmt = gast.Assign(targets=[name(out, gast.Store())],
-                                value=gast.Call(func=P.dotted("np.copy"), args=[x], keywords=[]),
-                                type_comment=None)
+            return [assign(out, call("with_item", x, idx, v))]
+        copy_stmt = assign(out, call("np.copy", x))
         ufunc = {"index_add": "add", **P.AT_UFUNCS}.get(eqn.prim.name)
         if ufunc is not None:     # repeated indices accumulate
-            update = gast.Expr(value=gast.Call(func=P.dotted(f"np.{ufunc}.at"),
-                                               args=[name(out), idx, v], keywords=[]))
+            update = gast.Expr(value=call(f"np.{ufunc}.at", name(out), idx, v))
         else:
-            update = gast.Assign(targets=[gast.Subscript(value=name(out),
-                                                         slice=_index_for_subscript(idx),
-                                                         ctx=gast.Store())],
-                                 value=v, type_comment=None)
+            update = assign(gast.Subscript(value=name(out), slice=_index_for_subscript(idx),
+                                           ctx=gast.Store()), v)
         return [copy_stmt, update]
     value = expr_of(eqn)
     if not eqn.outs:
         return [gast.Expr(value=value)]
     if len(eqn.outs) == 1:
-        target = name(eqn.out, gast.Store())
-    else:
-        target = gast.Tuple(elts=[name(o, gast.Store()) for o in eqn.outs], ctx=gast.Store())
-    return [gast.Assign(targets=[target], value=value, type_comment=None)]
+        return [assign(eqn.out, value)]
+    return [assign(gast.Tuple(elts=[store(o) for o in eqn.outs], ctx=gast.Store()), value)]
 
 
 def ast_text(node):

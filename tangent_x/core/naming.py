@@ -2,14 +2,43 @@
 
 Names are derived from the user's variables (``h``, ``h_1``, ``h_bar``) so
 generated code reads like the original; the namer only guarantees that a
-fresh name never shadows anything already in use.
+fresh name never shadows anything already in use.  This is the one place
+that says how a variable's cotangent, tangent and tape are named.
 """
+import functools
 import keyword
 import re
 
 import gast
 
 from . import ir
+
+
+# --- the conventions of generated code: x -> x_bar, x_dot, x_tape --------
+# Every stage spells these names through the functions below, so a change
+# of convention is made here once.
+
+ADJOINT_SUFFIX = "_bar"     # a variable's cotangent (reverse mode)
+TANGENT_SUFFIX = "_dot"     # its tangent (forward mode)
+TAPE_SUFFIX = "_tape"       # the list a forward loop pushes it onto
+
+
+@functools.lru_cache(maxsize=4096)
+def adjoint_name(name):
+    """``x`` -> ``x_bar``."""
+    return name + ADJOINT_SUFFIX
+
+
+@functools.lru_cache(maxsize=4096)
+def tangent_name(name):
+    """``x`` -> ``x_dot``."""
+    return name + TANGENT_SUFFIX
+
+
+@functools.lru_cache(maxsize=4096)
+def tape_name(name):
+    """``x`` -> ``x_tape``."""
+    return name + TAPE_SUFFIX
 
 
 class Namer:
@@ -33,6 +62,18 @@ class Namer:
         self.taken.add(name)
         return name
 
+    def adjoint(self, name):
+        """A fresh name for the cotangent of ``name`` (``x_bar``)."""
+        return self.fresh(adjoint_name(name))
+
+    def tangent(self, name):
+        """A fresh name for the tangent of ``name`` (``x_dot``)."""
+        return self.fresh(tangent_name(name))
+
+    def tape(self, name):
+        """A fresh name for the tape of ``name`` (``x_tape``)."""
+        return self.fresh(tape_name(name))
+
 
 def sanitize(text):
     text = re.sub(r"\W+", "_", text).strip("_") or "t"
@@ -43,10 +84,6 @@ def sanitize(text):
     if len(text) > 32:
         text = text[:32].rstrip("_")
     return text
-
-
-def adjoint_name(name):
-    return f"{name}_bar"
 
 
 # --- names for temporaries: from the operation and its operands ----------

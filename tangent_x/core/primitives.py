@@ -16,6 +16,7 @@ import gast
 import numpy as np
 
 from .. import runtime as _runtime
+from .builders import dotted  # noqa: F401  (P.dotted: canonical/converter.py still spells it so)
 
 
 class Primitive:
@@ -242,14 +243,6 @@ register(Primitive("list_to_tuple", "call", fn=tuple, spelling="tuple"))
 
 NUMPY_ALIAS = "np"
 
-
-def dotted(spelling):
-    """'np.linalg.solve' -> the gast expression that spells it."""
-    parts = spelling.split(".")
-    node = gast.Name(id=parts[0], ctx=gast.Load(), annotation=None, type_comment=None)
-    for part in parts[1:]:
-        node = gast.Attribute(value=node, attr=part, ctx=gast.Load())
-    return node
 
 register(Primitive("and_", "boolop", op=gast.And, differentiable=False))
 register(Primitive("or_", "boolop", op=gast.Or, differentiable=False))

@@ -20,10 +20,12 @@ import textwrap
 import gast
 
 from . import ir
+from .builders import assign
+from .naming import ADJOINT_SUFFIX, tangent_name
 
 
 class Template:
-    def __init__(self, fn, suffix="_bar"):
+    def __init__(self, fn, suffix=ADJOINT_SUFFIX):
         source = textwrap.dedent(inspect.getsource(fn))
         node = gast.parse(source).body[0]
         a = node.args
@@ -100,7 +102,7 @@ class Template:
                                for e in getattr(holder, "elts", [None])):
                         if any(wanted(first + k) for k in range(count)):
                             tmp = namer.fresh(tid)
-                            stmts.append(_assign(tmp, holder))
+                            stmts.append(assign(tmp, holder))
                             holder = ir.name(tmp)
                     for k in range(count):
                         if wanted(first + k):
@@ -117,10 +119,6 @@ class Template:
                 stmt.targets[0] = ir.name(new, gast.Store())
             stmts.append(stmt)
         return stmts, outputs
-
-
-def _assign(name_, value):
-    return gast.Assign(targets=[ir.name(name_, gast.Store())], value=value, type_comment=None)
 
 
 def _as_atom(value):
@@ -174,16 +172,16 @@ class TangentTemplate(Template):
             if isinstance(positions[p], tuple) and positions[p][0] == "star":
                 continue
             dot = dot_of(mapping[p])
-            mapping[p + "_dot"] = dot if dot is not None else ir.name(ZERO)
+            mapping[tangent_name(p)] = dot if dot is not None else ir.name(ZERO)
         for p in self.params[self.lead:] + self.kwonly:
-            mapping.setdefault(p + "_dot", ir.name(ZERO))   # not passed: no tangent
+            mapping.setdefault(tangent_name(p), ir.name(ZERO))   # not passed: no tangent
         renames = {}
         stmts, result = [], None
         for stmt in self.body:
             stmt = _Substituter(mapping, defaulted, renames).visit(ir.clone(stmt))
             target = stmt.targets[0] if isinstance(stmt, gast.Assign) else None
             tid = target.id if isinstance(target, gast.Name) else None
-            if tid == "ans_dot":
+            if tid == tangent_name("ans"):
                 result = _drop_zero_terms(stmt.value)
                 continue
             if tid is not None:

@@ -1,2 +1,2 @@
-"""Python stage: lowering to real Python, the cleanup passes run by a named
+"""Python stage: the optimisation passes (``passes/``) run by a named
 pipeline, rendering and loading generated modules."""

@@ -12,15 +12,6 @@ import gast
 from .. import __version__
 
 
-class Block:
-    """Statements generated from one user line (or one rule application)."""
-
-    def __init__(self, stmts, origin=None, comment=None):
-        self.stmts = list(stmts)
-        self.origin = origin
-        self.comment = comment
-
-
 def display_path(path):
     """Paths under the working directory print relative (stable, short)."""
     import os

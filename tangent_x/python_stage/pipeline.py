@@ -1,111 +1,89 @@
-"""Python-stage cleanup: fold the seed's ones, drop dead code.
+"""The python stage's optimisation pipeline: named passes, run in order.
 
-Rules are instantiated with the cotangent ``1.0`` when the output is the
-scalar being differentiated; folding ``1.0 * e`` away keeps generated code
-free of ``x * 1.0``.  Dead-code elimination removes forward computations
-that neither the result nor the backward pass reads.
+After a transform has written a function's blocks, ``optimize`` runs the
+passes of ``PIPELINE`` over them, each a rewrite in ``passes/``:
+
+- ``peephole``: drop what shapes and signs make redundant (no-op
+  ``unbroadcast``, double transposes, ``x * 1.0``);
+- ``dead code``: statements whose results are never read, inside loops and
+  branches too;
+- ``unread tapes``: tapes pushed and popped for nothing (then dead code
+  again, for what only they read);
+- ``dead lists``: update lists in place where the old list is dead;
+- ``in-place accumulation``: ``A_1 = A + b`` -> ``A += b`` where ``A`` is
+  an accumulator nothing else reads;
+- ``coalesce``: bind values under the names copies would give them.
+
+Every pass takes the blocks and the ``Job`` (what is read at the end, and
+the facts the caller knows) and returns the blocks.
 """
-import gast
+from dataclasses import dataclass
+from typing import Callable
 
 from ..core import ir
+from .passes import peephole
+from .passes.coalesce import coalesce
+from .passes.dce import drop_unread_tapes, eliminate_dead_code
+from .passes.inplace import accumulate_in_place, reuse_dead_lists
 
 
-def _is_one(node):
-    return isinstance(node, gast.Constant) and type(node.value) is float and node.value == 1.0
+@dataclass
+class Job:
+    """What the passes know of the function they optimise.
+
+    ``live``: names read at the end; ``grows(old, new)``: whether
+    ``new = old + b`` may have more elements than ``old`` (vmap: a shared
+    accumulator meeting a batched contribution), which ``old += b`` cannot
+    hold; ``maybe_ints``: names bound outside the blocks (arguments) that
+    may hold ints."""
+    live: set
+    grows: Callable = None
+    maybe_ints: tuple = ()
 
 
-def _as_float(node):
-    if isinstance(node, gast.Constant) and type(node.value) is int:
-        return ir.const(float(node.value))
-    return node
+def _peephole(blocks, job):
+    peephole.simplify(blocks, job.live, job.maybe_ints)
+    return blocks
 
 
-_FOLD = {gast.Add: lambda a, b: a + b, gast.Sub: lambda a, b: a - b,
-         gast.Mult: lambda a, b: a * b}
+def _dead_code(blocks, job):
+    return eliminate_dead_code(blocks, job.live)
 
 
-def _number(node):
-    return isinstance(node, gast.Constant) and type(node.value) in (int, float)
+def _unread_tapes(blocks, job):
+    if drop_unread_tapes(blocks, job.live):
+        eliminate_dead_code(blocks, job.live)
+    return blocks
 
 
-def _keeps_float(node, ints):
-    """Whether ``1.0 * node`` must stay: ``node`` names a value that may be an
-    int (``ints``: such names, or None for every name).  A cotangent has
-    the floating type of its primal (as in JAX): ``s_bar = 1.0 * i`` folded
-    to ``s_bar = i`` would make it an int, and a loop that then makes it a
-    float gives one variable two types (which Numba cannot compile)."""
-    return isinstance(node, gast.Name) and (ints is None or node.id in ints)
+def _dead_lists(blocks, job):
+    return reuse_dead_lists(blocks, job.live)
 
 
-def fold_binop(node, ints=frozenset()):
-    """The folding of one ``BinOp`` whose operands are already folded;
-    ``ints``: names that may hold ints, whose ``1.0 *`` stays (None: every
-    name's does, for a pass that cannot tell yet)."""
-    if _number(node.left) and _number(node.right) and type(node.op) in _FOLD:
-        return ir.const(_FOLD[type(node.op)](node.left.value, node.right.value))
-    if isinstance(node.op, gast.Pow) and _number(node.right) and node.right.value == 1:
-        return node.left
-    if isinstance(node.op, gast.Mult):
-        if _is_one(node.left) and not _keeps_float(node.right, ints):
-            return _as_float(node.right)
-        if _is_one(node.right) and not _keeps_float(node.left, ints):
-            return _as_float(node.left)
-    if isinstance(node.op, gast.Div) and _is_one(node.right) and \
-            not _keeps_float(node.left, ints):
-        return _as_float(node.left)
-    return node
+def _inplace_accumulation(blocks, job):
+    return accumulate_in_place(blocks, job.live, job.grows)
 
 
-def fold_unaryop(node):
-    """The folding of one ``UnaryOp`` whose operand is already folded."""
-    if isinstance(node.op, gast.USub) and isinstance(node.operand, gast.Constant) \
-            and isinstance(node.operand.value, (int, float)) \
-            and not isinstance(node.operand.value, bool):
-        return ir.const(-node.operand.value)
-    return node
+def _coalesce(blocks, job):
+    return coalesce(blocks, job.live)
 
 
-class _FoldOnes(gast.NodeTransformer):
-    def __init__(self, ints):
-        self.ints = ints
-
-    def visit_BinOp(self, node):
-        self.generic_visit(node)
-        return fold_binop(node, self.ints)
-
-    def visit_UnaryOp(self, node):
-        self.generic_visit(node)
-        return fold_unaryop(node)
+PIPELINE = (
+    ("peephole", _peephole),
+    ("dead code", _dead_code),
+    ("unread tapes", _unread_tapes),
+    ("dead lists", _dead_lists),
+    ("in-place accumulation", _inplace_accumulation),
+    ("coalesce", _coalesce),
+)
 
 
-def fold_ones(node, ints=frozenset()):
-    """Fold the ones of ``node`` (see ``fold_binop`` for ``ints``)."""
-    return _FoldOnes(ints).visit(node)
-
-
-def eliminate_dead_code(blocks, live, grows=None, maybe_ints=()):
-    """Drop what shapes and signs make redundant (see ``peephole``), then
-    statements whose results are never read, inside loops and branches too
-    (see ``liveness``); update lists and cotangent accumulators in place
-    where the old version is dead (see ``inplace``) and bind values under the names copies would give
-    them (see ``coalesce``).  ``live``: names read at the
-    end; ``grows(old, new)``: whether ``new = old + b`` may have more
-    elements than ``old`` (vmap: a shared accumulator meeting a batched
-    contribution), which ``old += b`` cannot hold; ``maybe_ints``: names
-    bound outside ``blocks`` (arguments) that may hold ints."""
-    from .passes import peephole
-    from .passes.coalesce import coalesce
-    from .passes.inplace import accumulate_in_place, reuse_dead_lists
-    from ..analysis.liveness import (
-        drop_unread_tapes,
-        eliminate_dead_code as eliminate,
-    )
+def optimize(blocks, live, grows=None, maybe_ints=()):
+    """Run ``PIPELINE`` over ``blocks`` (see the module docstring for the
+    passes and ``Job`` for the arguments); the optimised blocks."""
     for block in blocks:      # the passes edit statements; transforms may share them
         block.stmts = ir.clone(block.stmts)
-    peephole.simplify(blocks, live, maybe_ints)
-    eliminate(blocks, live)
-    if drop_unread_tapes(blocks, live):
-        eliminate(blocks, live)
-    reuse_dead_lists(blocks, live)
-    accumulate_in_place(blocks, live, grows)
-    return coalesce(blocks, live)
+    job = Job(live, grows, maybe_ints)
+    for _, run in PIPELINE:
+        blocks = run(blocks, job)
+    return blocks

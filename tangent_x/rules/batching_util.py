@@ -26,16 +26,10 @@ import inspect
 import gast
 
 from ..core import ir, primitives as P
+from ..core.builders import call  # noqa: F401  (the rules build calls through it)
 from .registry import BATCHING
 
 NO_VALUE = inspect.Parameter.empty
-
-
-def call(func, *args, **kwargs):
-    """``func(*args, **kwargs)`` as an expression (``func`` a spelling or a node)."""
-    func = func if isinstance(func, gast.AST) else P.dotted(func)
-    return gast.Call(func=func, args=list(args),
-                     keywords=[gast.keyword(arg=k, value=v) for k, v in kwargs.items()])
 
 
 # --- flags: which leaves of a value carry the batch ----------------------------

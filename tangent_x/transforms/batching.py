@@ -24,17 +24,15 @@ here knows only control flow:
 """
 import gast
 
-from ..core import ir
-from ..python_stage import lower
+from ..core import ir, primitives as P
+from ..analysis.probe import describe
+from ..core.builders import assign, call
+from ..analysis.defuse import bound_names
+from ..core import lower
 from ..errors import TransformError
 from ..core.naming import Namer
 from ..rules import BATCHING, load_all
-from ..rules.batching_util import all_batched, any_batched, call, full_flag, merge_flags
-
-
-def _assign(target, value):
-    return gast.Assign(targets=[ir.name(target, gast.Store())], value=value,
-                       type_comment=None)
+from ..rules.batching_util import all_batched, any_batched, full_flag, merge_flags
 
 
 class Batcher:
@@ -63,7 +61,6 @@ class Batcher:
         return any_batched(self.flag(atom))
 
     def shape(self, atom):
-        from ..analysis.probe import describe
         if ir.is_name(atom):
             if atom.id in self.shapes:
                 return self.shapes[atom.id]
@@ -91,7 +88,7 @@ class Batcher:
         """``base = value`` on a fresh name; returns the name atom."""
         name = self.fresh(base)
         self.flags[name] = flag
-        self.stmts_out.append(_assign(name, value))
+        self.stmts_out.append(assign(name, value))
         return ir.name(name)
 
     # --- equations ----------------------------------------------------------
@@ -147,10 +144,9 @@ class Batcher:
         for i, n in enumerate(lanes):
             flag = self.flags[n]
             if not all_batched(flag):       # a container of batched and shared values
-                from ..api.vmap import _flag_leaves
-                leaves = _flag_leaves(flag, None)
+                leaves = flag_leaves(flag, None)
                 full = self.fresh(f"{n}_lanes")
-                setup.append(_assign(full, call(
+                setup.append(assign(full, call(
                     "finish_lanes", ir.name(n),
                     gast.Tuple(elts=[ir.const(f) for f in leaves], ctx=gast.Load()),
                     gast.Tuple(elts=[ir.const(0) for _ in leaves], ctx=gast.Load()),
@@ -183,7 +179,7 @@ class Batcher:
         for o in eqn.outs:
             self.flags[o] = full_flag(self.shapes.get(o))
         if len(eqn.outs) == 1:
-            return setup + [_assign(eqn.out, value)]
+            return setup + [assign(eqn.out, value)]
         target = gast.Tuple(elts=[ir.name(o, gast.Store()) for o in eqn.outs],
                             ctx=gast.Store())
         return setup + [gast.Assign(targets=[target], value=value, type_comment=None)]
@@ -201,15 +197,14 @@ class Batcher:
         if not isinstance(have, (dict, list)) and not isinstance(flag, (dict, list)):
             name = self.fresh(f"{stem}_lanes")
             self.flags[name] = True
-            return ir.name(name), [_assign(name, call("broadcast_lanes", atom,
+            return ir.name(name), [assign(name, call("broadcast_lanes", atom,
                                                       self.batch_size))]
-        from ..api.vmap import _flag_leaves
         shape = self.shape(atom)
         have_full = have if isinstance(have, (dict, list)) else full_flag(shape, bool(have))
         if not isinstance(have_full, (dict, list)):
             have_full = _everywhere(flag, bool(have))
         want_full = flag if isinstance(flag, (dict, list)) else _everywhere(have_full, True)
-        have_leaves, want_leaves = _flag_leaves(have_full, None), _flag_leaves(want_full, None)
+        have_leaves, want_leaves = flag_leaves(have_full, None), flag_leaves(want_full, None)
         if len(have_leaves) != len(want_leaves) or not isinstance(want_full, (dict, list)):
             raise _MixedContainer()
         name = self.fresh(f"{stem}_lanes")
@@ -219,7 +214,7 @@ class Batcher:
                      gast.Tuple(elts=[ir.const(0 if w else None) for w in want_leaves],
                                 ctx=gast.Load()),
                      self.batch_size)
-        return ir.name(name), [_assign(name, value)]
+        return ir.name(name), [assign(name, value)]
 
     def cond(self, eqn):
         pred = eqn.args[0]
@@ -253,7 +248,7 @@ class Batcher:
         for o, f in zip(eqn.outs, out_flags):
             self.flags[o] = f
         orelse = [] if len(out[1]) == 1 and isinstance(out[1][0], gast.Pass) else out[1]
-        return [gast.If(test=pred, body=out[0], orelse=orelse)]
+        return lower.IF.fill(test=pred, body=out[0], orelse=orelse)
 
     def select(self, eqn, pred, results, out_flags):
         """Both branches on every lane, then ``select_lanes`` per output.
@@ -270,18 +265,18 @@ class Batcher:
         # ``items[k]`` once every lane is past the end); its results are
         # then None, which ``select_lanes`` passes over
         sides_code = [list(stmts) for _, stmts, _ in results]
-        defined = [_stored_names(code) for code in sides_code]
+        defined = [bound_names(code) for code in sides_code]
         out = []
         (_, _, on_true), (_, _, on_false) = results
         for o, a, b in zip(eqn.outs, on_true, on_false):
             if self.unassigned(a) or self.unassigned(b):
                 kept = b if self.unassigned(a) else a
                 if not self.batched(kept):
-                    out.append(_assign(o, kept))
+                    out.append(assign(o, kept))
                     self.flags[o] = self.flag(kept)
                     continue
             elif ir.is_name(a) and ir.is_name(b) and a.id == b.id and not self.batched(a):
-                out.append(_assign(o, a))
+                out.append(assign(o, a))
                 self.flags[o] = False
                 continue
             else:
@@ -300,11 +295,11 @@ class Batcher:
                     return self.map_compound(eqn)
                 if ir.is_name(side) and side.id in defined[i]:
                     sides_code[i] += setup
-                    defined[i] |= _stored_names(setup)
+                    defined[i] |= bound_names(setup)
                 else:
                     out += setup
                 sides.append(atom)
-            out.append(_assign(o, call("select_lanes", pred, *sides)))
+            out.append(assign(o, call("select_lanes", pred, *sides)))
             self.flags[o] = _everywhere(self.flag(sides[1] if self.unassigned(sides[0])
                                                   else sides[0]), True)
         guarded = []
@@ -313,7 +308,7 @@ class Batcher:
                                        gast.UnaryOp(op=gast.Not(), operand=call("np.all", pred)))):
             if code:
                 guarded.append(gast.If(test=taken, body=code,
-                                       orelse=[_assign(n, ir.const(None)) for n in sorted(names)]
+                                       orelse=[assign(n, ir.const(None)) for n in sorted(names)]
                                        or [gast.Pass()]))
         return guarded + out
 
@@ -399,10 +394,9 @@ class Batcher:
         self.flags.update({k: v for k, v in inner.flags.items() if k not in flags})
         if eqn.prim.kind == "for_range":
             updates = lower.assign_many(carry, results)
-            loop = gast.For(target=ir.name(eqn.params["index"], gast.Store()),
-                            iter=lower.range_call(*bounds), body=body_stmts + updates
-                            or [gast.Pass()], orelse=[], type_comment=None)
-            return setup + lower.assign_many(carry, init_atoms) + [loop]
+            loop = lower.FOR.fill(index=eqn.params["index"],
+                                  iterations=lower.range_call(*bounds), body=body_stmts + updates)
+            return setup + lower.assign_many(carry, init_atoms) + loop
         cinner = self.sub()
         cond_stmts = cinner.stmts(cond.eqns)
         self.flags.update({k: v for k, v in cinner.flags.items() if k not in flags})
@@ -416,28 +410,15 @@ class Batcher:
                                   "lane's list would have its own length", eqn.origin,
                                   "vmap runs the function once per example instead")
             live = pred
-            stop = gast.If(test=gast.UnaryOp(op=gast.Not(), operand=call("np.any", live)),
-                           body=[gast.Break()], orelse=[])
+            test = call("np.any", live)         # while any lane is live
             results = [call("select_lanes", live, r, ir.name(c))
                        if not (ir.is_name(r) and r.id == c) else r
                        for c, r in zip(carry, results)]
         else:
-            stop = gast.If(test=gast.UnaryOp(op=gast.Not(), operand=pred),
-                           body=[gast.Break()], orelse=[])
+            test = pred
         updates = lower.assign_many(carry, results)
-        loop = gast.While(test=ir.const(True), body=cond_stmts + [stop] + body_stmts + updates,
-                          orelse=[])
-        return setup + lower.assign_many(carry, init_atoms) + [loop]
-
-
-def _stored_names(stmts):
-    """Names the statements assign (at any depth)."""
-    names = set()
-    for stmt in stmts:
-        for node in ir.walk(stmt):
-            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
-                names.add(node.id)
-    return names
+        loop = lower.WHILE_TRUE.fill(cond=cond_stmts, pred=test, body=body_stmts + updates)
+        return setup + lower.assign_many(carry, init_atoms) + loop
 
 
 def _renamed(atom, old, new):
@@ -452,7 +433,6 @@ def _for_as_while(eqn, namer):
     """``for i in range(start, stop, step)`` as a while loop carrying ``i``:
     how a range that differs between examples is batched (lanes stop at
     their own bound)."""
-    from ..core import primitives as P
     start, stop, step = eqn.args[:3]
     if not isinstance(step, gast.Constant) or not step.value:
         raise TransformError("vmap: the loop's range differs between examples and its "
@@ -530,3 +510,27 @@ def _everywhere(flag, value):
     if isinstance(flag, list):
         return [_everywhere(f, value) for f in flag]
     return value
+
+
+def flag_leaves(flag, shape):
+    """Flags in the order tree_util flattens (dict keys sorted).  A bool
+    flag on a container (a dict none of whose values is batched, inside a
+    tuple that also holds batched ones) stands for every leaf of it: the
+    probe's ``shape`` says how many, at any depth."""
+    if isinstance(flag, dict):
+        return [x for k in sorted(flag) for x in flag_leaves(flag[k], _item_shape(shape, k))]
+    if isinstance(flag, list):
+        return [x for i, f in enumerate(flag) for x in flag_leaves(f, _item_shape(shape, i))]
+    if shape is not None and shape.kind not in ("array", "other"):
+        return flag_leaves(full_flag(shape, bool(flag)), shape)
+    return [bool(flag)]
+
+
+def _item_shape(shape, key):
+    """The probe shape of item ``key`` of a container's shape, or None."""
+    if shape is None or shape.kind in ("array", "other"):
+        return None
+    try:
+        return shape.items[key]
+    except (KeyError, IndexError, TypeError):
+        return None

@@ -9,20 +9,19 @@ Nothing needs a tape.
 """
 import gast
 
-from ..core import ir, primitives as P
-from ..python_stage import lower
+from ..core import ir
+from ..analysis.activity import loop_active_carries
+from ..core.builders import assign, call
+from ..core import lower
+from ..core.lower import Block
 from ..errors import TransformError
 from ..rules import TANGENT, load_all
-from ..python_stage.pipeline import fold_ones
+from ..core.fold import fold_ones
 from ..core.templates import TangentTemplate
 
 
-def _assign(name_, value):
-    return gast.Assign(targets=[ir.name(name_, gast.Store())], value=value, type_comment=None)
-
-
 def _zeros_like(atom):
-    return gast.Call(func=ir.name("zeros_like"), args=[atom], keywords=[])
+    return call("zeros_like", atom)
 
 
 def _is_scalar_const(atom):
@@ -47,7 +46,7 @@ class Forward:
         return dot if dot is not None else _zeros_like(atom)
 
     def new_dot(self, var):
-        name_ = self.namer.fresh(f"{var}_dot")
+        name_ = self.namer.tangent(var)
         self.dots[var] = name_
         return name_
 
@@ -90,9 +89,8 @@ class Forward:
                     and not (ir.is_name(a) and a.id in present) for a in eqn.args):
                 # an operand without a tangent (and absent from it) may have
                 # been the one that set the result's shape
-                expr = gast.Call(func=ir.name("broadcast_like"),
-                                 args=[expr, ir.name(eqn.out)], keywords=[])
-            return primal + stmts + [_assign(self.new_dot(eqn.out), expr)]
+                expr = call("broadcast_like", expr, ir.name(eqn.out))
+            return primal + stmts + [assign(self.new_dot(eqn.out), expr)]
         made = rule(eqn, self)
         return made if made is not None else primal
 
@@ -110,7 +108,7 @@ class Forward:
             if any(inner.dot_of(body.results[k]) is not None
                    for (inner, _), body in zip(inner_states, bodies)):
                 active_outs.append(k)
-                out_dots[o] = self.namer.fresh(f"{o}_dot")
+                out_dots[o] = self.namer.tangent(o)
         for (inner, stmts), body in zip(inner_states, bodies):
             stmts = stmts + lower.assign_many(eqn.outs, body.results)
             stmts += lower.assign_many([out_dots[eqn.outs[k]] for k in active_outs],
@@ -118,15 +116,14 @@ class Forward:
                                         for k in active_outs])
             branches.append(stmts or [gast.Pass()])
         self.dots.update(out_dots)
-        return [gast.If(test=eqn.args[0], body=branches[0], orelse=branches[1])]
+        return lower.IF.fill(test=eqn.args[0], body=branches[0], orelse=branches[1])
 
     def loop(self, eqn):
-        from .reverse import loop_active_carries
         carry = list(eqn.params["carry"])
         body = eqn.params["body"]
         inits = eqn.args[len(eqn.args) - len(carry):]
         active = [c for c in carry if c in loop_active_carries(eqn, set(self.dots))]
-        carry_dots = {c: self.namer.fresh(f"{c}_dot") for c in active}
+        carry_dots = {c: self.namer.tangent(c) for c in active}
         inner = Forward(self.namer, {**self.dots, **carry_dots}, self.env_extra)
         body_stmts = inner.stmts(body.eqns)
         updates = lower.assign_many(
@@ -137,26 +134,20 @@ class Forward:
                                   list(inits) + [self.dot_or_zeros(inits[carry.index(c)])
                                                  for c in active])
         if eqn.prim.kind == "for_range":
-            loop = gast.For(target=ir.name(eqn.params["index"], gast.Store()),
-                            iter=lower.range_call(*eqn.args[:3]),
-                            body=body_stmts + updates or [gast.Pass()], orelse=[],
-                            type_comment=None)
+            loop = lower.FOR.fill(index=eqn.params["index"],
+                                  iterations=lower.range_call(*eqn.args[:3]),
+                                  body=body_stmts + updates)
         else:
             cond = eqn.params["cond"]
-            stop = gast.If(test=gast.UnaryOp(op=gast.Not(), operand=cond.results[0]),
-                           body=[gast.Break()], orelse=[])
-            loop = gast.While(test=ir.const(True),
-                              body=lower.lower(cond.eqns) + [stop] + body_stmts + updates,
-                              orelse=[])
+            loop = lower.WHILE_TRUE.fill(cond=lower.lower(cond.eqns), pred=cond.results[0],
+                                         body=body_stmts + updates)
         self.dots.update(carry_dots)
-        return setup + [loop]
+        return setup + loop
 
 
 def jvp_blocks(fn, namer, dots):
     """Statements of the forward pass with tangents; the output's tangent."""
     fwd = Forward(namer, dots)
-    stmts_by_eqn = []
-    from ..python_stage.emit import Block
     blocks = []
     for eqn in fn.eqns:
         stmts = fwd.eqn(eqn)
@@ -164,5 +155,4 @@ def jvp_blocks(fn, namer, dots):
             blocks[-1].stmts.extend(stmts)
         else:
             blocks.append(Block(stmts, eqn.origin))
-    del stmts_by_eqn
     return blocks, fwd

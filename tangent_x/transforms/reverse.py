@@ -11,70 +11,17 @@ ever built.
 import gast
 
 from ..core import ir, primitives as P
-from ..python_stage import lower
-from ..python_stage.emit import Block
+from ..core.builders import assign, call
+from ..core.quoted import quote
+from ..analysis.activity import activity, loop_active_carries
+from ..analysis.defuse import bound_names
+from ..core import lower
+from ..core.lower import Block
 from ..errors import TransformError
 from ..runtime import aux_pair_message
 from ..rules import ADJOINT, load_all
-from ..python_stage.pipeline import fold_ones
+from ..core.fold import fold_ones
 from ..core.templates import Template
-
-
-def _differentiable(eqn):
-    # An opaque call (no rule known) counts as differentiable, so that a
-    # gradient needing it fails loudly instead of silently being zero.
-    return eqn.prim.differentiable or eqn.prim.kind == "opaque"
-
-
-def forward_active(eqns, active):
-    """``active`` plus every variable of ``eqns`` that depends on it.
-
-    Precise through control flow: an ``if`` output is active only if a
-    branch's value for it is, a loop's carry only if its start value or the
-    body makes it so (a fixed point).  Flags, counters and indices stay
-    inactive and never get cotangents."""
-    active = set(active)
-    for eqn in eqns:
-        if not _differentiable(eqn) or not eqn.reads() & active:
-            continue
-        kind = eqn.prim.kind
-        if kind == "cond":
-            for body in eqn.params["branches"]:
-                inner = forward_active(body.eqns, active)
-                active.update(o for o, r in zip(eqn.outs, body.results)
-                              if ir.names_in(r) & inner)
-        elif kind in ("while", "for_range"):
-            active.update(loop_active_carries(eqn, active))
-        else:
-            active.update(eqn.outs)
-    return active
-
-
-def loop_active_carries(eqn, active):
-    carry = list(eqn.params["carry"])
-    body = eqn.params["body"]
-    inits = eqn.args[len(eqn.args) - len(carry):]
-    result = {c for c, a in zip(carry, inits) if ir.names_in(a) & active}
-    while True:
-        inner = forward_active(body.eqns, active | result)
-        grown = result | {c for c, r in zip(carry, body.results) if ir.names_in(r) & inner}
-        if grown == result:
-            return result
-        result = grown
-
-
-def _activity(eqns, wrt, roots):
-    """Variables that depend on ``wrt`` *and* influence one of ``roots``.
-
-    Compound equations are a whole for the second half (what influences
-    the roots); their bodies get their own analysis when their adjoint is
-    built."""
-    active = forward_active(eqns, wrt)
-    needed = set(roots)
-    for eqn in reversed(eqns):
-        if set(eqn.outs) & needed and _differentiable(eqn):
-            needed |= eqn.reads() & active
-    return active & needed
 
 
 def _is_scalar_const(atom):
@@ -96,7 +43,7 @@ def _is_call(node, name_):
 
 
 def _zeros_like(var):
-    return gast.Call(func=ir.name("zeros_like"), args=[ir.name(var)], keywords=[])
+    return call("zeros_like", ir.name(var))
 
 
 class Reverse:
@@ -123,7 +70,7 @@ class Reverse:
 
     @classmethod
     def of_function(cls, fn, namer, wrt, value, seed):
-        differentiated = _activity(fn.eqns, wrt, {value})
+        differentiated = activity(fn.eqns, wrt, {value})
         rev = cls(fn.eqns, namer, differentiated, {value: seed}, _array_kinds(fn.eqns), {})
         return rev
 
@@ -142,7 +89,7 @@ class Reverse:
         if eqn.prim.kind not in ("while", "for_range"):
             return None
         if id(eqn) not in self.tapes:
-            self.tapes[id(eqn)] = {c: self.namer.fresh(f"{c}_tape")
+            self.tapes[id(eqn)] = {c: self.namer.tape(c)
                                    for c in eqn.params["carry"]}
         return self.tapes[id(eqn)]
 
@@ -151,26 +98,24 @@ class Reverse:
     def accumulate(self, var, expr, stmts):
         bar = self.bars.get(var)
         if bar is None:
-            name_ = self.namer.fresh(f"{var}_bar")
+            name_ = self.namer.adjoint(var)
             self.bars[var] = ir.name(name_)
-            stmts.append(_assign(name_, expr))
+            stmts.append(assign(name_, expr))
             return
         if not ir.is_name(bar):       # the seed constant
-            name_ = self.namer.fresh(f"{var}_bar")
+            name_ = self.namer.adjoint(var)
             self.bars[var] = ir.name(name_)
-            stmts.append(_assign(name_, gast.BinOp(left=bar, op=gast.Add(), right=expr)))
+            stmts.append(assign(name_, gast.BinOp(left=bar, op=gast.Add(), right=expr)))
             return
         if bar.id in self.owned and _is_call(expr, "unindex") and \
                 ir.is_name(expr.args[0], var):
             # An accumulator this pass allocated: add the one item in place.
-            total = gast.Call(func=ir.name("add_at"),
-                              args=[ir.name(bar.id), expr.args[1], expr.args[2]], keywords=[])
+            total = call("add_at", ir.name(bar.id), expr.args[1], expr.args[2])
         elif var in self.kinds:
             total = gast.BinOp(left=ir.name(bar.id), op=gast.Add(), right=expr)
         else:
-            total = gast.Call(func=ir.name("tree_add"), args=[ir.name(bar.id), expr],
-                              keywords=[])
-        stmts.append(_assign(bar.id, total))
+            total = call("tree_add", ir.name(bar.id), expr)
+        stmts.append(assign(bar.id, total))
 
     def materialize(self, names, stmts):
         """Give each of ``names`` a bar variable (zeros if none yet), so that
@@ -178,13 +123,13 @@ class Reverse:
         for v in sorted(names):
             bar = self.bars.get(v)
             if bar is None:
-                name_ = self.namer.fresh(f"{v}_bar")
-                stmts.append(_assign(name_, _zeros_like(v)))
+                name_ = self.namer.adjoint(v)
+                stmts.append(assign(name_, _zeros_like(v)))
                 self.bars[v] = ir.name(name_)
                 self.owned.add(name_)
             elif not ir.is_name(bar):
-                name_ = self.namer.fresh(f"{v}_bar")
-                stmts.append(_assign(name_, bar))
+                name_ = self.namer.adjoint(v)
+                stmts.append(assign(name_, bar))
                 self.bars[v] = ir.name(name_)
 
     # --- the backward pass --------------------------------------------------
@@ -246,8 +191,7 @@ class Reverse:
             expr = fold_ones(expr, ints=None)
             if eqn.prim.broadcasting and ir.is_name(g) and not all(
                     _is_scalar_const(a) for p, a in positions.items() if p != pos):
-                expr = gast.Call(func=ir.name("unbroadcast"), args=[expr, ir.name(var)],
-                                 keywords=[])
+                expr = call("unbroadcast", expr, ir.name(var))
             self.accumulate(var, expr, stmts)
         return stmts
 
@@ -257,7 +201,7 @@ class Reverse:
         """The adjoint of a nested body: seeds [(result atom, bar atom)]."""
         roots = {r.id for r, _ in seeds if ir.is_name(r)}
         wrt = set(extra_wrt) | self.differentiated
-        differentiated = _activity(body.eqns, wrt, roots)
+        differentiated = activity(body.eqns, wrt, roots)
         bars = {v: b for v, b in self.bars.items()
                 if ir.is_name(b) and v not in extra_wrt}   # carry names mean carry-ins here
         inner = Reverse(body.eqns, self.namer, differentiated, bars,
@@ -293,12 +237,9 @@ class Reverse:
             bodies.append(inner_stmts)
         if not any(bodies):
             return stmts
-        test = eqn.args[0]
         if not bodies[0]:
-            test = gast.UnaryOp(op=gast.Not(), operand=test)
-            bodies = [bodies[1], []]
-        stmts.append(gast.If(test=test, body=bodies[0], orelse=bodies[1]))
-        return stmts
+            return stmts + lower.IF_NOT.fill(test=eqn.args[0], body=bodies[1])
+        return stmts + lower.IF.fill(test=eqn.args[0], body=bodies[0], orelse=bodies[1])
 
     def active_carries(self, eqn):
         """Carried variables that can hold a gradient (see loop_active_carries)."""
@@ -333,12 +274,10 @@ class Reverse:
             if ir.is_name(bar):
                 carry_bars[c] = bar.id
                 continue
-            name_ = self.namer.fresh(f"{c}_bar")
-            stmts.append(_assign(name_, bar if bar is not None else _zeros_like(c)))
+            name_ = self.namer.adjoint(c)
+            stmts.append(assign(name_, bar if bar is not None else _zeros_like(c)))
             carry_bars[c] = name_
-        restore = [_assign(c, gast.Call(func=gast.Attribute(value=ir.name(tapes[c]),
-                                                             attr="pop", ctx=gast.Load()),
-                                        args=[], keywords=[])) for c in carry]
+        restore = [POP.stmt(value=c, tape=tapes[c]) for c in carry]
         seeds = [(r, ir.name(carry_bars[c])) for c, r in zip(carry, body.results)
                  if c in carry_bars]
         inner_stmts, inner = self.sub(body, seeds, extra_wrt=active)
@@ -346,11 +285,8 @@ class Reverse:
         shaped = _read_for_shape(eqns, inner_stmts, inner.tape_names)
         stand_ins = []
         for x in shaped:        # the forward loop tapes their shapes (``lower._push``)
-            tapes[x] = self.namer.fresh(f"{x}_shape_tape")
-            pop = gast.Call(func=gast.Attribute(value=ir.name(tapes[x]), attr="pop",
-                                                ctx=gast.Load()), args=[], keywords=[])
-            stand_ins.append(_assign(x, gast.Call(func=ir.name("shaped"), args=[pop],
-                                                  keywords=[])))
+            tapes[x] = self.namer.tape(f"{x}_shape")
+            stand_ins.append(POP_SHAPE.stmt(value=x, tape=tapes[x]))
         eqns = [e for e in eqns if not set(e.outs) <= set(shaped)]
         recompute = lower.lower(eqns, inner.tape_names)
         new_bars = [inner.bars.get(c) if ir.is_name(inner.bars.get(c)) else _zeros_like(c)
@@ -359,16 +295,11 @@ class Reverse:
         loop_body = ends + restore + stand_ins + recompute + inner_stmts + update
         if eqn.prim.kind == "for_range":
             start, stop, step = eqn.args[:3]
-            iterator = gast.Call(func=ir.name("reversed"),
-                                 args=[lower.range_call(start, stop, step)], keywords=[])
-            target = eqn.params["index"]
+            stmts += REPLAY_FOR.fill(index=eqn.params["index"], body=loop_body,
+                                     iterations=lower.range_call(start, stop, step))
         else:
-            first = tapes[carry[0]]
-            iterator = gast.Call(func=ir.name("range"), args=[gast.Call(
-                func=ir.name("len"), args=[ir.name(first)], keywords=[])], keywords=[])
-            target = self.namer.fresh("step")
-        stmts.append(gast.For(target=ir.name(target, gast.Store()), iter=iterator,
-                              body=loop_body, orelse=[], type_comment=None))
+            stmts += REPLAY_WHILE.fill(step=self.namer.fresh("step"), body=loop_body,
+                                       tape=tapes[carry[0]])
         inits = eqn.args[len(eqn.args) - len(carry):]
         for c, init in zip(carry, inits):
             if c in carry_bars and ir.is_name(init) and init.id in self.differentiated:
@@ -376,6 +307,20 @@ class Reverse:
         for c in carry:
             self.bars.pop(c, None)
         return stmts
+
+
+POP = quote("value = tape.pop()")
+POP_SHAPE = quote("value = shaped(tape.pop())")   # a stand-in of the taped shape
+# A loop's adjoint replays its iterations backwards, a for loop's over its
+# range reversed, a while loop's once per iteration taped.
+REPLAY_FOR = quote("""
+    for index in reversed(iterations):
+        body
+""")
+REPLAY_WHILE = quote("""
+    for step in range(len(tape)):
+        body
+""")
 
 
 # Equations that replaying the body must run even when their outputs are
@@ -397,7 +342,7 @@ def _results_from_carry(carry, body, tapes):
     ends, bound = [], set()
     for c, r in zip(carry, body.results):
         if ir.is_name(r) and r.id in defined and r.id not in bound and r.id not in carry:
-            ends.append(_assign(r.id, ir.name(c)))
+            ends.append(assign(r.id, ir.name(c)))
             bound.add(r.id)
     eqns = [e for e in body.eqns
             if e.prim.kind in _REPLAYED or tapes(e) is not None or not set(e.outs) <= bound]
@@ -556,10 +501,6 @@ def _across_joins(eqns, containers):
     return found
 
 
-def _assign(name_, value):
-    return gast.Assign(targets=[ir.name(name_, gast.Store())], value=value, type_comment=None)
-
-
 def forward_blocks(fn, tapes=None):
     """The canonical equations as Python, one block per user line."""
     blocks = []
@@ -617,27 +558,24 @@ def vjp_parts(fn, namer, wrt, has_aux, seed_name=None):
         # but grad still checks it is a scalar number
         blocks = forward_blocks(fn)
         if seed_name is None:
-            blocks.append(Block([gast.Expr(value=gast.Call(
-                func=ir.name("check_grad_output"), args=[value], keywords=[]))],
-                fn.origin, "grad is defined for scalar outputs only"))
+            blocks.append(Block([gast.Expr(value=call("check_grad_output", value))],
+                                fn.origin, "grad is defined for scalar outputs only"))
         return blocks, [], value, aux, [None for _ in wrt], set()
     seed = ir.const(1.0) if seed_name is None else ir.name(seed_name)
     rev = Reverse.of_function(fn, namer, wrt, value.id, seed)
     backward = rev.backward()     # first: it decides what the forward loops tape
     blocks = forward_blocks(fn, rev.tape_names)
     if seed_name is None:
-        blocks.append(Block([gast.Expr(value=gast.Call(
-            func=ir.name("check_grad_output"), args=[ir.name(value.id)], keywords=[]))],
-            fn.origin, "grad is defined for scalar outputs only"))
+        blocks.append(Block([gast.Expr(value=call("check_grad_output", ir.name(value.id)))],
+                            fn.origin, "grad is defined for scalar outputs only"))
     # The backward pass replays loops, rebinding their variables: keep the
     # values the function returns in names of their own.
-    rebound = {n.id for b in backward for s in b.stmts for n in ir.walk(s)
-               if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+    rebound = bound_names(s for b in backward for s in b.stmts)
     kept = []
     for atom in (value, aux):
         if ir.is_name(atom) and atom.id in rebound:
             copy = namer.fresh(f"{atom.id}_value")
-            kept.append(_assign(copy, ir.name(atom.id)))
+            kept.append(assign(copy, ir.name(atom.id)))
             if atom is value:
                 value = ir.name(copy)
             else:

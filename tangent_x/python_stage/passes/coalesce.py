@@ -22,6 +22,7 @@ A tape read followed by its pop, ``v = t[-1]`` ... ``t.pop()``, becomes
 import gast
 
 from ...core import ir
+from ...analysis.defuse import binding_counts, names_with_ctx
 from ...analysis.liveness import walk_blocks
 
 _ROUNDS = 6
@@ -37,7 +38,7 @@ def coalesce(blocks, live_out):
             live_after[id(stmt)] = live
             return None
         walk_blocks(blocks, live_out, record)
-        bindings = _binding_counts(blocks)
+        bindings = binding_counts(s for block in blocks for s in block.stmts)
         flat = [stmt for block in blocks for stmt in block.stmts]
         changed = _coalesce_list(flat, live_after, bindings, set())
         _rebuild(blocks, flat)
@@ -52,20 +53,6 @@ def _rebuild(blocks, flat):
     keep = {id(s) for s in flat}
     for block in blocks:
         block.stmts = [s for s in block.stmts if id(s) in keep]
-
-
-def _binding_counts(blocks):
-    counts = {}
-    for block in blocks:
-        for stmt in block.stmts:
-            for node in ir.walk_names(stmt):
-                if isinstance(node.ctx, gast.Store):
-                    counts[node.id] = counts.get(node.id, 0) + 1
-    return counts
-
-
-def _names(node, ctx):
-    return {n.id for n in ir.walk_names(node) if isinstance(n.ctx, ctx)}
 
 
 def _coalesce_list(stmts, live_after, bindings, touched):
@@ -90,7 +77,7 @@ def _coalesce_list(stmts, live_after, bindings, touched):
                 changed = True
                 continue
         if isinstance(stmt, gast.Assign):
-            for name_ in _names(stmt.targets[0], gast.Store):
+            for name_ in names_with_ctx(stmt.targets[0], gast.Store):
                 binder[name_] = j
     stmts[:] = [s for s in stmts if s is not None and not _self_copy(s)]
     for stmt in stmts:
@@ -120,7 +107,7 @@ def _binds_simply(stmt, b):
     """``b = ...`` or a tuple of names including ``b`` (not ``b[i] = ...``),
     whose value does not read an earlier ``b`` (a rebound parameter,
     ``x = np.moveaxis(x, 1, 0)``, keeps its name)."""
-    if not isinstance(stmt, gast.Assign) or b in _names(stmt.value, gast.Load):
+    if not isinstance(stmt, gast.Assign) or b in names_with_ctx(stmt.value, gast.Load):
         return False
     target = stmt.targets[0]
     if ir.is_name(target, b):

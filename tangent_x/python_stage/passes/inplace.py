@@ -26,7 +26,9 @@ the updated name is live after it (``liveness``).
 import gast
 
 from ...core import ir
+from ...core.builders import assign, attribute, call
 from ...analysis.unionfind import UnionFind
+from ...analysis.defuse import assigned_targets
 from ...analysis.liveness import walk_blocks
 
 # calls that read a list without keeping a reference to it
@@ -175,11 +177,8 @@ def reuse_dead_lists(blocks, live_out):
         family = owned.get(families.find(old))
         if family is None or (family - {target}) & live:
             return None
-        update = gast.Expr(value=gast.Call(
-            func=gast.Attribute(value=ir.name(old), attr=method, ctx=gast.Load()),
-            args=args, keywords=[]))
-        return [update, gast.Assign(targets=[ir.name(target, gast.Store())],
-                                    value=ir.name(old), type_comment=None)]
+        update = gast.Expr(value=call(attribute(old, method), *args))
+        return [update, assign(target, ir.name(old))]
 
     walk_blocks(blocks, live_out, visit)
     return blocks
@@ -252,7 +251,7 @@ def _owned_accumulators(blocks):
                 kind = "other"
             sources.setdefault(target, []).append(kind)
         else:
-            for target in _targets(stmt):
+            for target in assigned_targets(stmt):
                 for n in ir.walk_names(target):
                     sources.setdefault(n.id, []).append("other")
     members = {}
@@ -273,16 +272,6 @@ def _owned_accumulators(blocks):
         if root not in rejected and "fresh" in kinds and "other" not in kinds:
             owned[root] = names
     return owned, families
-
-
-def _targets(stmt):
-    if isinstance(stmt, gast.Assign):
-        return stmt.targets
-    if isinstance(stmt, gast.AugAssign):
-        return [stmt.target]
-    if isinstance(stmt, gast.For):
-        return [stmt.target]
-    return []
 
 
 def accumulate_in_place(blocks, live_out, grows=None):
@@ -320,8 +309,7 @@ def accumulate_in_place(blocks, live_out, grows=None):
                                 value=stmt.value.right)
         if target == old:
             return [update]
-        return [update, gast.Assign(targets=[ir.name(target, gast.Store())],
-                                    value=ir.name(old), type_comment=None)]
+        return [update, assign(target, ir.name(old))]
 
     walk_blocks(blocks, live_out, visit)
     return blocks

@@ -24,13 +24,14 @@ these.  This pass removes them without knowing any shape at run time:
   bound once by a copy ``a = b`` of a name bound at most once is replaced
   by ``b``.
 
-Dead-code elimination runs after it (``simplify``).
+Dead-code elimination runs after it (see ``pipeline.PIPELINE``).
 """
 import gast
 
 from ...core import ir, primitives as P
+from ...analysis.defuse import own_names
 from ...analysis.unionfind import UnionFind
-from ..pipeline import fold_binop, fold_unaryop
+from ...core.fold import fold_binop, fold_unaryop
 
 # spellings of the elementwise calls: ``f(x)`` has ``x``'s shape
 _ELEMENTWISE = {p.spelling for p in P.BY_NAME.values() if p.elementwise and p.kind == "call"}
@@ -182,7 +183,7 @@ def simplify(blocks, live_out, maybe_ints=()):
     stmts = [s for block in blocks for s in _walk_stmts(block.stmts)]
     counts, early, loaded = {}, set(), set()
     for stmt in stmts:        # one pass: bindings, reads before binding, all reads
-        for n in _own_names(stmt):
+        for n in own_names(stmt):
             if isinstance(n.ctx, gast.Store):
                 counts[n.id] = counts.get(n.id, 0) + 1
             else:
@@ -285,32 +286,6 @@ def find_maybe_ints(stmts, given=()):
                 found.add(key)
                 changed = True
     return ints
-
-
-def _targets(stmt):
-    if isinstance(stmt, gast.Assign):
-        return stmt.targets
-    if isinstance(stmt, gast.For):
-        return [stmt.target]
-    if isinstance(stmt, gast.AugAssign):
-        return [stmt.target]
-    return []
-
-
-def _own_names(stmt):
-    """The Name nodes of a statement outside its nested bodies, reads before
-    binds (``x = x + 1`` reads ``x`` first)."""
-    if isinstance(stmt, (gast.If, gast.While)):
-        return ir.walk_names(stmt.test)
-    if isinstance(stmt, gast.For):
-        return ir.walk_names(stmt.iter) + ir.walk_names(stmt.target)
-    if isinstance(stmt, (gast.Assign, gast.AugAssign)):
-        targets = stmt.targets if isinstance(stmt, gast.Assign) else [stmt.target]
-        stores = [n for t in targets for n in ir.walk_names(t)]
-        loads = ir.walk_names(stmt.value) + [n for n in stores if not
-                                             isinstance(n.ctx, gast.Store)]
-        return loads + [n for n in stores if isinstance(n.ctx, gast.Store)]
-    return ir.walk_names(stmt)
 
 
 def _rewrite_values(stmt, rewrite):

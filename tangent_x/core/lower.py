@@ -7,15 +7,25 @@ its body.  When a reverse pass needs it, ``tapes`` names a list per carried
 variable onto which the forward loop pushes the carry at the start of each
 iteration (``h_tape.append(h)``): the readable tape (plus, for a body value
 the backward loop reads only for its shape, a list of its shapes).
+Control flow is written as quoted code (``quoted.py``).  Generated
+statements travel in ``Block``s: those of one user line, with its origin.
 """
 import gast
 
-from ..core import ir
+from . import ir
+from .builders import assign, call
+from .quoted import quote
 
 
-def _assign(target, value):
-    return gast.Assign(targets=[ir.name(target, gast.Store())], value=value,
-                       type_comment=None)
+class Block:
+    """Statements generated from one user line (or one rule application):
+    the unit transforms produce and the python stage renders, with the
+    comment that ties it to that line."""
+
+    def __init__(self, stmts, origin=None, comment=None):
+        self.stmts = list(stmts)
+        self.origin = origin
+        self.comment = comment
 
 
 def assign_many(targets, values):
@@ -29,18 +39,14 @@ def assign_many(targets, values):
                                 ctx=gast.Store())],
             value=gast.Tuple(elts=[v for _, v in pairs], ctx=gast.Load()),
             type_comment=None)]
-    return [_assign(t, v) for t, v in pairs]
-
-
-def _call(func, args):
-    return gast.Call(func=func, args=list(args), keywords=[])
+    return [assign(t, v) for t, v in pairs]
 
 
 def range_call(start, stop, step):
     one = isinstance(step, gast.Constant) and step.value == 1
     zero = isinstance(start, gast.Constant) and start.value == 0
     args = [stop] if (one and zero) else ([start, stop] if one else [start, stop, step])
-    return _call(ir.name("range"), args)
+    return call("range", *args)
 
 
 def lower(eqns, tapes=None):
@@ -61,14 +67,27 @@ def lower(eqns, tapes=None):
     return out
 
 
+IF = quote("""
+    if test:
+        body
+    else:
+        orelse
+""")
+IF_NOT = quote("""
+    if not test:
+        body
+""")
+
+
 def lower_cond(eqn, tapes):
-    branches = []
-    for body in eqn.params["branches"]:
-        stmts = lower(body.eqns, tapes) + assign_many(eqn.outs, body.results)
-        branches.append(stmts or [gast.Pass()])
-    return [gast.If(test=eqn.args[0], body=branches[0],
-                    orelse=[] if isinstance(branches[1][0], gast.Pass)
-                    and len(branches[1]) == 1 else branches[1])]
+    body, orelse = [lower(body.eqns, tapes) + assign_many(eqn.outs, body.results)
+                    for body in eqn.params["branches"]]
+    return IF.fill(test=eqn.args[0], body=body, orelse=orelse)
+
+
+NEW_TAPE = quote("tape = []")
+PUSH = quote("tape.append(value)")
+PUSH_SHAPE = quote("tape.append(np.shape(value))")
 
 
 def _push(eqn, tapes):
@@ -80,17 +99,24 @@ def _push(eqn, tapes):
     names = tapes(eqn) if tapes else None
     if not names:
         return [], [], []
-    setup = [_assign(t, gast.List(elts=[], ctx=gast.Load())) for t in names.values()]
+    setup = [NEW_TAPE.stmt(tape=t) for t in names.values()]
     carry = set(eqn.params["carry"])
-
-    def append(tape, value):
-        return gast.Expr(value=_call(gast.Attribute(value=ir.name(tape), attr="append",
-                                                    ctx=gast.Load()), [value]))
-    push = [append(t, ir.name(c)) for c, t in names.items() if c in carry]
-    shapes = [append(t, _call(gast.Attribute(value=ir.name("np"), attr="shape",
-                                             ctx=gast.Load()), [ir.name(x)]))
-              for x, t in names.items() if x not in carry]
+    push = [PUSH.stmt(tape=t, value=c) for c, t in names.items() if c in carry]
+    shapes = [PUSH_SHAPE.stmt(tape=t, value=x) for x, t in names.items() if x not in carry]
     return setup, push, shapes
+
+
+WHILE = quote("""
+    while test:
+        body
+""")
+WHILE_TRUE = quote("""
+    while True:
+        cond
+        if not pred:
+            break
+        body
+""")
 
 
 def lower_while(eqn, tapes):
@@ -100,17 +126,19 @@ def lower_while(eqn, tapes):
     pred = cond.results[0]
     inner = push + lower(body.eqns, tapes) + shapes + assign_many(carry, body.results)
     if not cond.eqns:
-        loop = gast.While(test=pred, body=inner or [gast.Pass()], orelse=[])
+        loop = WHILE.fill(test=pred, body=inner)
     elif len(cond.eqns) == 1 and cond.eqns[0].prim.kind in ("compare", "unaryop") \
             and ir.is_name(pred, cond.eqns[0].out):
-        loop = gast.While(test=ir.expr_of(cond.eqns[0]), body=inner or [gast.Pass()],
-                          orelse=[])
+        loop = WHILE.fill(test=ir.expr_of(cond.eqns[0]), body=inner)
     else:
-        stop = gast.If(test=gast.UnaryOp(op=gast.Not(), operand=pred),
-                       body=[gast.Break()], orelse=[])
-        loop = gast.While(test=ir.const(True), body=lower(cond.eqns, tapes) + [stop] + inner,
-                          orelse=[])
-    return assign_many(carry, eqn.args) + setup + [loop]
+        loop = WHILE_TRUE.fill(cond=lower(cond.eqns, tapes), pred=pred, body=inner)
+    return assign_many(carry, eqn.args) + setup + loop
+
+
+FOR = quote("""
+    for index in iterations:
+        body
+""")
 
 
 def lower_for(eqn, tapes):
@@ -119,15 +147,13 @@ def lower_for(eqn, tapes):
     body = eqn.params["body"]
     setup, push, shapes = _push(eqn, tapes)
     inner = push + lower(body.eqns, tapes) + shapes + assign_many(carry, body.results)
-    loop = gast.For(target=ir.name(eqn.params["index"], gast.Store()),
-                    iter=range_call(start, stop, step), body=inner or [gast.Pass()],
-                    orelse=[], type_comment=None)
-    return assign_many(carry, eqn.args[3:]) + setup + [loop]
+    loop = FOR.fill(index=eqn.params["index"], iterations=range_call(start, stop, step),
+                    body=inner)
+    return assign_many(carry, eqn.args[3:]) + setup + loop
 
 
 def lower_custom_fwd(eqn, residuals):
     """``out, out_residuals = f_fwd(*args)``: a custom_vjp's forward rule."""
     target = gast.Tuple(elts=[ir.name(eqn.out, gast.Store()), ir.name(residuals, gast.Store())],
                         ctx=gast.Store())
-    return [gast.Assign(targets=[target], value=_call(ir.name(eqn.params["fwd"]), eqn.args),
-                        type_comment=None)]
+    return [assign(target, call(ir.name(eqn.params["fwd"]), *eqn.args))]

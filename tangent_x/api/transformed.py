@@ -1,0 +1,184 @@
+"""``Transformed``: a transformed function, and the cache of them.
+
+A transform returns a ``Transformed`` callable at once; the source is
+generated lazily at the first call (or when ``source`` asks for it), as JAX
+traces at first call, so a decorated function may use helpers defined later
+in its module.  The generated code is rebuilt whenever a global, closure
+value or attribute it was built from has been rebound.  ``cached`` keeps
+one ``Transformed`` per function and transform, so repeated ``jvp`` and
+``vjp`` calls reuse their code; ``call_with_extra`` calls jvp and vjp code
+in its parameter order.
+"""
+import functools
+import linecache
+import numbers
+import sys
+import weakref
+
+from ..canonical import converter as canonical
+from ..core.arguments import plain_real, refuse_masked
+from ..errors import Origin, TransformError
+from ..python_stage import loader as modules
+from .. import runtime
+from .boundary import check_inputs
+from .generate import build
+from .vmap import Unspecialized
+
+
+class Transformed:
+    """A transformed function: callable, with its generated source inspectable."""
+
+    def __init__(self, fun, kind, argnums, has_aux, finish):
+        functools.update_wrapper(self, fun, updated=())
+        self._fun = fun
+        self._kind = kind
+        self._argnums = argnums
+        self._has_aux = has_aux
+        self._finish = finish
+        self._generated = None
+        self._call_site = call_site()
+
+    @property
+    def __tangent_x__(self):
+        return self
+
+    @property
+    def generated(self):
+        gen = self._generated
+        if gen is None or not canonical.deps_current(gen.deps):
+            try:
+                gen = build(self._fun, self._kind, self._argnums, self._has_aux,
+                            grads_tuple=getattr(self, "_single", None) is False)
+            except TransformError as exc:
+                if exc.origin is None and self._call_site is not None:
+                    exc = TransformError(exc.bare_message, self._call_site, exc.hint)
+                    raise exc from None
+                raise
+            self._generated = gen
+        return gen
+
+    @property
+    def function(self):
+        return self.generated.function
+
+    def __call__(self, *args, **kwargs):
+        plain = plain_real((args, kwargs))
+        if not plain:
+            refuse_masked(self._kind, self._fun, args, kwargs)
+        check_inputs(self._kind, self._fun, args, self.checked_argnums(), plain)
+        self._specialize_inner(args)
+        try:
+            function = self.generated.function
+        except Unspecialized:
+            # a vmapped function called inside: one plain run of the function
+            # specialises it on the arguments it really gets (as JAX traces)
+            self._fun(*self._primal_args(args), **kwargs)
+            function = self.generated.function
+        try:
+            out = function(*args, **kwargs)
+        except Exception as exc:
+            modules.annotate(exc)
+            raise
+        return self._finish(out, args)
+
+    def __repr__(self):
+        return f"<tangent_x {self._kind} of {getattr(self._fun, '__qualname__', self._fun)}>"
+
+    def checked_argnums(self):
+        """Where the differentiated arguments are in a call's arguments:
+        first in jvp and vjp code (see ``_with_extra``)."""
+        if self._kind in ("jvp", "vjp"):
+            return range(len(self._argnums))
+        return self._argnums
+
+    def _primal_args(self, args):
+        """The arguments of the untransformed function within ``args`` (jvp
+        code takes primals, tangents, then the rest; vjp code primals, a
+        seed, then the rest: see ``_with_extra``)."""
+        if self._kind in ("jvp", "vjp"):
+            k = len(self._argnums)
+            n_extra = k if self._kind == "jvp" else 1
+            primals = list(args[:k]) + list(args[k + n_extra:])
+            order = list(self._argnums) + [i for i in range(len(primals))
+                                           if i not in self._argnums]
+            return [p for _, p in sorted(zip(order, primals))]
+        return args
+
+    def _specialize_inner(self, args):
+        """A transformed function whose code depends on its arguments'
+        structure (a vmapped one) is specialised for the primal arguments
+        first; this code is rebuilt when that specialisation changes."""
+        inner = getattr(self._fun, "__tangent_x__", None)
+        if not hasattr(inner, "specialize"):
+            return
+        specialised = inner.specialize(*self._primal_args(args))
+        if getattr(self, "_inner_generated", None) is not specialised:
+            self._inner_generated = specialised
+            self._generated = None
+
+
+# The runtime's custom_jvp_cotangents transposes a custom_jvp rule by
+# transforming it; the runtime sits below the api, so the api tells it how.
+runtime.register_transposer(
+    lambda tangent_map, argnums: Transformed(tangent_map, "vjp", argnums, False,
+                                             lambda out, a: out))
+
+
+def call_site():
+    """Where the user applied the transform (for errors with no better place)."""
+    frame = sys._getframe(2)
+    package = __name__.rpartition(".")[0]
+    while frame is not None and frame.f_globals.get("__name__", "").startswith(package):
+        frame = frame.f_back
+    if frame is None:
+        return None
+    code = frame.f_code
+    text = linecache.getline(code.co_filename, frame.f_lineno).strip()
+    return Origin(code.co_filename, frame.f_lineno, text)
+
+
+def argnums_tuple(argnums):
+    if isinstance(argnums, numbers.Integral):
+        return (int(argnums),), True
+    argnums = tuple(int(a) for a in argnums)
+    return argnums, False
+
+
+_TRANSFORMED = weakref.WeakKeyDictionary()
+
+
+def cached(fun, kind, argnums, finish, has_aux=False):
+    """One Transformed per (function, kind, argnums), so repeated jvp/vjp
+    calls reuse the generated code."""
+    try:
+        table = _TRANSFORMED.setdefault(fun, {})
+    except TypeError:
+        return Transformed(fun, kind, argnums, has_aux, finish)
+    key = (kind, argnums, has_aux)
+    if key not in table:
+        table[key] = Transformed(fun, kind, argnums, has_aux, finish)
+    return table[key]
+
+
+def call_jvp(transformed, args, argnums, tangents):
+    """Call generated jvp code: its parameters are the differentiated
+    primals, their tangents, then the other arguments (so that defaults
+    stay last)."""
+    return call_with_extra(transformed, args, argnums, tangents)
+
+
+def call_with_extra(transformed, args, argnums, extra, **kwargs):
+    """Call generated jvp or vjp code with the arguments ``args`` of the
+    user's function: the differentiated ones, then ``extra`` (tangents, a
+    cotangent seed), then the others (see ``_with_extra``)."""
+    argnums = [i % len(args) for i in argnums]
+    wrt = [args[i] for i in argnums]
+    rest = [a for i, a in enumerate(args) if i not in argnums]
+    return transformed(*wrt, *extra, *rest, **kwargs)
+
+
+def extra_in_axes(n_args, argnums, extra_axes):
+    """vmap's ``in_axes`` for ``call_with_extra``'s argument order: the
+    user's arguments unmapped, ``extra_axes`` for the extra ones."""
+    k = len(argnums)
+    return (None,) * k + tuple(extra_axes) + (None,) * (n_args - k)
