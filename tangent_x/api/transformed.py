@@ -10,14 +10,12 @@ one ``Transformed`` per function and transform, so repeated ``jvp`` and
 in its parameter order.
 """
 import functools
-import linecache
 import numbers
-import sys
 import weakref
 
 from ..canonical import converter as canonical
 from ..core.arguments import plain_real, refuse_masked
-from ..errors import Origin, TransformError
+from ..errors import TransformError, user_call_site
 from ..python_stage import loader as modules
 from .. import runtime
 from .boundary import check_inputs
@@ -126,15 +124,7 @@ runtime.register_transposer(
 
 def call_site():
     """Where the user applied the transform (for errors with no better place)."""
-    frame = sys._getframe(2)
-    package = __name__.rpartition(".")[0]
-    while frame is not None and frame.f_globals.get("__name__", "").startswith(package):
-        frame = frame.f_back
-    if frame is None:
-        return None
-    code = frame.f_code
-    text = linecache.getline(code.co_filename, frame.f_lineno).strip()
-    return Origin(code.co_filename, frame.f_lineno, text)
+    return user_call_site(2)
 
 
 def argnums_tuple(argnums):
