@@ -402,6 +402,10 @@ def _list(s, args, kwargs):
     return NotImplemented
 
 
+# NOTE: this second entry for ``list`` replaces ``_list`` above, as it did
+# when both lived in numba_stage/structural.py: ``_list`` is never called.
+# Kept as found (a behaviour-preserving move); which of the two is meant is
+# an open question.
 @handles(list)
 def _list_of(s, args, kwargs):
     """``list(d)`` of a dict: its keys, known now (a loop over ``d.items()``

@@ -20,10 +20,8 @@ from .signals import NeedUnroll
 from .values import Const, Zero, as_av
 
 
-HANDLERS = {}
-
-
-REWRITES = {}
+HANDLERS = {}     # function -> handler(s, args, kwargs): a value, or NotImplemented
+REWRITES = {}     # NumPy function -> rewrite(s, args, kwargs): likewise
 
 
 def handles(*fns):
@@ -43,20 +41,24 @@ def rewrites(*fns):
 
 
 def opened(av):
+    """A known container (``Const([...])``) opened into abstract values."""
     if isinstance(av, Const) and isinstance(av.value, (list, tuple, dict)):
         return as_av(av.value)
     return av
 
 
 def static_index(s, index):
+    """A key or position known now (else the loop producing it is unrolled)."""
     if not isinstance(index, Const):
         raise NeedUnroll("a container", s.where())
     return index.value
 
 
 def is_zero(av):
+    """Whether ``av`` is a zero cotangent: symbolic, or None."""
     return isinstance(av, Zero) or (isinstance(av, Const) and av.value is None)
 
 
 def runtime_helper(s, name):
+    """The ``numba_runtime`` helper ``name``, as a global of the compiled code."""
     return s.global_name(getattr(numba_runtime, name), name)

@@ -7,8 +7,8 @@ from ...core.naming import Namer
 from .. import unit_axes
 from .hints import could_be_static, depends_on, describe_unassigned, static_hint
 from .signals import SpecializationError
-from .values import is_container, mentions, substitute
 from .syntax import in_place_appends, scan_output_lists, stack_lists
+from .values import is_container, mentions, substitute
 
 
 class SpecializerState:
