@@ -246,11 +246,11 @@ def test_unassigned_variable_under_jit_is_named_without_static_advice():
 
 def test_names_tangent_x_made_up_never_reach_a_message():
     from tangent_x.errors import Origin
-    from tangent_x.numba_stage.specialize import _unassigned
+    from tangent_x.numba_stage.specialize.hints import describe_unassigned
     function = Origin(__file__, _line_of("SCALED-IF"))
     line = Origin(__file__, _line_of("READS-Y"), "return np.sum(x * y)  # READS-Y")
-    assert _unassigned("y", line, function) == "the variable 'y'"
-    made_up = _unassigned("pow_x_i", line, function)
+    assert describe_unassigned("y", line, function) == "the variable 'y'"
+    made_up = describe_unassigned("pow_x_i", line, function)
     assert "pow_x_i" not in made_up and "assigned only on some paths" in made_up
 
 

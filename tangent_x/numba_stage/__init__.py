@@ -100,7 +100,9 @@ def _runtime_stamp():
     name, so a changed helper never meets an old on-disk compiled function."""
     here = os.path.dirname(os.path.abspath(__file__))
     digest = hashlib.sha256()
-    for name in ("numba_runtime.py", "specialize.py", "structural.py", "vmath.py",
+    for name in ("numba_runtime.py", *sorted(os.path.join("specialize", f) for f in
+                                           os.listdir(os.path.join(here, "specialize"))
+                                           if f.endswith(".py")), "vmath.py",
                  "fusion.py", "contractions.py", "shape_ops.py", "unit_axes.py",
                  "bounds.py"):
         with open(os.path.join(here, name), "rb") as f:

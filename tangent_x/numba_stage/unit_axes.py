@@ -23,6 +23,7 @@ import ast
 import numpy as np
 
 from .. import runtime
+from .specialize.signals import SpecializationError
 
 
 def needs_unit_axes(function_node):
@@ -164,7 +165,6 @@ def check(s, code, params):
             facts.append(s.param_units.get(name))
         if len(facts) != stores.get(name, 0) + (name in params) or \
                 any(f is None or f != facts[0] for f in facts):
-            from .specialize import SpecializationError
             raise SpecializationError(
                 "np.squeeze without axis of a variable whose size-1 axes may differ "
                 "between its assignments (a loop carry, a branch): the result's rank is "

@@ -8,7 +8,7 @@ float and integer arithmetic, so a loop calling them (LLVM inlines them)
 becomes AVX2/AVX-512 code, as XLA does with its own math.
 
 The numba stage spells ``np.tanh(x)`` ... as ``vmath.tanh(x)``
-(``structural.REWRITES``).  Called from Python these are NumPy's functions;
+(``specialize.registry.REWRITES``).  Called from Python these are NumPy's functions;
 compiled, a number is one kernel call and an array one flat loop (see
 ``_compiled_like``), and ``fusion`` puts a chain such as
 ``1.0 - tanh(x)**2`` in one loop.  Kernels are ordinary ``register_jitable``

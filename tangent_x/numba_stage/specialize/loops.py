@@ -1,0 +1,153 @@
+"""Which way a loop is specialised: unrolled (over a Python container, or
+a short static range whose numbers become run-time values) or compiled
+as a loop (``carries``); and ``break``/``continue`` in either."""
+import ast
+
+from .carries import Carry
+from .signals import NeedUnroll, NoStaticUnroll, SpecializationError, StaticBreak
+from .syntax import assigned_names, has_jump
+from .values import LEAVES, Const, Dyn, children, is_container, truth_of
+
+# A loop with a static trip count up to this long is unrolled when a Python
+# number in it becomes a run-time value (``Specializer.number_becomes_value``).
+_UNROLL_NUMBERS_BECOMING_VALUES = 16
+
+
+class Loops:
+    """Mixin of ``Specializer``: for/while loops, unrolled or compiled."""
+
+    def stmt_For(self, stmt):
+        if stmt.orelse:
+            self.fail("for ... else cannot be compiled")
+        if not isinstance(stmt.target, ast.Name):
+            self.fail("a for loop over tuples cannot be compiled")
+        iterable = self.eval(stmt.iter)
+        static = isinstance(iterable, Const) or is_container(iterable)
+        if static:
+            items = list(iterable.value) if isinstance(iterable, Const) else children(iterable)
+            items = [i if isinstance(i, LEAVES) or is_container(i) else Const(i) for i in items]
+            if isinstance(iterable, Const) and isinstance(iterable.value, range) and \
+                    has_jump(stmt.body):
+                return self.loop(stmt, None, static_range=iterable)
+            if isinstance(iterable, Const) and isinstance(iterable.value, range) and \
+                    len(items) <= _UNROLL_NUMBERS_BECOMING_VALUES and \
+                    self.number_becomes_value(stmt, iterable):
+                return self.unroll(stmt, items)
+            state = self.snapshot()
+            try:
+                return self.loop(stmt, None, static_range=iterable)
+            except NeedUnroll:
+                self.restore(state)
+            except SpecializationError as exc:
+                # e.g. the backward loop popping a list the unrolled forward
+                # loop filled: short, it is unrolled too
+                if len(items) > _UNROLL_NUMBERS_BECOMING_VALUES:
+                    raise
+                failed = exc
+                self.restore(state)
+                try:
+                    return self.unroll(stmt, items)
+                except SpecializationError:
+                    raise failed from None
+            return self.unroll(stmt, items)
+        return self.loop(stmt, iterable)
+
+    def number_becomes_value(self, stmt, iterable):
+        """Whether a variable holding a Python number before the loop holds a
+        run-time value after one iteration (``s = 0.0; for i in range(5): s
+        = s + x * i``).  Why: that value may be an array, and Numba gives a
+        loop variable one type, so a compiled loop would fail to type where
+        Python is fine; a short loop with a static trip count is unrolled
+        instead (as tracing unrolls it in JAX), so each iteration's values
+        have their own types."""
+        entry = dict(self.env)
+        try:
+            after = self.trial(stmt, None, iterable, Carry())
+        except (NeedUnroll, SpecializationError):
+            return False
+        for name in assigned_names(stmt):
+            old, new = entry.get(name), after.get(name)
+            if isinstance(old, Const) and isinstance(old.value, (bool, int, float, complex)) \
+                    and isinstance(new, Dyn):
+                return True
+        return False
+
+    def unroll(self, stmt, items):
+        if has_jump(stmt.body):
+            self.fail("break/continue in a loop over a Python container cannot be compiled")
+        outer, self.static_loops = self.static_loops, []
+        try:
+            self._unroll(stmt, items)
+        finally:
+            self.static_loops = outer
+
+    def _unroll(self, stmt, items):
+        for item in items:
+            start = len(self.code)
+            self.store(stmt.target, item)
+            self.body(stmt.body)
+            if len(self.code) > start and isinstance(stmt.target, ast.Name):
+                # a comment in the emitted code: which iteration this is
+                value = repr(item.value) if isinstance(item, Const) else "..."
+                self.code[start]._tx_iteration = f"{stmt.target.id} = {value}"
+
+    def stmt_While(self, stmt):
+        if stmt.orelse:
+            self.fail("while ... else cannot be compiled")
+        if isinstance(self.eval(stmt.test), Const) and self.number_becomes_value(stmt, None):
+            state = self.snapshot()
+            try:
+                return self.unroll_while(stmt)
+            except NoStaticUnroll:
+                self.restore(state)
+        self.loop(stmt, None)
+
+    def unroll_while(self, stmt):
+        """A ``while`` whose test and exits are known at each step (a counter
+        against a bound: ``i = 0; while i < 8: i += 1 ...``), run here, the
+        body emitted once per iteration, for the reason given in
+        ``number_becomes_value``.  Raises NoStaticUnroll when a test or a
+        ``break`` depends on run-time values, or past the length limit."""
+        self.static_loops.append(self.dynamic_ifs)
+        try:
+            for n in range(_UNROLL_NUMBERS_BECOMING_VALUES + 1):
+                test = self.eval(stmt.test)
+                if not isinstance(test, Const):
+                    raise NoStaticUnroll()
+                if not truth_of(test):
+                    return
+                if n == _UNROLL_NUMBERS_BECOMING_VALUES:
+                    raise NoStaticUnroll()
+                start = len(self.code)
+                try:
+                    self.body(stmt.body)
+                except StaticBreak:
+                    return
+                if len(self.code) > start:
+                    self.code[start]._tx_iteration = f"iteration {n}"
+            raise NoStaticUnroll()
+        finally:
+            self.static_loops.pop()
+
+    def stmt_Break(self, stmt):
+        if self.static_loops:
+            if self.dynamic_ifs > self.static_loops[-1]:
+                raise NoStaticUnroll()     # a break under a run-time test
+            raise StaticBreak()
+        self.restore_carry()
+        self.emit(ast.Break())
+
+    def stmt_Continue(self, stmt):
+        if self.static_loops:
+            raise NoStaticUnroll()
+        self.restore_carry()
+        self.emit(ast.Continue())
+
+    def loop(self, stmt, iterable, static_range=None):
+        """A loop running in compiled code (see ``_loop``); a ``break`` in it
+        is its own, not that of a ``while`` around it being unrolled."""
+        outer, self.static_loops = self.static_loops, []
+        try:
+            return self._loop(stmt, iterable, static_range)
+        finally:
+            self.static_loops = outer

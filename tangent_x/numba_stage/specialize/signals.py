@@ -1,0 +1,28 @@
+"""The exceptions of specialisation: the error the user sees, and the
+signals by which one part of the walk tells another to take another way."""
+from ...errors import TransformError
+
+
+class SpecializationError(TransformError):
+    """Code that cannot be specialised for Numba (located at the user's line)."""
+
+
+class NeedUnroll(Exception):
+    """A container was indexed by a run-time integer: the loop producing it
+    must be unrolled (its trip count is then static)."""
+
+    def __init__(self, name, where=None):
+        self.name = name
+        self.where = where
+
+
+class LoopExit(Exception):
+    pass
+
+
+class StaticBreak(Exception):
+    """A ``break`` reached in a loop being unrolled (``unroll_while``)."""
+
+
+class NoStaticUnroll(Exception):
+    """A ``while`` loop cannot be unrolled: it is compiled as a loop."""

@@ -1,0 +1,118 @@
+"""Lists in compiled code: a known Python list pushed and popped now, and
+a ``Tape`` (one growable list per leaf) that a loop fills, kept with its
+size where it is used only as a stack (``Specializer.sizes``)."""
+import ast
+import copy
+
+from .values import Const, Dyn, Expr, Tape, children, is_container, rebuild
+
+
+class Tapes:
+    """Mixin of ``Specializer``: list methods and the layout of tapes."""
+
+    def list_method(self, target, method, args):
+        lst = self.env[target]
+        if method == "append":
+            item = self.materialize(self.eval(args[0]), f"{target}_item")
+            if isinstance(lst, Tape):
+                self.tape_push(lst, item)
+            else:
+                self.env[target] = list(lst) + [item]
+            return None
+        if args:
+            self.fail("list.pop(i) with an index cannot be compiled")
+        if isinstance(lst, Tape):
+            return self.tape_pop(lst, target)
+        if not lst:
+            self.fail(f"pop from the empty list {target}")
+        self.env[target] = list(lst[:-1])
+        return lst[-1]
+
+    def tape_push(self, tape, item):
+        def push(template, value):
+            if is_container(template):
+                if not is_container(value) or len(children(value)) != len(children(template)):
+                    self.fail("a loop pushes values of different structures on one list")
+                for t, v in zip(children(template), children(value)):
+                    push(t, v)
+                return
+            if isinstance(template, Const):
+                if not (isinstance(value, Const) and value.value is None):
+                    self.fail("a loop pushes values of different structures on one list")
+                return
+            item = self.render(value)
+            node = ast.Call(func=ast.Attribute(value=ast.Name(template.name, ast.Load()),
+                                               attr="append", ctx=ast.Load()),
+                            args=[item], keywords=[])
+            size = self.sizes.get(template.name)
+            if size is None:
+                self.emit(ast.Expr(value=node))
+                return
+            # if y_tape is None or y_tape_size == len(y_tape):
+            #     y_tape = grown(y_tape, y)
+            # y_tape[y_tape_size] = y
+            # (numba_runtime.grown: the tape allocated at the first push,
+            # grown when full; otherwise a push is a store)
+            from .. import numba_runtime  # local import: heavy (Numba), loaded at the first use
+            tape_name = template.name
+            self.emit(ast.If(
+                test=ast.BoolOp(op=ast.Or(), values=[
+                    ast.Compare(left=ast.Name(tape_name, ast.Load()), ops=[ast.Is()],
+                                comparators=[ast.Constant(None)]),
+                    ast.Compare(left=ast.Name(size, ast.Load()), ops=[ast.Eq()],
+                                comparators=[ast.Call(func=ast.Name("len", ast.Load()),
+                                                      args=[ast.Name(tape_name, ast.Load())],
+                                                      keywords=[])])]),
+                body=[ast.Assign(
+                    targets=[ast.Name(tape_name, ast.Store())],
+                    value=ast.Call(func=self.global_name(numba_runtime.grown, "grown"),
+                                   args=[ast.Name(tape_name, ast.Load()), copy.deepcopy(item)],
+                                   keywords=[]),
+                    lineno=0)],
+                orelse=[]))
+            self.emit(ast.Assign(targets=[ast.Subscript(
+                value=ast.Name(tape_name, ast.Load()),
+                slice=ast.Name(size, ast.Load()), ctx=ast.Store())],
+                value=item, lineno=0))
+            self.emit(ast.AugAssign(target=ast.Name(size, ast.Store()), op=ast.Add(),
+                                    value=ast.Constant(1)))
+        push(tape.template, item)
+
+    def tape_pop(self, tape, target):
+        if isinstance(tape.template, Dyn):       # one list: `h = h_tape.pop()`
+            return Expr(self.pop_node(tape.template.name))
+
+        def pop(template):
+            if is_container(template):
+                return rebuild(template, [pop(t) for t in children(template)])
+            if isinstance(template, Const):
+                return template
+            name = self.fresh(template.name.replace("_tape", "") + "_item")
+            self.assign(name, self.pop_node(template.name))
+            return Dyn(name)
+        return pop(tape.template)
+
+    def pop_node(self, lst):
+        """``lst.pop()``, or for a sized tape ``lst[size]`` after the size
+        went down by one (emitted here)."""
+        size = self.sizes.get(lst)
+        if size is None:
+            return ast.Call(func=ast.Attribute(value=ast.Name(lst, ast.Load()), attr="pop",
+                                               ctx=ast.Load()), args=[], keywords=[])
+        self.emit(ast.AugAssign(target=ast.Name(size, ast.Store()), op=ast.Sub(),
+                                value=ast.Constant(1)))
+        return ast.Subscript(value=ast.Name(lst, ast.Load()), slice=ast.Name(size, ast.Load()),
+                             ctx=ast.Load())
+
+    def tape_template(self, item, hint, fresh=True):
+        """``item``'s structure with each leaf a new list variable (``fresh``
+        False: a placeholder, to compare structures)."""
+        if is_container(item):
+            keys = list(item.keys()) if isinstance(item, dict) else range(len(item))
+            return rebuild(item, [self.tape_template(c, f"{hint}_{k}", fresh)
+                                  for k, c in zip(keys, children(item))])
+        if isinstance(item, Const) and item.value is None:
+            return item
+        if not fresh:
+            return Dyn(None)
+        return Dyn(self.fresh(hint if hint.endswith("_tape") else f"{hint}_tape"))
