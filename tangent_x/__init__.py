@@ -4,7 +4,7 @@ Transforms read a function's Python source and emit new, readable Python
 source for its derivative; ``tx.source(f)`` shows it.  See README.md,
 section "How it works", for the pipeline.
 """
-__version__ = "0.1.0"
+from .version import __version__  # noqa: E402,F401
 
 from .errors import TransformError  # noqa: E402
 from .api.derivatives import grad, value_and_grad, vjp, jvp, source  # noqa: E402

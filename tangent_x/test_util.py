@@ -271,6 +271,7 @@ class _ModeUnavailable(NotImplementedError):
 
 
 def _transform(name, mode):
+    # local import: this module imports without the transforms (they are what it tests)
     import tangent_x
     fn = getattr(tangent_x, name, None)
     if fn is None:
@@ -283,6 +284,7 @@ def _transform(name, mode):
 def _derivative(fn, mode, n, plain=None):
     """The next order's function: tangent_x builds it with real source so it
     can be transformed again (a closure calling jvp/vjp could not be)."""
+    # local import: this module imports without the transforms (they are what it tests)
     import tangent_x
 
     if mode == "fwd":

@@ -5,7 +5,7 @@ import, at the top of a module or inside a function, may name a module of
 its own layer or of a lower one, never of a higher one; and the imports
 among modules, function-local ones included, form no cycle.  A
 function-local import of a tangent_x module is allowed only with a reason
-on its line or the line above: ``# local import: <why>`` (an optional dependency, a heavy
+on its line or in the comment right above: ``# local import: <why>`` (an optional dependency, a heavy
 import, a cycle the layering cannot express).
 
     python tools/check_layers.py [--verbose]
@@ -22,7 +22,7 @@ PACKAGE = "tangent_x"
 
 # Lowest first.  A module's layer is the first entry its name starts with.
 LAYERS = [
-    ("bottom", ["errors", "config", "cachedir", "tree_util", "tree", "runtime", "lax",
+    ("bottom", ["version", "errors", "config", "cachedir", "tree_util", "tree", "runtime", "lax",
                 "random", "nn", "numpy"]),
     ("core", ["core"]),
     ("canonical", ["canonical"]),
@@ -87,8 +87,12 @@ def imports(module, path, package, known):
                     while target and target not in known:
                         target = target.rpartition(".")[0]
                     if target and target != module and target.startswith(PACKAGE):
-                        # the reason sits on the import's lines or the line above
-                        span = "\n".join(lines[max(child.lineno - 2, 0):child.end_lineno])
+                        # the reason sits on the import's lines or in the
+                        # comment lines right above it
+                        first = child.lineno - 1
+                        while first > 0 and lines[first - 1].strip().startswith("#"):
+                            first -= 1
+                        span = "\n".join(lines[first:child.end_lineno])
                         out.append((target, child.lineno, local, span))
             visit(child, inner)
 

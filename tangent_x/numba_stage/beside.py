@@ -116,8 +116,8 @@ def _server():
         return process
     if not _allowed():
         return None
-    import tangent_x
-    root = os.path.dirname(os.path.dirname(os.path.abspath(tangent_x.__file__)))
+    # the directory holding the tangent_x package (three levels above this file)
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env = dict(os.environ, TANGENT_X_CACHE_DIR=modules.cache_dir(),
                PYTHONPATH=os.pathsep.join([root] + [p for p in [os.environ.get("PYTHONPATH")]
                                                     if p]))
@@ -236,6 +236,7 @@ event.register("numba:compile", _ReadyWhenCompiled())
 def serve():
     """The second process: compile each kernel named on stdin into Numba's
     disk cache, reporting ``built NAME`` (or ``failed NAME``) on stdout."""
+    # local import: only the second process needs the kernels' definitions
     from . import numba_runtime, vmath  # noqa: F401 (they define the kernels)
     for line in sys.stdin:
         name = line.strip()

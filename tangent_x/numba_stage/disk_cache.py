@@ -36,6 +36,8 @@ import contextlib
 import itertools
 import os
 
+from .. import cachedir
+
 try:
     import fcntl
 except ImportError:          # pragma: no cover - not POSIX
@@ -102,7 +104,6 @@ def _fallback_locator(caching):
 
     class TangentXCacheLocator(base):
         def __init__(self, py_func, py_file):
-            from .. import cachedir
             self._py_file = py_file
             self._lineno = py_func.__code__.co_firstlineno
             self._cache_path = os.path.join(cachedir.cache_dir(), "numba",

@@ -83,6 +83,7 @@ def _literal_axes(node):
 def infer(s, node, used=None):
     """The fact of the expression ``node`` (None: not known).  ``used``
     collects the variables whose facts it read."""
+    # local import: the Numba runtime loads at the first specialisation, not with tangent_x
     from . import numba_runtime
     if isinstance(node, ast.Constant):
         return () if isinstance(node.value, (int, float, complex, bool)) else None
@@ -100,6 +101,7 @@ def infer(s, node, used=None):
     if not isinstance(node, ast.Call) or node.keywords:
         return None
     fn = _resolve(s, node.func)
+    # local import: vmath's Numba kernels load at the first specialisation, not with tangent_x
     from . import vmath
     if getattr(fn, "__module__", None) == vmath.__name__ and len(node.args) == 1:
         return infer(s, node.args[0], used)        # np.tanh ... as vectorisable loops

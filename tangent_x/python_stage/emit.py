@@ -9,7 +9,7 @@ import ast
 
 import gast
 
-from .. import __version__
+from ..version import __version__
 
 
 def display_path(path):

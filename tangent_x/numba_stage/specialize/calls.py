@@ -16,10 +16,10 @@ _FOLD_BUILTINS = {len, int, float, bool, abs, min, max, isinstance, tuple, list,
 
 def registries():
     """``HANDLERS`` and ``REWRITES`` (see ``registry``), filled."""
-    # local import: the modules filling them load Numba kernels (vmath), at the
-    # first specialisation rather than with tangent_x
+    # local import: the modules filling them (and the registry itself) load
+    # Numba kernels, at the first specialisation rather than with tangent_x
     from . import container_calls, numpy_calls, scan_calls  # noqa: F401
-    from .registry import HANDLERS, REWRITES
+    from .registry import HANDLERS, REWRITES  # local import: (as above)
     return HANDLERS, REWRITES
 
 
