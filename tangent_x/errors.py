@@ -45,3 +45,20 @@ class Origin:
 
     def __repr__(self):
         return f"Origin({self.filename!r}, {self.lineno})"
+
+
+def call_site():
+    """Where the user called into tangent_x (for errors with no better
+    place): the first frame, from the caller's caller outwards, that is not
+    tangent_x's own code."""
+    import linecache
+    import sys
+    frame = sys._getframe(2)
+    package = __name__.partition(".")[0]
+    while frame is not None and frame.f_globals.get("__name__", "").startswith(package):
+        frame = frame.f_back
+    if frame is None:
+        return None
+    code = frame.f_code
+    text = linecache.getline(code.co_filename, frame.f_lineno).strip()
+    return Origin(code.co_filename, frame.f_lineno, text)

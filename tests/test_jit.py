@@ -318,7 +318,7 @@ def test_short_static_loop_whose_number_becomes_an_array_is_unrolled(fn):
 def test_run_time_loop_whose_number_becomes_an_array_is_a_located_error():
     """A trip count known only at run time cannot be unrolled: the clear
     error names the user's loop (a scalar argument compiles as a loop)."""
-    from tangent_x.numba_stage import JitError
+    from tangent_x.numba_stage.compile_errors import JitError
     np.testing.assert_allclose(tx.jit(_number_becomes_array_run_time_while)(0.4, 3),
                                _number_becomes_array_run_time_while(0.4, 3), rtol=1e-12)
     with pytest.raises(JitError, match=r"test_jit.py:\d+: Numba cannot compile"):
@@ -741,7 +741,7 @@ def test_squeeze_without_axis_sees_through_elementwise_functions():
 # ---------------------------------------------------------------------------
 
 def _has_fast_path(jitted):
-    from tangent_x.numba_stage import Jitted
+    from tangent_x.numba_stage.compile import Jitted
     if isinstance(jitted, Jitted):        # jit(vmap(f)): an instance, its class's __call__
         return "__call__" in type(jitted).__dict__
     # what jit returns is a function whose code is swapped for the fast path

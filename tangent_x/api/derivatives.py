@@ -19,7 +19,8 @@ from ..core import ir, primitives as P
 from .. import runtime
 from ..core.arguments import plain_real, refuse_masked
 from . import complex_values
-from ..errors import TransformError
+from ..errors import TransformError, call_site
+from ..numba_stage.compile import jitted_of
 from .vmap import Unspecialized
 from ..transforms.reverse import forward_blocks, vjp_blocks
 from ..python_stage.pipeline import eliminate_dead_code
@@ -254,7 +255,7 @@ class Transformed:
         self._has_aux = has_aux
         self._finish = finish
         self._generated = None
-        self._call_site = _call_site()
+        self._call_site = call_site()
 
     @property
     def __tangent_x__(self):
@@ -302,6 +303,22 @@ class Transformed:
     def __repr__(self):
         return f"<tangent_x {self._kind} of {getattr(self._fun, '__qualname__', self._fun)}>"
 
+    def check_inputs(self, args):
+        """The checks a call makes of its inputs (float inputs for grad
+        ...), for a caller that runs this transform's code itself (jit)."""
+        _check_inputs(self._kind, self._fun, args, self.checked_argnums())
+
+    @staticmethod
+    def fill_gradient(g, x):
+        """A gradient cast to its argument's structure and dtype, symbolic
+        zeros filled: grad's finishing of one gradient, for jit's."""
+        return _fill(g, x)
+
+    @staticmethod
+    def cast_gradient(g, x):
+        """A gradient leaf cast to its argument's shape and dtype."""
+        return _cast_like(g, x)
+
     def checked_argnums(self):
         """Where the differentiated arguments are in a call's arguments:
         first in jvp and vjp code (see ``_with_extra``)."""
@@ -333,22 +350,6 @@ class Transformed:
         if getattr(self, "_inner_generated", None) is not specialised:
             self._inner_generated = specialised
             self._generated = None
-
-
-def _call_site():
-    """Where the user applied the transform (for errors with no better place)."""
-    import sys
-    from ..errors import Origin
-    frame = sys._getframe(2)
-    package = __name__.rpartition(".")[0]
-    while frame is not None and frame.f_globals.get("__name__", "").startswith(package):
-        frame = frame.f_back
-    if frame is None:
-        return None
-    import linecache
-    code = frame.f_code
-    text = linecache.getline(code.co_filename, frame.f_lineno).strip()
-    return Origin(code.co_filename, frame.f_lineno, text)
 
 
 def _argnums_tuple(argnums):
@@ -639,8 +640,9 @@ def source(fun, stage="python", example_args=None):
     if example_args is not None and not isinstance(example_args, tuple):
         example_args = (example_args,)
     if stage == "numba":
-        from ..numba_stage import Jitted, jitted_of
-        jitted = jitted_of(fun) or Jitted(fun)
+        # local import: api.jit imports this module (jit compiles a Transformed)
+        from .jit import jitted
+        jitted = jitted_of(fun) or jitted(fun)
         return jitted.numba_source(*example_args) if example_args is not None \
             else jitted.numba_source()
     _specialize_for_source(fun, example_args)
