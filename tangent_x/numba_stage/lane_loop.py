@@ -294,7 +294,7 @@ class LaneLoop:
                 values = self.per_example._run(self.runner, leaves)
             except JitError as exc:
                 # the example's code holds arrays of two dtypes in one variable:
-                # widened (Jitted._widened), the driver is built again for it
+                # widened (compile_errors.widened_text), the driver is built again for it
                 cause = getattr(exc, "numba_error", None)
                 if self.ran or cause is None or \
                         not self.per_example._widened(cause, self.compiled):
@@ -374,7 +374,7 @@ def _keys(d):
 
 
 def _leaves(value):
-    """The compiled leaves of an argument, in ``Jitted._flatten``'s order
+    """The compiled leaves of an argument, in ``flatten.Signature``'s order
     for an example (see ``_keys``)."""
     if isinstance(value, dict):
         return [a for k in _keys(value) for a in _leaves(value[k])]
@@ -384,7 +384,7 @@ def _leaves(value):
 
 
 def _leaf_axes(value, axes):
-    """The axis of every leaf ``Jitted._flatten`` makes of ``value``, in its order."""
+    """The axis of every leaf ``flatten.Signature`` makes of ``value``, in its order."""
     if isinstance(value, dict):
         return [a for k in _keys(value) for a in _leaf_axes(value[k], axes[k])]
     if isinstance(value, (list, tuple)):
