@@ -156,6 +156,15 @@ def test_static_argnums_and_defaults():
     assert len(jitted._cache) == 2
 
 
+def test_errors_without_a_better_place_name_the_users_line():
+    """The static-argument check and an argument compiled code cannot take
+    name the line calling into tangent_x, never a line of tangent_x's own."""
+    with pytest.raises(ValueError, match=r"test_jit\.py:\d+: jit has static_argnums"):
+        tx.jit(_power, static_argnums=5)
+    with pytest.raises(tx.TransformError, match=r"test_jit\.py:\d+: jit\(_power\): argument x"):
+        tx.jit(_power)(object(), 2)
+
+
 # ---------------------------------------------------------------------------
 # Beyond JAX: value-dependent control flow and shapes
 # ---------------------------------------------------------------------------
