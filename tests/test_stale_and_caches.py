@@ -311,29 +311,29 @@ def test_runtime_stamp_covers_every_module_of_the_numba_stage_and_runtime(tmp_pa
     """The stamp in numba-stage file names hashes every Python file of the
     numba stage (subpackages too) and of ``runtime``, found by walking them:
     a module added later is covered without being listed."""
-    from tangent_x.numba_stage import compile as jit_compile
-    here = os.path.dirname(jit_compile.__file__)
-    found = {os.path.relpath(p, here) for p in jit_compile._python_files(here)}
+    from tangent_x.numba_stage import loading
+    here = os.path.dirname(loading.__file__)
+    found = {os.path.relpath(p, here) for p in loading._python_files(here)}
     assert {"beside.py", "optional.py", "weak_scalars.py", "numba_runtime.py",
-            "specialize.py", "compile.py"} <= found
+            "specialize.py", "loading.py"} <= found
     assert not any("__pycache__" in p for p in found)
     runtime = os.path.join(os.path.dirname(here), "runtime")
-    assert "lanes.py" in {os.path.basename(p) for p in jit_compile._python_files(runtime)}
+    assert "lanes.py" in {os.path.basename(p) for p in loading._python_files(runtime)}
     # a new file in a subpackage changes the stamp
     package = tmp_path / "tangent_x"
     (package / "numba_stage" / "sub").mkdir(parents=True)
     (package / "runtime").mkdir()
-    (package / "numba_stage" / "compile.py").write_text("")
-    monkeypatch.setattr(jit_compile, "__file__", str(package / "numba_stage" / "compile.py"))
-    jit_compile.runtime_stamp.cache_clear()
+    (package / "numba_stage" / "loading.py").write_text("")
+    monkeypatch.setattr(loading, "__file__", str(package / "numba_stage" / "loading.py"))
+    loading.runtime_stamp.cache_clear()
     try:
-        before = jit_compile.runtime_stamp()
+        before = loading.runtime_stamp()
         (package / "numba_stage" / "sub" / "new.py").write_text("x = 1\n")
-        jit_compile.runtime_stamp.cache_clear()
-        assert jit_compile.runtime_stamp() != before
+        loading.runtime_stamp.cache_clear()
+        assert loading.runtime_stamp() != before
     finally:
         monkeypatch.undo()
-        jit_compile.runtime_stamp.cache_clear()
+        loading.runtime_stamp.cache_clear()
 
 
 # ---------------------------------------------------------------------------

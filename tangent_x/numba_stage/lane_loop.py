@@ -55,7 +55,8 @@ from .. import tree_util
 from ..core.arguments import broadcast_prefix, param_names
 from ..errors import TransformError
 from ..core.naming import Namer
-from .compile import Compiled, Jitted, on_disk, ready_kernels, runtime_stamp
+from .compile import Jitted
+from .loading import Compiled, on_disk, ready_kernels, runtime_stamp
 from .compile_errors import JitError
 from .dispatch import disabled
 from .lane_runtime import RAGGED
