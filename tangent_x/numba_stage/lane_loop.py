@@ -38,7 +38,7 @@ remaining examples are skipped, or the exception surfaces as a
 ``LaneLoop`` runs the others again one at a time outside the loop, where
 the exception propagates, noted with the example's index.
 
-The compiled driver is a module of its own (``render``), named by a hash of
+The compiled driver is a module of its own (``render.render_lane_driver``), named by a hash of
 its text, which names the per-example module (itself named by a hash of
 its text): Numba's on-disk cache can never pair a driver with a stale
 per-example function.
@@ -50,16 +50,16 @@ import os
 import numba
 import numpy as np
 
-from ..python_stage import emit, loader as modules
+from ..python_stage import loader as modules
 from .. import tree_util
 from ..core.arguments import broadcast_prefix, param_names
 from ..errors import TransformError
-from ..core.naming import Namer
 from .compile import Jitted
 from .loading import Compiled, on_disk, ready_kernels, runtime_stamp
 from .compile_errors import JitError
 from .dispatch import disabled
 from .lane_runtime import RAGGED
+from .render import render_lane_driver
 from .specialize import (Const, Dyn, SpecializationError, Zero, av_leaves, children,
                          is_container, rebuild)
 
@@ -256,7 +256,8 @@ class LaneLoop:
     def _driver(self):
         """Render, load and wrap the ``prange`` driver of ``self.compiled``."""
         compiled = self.compiled
-        self.text, linemap, env = render(self.name, compiled, self.leaf_axes, self.n_out)
+        self.text, linemap, env = render_lane_driver(self.name, compiled, self.leaf_axes,
+                                                     self.n_out, RAGGED)
         stamp = hashlib.sha256(runtime_stamp().encode() + _lane_runtime_digest()).hexdigest()[:12]
         module, path = modules.load(f"{self.name}_lanes_{stamp}", self.text, env, linemap,
                                     importable=True)
@@ -399,74 +400,6 @@ def _lane_runtime_digest():
     with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "lane_runtime.py"),
               "rb") as f:
         return f.read()
-
-
-def render(name, compiled, leaf_axes, n_out):
-    """(text, line map, namespace) of the driver: the first example run on
-    its own (its results tell the batched results' shapes and dtypes), then
-    the others in a ``prange`` loop, each example's results written into
-    the batched ones."""
-    plan = compiled.plan
-    params = list(plan.params)
-    n_leaves = len(leaf_axes)
-    namer = Namer(set(params) | {"numba", "np", "lane_buffer", "set_lane"})
-    example = namer.fresh(f"{name[len('vmap_'):]}_example")
-    batch_size, k, first, lane, ragged, done = (namer.fresh(h) for h in (
-        "batch_size", "k", "first", "lane", "ragged", "done"))
-    outs = [namer.fresh(f"out_{j}") for j in range(n_out)]
-    hidden = params[n_leaves:]
-
-    def lane_args(index):
-        items = []
-        for p, ax in zip(params[:n_leaves], leaf_axes):
-            items.append(p if ax is None else f"{p}[{':, ' * ax}{index}]")
-        return ", ".join(items + hidden)
-
-    mapped = next(i for i, ax in enumerate(leaf_axes) if ax is not None)
-    example_module = "tangent_x_" + os.path.basename(compiled.path)[:-3]
-    header = emit.module_header(
-        "numba stage of vmap by a loop over examples (numba.prange, parallel=True)", None,
-        [f"{example}: the numba stage of one example, compiled from {example_module}",
-         f"    ({compiled.path}); bound when loaded"])
-    header += ["import numba",
-               "import numpy as np",
-               "from tangent_x.numba_stage.lane_runtime import lane_buffer, set_lane"]
-    lines = [
-        f"def {name}({', '.join(params)}):",
-        f"    {batch_size} = {params[mapped]}.shape[{leaf_axes[mapped]}]",
-        f"    {first} = {example}({lane_args(0)})",
-    ]
-    def result(var, j):       # an example's j-th result (a lone one is not in a tuple)
-        return var if plan.bare else f"{var}[{j}]"
-
-    for j, out in enumerate(outs):
-        lines.append(f"    {out} = lane_buffer({result(first, j)}, {batch_size})")
-        lines.append(f"    set_lane({out}, 0, {result(first, j)})")
-    writes = [f"set_lane({out}, {k}, {result(lane, j)})" for j, out in enumerate(outs)]
-    outs.append(done)
-    lines.append(f"    {done} = np.zeros({batch_size}, np.bool_)")
-    lines.append(f"    {done}[0] = True")
-    if writes:         # (results that are all constants need no loop)
-        lines.append(f"    {ragged} = 0")
-        lines.append(f"    for {k} in numba.prange(1, {batch_size}):")
-        lines.append(f"        {lane} = {example}({lane_args(k)})")
-        # one reduction statement: Numba's prange takes ``r += ...`` once per body
-        if len(writes) == 1:
-            lines.append(f"        {ragged} += {writes[0]}")
-        else:
-            indent = " " * (len(ragged) + 13)
-            lines.append(f"        {ragged} += ({writes[0]}")
-            lines += [f"{indent}+ {w}" for w in writes[1:-1]] + [f"{indent}+ {writes[-1]})"]
-        # an example raising inside prange stops its worker's chunk and the
-        # exception is dropped: the flags tell the caller which examples ran
-        lines.append(f"        {done}[{k}] = True")
-        lines.append(f"    if {ragged}:")
-        lines.append(f"        raise ValueError({RAGGED!r})")
-    else:
-        lines.append(f"    {done}[:] = True")
-    lines.append(f"    return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
-    text, linemap = emit.assemble_module(header, [(lines, [None] * len(lines))])
-    return text, linemap, {example: compiled.dispatcher}
 
 
 class _Lane:

@@ -6,20 +6,23 @@ and rewrites after it (size-1 axes, elementwise fusion, optional reads,
 weak scalars) and renders the module Numba compiles: the module frame
 (header, sections, line map) is the python stage's (``emit``); the
 statements, with a comment naming the user's line above each run of
-them, are rendered here.
+them, are rendered here; so is the driver of ``jit(vmap(f))``'s parallel
+loop over examples (``render_lane_driver``).
 """
 import ast
 import inspect
+import os
 
 import numpy as np
 
 from .. import runtime
+from ..core.naming import Namer
 from ..python_stage import emit, loader as modules
 from . import fusion, optional, weak_scalars
 from .specialize import Const, Dyn, Plan, Specializer, av_leaves, describe
 from .unit_axes import check as check_unit_axes
 
-__all__ = ["numba_stage", "generic_arguments", "render_module"]
+__all__ = ["numba_stage", "generic_arguments", "render_module", "render_lane_driver"]
 
 
 def numba_stage(generated, avs, call_site=None, ranks=None, units=None, weak=False):
@@ -185,3 +188,73 @@ def _render_function(name, params, stmts, src_linemap, origin):
 
     walk(stmts, "    ")
     return lines, origins
+
+
+def render_lane_driver(name, compiled, leaf_axes, n_out, ragged_message):
+    """(text, line map, namespace) of ``jit(vmap(f))``'s loop over examples
+    (see lane_loop), the driver calling ``compiled``: the first example run on
+    its own (its results tell the batched results' shapes and dtypes), then
+    the others in a ``prange`` loop, each example's results written into
+    the batched ones (``ragged_message``: the error when their shapes
+    differ)."""
+    plan = compiled.plan
+    params = list(plan.params)
+    n_leaves = len(leaf_axes)
+    namer = Namer(set(params) | {"numba", "np", "lane_buffer", "set_lane"})
+    example = namer.fresh(f"{name[len('vmap_'):]}_example")
+    batch_size, k, first, lane, ragged, done = (namer.fresh(h) for h in (
+        "batch_size", "k", "first", "lane", "ragged", "done"))
+    outs = [namer.fresh(f"out_{j}") for j in range(n_out)]
+    hidden = params[n_leaves:]
+
+    def lane_args(index):
+        items = []
+        for p, ax in zip(params[:n_leaves], leaf_axes):
+            items.append(p if ax is None else f"{p}[{':, ' * ax}{index}]")
+        return ", ".join(items + hidden)
+
+    mapped = next(i for i, ax in enumerate(leaf_axes) if ax is not None)
+    example_module = "tangent_x_" + os.path.basename(compiled.path)[:-3]
+    header = emit.module_header(
+        "numba stage of vmap by a loop over examples (numba.prange, parallel=True)", None,
+        [f"{example}: the numba stage of one example, compiled from {example_module}",
+         f"    ({compiled.path}); bound when loaded"])
+    header += ["import numba",
+               "import numpy as np",
+               "from tangent_x.numba_stage.lane_runtime import lane_buffer, set_lane"]
+    lines = [
+        f"def {name}({', '.join(params)}):",
+        f"    {batch_size} = {params[mapped]}.shape[{leaf_axes[mapped]}]",
+        f"    {first} = {example}({lane_args(0)})",
+    ]
+    def result(var, j):       # an example's j-th result (a lone one is not in a tuple)
+        return var if plan.bare else f"{var}[{j}]"
+
+    for j, out in enumerate(outs):
+        lines.append(f"    {out} = lane_buffer({result(first, j)}, {batch_size})")
+        lines.append(f"    set_lane({out}, 0, {result(first, j)})")
+    writes = [f"set_lane({out}, {k}, {result(lane, j)})" for j, out in enumerate(outs)]
+    outs.append(done)
+    lines.append(f"    {done} = np.zeros({batch_size}, np.bool_)")
+    lines.append(f"    {done}[0] = True")
+    if writes:         # (results that are all constants need no loop)
+        lines.append(f"    {ragged} = 0")
+        lines.append(f"    for {k} in numba.prange(1, {batch_size}):")
+        lines.append(f"        {lane} = {example}({lane_args(k)})")
+        # one reduction statement: Numba's prange takes ``r += ...`` once per body
+        if len(writes) == 1:
+            lines.append(f"        {ragged} += {writes[0]}")
+        else:
+            indent = " " * (len(ragged) + 13)
+            lines.append(f"        {ragged} += ({writes[0]}")
+            lines += [f"{indent}+ {w}" for w in writes[1:-1]] + [f"{indent}+ {writes[-1]})"]
+        # an example raising inside prange stops its worker's chunk and the
+        # exception is dropped: the flags tell the caller which examples ran
+        lines.append(f"        {done}[{k}] = True")
+        lines.append(f"    if {ragged}:")
+        lines.append(f"        raise ValueError({ragged_message!r})")
+    else:
+        lines.append(f"    {done}[:] = True")
+    lines.append(f"    return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
+    text, linemap = emit.assemble_module(header, [(lines, [None] * len(lines))])
+    return text, linemap, {example: compiled.dispatcher}
