@@ -10,7 +10,7 @@ from .errors import TransformError  # noqa: E402
 from .api.derivatives import grad, value_and_grad, vjp, jvp, source  # noqa: E402
 from .api.jacobians import jacfwd, jacrev, hessian  # noqa: E402
 from .api.vmap import vmap  # noqa: E402
-from .numba_stage import jit, disable_jit  # noqa: E402
+from .api.jit import jit, disable_jit  # noqa: E402
 from .runtime import stop_gradient  # noqa: E402
 from .core.custom import (
     _decorator as _custom_decorator,

@@ -13,7 +13,7 @@ import importlib.util
 import os
 import sys
 
-from .api import derivatives as api
+from .api import derivatives as api, jit as api_jit
 from .api.transformed import cached
 from .errors import TransformError
 
@@ -114,7 +114,6 @@ def run(args):
 
 def jit_source(fn, args):
     """The numba stage of ``jit(FUNC)`` or ``jit(TRANSFORM(FUNC))``."""
-    from .numba_stage import Jitted
     target = fn
     if args.transform:
         if args.transform not in _TRANSFORMS or args.transform in ("vjp", "vmap"):
@@ -123,15 +122,14 @@ def jit_source(fn, args):
         target = transformed_for(fn, args.transform, args.argnums, args.has_aux)
     static = args.static_argnums
     static = static if isinstance(static, tuple) else (static,)
-    jitted = Jitted(target, static_argnums=static)
+    jitted = api_jit.jitted(target, static_argnums=static)
     if args.example_args is None:
         return jitted.numba_source()
     if args.transform == "hessian" and not static:
         # with example arguments, what jit(hessian(f)) really compiles: the
         # jvp of the gradient batched over every one-hot tangent
         from .api import jacobians
-        from .numba_stage import jit
-        jitted = jit(jacobians.hessian(fn, argnums=args.argnums))
+        jitted = api_jit.jit(jacobians.hessian(fn, argnums=args.argnums))
     import numpy as np
     try:
         example = eval(args.example_args, {"np": np, "numpy": np})

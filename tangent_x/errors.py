@@ -25,22 +25,6 @@ class TransformError(TypeError):
         super().__init__(text)
 
 
-def user_call_site(depth=1):
-    """The ``Origin`` of the innermost frame outside tangent_x, starting
-    ``depth`` frames above the caller: the user's line that called into the
-    library (None if there is none)."""
-    import linecache
-    import sys
-    frame = sys._getframe(depth + 1)
-    while frame is not None and _inside_library(frame.f_globals.get("__name__", "")):
-        frame = frame.f_back
-    if frame is None:
-        return None
-    code = frame.f_code
-    return Origin(code.co_filename, frame.f_lineno,
-                  linecache.getline(code.co_filename, frame.f_lineno).strip())
-
-
 def _inside_library(module):
     package = __name__.partition(".")[0]
     return module == package or module.startswith(package + ".")
@@ -66,3 +50,19 @@ class Origin:
 
     def __repr__(self):
         return f"Origin({self.filename!r}, {self.lineno})"
+
+
+def call_site():
+    """Where the user called into tangent_x (for errors with no better
+    place): the first frame, from the caller's caller outwards, that is not
+    tangent_x's own code."""
+    import linecache
+    import sys
+    frame = sys._getframe(2)
+    while frame is not None and _inside_library(frame.f_globals.get("__name__", "")):
+        frame = frame.f_back
+    if frame is None:
+        return None
+    code = frame.f_code
+    text = linecache.getline(code.co_filename, frame.f_lineno).strip()
+    return Origin(code.co_filename, frame.f_lineno, text)

@@ -156,6 +156,15 @@ def test_static_argnums_and_defaults():
     assert len(jitted._cache) == 2
 
 
+def test_errors_without_a_better_place_name_the_users_line():
+    """The static-argument check and an argument compiled code cannot take
+    name the line calling into tangent_x, never a line of tangent_x's own."""
+    with pytest.raises(ValueError, match=r"test_jit\.py:\d+: jit has static_argnums"):
+        tx.jit(_power, static_argnums=5)
+    with pytest.raises(tx.TransformError, match=r"test_jit\.py:\d+: jit\(_power\): argument x"):
+        tx.jit(_power)(object(), 2)
+
+
 # ---------------------------------------------------------------------------
 # Beyond JAX: value-dependent control flow and shapes
 # ---------------------------------------------------------------------------
@@ -318,7 +327,7 @@ def test_short_static_loop_whose_number_becomes_an_array_is_unrolled(fn):
 def test_run_time_loop_whose_number_becomes_an_array_is_a_located_error():
     """A trip count known only at run time cannot be unrolled: the clear
     error names the user's loop (a scalar argument compiles as a loop)."""
-    from tangent_x.numba_stage import JitError
+    from tangent_x.numba_stage.compile_errors import JitError
     np.testing.assert_allclose(tx.jit(_number_becomes_array_run_time_while)(0.4, 3),
                                _number_becomes_array_run_time_while(0.4, 3), rtol=1e-12)
     with pytest.raises(JitError, match=r"test_jit.py:\d+: Numba cannot compile"):
@@ -741,7 +750,7 @@ def test_squeeze_without_axis_sees_through_elementwise_functions():
 # ---------------------------------------------------------------------------
 
 def _has_fast_path(jitted):
-    from tangent_x.numba_stage import Jitted
+    from tangent_x.numba_stage.compile import Jitted
     if isinstance(jitted, Jitted):        # jit(vmap(f)): an instance, its class's __call__
         return "__call__" in type(jitted).__dict__
     # what jit returns is a function whose code is swapped for the fast path

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import tangent_x as tx
-from tangent_x.numba_stage import jitted_of
+from tangent_x.numba_stage.compile import jitted_of
 
 
 def _raises_like_numpy(jitted, eager, *args):

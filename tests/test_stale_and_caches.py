@@ -306,6 +306,36 @@ def test_edited_numba_stage_module_is_written_again(tmp_path):
         assert f.read() == text
 
 
+def test_runtime_stamp_covers_every_module_of_the_numba_stage_and_runtime(tmp_path,
+                                                                          monkeypatch):
+    """The stamp in numba-stage file names hashes every Python file of the
+    numba stage (subpackages too) and of ``runtime``, found by walking them:
+    a module added later is covered without being listed."""
+    from tangent_x.numba_stage import loading
+    here = os.path.dirname(loading.__file__)
+    found = {os.path.relpath(p, here) for p in loading._python_files(here)}
+    assert {"beside.py", "optional.py", "weak_scalars.py", "numba_runtime.py",
+            os.path.join("specialize", "values.py"), "loading.py"} <= found
+    assert not any("__pycache__" in p for p in found)
+    runtime = os.path.join(os.path.dirname(here), "runtime")
+    assert "lanes.py" in {os.path.basename(p) for p in loading._python_files(runtime)}
+    # a new file in a subpackage changes the stamp
+    package = tmp_path / "tangent_x"
+    (package / "numba_stage" / "sub").mkdir(parents=True)
+    (package / "runtime").mkdir()
+    (package / "numba_stage" / "loading.py").write_text("")
+    monkeypatch.setattr(loading, "__file__", str(package / "numba_stage" / "loading.py"))
+    loading.runtime_stamp.cache_clear()
+    try:
+        before = loading.runtime_stamp()
+        (package / "numba_stage" / "sub" / "new.py").write_text("x = 1\n")
+        loading.runtime_stamp.cache_clear()
+        assert loading.runtime_stamp() != before
+    finally:
+        monkeypatch.undo()
+        loading.runtime_stamp.cache_clear()
+
+
 # ---------------------------------------------------------------------------
 # Cache-directory faults: a private temporary directory and one warning
 # ---------------------------------------------------------------------------

@@ -569,7 +569,7 @@ def test_jit_of_vmap_and_vmap_of_jit():
     expected = 1.0 - np.tanh(x) ** 2
     np.testing.assert_allclose(tx.jit(tx.vmap(tx.grad(tanh)))(x), expected, rtol=1e-14)
     vj = tx.vmap(tx.jit(tx.grad(tanh)))
-    from tangent_x.numba_stage import Jitted       # (each jitted function has its own subclass)
+    from tangent_x.numba_stage.compile import Jitted   # (each jitted function has its own subclass)
     assert isinstance(vj, Jitted)                  # still compiled: jit(vmap(f))
     np.testing.assert_allclose(vj(x), expected, rtol=1e-14)
 

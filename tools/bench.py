@@ -99,6 +99,7 @@ import numpy as np  # noqa: E402
 
 import tangent_x as tx  # noqa: E402
 from tangent_x.api import derivatives as api  # noqa: E402
+from tangent_x.api.generate import generate  # noqa: E402
 
 import bench_peers  # noqa: E402
 import bench_refs  # noqa: E402
@@ -506,7 +507,7 @@ def bench_transform():
     """Time the source-to-source transform alone: parse, canonical form,
     reverse mode, simplification, rendering (no file I/O, no import)."""
     def transform():
-        api.generate(thirty_line_function, "grad", (0,))
+        generate(thirty_line_function, "grad", (0,))
     transform()
     seconds = median_time(transform, repeat=20)
     return {"workload": "transform (30-line function)", "tangent_x": f"{seconds * 1e3:.1f} ms",

@@ -26,7 +26,7 @@ import numba  # noqa: E402
 import numpy as np  # noqa: E402
 
 import tangent_x as tx  # noqa: E402
-from tangent_x.numba_stage import Jitted  # noqa: E402
+from tangent_x.api.jit import jitted  # noqa: E402
 
 from batching import steps_to_exceed  # noqa: E402
 
@@ -71,7 +71,7 @@ def _median_interleaved(fns, rounds):
 
 
 def workload(name, fun, args, in_axes, rounds):
-    batched = Jitted(tx.vmap(fun, in_axes=in_axes))          # the vectorised code, compiled
+    batched = jitted(tx.vmap(fun, in_axes=in_axes))          # the vectorised code, compiled
     loop = tx.jit(tx.vmap(fun, in_axes=in_axes, method="loop"))   # the prange loop
     eager = tx.vmap(fun, in_axes=in_axes)
     chosen = tx.jit(tx.vmap(fun, in_axes=in_axes)).strategy(*args)   # what jit(vmap(f)) runs

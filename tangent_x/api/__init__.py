@@ -1,1 +1,1 @@
-"""The public transforms: grad, jvp, vjp, vmap, the Jacobians, custom rules."""
+"""The public transforms: grad, jvp, vjp, vmap, the Jacobians, custom rules, jit."""

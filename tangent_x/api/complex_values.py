@@ -19,14 +19,13 @@ hessian) refuses complex values where they can be seen:
 a function of complex numbers, write it on their real and imaginary parts
 as separate real arrays (``|z|**2`` is ``x**2 + y**2``).
 """
-
 import gast
 import numpy as np
 
 from ..core import ir
 from .. import tree_util
 from ..core.arguments import _parameter_names, any_leaf
-from ..errors import TransformError, user_call_site
+from ..errors import TransformError, call_site
 
 HINT = ("tangent_x differentiates real values only (it refuses complex ones rather than "
         "risk a convention that differs from JAX's): write the function on the real and "
@@ -108,12 +107,7 @@ def refuse_in_arguments(kind, fun, args, what="argument"):
                 raise TransformError(
                     f"{shown}({getattr(fun, '__name__', 'f')}): {label}"
                     f"{' at ' + path if path else ''} is complex "
-                    f"(dtype {np.result_type(leaf)})", _user_call(), HINT)
-
-
-def _user_call():
-    """The user's line that called into tangent_x (None if none is found)."""
-    return user_call_site(1)
+                    f"(dtype {np.result_type(leaf)})", call_site(), HINT)
 
 
 def _complex_leaf(leaf):

@@ -21,13 +21,7 @@ from .boundary import cast_grads, fill, owned
 from .generate import build
 from .transformed import Transformed, argnums_tuple, cached, call_jvp
 from .vmap import Unspecialized
-
-# The spellings the numba stage and tools/bench.py read as ``api.<name>``;
-# their homes are transformed.py, boundary.py and generate.py.
-from .boundary import cast_like as _cast_like, check_inputs as _check_inputs  # noqa: F401
-from .boundary import fill as _fill, owned as _owned  # noqa: F401
-from .generate import generate  # noqa: F401
-from .transformed import cached as _cached, call_site as _call_site  # noqa: F401
+from ..numba_stage.compile import jitted_of
 
 
 def grad(fun, argnums=0, has_aux=False):
@@ -138,8 +132,9 @@ def source(fun, stage="python", example_args=None):
     if example_args is not None and not isinstance(example_args, tuple):
         example_args = (example_args,)
     if stage == "numba":
-        from ..numba_stage import Jitted, jitted_of   # local import: numba_stage imports api
-        jitted = jitted_of(fun) or Jitted(fun)
+        # local import: api.jit imports this module (jit compiles a Transformed)
+        from .jit import jitted
+        jitted = jitted_of(fun) or jitted(fun)
         return jitted.numba_source(*example_args) if example_args is not None \
             else jitted.numba_source()
     _specialize_for_source(fun, example_args)

@@ -15,10 +15,10 @@ import weakref
 
 from ..canonical import converter as canonical
 from ..core.arguments import plain_real, refuse_masked
-from ..errors import TransformError, user_call_site
+from ..errors import TransformError, call_site
 from ..python_stage import loader as modules
 from .. import runtime
-from .boundary import check_inputs
+from .boundary import cast_like, check_inputs, fill
 from .generate import build
 from .vmap import Unspecialized
 
@@ -82,6 +82,22 @@ class Transformed:
     def __repr__(self):
         return f"<tangent_x {self._kind} of {getattr(self._fun, '__qualname__', self._fun)}>"
 
+    def check_inputs(self, args):
+        """The checks a call makes of its inputs (float inputs for grad
+        ...), for a caller that runs this transform's code itself (jit)."""
+        check_inputs(self._kind, self._fun, args, self.checked_argnums())
+
+    @staticmethod
+    def fill_gradient(g, x):
+        """A gradient cast to its argument's structure and dtype, symbolic
+        zeros filled: grad's finishing of one gradient, for jit's."""
+        return fill(g, x)
+
+    @staticmethod
+    def cast_gradient(g, x):
+        """A gradient leaf cast to its argument's shape and dtype."""
+        return cast_like(g, x)
+
     def checked_argnums(self):
         """Where the differentiated arguments are in a call's arguments:
         first in jvp and vjp code (see ``_with_extra``)."""
@@ -120,11 +136,6 @@ class Transformed:
 runtime.register_transposer(
     lambda tangent_map, argnums: Transformed(tangent_map, "vjp", argnums, False,
                                              lambda out, a: out))
-
-
-def call_site():
-    """Where the user applied the transform (for errors with no better place)."""
-    return user_call_site(2)
 
 
 def argnums_tuple(argnums):

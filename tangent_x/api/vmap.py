@@ -21,7 +21,8 @@ import weakref
 import gast
 import numpy as np
 
-from ..core.arguments import refuse_masked
+from ..core.arguments import broadcast_prefix, param_names, refuse_masked
+from ..numba_stage.compile import jitted_of
 from ..canonical import converter as canonical
 from ..python_stage import emit, loader as modules
 from ..python_stage.pipeline import optimize
@@ -47,7 +48,8 @@ def vmap(fun, in_axes=0, out_axes=0, method="vectorize"):
         in_axes = tuple(in_axes)
     _check_axes_spec(in_axes, "in_axes")
     _check_axes_spec(out_axes, "out_axes")
-    from ..numba_stage import jit, jitted_of   # local import: numba_stage imports api
+    # local import: api.jit imports this module (jit(vmap(f)) is its own machinery)
+    from .jit import jit
     if jitted_of(fun) is not None:  # vmap(jit(f)) is jit(vmap(f)): still compiled
         fun = jitted_of(fun)
         return jit(Vmapped(fun._fun, in_axes, out_axes, method),
@@ -161,7 +163,7 @@ class Vmapped:
         Runs on every call: the parameters' names (``inspect.signature``, a
         good part of a small call's cost) are looked up for errors only."""
         def name(i):
-            return _param_names(self._fun, len(args))[i]
+            return param_names(self._fun, len(args))[i]
         plain = _plain_boundary(self.in_axes, args)
         if plain is not None:
             return plain
@@ -180,7 +182,7 @@ class Vmapped:
         key = []
         for i, (arg, spec) in enumerate(zip(args, per_arg)):
             try:
-                full = _broadcast_prefix(spec, arg)
+                full = broadcast_prefix(spec, arg)
             except ValueError as exc:
                 raise ValueError(f"vmap in_axes specification for argument {name(i)} "
                                  f"does not match its structure: {exc}") from None
@@ -257,32 +259,6 @@ def _writable(leaf):
     if isinstance(leaf, np.ndarray) and not leaf.flags.writeable:
         return leaf.copy()
     return leaf
-
-
-def _param_names(fun, n):
-    import inspect
-    try:
-        params = list(inspect.signature(fun).parameters)
-    except (TypeError, ValueError):
-        params = []
-    return [params[i] if i < len(params) else f"#{i}" for i in range(n)]
-
-
-def _broadcast_prefix(spec, tree):
-    """``spec`` (an axis or None, or a pytree prefix of ``tree``) expanded to
-    one entry per leaf of ``tree``, with ``tree``'s structure."""
-    if spec is None or isinstance(spec, numbers.Integral):
-        return tree_util.tree_map(lambda _: spec, tree)
-    if isinstance(spec, dict):
-        if not isinstance(tree, dict) or set(spec) != set(tree):
-            raise ValueError(f"{spec!r} against {type(tree).__name__}")
-        return type(tree)((k, _broadcast_prefix(spec[k], tree[k])) for k in tree)
-    if isinstance(spec, (tuple, list)):
-        if not isinstance(tree, (tuple, list)) or len(spec) != len(tree):
-            raise ValueError(f"{spec!r} against {type(tree).__name__}")
-        items = [_broadcast_prefix(s, t) for s, t in zip(spec, tree)]
-        return type(tree)(*items) if hasattr(tree, "_fields") else type(tree)(items)
-    raise ValueError(f"unsupported in_axes entry {spec!r}")
 
 
 # --- code generation ------------------------------------------------------------

@@ -1,5 +1,8 @@
 """Checks on the arguments a transformed function is called with, shared by
 every transform (grad, jvp, vjp, vmap, jit, the Jacobians)."""
+import inspect
+import numbers
+
 import numpy as np
 
 from .. import tree_util
@@ -68,9 +71,35 @@ def _any_masked(tree):
 
 
 def _parameter_names(fun):
-    import inspect
     try:
         return [p.name for p in inspect.signature(fun).parameters.values()
                 if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     except (TypeError, ValueError):
         return []
+
+
+def param_names(fun, n):
+    """The names of ``fun``'s first ``n`` parameters, ``#i`` past them (for
+    messages naming an argument)."""
+    try:
+        params = list(inspect.signature(fun).parameters)
+    except (TypeError, ValueError):
+        params = []
+    return [params[i] if i < len(params) else f"#{i}" for i in range(n)]
+
+
+def broadcast_prefix(spec, tree):
+    """``spec`` (an axis or None, or a pytree prefix of ``tree``) expanded to
+    one entry per leaf of ``tree``, with ``tree``'s structure."""
+    if spec is None or isinstance(spec, numbers.Integral):
+        return tree_util.tree_map(lambda _: spec, tree)
+    if isinstance(spec, dict):
+        if not isinstance(tree, dict) or set(spec) != set(tree):
+            raise ValueError(f"{spec!r} against {type(tree).__name__}")
+        return type(tree)((k, broadcast_prefix(spec[k], tree[k])) for k in tree)
+    if isinstance(spec, (tuple, list)):
+        if not isinstance(tree, (tuple, list)) or len(spec) != len(tree):
+            raise ValueError(f"{spec!r} against {type(tree).__name__}")
+        items = [broadcast_prefix(s, t) for s, t in zip(spec, tree)]
+        return type(tree)(*items) if hasattr(tree, "_fields") else type(tree)(items)
+    raise ValueError(f"unsupported in_axes entry {spec!r}")

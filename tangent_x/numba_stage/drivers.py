@@ -12,6 +12,8 @@ signature, cached on disk, inspectable with ``numba_source``.
 """
 import functools
 
+from .dispatch import disabled
+
 __all__ = ["JittedDriver"]
 
 
@@ -37,8 +39,7 @@ class JittedDriver:
         return part
 
     def __call__(self, *args, **kwargs):
-        from . import _disabled
-        if _disabled():
+        if disabled():
             return self._fun(*args, **kwargs)
         return self._driver(*args, **kwargs)
 

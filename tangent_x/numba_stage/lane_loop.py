@@ -38,7 +38,7 @@ remaining examples are skipped, or the exception surfaces as a
 ``LaneLoop`` runs the others again one at a time outside the loop, where
 the exception propagates, noted with the example's index.
 
-The compiled driver is a module of its own (``render``), named by a hash of
+The compiled driver is a module of its own (``render.render_lane_driver``), named by a hash of
 its text, which names the per-example module (itself named by a hash of
 its text): Numba's on-disk cache can never pair a driver with a stale
 per-example function.
@@ -47,14 +47,19 @@ import ast
 import hashlib
 import os
 
+import numba
 import numpy as np
 
 from ..python_stage import loader as modules
 from .. import tree_util
+from ..core.arguments import broadcast_prefix, param_names
 from ..errors import TransformError
-from ..core.naming import Namer
-from . import Compiled, JitError, Jitted, _disabled
+from .compile import Jitted
+from .loading import Compiled, on_disk, ready_kernels, runtime_stamp
+from .compile_errors import JitError
+from .dispatch import disabled
 from .lane_runtime import RAGGED
+from .render import render_lane_driver
 from .specialize import (Const, Dyn, SpecializationError, Zero, av_leaves, children,
                          is_container, rebuild)
 
@@ -67,8 +72,8 @@ class JittedVmap(Jitted):
     """``jit(vmap(f))``: batched or a parallel loop over examples (see the
     module doc)."""
 
-    def __init__(self, vmapped, static_argnums=(), static_argnames=()):
-        super().__init__(vmapped, static_argnums, static_argnames)
+    def __init__(self, vmapped, python_stage, static_argnums=(), static_argnames=()):
+        super().__init__(vmapped, python_stage, static_argnums, static_argnames)
         self._vmapped = vmapped
         self._per_example = None
         self._loops = {}          # vmap structure key -> LaneLoop, or None: batched
@@ -76,7 +81,7 @@ class JittedVmap(Jitted):
         self._last_loop = None
 
     def __call__(self, *args, **kwargs):
-        if _disabled() or kwargs:
+        if disabled() or kwargs:
             return super().__call__(*args, **kwargs)
         axes, size, key = self._vmapped._boundary(args)
         key = self._key(key, args)
@@ -134,8 +139,7 @@ class JittedVmap(Jitted):
         per-example code, so a new one is a new loop)."""
         if not self._static_argnums and not self._static_argnames:
             return key
-        from ..api.vmap import _param_names
-        names = _param_names(self._vmapped._fun, len(args))
+        names = param_names(self._vmapped._fun, len(args))
         return key, tuple((i, type(a), a) for i, a in enumerate(args)
                           if i in self._static_argnums or i - len(args) in self._static_argnums
                           or names[i] in self._static_argnames)
@@ -186,7 +190,7 @@ class JittedVmap(Jitted):
                 self._per_example = False
             else:
                 self._per_example = Jitted(
-                    fun, self._static_argnums, self._static_argnames)
+                    fun, self._python_stage, self._static_argnums, self._static_argnames)
         return self._per_example or None
 
     def numba_source(self, *args, **kwargs):
@@ -252,21 +256,18 @@ class LaneLoop:
     def _driver(self):
         """Render, load and wrap the ``prange`` driver of ``self.compiled``."""
         compiled = self.compiled
-        self.text, linemap, env = render(self.name, compiled, self.leaf_axes, self.n_out)
-        from . import _STAMP
-        stamp = hashlib.sha256((_STAMP or "").encode() + _lane_runtime_digest()).hexdigest()[:12]
+        self.text, linemap, env = render_lane_driver(self.name, compiled, self.leaf_axes,
+                                                     self.n_out, RAGGED)
+        stamp = hashlib.sha256(runtime_stamp().encode() + _lane_runtime_digest()).hexdigest()[:12]
         module, path = modules.load(f"{self.name}_lanes_{stamp}", self.text, env, linemap,
                                     importable=True)
-        import numba
-        from . import _kernels_called, _on_disk, beside
         self.path = path
         self.dispatcher = numba.njit(cache=True, parallel=True, nogil=True)(
             getattr(module, self.name))
-        if _on_disk(self.dispatcher):
+        if on_disk(self.dispatcher):
             # the driver's cached machine code calls kernels through slots
-            # (see Jitted._compile): fill them before Numba loads it
-            for kernel in _kernels_called(compiled.plan.bound, compiled.text):
-                beside.ready(kernel)
+            # (see Jitted._load): fill them before Numba loads it
+            ready_kernels(compiled.plan.bound, compiled.text)
         self.runner = Compiled(self.dispatcher, compiled.plan, self.text, path, linemap,
                                compiled.origin)
 
@@ -295,7 +296,7 @@ class LaneLoop:
                 values = self.per_example._run(self.runner, leaves)
             except JitError as exc:
                 # the example's code holds arrays of two dtypes in one variable:
-                # widened (Jitted._widened), the driver is built again for it
+                # widened (compile_errors.widened_text), the driver is built again for it
                 cause = getattr(exc, "numba_error", None)
                 if self.ran or cause is None or \
                         not self.per_example._widened(cause, self.compiled):
@@ -375,7 +376,7 @@ def _keys(d):
 
 
 def _leaves(value):
-    """The compiled leaves of an argument, in ``Jitted._flatten``'s order
+    """The compiled leaves of an argument, in ``flatten.Signature``'s order
     for an example (see ``_keys``)."""
     if isinstance(value, dict):
         return [a for k in _keys(value) for a in _leaves(value[k])]
@@ -385,7 +386,7 @@ def _leaves(value):
 
 
 def _leaf_axes(value, axes):
-    """The axis of every leaf ``Jitted._flatten`` makes of ``value``, in its order."""
+    """The axis of every leaf ``flatten.Signature`` makes of ``value``, in its order."""
     if isinstance(value, dict):
         return [a for k in _keys(value) for a in _leaf_axes(value[k], axes[k])]
     if isinstance(value, (list, tuple)):
@@ -399,75 +400,6 @@ def _lane_runtime_digest():
     with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "lane_runtime.py"),
               "rb") as f:
         return f.read()
-
-
-def render(name, compiled, leaf_axes, n_out):
-    """(text, line map, namespace) of the driver: the first example run on
-    its own (its results tell the batched results' shapes and dtypes), then
-    the others in a ``prange`` loop, each example's results written into
-    the batched ones."""
-    plan = compiled.plan
-    params = list(plan.params)
-    n_leaves = len(leaf_axes)
-    namer = Namer(set(params) | {"numba", "np", "lane_buffer", "set_lane"})
-    example = namer.fresh(f"{name[len('vmap_'):]}_example")
-    batch_size, k, first, lane, ragged, done = (namer.fresh(h) for h in (
-        "batch_size", "k", "first", "lane", "ragged", "done"))
-    outs = [namer.fresh(f"out_{j}") for j in range(n_out)]
-    hidden = params[n_leaves:]
-
-    def lane_args(index):
-        items = []
-        for p, ax in zip(params[:n_leaves], leaf_axes):
-            items.append(p if ax is None else f"{p}[{':, ' * ax}{index}]")
-        return ", ".join(items + hidden)
-
-    mapped = next(i for i, ax in enumerate(leaf_axes) if ax is not None)
-    example_module = "tangent_x_" + os.path.basename(compiled.path)[:-3]
-    lines = [
-        f"# Generated by tangent_x {__import__('tangent_x').__version__}: numba stage of vmap "
-        f"by a loop over examples (numba.prange, parallel=True)",
-        f"# {example}: the numba stage of one example, compiled from {example_module}",
-        f"#     ({compiled.path}); bound when loaded",
-        "import numba",
-        "import numpy as np",
-        "from tangent_x.numba_stage.lane_runtime import lane_buffer, set_lane",
-        "",
-        "",
-        f"def {name}({', '.join(params)}):",
-        f"    {batch_size} = {params[mapped]}.shape[{leaf_axes[mapped]}]",
-        f"    {first} = {example}({lane_args(0)})",
-    ]
-    def result(var, j):       # an example's j-th result (a lone one is not in a tuple)
-        return var if plan.bare else f"{var}[{j}]"
-
-    for j, out in enumerate(outs):
-        lines.append(f"    {out} = lane_buffer({result(first, j)}, {batch_size})")
-        lines.append(f"    set_lane({out}, 0, {result(first, j)})")
-    writes = [f"set_lane({out}, {k}, {result(lane, j)})" for j, out in enumerate(outs)]
-    outs.append(done)
-    lines.append(f"    {done} = np.zeros({batch_size}, np.bool_)")
-    lines.append(f"    {done}[0] = True")
-    if writes:         # (results that are all constants need no loop)
-        lines.append(f"    {ragged} = 0")
-        lines.append(f"    for {k} in numba.prange(1, {batch_size}):")
-        lines.append(f"        {lane} = {example}({lane_args(k)})")
-        # one reduction statement: Numba's prange takes ``r += ...`` once per body
-        if len(writes) == 1:
-            lines.append(f"        {ragged} += {writes[0]}")
-        else:
-            indent = " " * (len(ragged) + 13)
-            lines.append(f"        {ragged} += ({writes[0]}")
-            lines += [f"{indent}+ {w}" for w in writes[1:-1]] + [f"{indent}+ {writes[-1]})"]
-        # an example raising inside prange stops its worker's chunk and the
-        # exception is dropped: the flags tell the caller which examples ran
-        lines.append(f"        {done}[{k}] = True")
-        lines.append(f"    if {ragged}:")
-        lines.append(f"        raise ValueError({RAGGED!r})")
-    else:
-        lines.append(f"    {done}[:] = True")
-    lines.append(f"    return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
-    return "\n".join(lines) + "\n", {}, {example: compiled.dispatcher}
 
 
 class _Lane:
@@ -514,8 +446,7 @@ def _finish(out_av, values, size, out_axes, like):
     if out_axes is None or isinstance(out_axes, int):
         spec = tree_util.tree_map(lambda _: out_axes, tree)
     else:
-        from ..api.vmap import _broadcast_prefix
-        spec = _broadcast_prefix(out_axes, tree)
+        spec = broadcast_prefix(out_axes, tree)
 
     def place(leaf, axis):
         if leaf is None:

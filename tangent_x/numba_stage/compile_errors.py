@@ -1,0 +1,167 @@
+"""Numba's refusals, as located tangent_x errors, and the one mended here.
+
+A Numba compile failure names a line of the generated numba stage;
+``translate`` turns it into a ``JitError`` at the user's line, with a hint
+(mark an argument static, run without jit).  One refusal is mended rather
+than reported: a variable holding arrays of two dtypes (``widened_text``).
+"""
+import ast
+import os
+import re
+
+import numba.core.errors as numba_errors
+import numpy as np
+
+from ..errors import TransformError
+from .specialize import depends_on, static_hint
+
+__all__ = ["JitError", "translate", "widened_text", "MAX_WIDENED"]
+
+
+class JitError(TransformError):
+    """Code or arguments that Numba cannot compile (located at the user's line)."""
+
+
+# a Numba typing refusal of a variable holding arrays of two dtypes (widened_text)
+_UNIFY_ARRAYS = re.compile(r"Cannot unify array\((\w+), (\d+)d, \w+\) and "
+                           r"array\((\w+), (\d+)d, \w+\) for '([A-Za-z_]\w*)\.\d+'")
+# weak_scalars' mark of vmap's lanes of a Python number (numba_runtime.WeakLanes)
+_WEAK_LANES = re.compile(r"weak_scalar\((broadcast_lanes\([^()]*\))\)")
+MAX_WIDENED = 8          # variables widened, at most, before the refusal stands
+_COLOURS = re.compile(r"\x1b\[[0-9;]*m")
+_LINE = re.compile(r'File "([^"]+)", line (\d+)')
+_UNTYPED_GLOBAL = re.compile(r"Untyped global name '(\w+)'.*?Numba type of <class '([\w.]+)'>",
+                             re.S)
+
+
+def widened_text(exc, compiled):
+    """The numba stage's text mended for a Numba typing refusal ``exc``, or
+    None.  A variable whose arrays have two dtypes (``acc = x`` float32,
+    then ``acc = acc * 0.7 + c`` with a float64 ``c`` in a loop: NumPy
+    changes the array's dtype as the loop runs) is refused by Numba's
+    typing.  Its assignments are then cast to the common dtype
+    (``widen_dtype``): Numba types a variable once, so the wider dtype is
+    the one that holds every value (and the one NumPy ends with once the
+    widening line has run)."""
+    if not isinstance(exc, numba_errors.TypingError) or \
+            getattr(compiled, "name", None) is None:
+        return None
+    message = _COLOURS.sub("", str(exc))
+    match = _UNIFY_ARRAYS.search(message)
+    if match is None:
+        return None
+    if _WEAK_LANES.search(compiled.text):
+        # first without the lanes of Python numbers typed as weak (a
+        # carry read where its two types meet in one temporary): the
+        # code as typed before they were
+        return _WEAK_LANES.sub(r"\1", compiled.text)
+    a, ndim_a, b, ndim_b, var = match.groups()
+    if ndim_a != ndim_b:
+        return None
+    try:
+        dtype = np.promote_types(np.dtype(a), np.dtype(b))
+    except TypeError:
+        return None
+    if dtype.kind not in "biufc":
+        return None
+    lines = compiled.text.split("\n")
+    pattern = re.compile(rf"^(\s*){re.escape(var)} = (.+)$")
+    changed = False
+    for i, line in enumerate(lines):
+        m = pattern.match(line)
+        if m is None or m.group(2).startswith("widen_dtype("):
+            continue
+        try:
+            ast.parse(m.group(2), mode="eval")
+        except SyntaxError:
+            continue
+        lines[i] = f"{m.group(1)}{var} = widen_dtype({m.group(2)}, _tx_np.{dtype.name})"
+        changed = True
+    if not changed:
+        return None
+    # the imports go on the first import's line, so line numbers (the
+    # line map) stay
+    first = next(i for i, line in enumerate(lines) if line.startswith(("import ", "from ")))
+    lines[first] += "; import numpy as _tx_np; " \
+        "from tangent_x.numba_stage.numba_runtime import widen_dtype"
+    return "\n".join(lines)
+
+
+def is_compile_failure(exc, compiled, known):
+    """Whether ``exc``, raised by a call of ``compiled``'s dispatcher (which
+    had ``known`` compiled versions before it), is Numba refusing to
+    compile rather than the compiled code raising."""
+    return isinstance(exc, numba_errors.NumbaError) or (
+        len(compiled.dispatcher.overloads) == known and isinstance(
+            exc, (AssertionError, NotImplementedError, KeyError, AttributeError)))
+
+
+def translate(exc, compiled, leaves):
+    """A Numba compile failure as a located tangent_x error."""
+    message = str(exc)
+    origin, code_line = None, None
+    for path, line in _LINE.findall(message):
+        if os.path.abspath(path) == os.path.abspath(compiled.path):
+            origin = compiled.linemap.get(int(line))
+            code_line = int(line)
+    what = _summary(message) or f"{type(exc).__name__}"
+    types_ = ", ".join(_numba_type(v) for v in leaves)
+    where = ""
+    if code_line is not None:
+        text = compiled.text.splitlines()[code_line - 1].strip()
+        where = f" (numba stage {compiled.path}:{code_line}: {text})"
+    untyped = _UNTYPED_GLOBAL.search(_COLOURS.sub("", message))
+    if untyped is not None:     # a Python object the code calls, not an argument
+        name, kind = untyped.groups()
+        hint = (f"compiled code can call NumPy functions and functions tangent_x "
+                f"inlines, not '{name}' (a {kind.rpartition('.')[2]}); run without jit "
+                "(with tx.disable_jit(): ...) or write it with NumPy")
+    else:
+        hint = static_hint(_arguments_read(compiled, code_line, leaves))
+    error = JitError(f"Numba cannot compile this: {what}{where}; the compiled function's "
+                     f"arguments are ({types_})", origin or compiled.origin, hint)
+    error.numba_error = exc         # for a caller that can still mend it (LaneLoop)
+    return error
+
+
+def _arguments_read(compiled, code_line, leaves):
+    """The compiled function's number (or string) arguments that the failing
+    line's values are computed from: those marking static could fix."""
+    if code_line is None:
+        return []
+    try:
+        tree = ast.parse(compiled.text)
+    except SyntaxError:
+        return []
+    name = getattr(compiled, "name", None)
+    func = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name),
+                None)
+    if func is None:
+        return []
+    reads = [n.id for stmt in ast.walk(func) if isinstance(stmt, ast.stmt)
+             and getattr(stmt, "lineno", None) == code_line
+             and not isinstance(stmt, (ast.For, ast.While, ast.If, ast.FunctionDef))
+             for n in ast.walk(stmt) if isinstance(n, ast.Name)]
+    scalars = [a.arg for a, v in zip(func.args.args, leaves) if not isinstance(v, np.ndarray)]
+    return depends_on(func, reads, scalars)
+
+
+def _summary(message):
+    lines = [ln.strip() for ln in message.splitlines() if ln.strip()]
+    keep = []
+    for ln in lines:
+        if ln.startswith("Failed in ") or ln.startswith("During:") or \
+                ln.startswith("File ") or ln.startswith("^") or set(ln) <= set("- "):
+            continue
+        keep.append(ln)
+        if len(keep) >= 3:
+            break
+    text = " ".join(keep)
+    text = _COLOURS.sub("", text)
+    return text[:400]
+
+
+def _numba_type(value):
+    if isinstance(value, np.ndarray):
+        return f"array({value.dtype}, {value.ndim}d)"
+    return type(value).__name__
