@@ -1,5 +1,5 @@
 """The scatter of selected rows, one home for ``unindex``'s cotangent and the
-compiled ``np.<ufunc>.at``: ``values`` combined into the rows of ``target``
+compiled ``np.<ufunc>.at``: values combined into the rows of an array
 that an integer array or a boolean mask selects, one selected row at a
 time, in order, so that repeated rows combine."""
 import numpy as np
@@ -54,9 +54,9 @@ def selects_rows(index):
 
 
 def row_scatter(index, op):
-    """The function ``scatter(target, index, values)`` for an index of Numba
-    type ``index`` (see ``selects_rows``): ``values`` broadcast to the
-    selected rows, each combined into ``target`` by ``op`` (ADD, or the
+    """The function ``scatter(a, indices, b)`` for an index of Numba type
+    ``index`` (see ``selects_rows``): ``b`` broadcast to the rows of ``a``
+    that ``indices`` selects, each combined into ``a`` by ``op`` (ADD, or the
     ufunc MINIMUM, MAXIMUM, MULTIPLY), one selected row at a time, in order.
     Inlined where another implementation calls it (no compiled function of
     its own), or an implementation itself."""
@@ -64,14 +64,15 @@ def row_scatter(index, op):
     lead = index.ndim if mask else 1        # axes the index selects over
     combine = _added if op == ADD else _combine
 
-    def scatter(target, index, values):
-        checked(target, index)
-        tf = target.reshape(-1)
-        flat_index = np.ascontiguousarray(index).reshape(-1)
-        row = tf.size // max(target.shape[0] if not mask else flat_index.size, 1)
+    # named as np.<ufunc>.at's arguments: it is that overload's implementation
+    def scatter(a, indices, b):
+        checked(a, indices)
+        af = a.reshape(-1)
+        flat_index = np.ascontiguousarray(indices).reshape(-1)
+        row = af.size // max(a.shape[0] if not mask else flat_index.size, 1)
         m = flat_index.size if not mask else np.sum(flat_index)
-        vf = _flat_rows(values, m, target.shape[lead:])   # broadcast to the selected rows
-        n = vf.size
+        bf = _flat_rows(b, m, a.shape[lead:])   # b broadcast to the selected rows
+        n = bf.size
         j = 0
         for i in range(flat_index.size):
             if mask:
@@ -81,8 +82,8 @@ def row_scatter(index, op):
             else:
                 k = flat_index[i]
                 if k < 0:
-                    k += target.shape[0]
+                    k += a.shape[0]
             for r in range(row):
-                tf[k * row + r] = combine(op, tf[k * row + r], vf[(j * row + r) % n])
+                af[k * row + r] = combine(op, af[k * row + r], bf[(j * row + r) % n])
             j += 1
     return register_jitable(inline="always")(scatter)
