@@ -9,7 +9,7 @@ compile it triggers as a tree (time, function, argument types; a child's
 time is included in its parent's), from Numba's own event API.  Why a tree:
 each Numba function a compiled function calls is compiled on its own and
 then again inside its caller, so the cost of a helper is its own line *and*
-a share of every line above it (see numba_runtime: "flat" helpers).
+a share of every line above it (see numba_stage/kernels/loops.py: "flat" helpers).
 """
 import os
 import shutil

@@ -267,7 +267,7 @@ def _matmul(a, b):
 def _matmul_adjoint(side):
     def typer(g, a, b):
         if not _stacked(a, b):
-            return None       # numba_runtime's overload: 1-d and 2-d
+            return None       # overloads.products': 1-d and 2-d
         ins, out = _matmul_specs(a.ndim, b.ndim)
         kernel = _kernel(ins, out, [True, True, _is_array(g)], side, _dtype_of([a, b, g]))
         return lambda g, a, b: kernel(a, b, g)

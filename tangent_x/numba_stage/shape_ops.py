@@ -1,13 +1,13 @@
 """Numba implementations of NumPy shape ops and of the adjoints of shape
-and reduction ops that ``numba_runtime`` does not cover (registered when
-``numba_runtime`` is imported): ``np.tile``, ``np.diagonal``, ``np.flip`` and
+and reduction ops that ``overloads`` does not cover (registered when
+``numba_runtime`` is imported, after those): ``np.tile``, ``np.diagonal``, ``np.flip`` and
 ``np.cumsum`` along an axis, ``prod_others`` along an axis, ``unhstack``,
 ``untile``, ``unrepeat``, ``undiagonal``, the adjoints of ``np.linalg.solve``.
 
 Same conventions as there: loops writing one element at a time, kernels
 generated as source per rank where the rank decides the loop nest.  An
 overload that does not apply returns None, so the older overload of the
-same function (``numba_runtime``) answers.
+same function (in ``overloads.shapes`` or ``overloads.reductions``) answers.
 """
 import numpy as np
 from numba import types
@@ -16,25 +16,10 @@ from numba.extending import overload, register_jitable
 from numba.np.numpy_support import as_dtype
 
 from .. import runtime
-from . import numba_runtime
-
-_CACHED = {"cache": True}
-
-
-def _is_array(t):
-    return isinstance(t, types.Array)
-
-
-def _is_none(t):
-    return t is None or isinstance(t, (types.NoneType, types.Omitted)) and (
-        not isinstance(t, types.Omitted) or t.value is None)
-
-
-def _jitable(source, name, env=None):
-    namespace = {"np": np}
-    namespace.update(env or {})
-    exec(compile(source, f"<tangent_x numba kernel {name}>", "exec"), namespace)
-    return register_jitable(namespace[name])
+from .kernels.common import CACHED, is_array, is_none_value
+from .kernels.loops import jitable_from_source
+from .overloads import reductions  # noqa: F401 (its prod_others answers before the one here)
+from .overloads.shapes import cumsum, diagonal, flip, repeat, tile
 
 
 # --- along one axis: move it last, work on rows --------------------------------
@@ -47,12 +32,12 @@ def _rows(a, axis):
     return moved, moved.reshape((moved.size // max(n, 1), n))
 
 
-@overload(runtime.prod_others, jit_options=_CACHED)
+@overload(runtime.prod_others, jit_options=CACHED)
 def _prod_others_axis(a, axis=None):
     """``prod_others`` over one axis of an array of any rank (each row's
     prefix times suffix products: zeros stay exact)."""
-    if not _is_array(a) or a.ndim < 2 or not isinstance(axis, types.Integer):
-        return None        # numba_runtime's: all axes, or 1-d
+    if not is_array(a) or a.ndim < 2 or not isinstance(axis, types.Integer):
+        return None        # overloads.reductions': all axes, or 1-d
 
     def impl(a, axis=None):
         ax = axis % a.ndim
@@ -71,10 +56,10 @@ def _prod_others_axis(a, axis=None):
     return impl
 
 
-@overload(numba_runtime.cumsum, jit_options=_CACHED)
+@overload(cumsum, jit_options=CACHED)
 def _cumsum_axis(a, axis):
     """``np.cumsum(a, axis)`` for an array of rank 2 or more."""
-    if not _is_array(a) or a.ndim < 2 or not isinstance(axis, types.Integer):
+    if not is_array(a) or a.ndim < 2 or not isinstance(axis, types.Integer):
         return None
     dtype = np.int64 if isinstance(a.dtype, (types.Integer, types.Boolean)) else None
     # the running sum starts at a zero of the result's type (not at
@@ -96,9 +81,9 @@ def _cumsum_axis(a, axis):
 
 # --- joins and copies ----------------------------------------------------------
 
-@overload(runtime.unhstack, jit_options=_CACHED)
+@overload(runtime.unhstack, jit_options=CACHED)
 def _unhstack(g, tup):
-    if not _is_array(g):
+    if not is_array(g):
         raise TypingError("unhstack: the cotangent of hstack is an array")
     axis = 0 if g.ndim == 1 else 1
     return lambda g, tup: runtime.unconcatenate(g, tup, axis)
@@ -115,7 +100,7 @@ def _untile_kernel(gn, an):
         lead = gn - an
         parts = [f"idx[{lead + d}] % shape[{d}]" for d in range(an)]
         target = "(" + ", ".join(parts) + ("," if an == 1 else "") + ")" if an else "()"
-        _UNTILE[key] = _jitable("\n".join([
+        _UNTILE[key] = jitable_from_source("\n".join([
             "def untile(g, shape, dtype):",
             "    out = np.zeros(shape, dtype)",
             "    for idx in np.ndindex(g.shape):",
@@ -124,11 +109,11 @@ def _untile_kernel(gn, an):
     return _UNTILE[key]
 
 
-@overload(runtime.untile, jit_options=_CACHED)
+@overload(runtime.untile, jit_options=CACHED)
 def _untile(g, A, reps):
-    if not _is_array(g):
+    if not is_array(g):
         return lambda g, A, reps: g
-    if not _is_array(A):
+    if not is_array(A):
         return lambda g, A, reps: np.sum(g)
     if A.ndim > g.ndim:
         raise TypingError("untile: the cotangent has fewer axes than the tiled array")
@@ -158,12 +143,12 @@ def _unrepeat_rows(g2, counts, n):
     return out
 
 
-@overload(runtime.unrepeat, jit_options=_CACHED)
+@overload(runtime.unrepeat, jit_options=CACHED)
 def _unrepeat(g, a, repeats, axis=None):
-    if not _is_array(g):
+    if not is_array(g):
         raise TypingError("unrepeat: the cotangent of repeat is an array")
-    if _is_none(axis):
-        if not _is_array(a):
+    if is_none_value(axis):
+        if not is_array(a):
             return lambda g, a, repeats, axis=None: np.sum(g)
 
         def flat(g, a, repeats, axis=None):
@@ -172,7 +157,7 @@ def _unrepeat(g, a, repeats, axis=None):
             out = _unrepeat_rows(g2, _repeat_counts(repeats, n), n)
             return out.reshape(a.shape)
         return flat
-    if not isinstance(axis, types.Integer) or not _is_array(a):
+    if not isinstance(axis, types.Integer) or not is_array(a):
         raise TypingError("unrepeat: axis must be an int")
 
     def along(g, a, repeats, axis=None):
@@ -211,7 +196,7 @@ def _undiagonal_kernel(n):
     diagonal of a zero array of n dims (``axis1``/``axis2`` run-time)."""
     if n not in _UNDIAGONAL:
         index = ", ".join(f"full[{d}]" for d in range(n)) + ("," if n == 1 else "")
-        _UNDIAGONAL[n] = _jitable("\n".join([
+        _UNDIAGONAL[n] = jitable_from_source("\n".join([
             "def undiagonal(g, shape, dtype, offset, axis1, axis2):",
             "    out = np.zeros(shape, dtype)",
             f"    a1 = axis1 % {n}",
@@ -224,12 +209,12 @@ def _undiagonal_kernel(n):
     return _UNDIAGONAL[n]
 
 
-@overload(runtime.undiagonal, jit_options=_CACHED)
+@overload(runtime.undiagonal, jit_options=CACHED)
 def _undiagonal(g, a, offset=0, axis1=0, axis2=1):
-    if not _is_array(a) or a.ndim < 2:
+    if not is_array(a) or a.ndim < 2:
         raise TypingError("undiagonal: the array has at least two axes")
     kernel = _undiagonal_kernel(a.ndim)
-    if not _is_array(g):
+    if not is_array(g):
         def scalar(g, a, offset=0, axis1=0, axis2=1):
             return kernel(np.full(1, g), a.shape, np.float64, offset, axis1, axis2)
         return scalar
@@ -241,21 +226,21 @@ def _undiagonal(g, a, offset=0, axis1=0, axis2=1):
 
 # --- linear algebra ------------------------------------------------------------
 
-@overload(runtime.solve_transposed, jit_options=_CACHED)
+@overload(runtime.solve_transposed, jit_options=CACHED)
 def _solve_transposed(a, g, b):
     """``a.T @ y = g`` solved (``a``: one matrix; ``g`` a vector or matrix)."""
-    if not _is_array(a) or a.ndim != 2:
+    if not is_array(a) or a.ndim != 2:
         raise TypingError("solve_transposed: compiled for one matrix (a stack: not yet)")
     return lambda a, g, b: np.linalg.solve(np.ascontiguousarray(a.T),
                                            np.ascontiguousarray(g))
 
 
-@overload(runtime.solve_adjoint_lhs, jit_options=_CACHED)
+@overload(runtime.solve_adjoint_lhs, jit_options=CACHED)
 def _solve_adjoint_lhs(y, a, b, x):
     """``-y x^T`` (an outer product when ``solve`` read ``b`` as a vector)."""
-    if not _is_array(a) or a.ndim != 2:
+    if not is_array(a) or a.ndim != 2:
         raise TypingError("solve_adjoint_lhs: compiled for one matrix (a stack: not yet)")
-    if _is_array(b) and b.ndim == 1:
+    if is_array(b) and b.ndim == 1:
         return lambda y, a, b, x: -np.outer(y, x)
     return lambda y, a, b, x: -np.dot(np.ascontiguousarray(y), np.ascontiguousarray(x.T))
 
@@ -276,7 +261,7 @@ def _tile_kernel(an, d):
         shape = ", ".join(
             f"reps[{k}] * A.shape[{k - lead}]" if k >= lead else f"reps[{k}]"
             for k in range(d)) + ("," if d == 1 else "")
-        _TILE[key] = _jitable("\n".join([
+        _TILE[key] = jitable_from_source("\n".join([
             "def tile(A, reps):",
             f"    out = np.empty(({shape}), A.dtype)",
             "    for idx in np.ndindex(out.shape):",
@@ -285,9 +270,9 @@ def _tile_kernel(an, d):
     return _TILE[key]
 
 
-@overload(numba_runtime.tile, jit_options=_CACHED)
+@overload(tile, jit_options=CACHED)
 def _tile(A, reps):
-    if not _is_array(A):
+    if not is_array(A):
         return lambda A, reps: np.full(reps, A)
     n = 1 if isinstance(reps, types.Integer) else len(reps)
     d = max(A.ndim, n)
@@ -296,10 +281,10 @@ def _tile(A, reps):
     pad = d - n
     ones = "".join("1, " for _ in range(pad))
     if isinstance(reps, types.Integer):
-        lift = _jitable(f"def lift(reps):\n    return ({ones}reps,)", "lift")
+        lift = jitable_from_source(f"def lift(reps):\n    return ({ones}reps,)", "lift")
     else:
         items = "".join(f"reps[{k}], " for k in range(n))
-        lift = _jitable(f"def lift(reps):\n    return ({ones}{items})", "lift")
+        lift = jitable_from_source(f"def lift(reps):\n    return ({ones}{items})", "lift")
     return lambda A, reps: kernel(A, lift(reps))
 
 
@@ -311,7 +296,7 @@ def _diagonal_kernel(n):
         shape = ", ".join(f"others[{k}]" for k in range(n - 2)) + \
             (", " if n > 2 else "") + "length,"
         index = ", ".join(f"full[{d}]" for d in range(n))
-        _DIAGONAL[n] = _jitable("\n".join([
+        _DIAGONAL[n] = jitable_from_source("\n".join([
             "def diagonal(a, offset, axis1, axis2):",
             f"    a1 = axis1 % {n}",
             f"    a2 = axis2 % {n}",
@@ -334,18 +319,18 @@ def _diagonal_kernel(n):
     return _DIAGONAL[n]
 
 
-@overload(numba_runtime.diagonal, jit_options=_CACHED)
+@overload(diagonal, jit_options=CACHED)
 def _diagonal(a, offset=0, axis1=0, axis2=1):
-    if not _is_array(a) or a.ndim < 2:
+    if not is_array(a) or a.ndim < 2:
         raise TypingError("diagonal: the array has at least two axes")
     kernel = _diagonal_kernel(a.ndim)
     return lambda a, offset=0, axis1=0, axis2=1: kernel(a, offset, axis1, axis2)
 
 
-@overload(numba_runtime.flip, jit_options=_CACHED)
+@overload(flip, jit_options=CACHED)
 def _flip_axis(m, axis):
     """``np.flip(m, axis)`` for one axis of an array of rank 2 or more."""
-    if not _is_array(m) or m.ndim < 2 or not isinstance(axis, types.Integer):
+    if not is_array(m) or m.ndim < 2 or not isinstance(axis, types.Integer):
         return None
 
     def impl(m, axis):
@@ -360,13 +345,13 @@ def _flip_axis(m, axis):
     return impl
 
 
-@overload(numba_runtime.repeat, jit_options=_CACHED)
+@overload(repeat, jit_options=CACHED)
 def _repeat(a, repeats, axis):
     """``np.repeat(a, repeats, axis)`` along one axis (Numba's has no ``axis``)."""
-    if not _is_array(a) or not isinstance(axis, types.Integer):
+    if not is_array(a) or not isinstance(axis, types.Integer):
         raise TypingError("repeat: compiled for an array and an integer axis")
     n = a.ndim
-    shape = _jitable("def shape(total, moved):\n    return (total, " + "".join(
+    shape = jitable_from_source("def shape(total, moved):\n    return (total, " + "".join(
         f"moved.shape[{d}], " for d in range(1, n)) + ")", "shape")
 
     def impl(a, repeats, axis):
@@ -400,7 +385,7 @@ def _number_tuple(t):
 
 
 def _tuple_reduction(fn, start, combine, empty_error=None):
-    @overload(fn, jit_options=_CACHED)
+    @overload(fn, jit_options=CACHED)
     def _reduce(a):
         if not _number_tuple(a):
             return None
@@ -457,7 +442,7 @@ for _fn, _op, _name in ((np.max, _larger, "maximum"), (np.amax, _larger, "maximu
 def _atleast_number(fn, ndim):
     shape = (1,) * ndim
 
-    @overload(fn, jit_options=_CACHED)
+    @overload(fn, jit_options=CACHED)
     def _of_number(a):
         if not isinstance(a, (types.Number, types.Boolean)):
             return None

@@ -57,7 +57,7 @@ from numba.extending import intrinsic, overload, register_jitable
 from numba.np.arrayobj import make_array
 
 from . import beside
-from .numba_runtime import empty
+from .kernels.allocation import empty
 
 
 # -- single LLVM instructions: bit casts, fma, bare division, select ------------

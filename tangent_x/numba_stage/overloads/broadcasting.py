@@ -1,0 +1,106 @@
+"""Implementations of the runtime's broadcasting helpers: ``unbroadcast``
+(a cotangent summed back to its operand's shape), ``broadcast_like``,
+``unreduce``, ``shaped``, ``is_array``, ``inplace_result``.  Each is one
+flat generated function (see ``kernels.loops``)."""
+import numpy as np
+from numba.extending import overload, register_jitable
+from numba.np.numpy_support import as_dtype
+
+from ... import runtime
+from ..kernels.common import CACHED, is_array
+from ..kernels.loops import (axes_tuple, broadcast_fill, fill_lines, flat_function, keep_shape,
+                             sum_to_lines)
+
+
+def _same_or(contiguous, otherwise):
+    """Lines returning ``g`` when it already has ``x``'s shape (as it is when
+    C-ordered, known when compiling; else a C-ordered copy), else
+    ``otherwise`` with ``shape = x.shape``."""
+    same = "g" if contiguous else "np.ascontiguousarray(g)"
+    return ["if g.shape == x.shape:", f"    return {same}", "shape = x.shape",
+            *otherwise, "return out"]
+
+
+@overload(runtime.unbroadcast)
+def _unbroadcast(g, x):
+    if not is_array(g):
+        if not is_array(x):
+            return lambda g, x: g
+        return flat_function(
+            "unbroadcast", "g, x",
+            ["shape = x.shape", *fill_lines(None, x.ndim, dtype="dtype"), "return out"],
+            {"dtype": as_dtype(g)})
+    if not is_array(x):
+        return lambda g, x: np.sum(g)
+    gn, xn = g.ndim, x.ndim
+    if xn > gn:
+        return flat_function("unbroadcast", "g, x",
+                             ["shape = x.shape", *fill_lines(gn, xn), "return out"])
+    if gn == xn:
+        return flat_function("unbroadcast", "g, x",
+                             _same_or(g.layout == "C", sum_to_lines(gn, xn)))
+    return flat_function("unbroadcast", "g, x",
+                         ["shape = x.shape", *sum_to_lines(gn, xn), "return out"])
+
+
+@overload(runtime.shaped, jit_options=CACHED)
+def _shaped(shape):
+    if len(shape) == 0:
+        return lambda shape: 0.0
+    return lambda shape: np.broadcast_to(0.0, shape)
+
+
+@overload(runtime.is_array)
+def _is_array_of(x):
+    answer = is_array(x)       # a constant of the type: LLVM drops the other branch
+    return lambda x: answer
+
+
+@overload(runtime.inplace_result)
+def _inplace_result(new, old):
+    if is_array(old) and (not is_array(new) or new.dtype != old.dtype):
+        dtype = as_dtype(old.dtype)
+        return lambda new, old: np.asarray(new).astype(dtype)
+    return lambda new, old: new
+
+
+@overload(runtime.broadcast_like)
+def _broadcast_like(t, ans):
+    if not is_array(ans):
+        return lambda t, ans: t
+    if not is_array(t):
+        return flat_function(
+            "broadcast_like", "t, ans",
+            ["shape = ans.shape", *fill_lines(None, ans.ndim, "t", dtype="dtype"), "return out"],
+            {"dtype": as_dtype(t)})
+    fill = ["shape = ans.shape", *fill_lines(t.ndim, ans.ndim, "t", dtype="t.dtype"),
+            "return out"]
+    if t.ndim != ans.ndim:
+        return flat_function("broadcast_like", "t, ans", fill)
+    same = "t" if t.layout == "C" else "np.ascontiguousarray(t)"
+    return flat_function("broadcast_like", "t, ans",
+                         ["if t.shape == ans.shape:", f"    return {same}", *fill])
+
+
+@overload(runtime.unreduce)
+def _unreduce(g, x, axis=None, keepdims=False):
+    if not is_array(x):
+        return lambda g, x, axis=None, keepdims=False: g
+    xn = x.ndim
+    params = "g, x, axis=None, keepdims=False"
+    if not is_array(g):
+        return flat_function(
+            "unreduce", params,
+            ["shape = x.shape", *fill_lines(None, xn, dtype="dtype"), "return out"],
+            {"dtype": as_dtype(g)})
+    if g.ndim == xn:
+        return flat_function("unreduce", params,
+                             ["shape = x.shape", *fill_lines(xn, xn), "return out"])
+    fill = broadcast_fill(xn, xn)
+    keep = keep_shape(xn)
+    to_tuple = register_jitable(axes_tuple(axis, xn))
+
+    def impl(g, x, axis=None, keepdims=False):
+        shape = keep(x.shape, to_tuple(axis))
+        return fill(np.ascontiguousarray(g).reshape(shape), x.shape, g.dtype)
+    return impl

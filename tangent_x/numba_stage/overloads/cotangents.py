@@ -1,0 +1,76 @@
+"""The runtime's small cotangent helpers: ``zeros_like`` (of a value that
+may be None too), ``check_grad_output``, ``stop_gradient``, ``tree_add``,
+``iteration_item``."""
+import numpy as np
+from numba import types
+from numba.core.errors import TypingError
+from numba.extending import overload
+
+from ... import runtime
+from ..kernels.common import CACHED, is_array
+
+
+@overload(runtime.zeros_like, jit_options=CACHED)
+def _zeros_like(x):
+    if isinstance(x, types.Optional):
+        # A value that may still be None (a return value not yet assigned,
+        # read only where it was): its zero is the zero of its type.
+        inner = x.type
+        if is_array(inner):
+            raise TypingError("an array that may be None has no zero of known shape")
+
+        def optional(x):
+            if x is None:
+                return 0.0
+            return 0.0 * x
+        return optional
+    if isinstance(x, types.NoneType):
+        return lambda x: 0.0
+    if is_array(x):
+        return lambda x: np.zeros_like(x)
+    if isinstance(x, types.Integer) or isinstance(x, types.Boolean):
+        return lambda x: 0.0
+    return lambda x: 0.0 * x
+
+
+@overload(runtime.check_grad_output, jit_options=CACHED)
+def _check_grad_output(y):
+    if isinstance(y, (types.Optional, types.NoneType)):
+        def maybe_none(y):
+            if y is None:
+                raise TypeError("Gradient only defined for scalar-output functions. "
+                                "Output was None.")
+        return maybe_none
+    if is_array(y) and y.ndim > 0:
+        message = ("Gradient only defined for scalar-output functions. "
+                   f"Output was an array of {y.ndim} dimension{'s' if y.ndim > 1 else ''}.")
+
+        def impl(y):
+            raise TypeError(message)
+        return impl
+    if isinstance(getattr(y, "dtype", y), types.Complex):
+        def complex_output(y):
+            raise TypeError("grad requires real-valued outputs (output dtype that is a "
+                            "sub-dtype of np.floating); tangent_x differentiates real "
+                            "values only")
+        return complex_output
+    return lambda y: None
+
+
+@overload(runtime.stop_gradient, jit_options=CACHED)
+def _stop_gradient(x):
+    return lambda x: x
+
+
+@overload(runtime.tree_add, jit_options=CACHED)
+def _tree_add(a, b):
+    if isinstance(a, types.NoneType):
+        return lambda a, b: b
+    if isinstance(b, types.NoneType):
+        return lambda a, b: a
+    return lambda a, b: a + b
+
+
+@overload(runtime.iteration_item, jit_options=CACHED)
+def _iteration_item(items, k):
+    return lambda items, k: items[k]

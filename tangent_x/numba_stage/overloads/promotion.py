@@ -1,0 +1,94 @@
+"""NumPy's dtype promotion in compiled code: Python numbers next to narrow
+arrays (``weak_scalar``, NEP 50; see ``numba_stage.weak_scalars``) and
+arrays widened to a variable's common dtype (``widen_dtype``)."""
+import numpy as np
+from numba import types
+from numba.extending import overload
+from numba.np.numpy_support import as_dtype, from_dtype
+
+from ..kernels.common import CACHED, is_array
+from .lanes import WeakLanes, as_weak_lanes
+
+
+def weak_scalar(value, *likes):
+    """The Python number ``value`` as NumPy types it in an operation whose
+    other operands promote to the type of ``likes`` (NEP 50: next to a
+    float32 array ``0.5`` is a float32).  Eagerly NumPy does that itself,
+    so this is ``value``; compiled, a cast chosen when Numba types the call
+    (see weak_scalars)."""
+    return value
+
+
+def _weak_type(value, like):
+    """The Numba type NEP 50 gives the number type ``value`` next to an
+    operand of (scalar) type ``like``, or None for Numba's own promotion."""
+    kinds = (types.Boolean, types.Integer, types.Float, types.Complex)
+    rank = next((i for i, k in enumerate(kinds) if isinstance(value, k)), None)
+    like_rank = next((i for i, k in enumerate(kinds) if isinstance(like, k)), None)
+    if rank is None or like_rank is None or like_rank == 0:
+        return None
+    if rank <= like_rank:
+        return like                          # the number takes the operand's type
+    if like_rank == 2 and rank == 3:         # a complex number next to float32
+        return types.complex64 if like.bitwidth <= 32 else None
+    return None
+
+
+@overload(weak_scalar, jit_options=CACHED)
+def _weak_scalar(value, *likes):
+    if isinstance(value, types.Array):
+        if not likes:
+            # weak_scalar(broadcast_lanes(0.5, n)): a Python number's lanes
+            # (weak_scalars tells them apart from a NumPy scalar's)
+            return lambda value, *likes: as_weak_lanes(value)
+        if not isinstance(value, WeakLanes):
+            return lambda value, *likes: value       # a strong array: as it is
+        return _weak_lanes_scalar(value, likes)
+    dtypes = []
+    for like in likes:
+        dtype = like.dtype if isinstance(like, types.Array) else like
+        if not isinstance(dtype, types.Number) and not isinstance(dtype, types.Boolean):
+            return lambda value, *likes: value
+        dtypes.append(as_dtype(dtype))
+    promoted = from_dtype(np.result_type(*dtypes)) if dtypes else None
+    target = _weak_type(value, promoted)
+    if target is None or target == value:
+        return lambda value, *likes: value
+    cast = as_dtype(target).type
+    return lambda value, *likes: cast(value)
+
+
+def widen_dtype(x, dtype):
+    """``x`` as an array of ``dtype`` when it is an array of another dtype,
+    else ``x``: put on every assignment of a variable whose arrays NumPy
+    gives two dtypes (``acc = x`` float32 before a loop, float64 after
+    ``acc = acc + c`` with a float64 ``c`` in it), which Numba cannot type
+    as one (see ``Jitted._widened``)."""
+    if isinstance(x, np.ndarray) and x.dtype != dtype:
+        return x.astype(dtype)
+    return x
+
+
+@overload(widen_dtype, jit_options=CACHED)
+def _widen_dtype(x, dtype):
+    target = getattr(dtype, "instance_type", None)
+    if not is_array(x) or target is None or x.dtype == target:
+        return lambda x, dtype: x
+    return lambda x, dtype: x.astype(dtype)
+
+
+def _weak_lanes_scalar(value, likes):
+    """``weak_scalar`` of ``WeakLanes``: the lanes cast to the dtype NumPy
+    gives their numbers next to ``likes`` (as ``lanes.WeakLanes`` does)."""
+    dtypes = []
+    for like in likes:
+        dtype = like.dtype if isinstance(like, types.Array) else like
+        if not isinstance(dtype, (types.Number, types.Boolean)):
+            return lambda value, *likes: value
+        dtypes.append(as_dtype(dtype))
+    promoted = from_dtype(np.result_type(*dtypes)) if dtypes else None
+    target = _weak_type(value.dtype, promoted)
+    if target is None or target == value.dtype:
+        return lambda value, *likes: value
+    dtype = as_dtype(target)
+    return lambda value, *likes: value.astype(dtype)
