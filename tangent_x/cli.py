@@ -13,7 +13,7 @@ import importlib.util
 import os
 import sys
 
-from .api import derivatives as api, jit as api_jit
+from .api import derivatives as api, jacobians, jit as api_jit, vmap as vmapping
 from .api.transformed import cached
 from .errors import TransformError
 
@@ -128,7 +128,6 @@ def jit_source(fn, args):
     if args.transform == "hessian" and not static:
         # with example arguments, what jit(hessian(f)) really compiles: the
         # jvp of the gradient batched over every one-hot tangent
-        from .api import jacobians
         jitted = api_jit.jit(jacobians.hessian(fn, argnums=args.argnums))
     import numpy as np
     try:
@@ -185,7 +184,6 @@ def vmap_source(fn, in_axes_text, example_text, method, transform=None):
     import inspect
 
     import numpy as np
-    from .api import vmap as vmapping
     target = transformed_for(fn, transform) if transform else fn
     in_axes = _in_axes(in_axes_text)
     if example_text:

@@ -19,9 +19,9 @@ from .. import tree_util
 from . import complex_values
 from .boundary import cast_grads, fill, owned
 from .generate import build
-from .transformed import Transformed, argnums_tuple, cached, call_jvp
-from .vmap import Unspecialized
+from .transformed import Transformed, Unspecialized, argnums_tuple, cached, call_jvp
 from ..numba_stage.compile import jitted_of
+from .jit import jitted
 
 
 def grad(fun, argnums=0, has_aux=False):
@@ -132,11 +132,9 @@ def source(fun, stage="python", example_args=None):
     if example_args is not None and not isinstance(example_args, tuple):
         example_args = (example_args,)
     if stage == "numba":
-        # local import: api.jit imports this module (jit compiles a Transformed)
-        from .jit import jitted
-        jitted = jitted_of(fun) or jitted(fun)
-        return jitted.numba_source(*example_args) if example_args is not None \
-            else jitted.numba_source()
+        compiled = jitted_of(fun) or jitted(fun)
+        return compiled.numba_source(*example_args) if example_args is not None \
+            else compiled.numba_source()
     _specialize_for_source(fun, example_args)
     fun = getattr(fun, "__tangent_x_source__", None) or getattr(fun, "__tangent_x__", fun)
     if hasattr(fun, "specialize") and stage == "python":    # vmap: its latest specialisation

@@ -17,7 +17,7 @@ from ..numba_stage.compile import Jitted
 from ..numba_stage.drivers import JittedDriver
 from ..numba_stage.results import identity_finish
 from .transformed import Transformed, cached
-from .vmap import Vmapped
+from .vmap import Vmapped, register_jit
 
 __all__ = ["jit", "disable_jit", "jitted", "python_stage"]
 
@@ -51,6 +51,9 @@ def disable_jit(disable=True):
         yield
     finally:
         dispatch.close_disabled(old)
+
+
+register_jit(jit)
 
 
 def jitted(fun, static_argnums=(), static_argnames=()):

@@ -20,7 +20,11 @@ from ..python_stage import loader as modules
 from .. import runtime
 from .boundary import cast_like, check_inputs, fill
 from .generate import build
-from .vmap import Unspecialized
+
+
+class Unspecialized(TypeError):
+    """A vmapped function asked for its code before any call told it the
+    structure of its arguments."""
 
 
 class Transformed:

@@ -27,6 +27,7 @@ from ..canonical import converter as canonical
 from ..python_stage import emit, loader as modules
 from ..python_stage.pipeline import optimize
 from .generate import unwrap
+from .transformed import Unspecialized
 from ..core import ir, lower, primitives as P
 from ..core.builders import assign, call
 from ..core.naming import Namer
@@ -38,6 +39,13 @@ from ..analysis.defuse import mentioned_names
 from ..analysis.probe import probe
 
 METHODS = ("vectorize", "loop")
+# vmap(jit(f)) is jit(vmap(f)).  api.jit sits above this module (it compiles
+# a Vmapped its own way), so it registers itself here when it loads.
+_JIT = []
+
+
+def register_jit(jit):
+    _JIT[:] = [jit]
 
 
 def vmap(fun, in_axes=0, out_axes=0, method="vectorize"):
@@ -48,10 +56,9 @@ def vmap(fun, in_axes=0, out_axes=0, method="vectorize"):
         in_axes = tuple(in_axes)
     _check_axes_spec(in_axes, "in_axes")
     _check_axes_spec(out_axes, "out_axes")
-    # local import: api.jit imports this module (jit(vmap(f)) is its own machinery)
-    from .jit import jit
     if jitted_of(fun) is not None:  # vmap(jit(f)) is jit(vmap(f)): still compiled
         fun = jitted_of(fun)
+        jit, = _JIT
         return jit(Vmapped(fun._fun, in_axes, out_axes, method),
                    static_argnums=fun._static_argnums,
                    static_argnames=fun._static_argnames)
@@ -76,11 +83,6 @@ def _check_axes_spec(spec, what):
         if leaf is not None and not isinstance(leaf, numbers.Integral):
             raise TypeError(f"vmap {what} must be an int, None, or a (nested) tuple/list/"
                             f"dict of those, got {leaf!r} of type {type(leaf).__name__}")
-
-
-class Unspecialized(TypeError):
-    """A vmapped function asked for its code before any call told it the
-    structure of its arguments."""
 
 
 class Generated:

@@ -7,7 +7,7 @@ matrix product (~0.9 s) and the loop of ``vmath.tanh`` over an array
 (~0.4 s).  Each is a ``numba.cfunc`` with a fixed signature, generated as a
 real module file and cached on disk by Numba.  When a compile types a call
 that needs one and it is not loaded (``request``), a second Python process
-(``serve``, reading kernel names on its stdin) compiles it into Numba's
+(``beside_server``, reading kernel names on its stdin) compiles it into Numba's
 disk cache while this process goes on typing and compiling the caller.
 When this thread's outermost Numba compile ends -- before any compiled code
 can run -- this process waits for what it asked for and loads it from the
@@ -122,8 +122,7 @@ def _server():
                PYTHONPATH=os.pathsep.join([root] + [p for p in [os.environ.get("PYTHONPATH")]
                                                     if p]))
     try:
-        process = subprocess.Popen([sys.executable, "-c", "from tangent_x.numba_stage."
-                                    "beside import serve; serve()"],
+        process = subprocess.Popen([sys.executable, "-m", "tangent_x.numba_stage.beside_server"],
                                    env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                    stderr=subprocess.DEVNULL, text=True, bufsize=1)
     except OSError:
@@ -231,17 +230,3 @@ class _ReadyWhenCompiled(event.Listener):
 
 
 event.register("numba:compile", _ReadyWhenCompiled())
-
-
-def serve():
-    """The second process: compile each kernel named on stdin into Numba's
-    disk cache, reporting ``built NAME`` (or ``failed NAME``) on stdout."""
-    # local import: only the second process needs the kernels' definitions
-    from . import numba_runtime, vmath  # noqa: F401 (they define the kernels)
-    for line in sys.stdin:
-        name = line.strip()
-        try:
-            KERNELS[name].load()
-            print("built", name, flush=True)
-        except Exception:                       # the asking process compiles it itself
-            print("failed", name, flush=True)
