@@ -1,6 +1,7 @@
 """The package's layering (docs/architecture.md): imports go downwards, no
-import cycle, function-local imports only with a reason.  The check is
-``tools/check_layers.py``; this runs it with the suite."""
+import cycle, function-local imports only with a reason, no module over 700
+lines and no class over 400.  The check is ``tools/check_layers.py``; this
+runs it with the suite."""
 import os
 import subprocess
 import sys
@@ -30,3 +31,17 @@ def test_the_check_sees_an_upward_import(tmp_path):
     assert done.returncode == 1
     assert "tangent_x/core/naming.py" in done.stdout and "a higher layer" in done.stdout
     assert "without '# local import:" in done.stdout
+
+
+def test_the_check_sees_an_oversized_class(tmp_path):
+    import shutil
+    shutil.copytree(os.path.join(ROOT, "tangent_x"), tmp_path / "tangent_x",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    (tmp_path / "tools").mkdir()
+    shutil.copy(os.path.join(ROOT, "tools", "check_layers.py"), tmp_path / "tools")
+    body = "".join(f"    def m{i}(self):\n        return {i}\n" for i in range(250))
+    (tmp_path / "tangent_x" / "core" / "big.py").write_text("class Big:\n" + body)
+    done = subprocess.run([sys.executable, str(tmp_path / "tools" / "check_layers.py")],
+                          capture_output=True, text=True)
+    assert done.returncode == 1
+    assert "class Big has 501 lines" in done.stdout

@@ -10,6 +10,9 @@ import, a cycle the layering cannot express).
 
     python tools/check_layers.py [--verbose]
 
+It also holds modules and classes to a size one can read: no module over
+700 lines, no class over 400.
+
 prints the counts and every violation, and exits 1 when there is one.
 CI runs it.
 """
@@ -35,6 +38,24 @@ LAYERS = [
     ("top", ["", "__main__", "cli", "test_util"]),
 ]
 REASON = "# local import:"
+MAX_MODULE_LINES = 700
+MAX_CLASS_LINES = 400
+
+
+def oversized(path, where):
+    """Problems of size: the module's lines, each class's lines."""
+    text = open(path, encoding="utf-8").read()
+    problems = []
+    lines = text.count("\n") + (not text.endswith("\n"))
+    if lines > MAX_MODULE_LINES:
+        problems.append(f"{where}: {lines} lines (at most {MAX_MODULE_LINES}); split it by job")
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.ClassDef):
+            size = node.end_lineno - node.lineno + 1
+            if size > MAX_CLASS_LINES:
+                problems.append(f"{where}:{node.lineno}: class {node.name} has {size} lines "
+                                f"(at most {MAX_CLASS_LINES})")
+    return problems
 
 
 def modules(root):
@@ -140,6 +161,7 @@ def main(argv):
     for module, (path, package) in sorted(known.items()):
         rank = layer_of(module)
         where = os.path.relpath(path, ROOT)
+        problems += oversized(path, where)
         for target, line, local, span in imports(module, path, package, known):
             # a package's __init__ importing its own submodules is the package itself
             if module == PACKAGE or target.startswith(module + "."):
