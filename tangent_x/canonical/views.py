@@ -13,16 +13,10 @@ import gast
 from ..core import ir, primitives as P
 from ..core.naming import base_name
 
-# always a view of an array argument; the inverse spelled per function below
-_ALWAYS = frozenset(("transpose", "swapaxes", "moveaxis", "squeeze", "expand_dims", "flip"))
-# a view when the layout allows, a copy otherwise (``np.asarray``: the array
-# itself when it has the dtype asked for)
-# (``np.atleast_2d``: the array itself, a view with new axes of it, or a
-# new array made from a number)
-_MAYBE = frozenset(("reshape", "ravel", "asarray", "atleast_1d", "atleast_2d", "atleast_3d"))
-# views NumPy makes read-only: writing into one raises
-_READ_ONLY = frozenset(("diagonal", "broadcast_to"))
-MAKERS = _ALWAYS | _MAYBE | _READ_ONLY
+# Which NumPy functions return views, and of which kind, is the primitive
+# table's ``view`` property ("always", "maybe", "read_only"); the inverse
+# of each, to write a changed view back, is spelled below.
+_KINDS = ("always", "maybe", "read_only")
 
 
 class ViewCall:
@@ -47,7 +41,7 @@ class ViewCall:
     def put_back(self, conv, base, view):
         """``base`` after its view became ``view``."""
         name_ = self.prim.name
-        if name_ in _READ_ONLY:
+        if self.prim.view == "read_only":
             raise conv.error(f"this writes into the read-only view {self.label}(...) returns "
                              f"(NumPy raises ValueError here)", None,
                              f"copy it first ({self.label}(...).copy())")
@@ -92,9 +86,9 @@ def _constant_axes(eqns, atom):
 
 def of_call(eqn):
     """Whether the equation ``eqn`` makes a view of its first argument (a name)."""
-    return (eqn.prim.kind == "call" and eqn.prim.name in MAKERS and eqn.args
+    return (eqn.prim.kind == "call" and eqn.prim.view in _KINDS and eqn.args
             and ir.is_name(eqn.args[0]) and len(eqn.outs) == 1)
 
 
 def may_copy(eqn):
-    return eqn.prim.name in _MAYBE
+    return eqn.prim.view == "maybe"

@@ -36,8 +36,13 @@ class Primitive:
     broadcasting elementwise op whose operands broadcast against each other:
                  the reverse transform sums cotangents back to each
                  operand's shape (one shared helper, ``unbroadcast``)
-    view         may return a view of an argument (so an in-place update of
-                 its result must copy first)
+    view         whether the result may share memory with the first argument,
+                 so that writing into one changes the other (the canonical
+                 stage follows such writes, ``canonical/views.py``): False;
+                 True for the structural ops (indexing, containers); for NumPy
+                 functions, "always" (``transpose``), "maybe" (a view when
+                 the layout allows, a copy otherwise: ``reshape``), or
+                 "read_only" (a view NumPy makes read-only: ``diagonal``)
     shape_args   positions of arguments read only for their shape (the
                  ``x`` of ``unbroadcast(g, x)``): a backward loop need not
                  recompute such a value, its shape will do
@@ -180,9 +185,14 @@ _NONDIFF = """sign floor ceil round rint trunc shape ndim size zeros_like
     linspace argmax argmin argsort isnan isinf isfinite logical_and
     logical_or logical_not logical_xor all any float32 float64 int32 int64
     nonzero count_nonzero""".split()
-_VIEWS = set("""reshape transpose swapaxes moveaxis expand_dims squeeze
-    broadcast_to ravel diagonal asarray real conj atleast_1d atleast_2d
-    atleast_3d""".split())
+_VIEWS = {
+    **dict.fromkeys("transpose swapaxes moveaxis squeeze expand_dims flip".split(), "always"),
+    # (``np.asarray``: the array itself when it has the dtype asked for;
+    # ``np.atleast_2d``: the array itself, a view with new axes of it, or a
+    # new array made from a number)
+    **dict.fromkeys("reshape ravel asarray atleast_1d atleast_2d atleast_3d".split(), "maybe"),
+    **dict.fromkeys("diagonal broadcast_to".split(), "read_only"),
+}
 
 
 _BROADCASTING_OTHER = {"where", "clip"}
@@ -195,7 +205,7 @@ def _numpy_prim(name, differentiable=True, elementwise=False, broadcasting=False
         return None
     return register(Primitive(name, "call", fn=obj, spelling=spelling or f"np.{name}",
                               differentiable=differentiable, elementwise=elementwise,
-                              broadcasting=broadcasting, view=name in _VIEWS), obj)
+                              broadcasting=broadcasting, view=_VIEWS.get(name, False)), obj)
 
 
 for _name in _ELEMENTWISE_UNARY:
