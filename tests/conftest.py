@@ -32,3 +32,27 @@ def _rngs_seeded_per_test(request):
     for name, rng in _test_module_rngs():
         rng.seed(zlib.crc32(f"{request.node.nodeid} {name}".encode()))
     yield
+
+
+# The default run (the README's command) must stay within 10 minutes on
+# CI's 2 cores.  Tests measured among its slowest -- nearly all of them jit
+# tests, whose time is Numba compiling -- are listed in
+# tests/slow_tests.txt and marked ``slow`` here, so they run in CI's slow
+# step (``-m slow``) instead.  ``python tools/slow_tests.py DURATIONS_LOG``
+# rewrites the list from a run's ``--durations`` output.
+_SLOW_LIST = os.path.join(_HERE, "slow_tests.txt")
+
+
+def _listed_slow():
+    if not os.path.exists(_SLOW_LIST):
+        return frozenset()
+    with open(_SLOW_LIST, encoding="utf-8") as f:
+        return frozenset(line.strip() for line in f
+                         if line.strip() and not line.startswith("#"))
+
+
+def pytest_collection_modifyitems(config, items):
+    listed = _listed_slow()
+    for item in items:
+        if item.nodeid in listed:
+            item.add_marker(pytest.mark.slow)

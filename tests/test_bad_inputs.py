@@ -478,3 +478,27 @@ def test_jit_called_from_many_threads_at_its_first_call():
     got = _threaded(f, args)
     for (x,), r in zip(args, got):
         assert_tree_allclose(r, tx.grad(s_scan)(x), rtol=1e-12)
+
+
+# --- grad of an integer output: JAX's TypeError, eager and compiled alike ---
+
+def _int_output(x):
+    return int(x > 0.0) + 2
+
+
+def _int_sum(x):
+    return np.sum(x > 0.0)
+
+
+@pytest.mark.parametrize("fn, arg", [(_int_output, 0.5), (_int_sum, np.array([0.5, -1.0]))],
+                         ids=["python int", "numpy int"])
+def test_grad_of_an_integer_output_is_jax_type_error(fn, arg):
+    """grad of an int-valued function is not 0.0 (a silently wrong number):
+    JAX raises TypeError naming the dtype, and so does tangent_x."""
+    with pytest.raises(TypeError, match="real-valued outputs.*but got (int|bool)"):
+        tx.grad(fn)(arg)
+
+
+def test_jit_grad_of_an_integer_output_is_the_same_type_error():
+    with pytest.raises(TypeError, match="real-valued outputs.*but got int"):
+        tx.jit(tx.grad(_int_sum))(np.array([0.5, -1.0]))

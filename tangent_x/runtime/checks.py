@@ -10,6 +10,13 @@ def _is_array_like(x):
     return isinstance(x, (np.ndarray, np.generic, numbers.Number))
 
 
+def integer_output_message(dtype):
+    """JAX's refusal of grad of an integer (or bool) output, with the fix."""
+    return (f"grad requires real-valued outputs (output dtype that is a sub-dtype of "
+            f"np.floating), but got {dtype}: the function's output is an integer, whose "
+            f"derivative is not defined; return a float (or use tangent_x.vjp directly)")
+
+
 def check_grad_output(y):
     """grad differentiates scalar-output functions only (as JAX)."""
     if not _is_array_like(y):
@@ -21,6 +28,8 @@ def check_grad_output(y):
     if shape != ():
         raise TypeError("Gradient only defined for scalar-output functions. "
                         f"Output had shape: {shape}.")
+    if np.result_type(y).kind in "biu":
+        raise TypeError(integer_output_message(np.result_type(y)))
     if np.iscomplexobj(y):
         raise TypeError("grad requires real-valued outputs (output dtype that is a "
                         f"sub-dtype of np.floating), but got {np.result_type(y)}; tangent_x "

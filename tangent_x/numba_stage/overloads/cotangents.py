@@ -7,6 +7,7 @@ from numba.core.errors import TypingError
 from numba.extending import overload
 
 from ... import runtime
+from ...runtime.checks import integer_output_message
 from ..kernels.common import CACHED, is_array
 
 
@@ -48,6 +49,14 @@ def _check_grad_output(y):
         def impl(y):
             raise TypeError(message)
         return impl
+    if isinstance(getattr(y, "dtype", y), (types.Integer, types.Boolean)):
+        message = integer_output_message(
+            "bool" if isinstance(getattr(y, "dtype", y), types.Boolean) else
+            str(getattr(y, "dtype", y)))
+
+        def integer_output(y):
+            raise TypeError(message)
+        return integer_output
     if isinstance(getattr(y, "dtype", y), types.Complex):
         def complex_output(y):
             raise TypeError("grad requires real-valued outputs (output dtype that is a "

@@ -111,41 +111,38 @@ def _materialized_zero(s, av):
                                        args=[s.render(av)], keywords=[])), "zeros")
 
 
+def _zero_like(s, like):
+    """A zero cotangent shaped like ``like`` (a container's leaves each)."""
+    like = opened(like)
+    return _zeros_like(s, [like], {}) if is_container(like) else _materialized_zero(s, like)
+
+
+def _step_item(s, g, key, like):
+    """Item ``key`` of a loop's per-step cotangents (``Steps``), zeros where
+    the step gave none."""
+    item = opened(g).item(s, static_index(s, key))
+    return _zero_like(s, like) if is_zero(item) else item
+
+
 @handles(runtime.cotangent_item)
 def _cotangent_item(s, args, kwargs):
     g, key, like = args
     if isinstance(opened(g), Steps):
-        key = static_index(s, key)
-        item = opened(g).item(s, key)
-        if is_zero(item):
-            like = opened(like)
-            return _zeros_like(s, [like], {}) if is_container(like) else \
-                _materialized_zero(s, like)
-        return item
+        return _step_item(s, g, key, like)
     if is_zero(g):
-        return _zeros_like(s, [like], {}) if is_container(opened(like)) else \
-            _materialized_zero(s, like)
+        return _zero_like(s, like)
     g = opened(g)
     if not is_container(g):
         return NotImplemented
     item = g[static_index(s, key)]
-    if is_zero(item):
-        like = opened(like)
-        return _zeros_like(s, [like], {}) if is_container(like) else _materialized_zero(s, like)
-    return item
+    return _zero_like(s, like) if is_zero(item) else item
 
 
 @handles(runtime.item_cotangent)
 def _item_cotangent(s, args, kwargs):
     g, key, like = args
     if isinstance(opened(g), Steps):
-        key = static_index(s, key)
-        item = opened(g).item(s, key)
-        if is_zero(item):
-            like = opened(like)
-            return _zeros_like(s, [like], {}) if is_container(like) else \
-                _materialized_zero(s, like)
-        return item
+        return _step_item(s, g, key, like)
     if is_zero(g):
         return Const(None)
     return _unindex(s, [g, key, like], {})
@@ -211,9 +208,9 @@ def _check_grad_output(s, args, kwargs):
     if is_container(y) or (isinstance(y, Const) and np.shape(y.value) != ()):
         s.fail(f"Gradient only defined for scalar-output functions; the output is "
                f"{describe(y)}", "return a scalar")
-    if isinstance(y, Const):
+    if isinstance(y, Const) and np.result_type(y.value).kind not in "biu":
         return Const(None)
-    return NotImplemented
+    return NotImplemented       # (an integer constant: the run-time check raises)
 
 
 @handles(runtime.iteration_item)
@@ -393,25 +390,16 @@ HANDLERS[runtime.is_array] = _is_array
 
 @handles(list)
 def _list(s, args, kwargs):
-    if len(args) == 1:
+    """``list(x)`` of a known container: its items (of a dict, its keys, known
+    now: a loop over ``d.items()`` is then written out, key by key)."""
+    if len(args) == 1 and not kwargs:
         x = opened(args[0])
+        if isinstance(x, dict):
+            return Const(list(x))
         if isinstance(x, (list, tuple)):
             return list(x)
         if isinstance(x, Tape):
             s.fail("copying a list filled by a loop cannot be compiled")
-    return NotImplemented
-
-
-# NOTE: this second entry for ``list`` replaces ``_list`` above, as it did
-# when both lived in numba_stage/structural.py: ``_list`` is never called.
-# Kept as found (a behaviour-preserving move); which of the two is meant is
-# an open question.
-@handles(list)
-def _list_of(s, args, kwargs):
-    """``list(d)`` of a dict: its keys, known now (a loop over ``d.items()``
-    is then written out, key by key)."""
-    if len(args) == 1 and not kwargs and isinstance(opened(args[0]), dict):
-        return Const(list(opened(args[0])))
     return NotImplemented
 
 
