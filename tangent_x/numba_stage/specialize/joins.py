@@ -82,7 +82,15 @@ class Joins:
         for (code, _), value in zip(sides, (a, b)):
             if isinstance(value, Dyn) and value.name == name:
                 continue
-            if is_unbound(value):      # never assigned on this path: assign nothing
+            if is_unbound(value):
+                # never assigned on this path: None, so Numba types the
+                # variable as optional, and each read of it checks
+                # (``assigned``: UnboundLocalError, as Python raises); left
+                # unassigned, Numba would read it as zero
+                code.append(tagged(ast.Assign(targets=[ast.Name(name, ast.Store())],
+                                              value=ast.Constant(None), lineno=0),
+                                   self.current))
+                self.unbound_starts.add(name)
                 continue
             code.append(tagged(ast.Assign(targets=[ast.Name(name, ast.Store())],
                                         value=self.render(value, name), lineno=0),
