@@ -222,7 +222,26 @@ def simplify(blocks, live_out, maybe_ints=()):
     return blocks
 
 
-_INT_CALLS = {"len", "int", "scan_length", "np.argmax", "np.argmin", "np.ndim", "np.size"}
+_INT_CALLS = {"len", "int", "scan_length", "np.argmax", "np.argmin", "np.ndim", "np.size",
+              # booleans (an int to arithmetic: ``(x > 0) * 1.0`` is how users
+              # ask for a float, never to be folded to ``x > 0``)
+              "bool", "np.isnan", "np.isinf", "np.isfinite", "np.logical_and",
+              "np.logical_or", "np.logical_not", "np.logical_xor", "np.any", "np.all",
+              "np.greater", "np.greater_equal", "np.less", "np.less_equal", "np.equal",
+              "np.not_equal", "np.count_nonzero", "np.nonzero", "np.signbit",
+              # draws of integers or booleans
+              "tx_random.bernoulli", "tx_random.randint", "tx_random.permutation",
+              "tx_random.choice", "tx_random.bits", "tx_random.categorical"}
+# calls whose result has their first argument's dtype: an int in, an int out
+_DTYPE_KEEPING = {"np.sum", "np.prod", "np.cumsum", "np.cumprod", "np.max", "np.min",
+                  "np.amax", "np.amin", "np.abs", "np.absolute", "np.negative", "np.sign",
+                  "np.reshape", "np.transpose", "np.squeeze", "np.ravel", "np.flip",
+                  "np.expand_dims", "np.swapaxes", "np.moveaxis", "np.broadcast_to",
+                  "np.atleast_1d", "np.atleast_2d", "np.atleast_3d", "np.tile",
+                  "np.repeat", "np.diagonal", "np.copy", "np.asarray", "np.array",
+                  "np.concatenate", "np.stack", "np.hstack", "np.vstack", "np.maximum",
+                  "np.minimum", "np.where", "np.clip", "np.roll", "np.sort", "np.diff",
+                  "np.outer", "np.dot", "np.matmul", "np.trace", "np.square"}
 _INT_BINOPS = (gast.Add, gast.Sub, gast.Mult, gast.FloorDiv, gast.Mod, gast.Pow,
                gast.BitAnd, gast.BitOr, gast.BitXor, gast.LShift, gast.RShift)
 
@@ -260,18 +279,23 @@ def find_maybe_ints(stmts, given=()):
             return isinstance(node.op, _INT_BINOPS) and int_like(node.left) \
                 and int_like(node.right)
         if isinstance(node, gast.UnaryOp):
-            return int_like(node.operand)
+            return isinstance(node.op, gast.Not) or int_like(node.operand)
+        if isinstance(node, (gast.Compare, gast.BoolOp)):
+            return True
         if isinstance(node, gast.Attribute):
             return node.attr in ("ndim", "size")
         if isinstance(node, gast.Subscript):
             base = node.value
-            return ir.is_name(base) and base.id in lists or \
+            return ir.is_name(base) and (base.id in lists or base.id in ints) or \
                 isinstance(base, gast.Attribute) and base.attr == "shape" or \
                 isinstance(base, gast.Call) and _spelling(base.func) == "np.shape"
         if isinstance(node, gast.Call):
             name = _spelling(node.func)
             if name in _INT_CALLS:
                 return True
+            if name in _DTYPE_KEEPING:
+                return any(int_like(a) for a in node.args
+                           if not isinstance(a, gast.Constant))
             return isinstance(node.func, gast.Attribute) and node.func.attr == "pop" and \
                 ir.is_name(node.func.value) and node.func.value.id in lists
         return False
