@@ -16,6 +16,8 @@ still None there: an ``if`` joining it with a new value, a tape push).
 """
 import ast
 
+from .specialize.syntax import stored_names
+
 
 def mark_assigned_reads(stmts, names, helper, takes_optional):
     """Wrap the reads described above of the variables ``names`` in calls
@@ -30,14 +32,6 @@ def mark_assigned_reads(stmts, names, helper, takes_optional):
     return wrapper.changed
 
 
-def _assigned_in(loop):
-    names = set()
-    for node in ast.walk(loop):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            names.add(node.id)
-    return names
-
-
 class _Wrap(ast.NodeTransformer):
     def __init__(self, optional, helper, takes_optional):
         self.optional = optional
@@ -47,7 +41,7 @@ class _Wrap(ast.NodeTransformer):
         self.changed = False
 
     def visit_loop(self, node):
-        self.inside.append(_assigned_in(node))
+        self.inside.append(stored_names(node))
         self.generic_visit(node)
         self.inside.pop()
         return node

@@ -139,7 +139,7 @@ def record(s, stmt):
     simple = isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and \
         isinstance(stmt.targets[0], ast.Name)
     stored = stmt.target if isinstance(stmt, ast.For) else stmt
-    for node in ast.walk(stored):
+    for node in ast.walk(stored):       # (every store counts: ``check`` counts them)
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             fact = infer(s, stmt.value) if simple else None
             s.units_history.setdefault(node.id, []).append(fact)

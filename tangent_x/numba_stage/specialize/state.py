@@ -7,7 +7,7 @@ from ...core.naming import Namer
 from .. import unit_axes
 from .hints import could_be_static, depends_on, describe_unassigned, static_hint
 from .signals import SpecializationError
-from .syntax import in_place_appends, scan_output_lists, stack_lists
+from .syntax import in_place_appends, scan_output_lists, stack_lists, stored_names
 from .values import is_container, mentions, substitute
 
 
@@ -113,9 +113,8 @@ class SpecializerState:
             stmt._tx_src = getattr(self.current, "lineno", None)
             self.code.append(stmt)
             if self.ranks:
-                for node in ast.walk(stmt):
-                    if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-                        self.ranks.pop(node.id, None)
+                for name in stored_names(stmt):
+                    self.ranks.pop(name, None)
             if self.units is not None:
                 unit_axes.record(self, stmt)
 

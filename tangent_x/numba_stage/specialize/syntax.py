@@ -69,6 +69,13 @@ def target_hint(target):
     return target.id if isinstance(target, ast.Name) else "value"
 
 
+def stored_names(node):
+    """The names bound anywhere under ``node`` (an ``ast`` tree of the
+    numba stage; the python stage's gast trees have analysis/defuse.py)."""
+    return {n.id for n in ast.walk(node)
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+
+
 def assigned_names(stmt):
     names = set()
     for node in ast.walk(stmt):
