@@ -31,7 +31,7 @@ def main():
     timed = {}
     with open(args.log, encoding="utf-8") as f:
         for line in f:
-            m = re.match(r"\s*([0-9.]+)s (call|setup|teardown)\s+(\S+)", line)
+            m = re.match(r"\s*([0-9.]+)s (call|setup|teardown)\s+(.+?)\s*$", line)
             if m:
                 timed[m.group(3)] = timed.get(m.group(3), 0.0) + float(m.group(1))
     listed = set()
