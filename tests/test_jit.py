@@ -1039,7 +1039,8 @@ def _sum_from_int(x, n):
     acc = 0                       # an int before the loop, a float in it
     for i in range(n):
         acc = acc + x * x * i
-    return acc
+    return acc + 0.0 * x          # (a float even when the loop never ran: grad of
+                                  # an int output is JAX's TypeError)
 
 
 def _steps_to_double(x):

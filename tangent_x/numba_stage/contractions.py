@@ -32,6 +32,7 @@ from numba.extending import overload, register_jitable
 from numba.np.numpy_support import as_dtype
 
 from .. import runtime
+from ..runtime.contractions import contracted_axes
 
 __all__ = ["einsum", "tensordot"]
 
@@ -180,7 +181,7 @@ _LETTERS = "abcdefghijklmnopqrstuvwxyz"
 
 
 def _tensordot_specs(na, nb, axes):
-    a_axes, b_axes = runtime._contracted(na, nb, axes)
+    a_axes, b_axes = contracted_axes(na, nb, axes)
     a = list(_LETTERS[:na])
     b = list(_LETTERS[na:na + nb])
     for i, j in zip(a_axes, b_axes):

@@ -34,7 +34,7 @@ def matmul_adjoint_rhs(g, a, b):
     return unbroadcast(out, b)
 
 
-def _contracted(na, nb, axes):
+def contracted_axes(na, nb, axes):
     """``np.tensordot``'s ``axes`` argument as two lists of non-negative axes."""
     if isinstance(axes, (int, np.integer)):
         return list(range(na - axes, na)), list(range(axes))
@@ -64,13 +64,13 @@ def _tensordot_rhs(g, a, b, a_axes, b_axes):
 def tensordot_adjoint_lhs(g, a, b, axes=2):
     """Cotangent of ``a`` in ``np.tensordot(a, b, axes)``: ``g`` contracted
     with ``b`` over ``b``'s free axes, axes put back in ``a``'s order."""
-    a_axes, b_axes = _contracted(np.ndim(a), np.ndim(b), axes)
+    a_axes, b_axes = contracted_axes(np.ndim(a), np.ndim(b), axes)
     return _tensordot_lhs(g, a, b, a_axes, b_axes)
 
 
 def tensordot_adjoint_rhs(g, a, b, axes=2):
     """Cotangent of ``b`` in ``np.tensordot(a, b, axes)``."""
-    a_axes, b_axes = _contracted(np.ndim(a), np.ndim(b), axes)
+    a_axes, b_axes = contracted_axes(np.ndim(a), np.ndim(b), axes)
     return _tensordot_rhs(g, a, b, a_axes, b_axes)
 
 
