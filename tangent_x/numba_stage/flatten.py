@@ -40,6 +40,7 @@ class Signature:
         self.ranks = {}
         self.units = {} if with_units else None
         self.weak = False
+        self.numbers = set()    # leaves holding a Python number (weak in NumPy: NEP 50)
         self.key = self.leaves = self.avs = None
 
     def of(self, bound):
@@ -122,6 +123,8 @@ class Signature:
             name = self._leaf_name(hint)
             if self.units is not None:
                 self.units[name] = ()
+            if type(value) in (int, float, complex):
+                self.numbers.add(name)
             return Dyn(name), type(value)
         raise self._bad_leaf(path, value, f"is a {type(value).__name__}")
 

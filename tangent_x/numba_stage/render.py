@@ -25,13 +25,15 @@ from .unit_axes import check as check_unit_axes
 __all__ = ["numba_stage", "generic_arguments", "render_module", "render_lane_driver"]
 
 
-def numba_stage(generated, avs, call_site=None, ranks=None, units=None, weak=False):
+def numba_stage(generated, avs, call_site=None, ranks=None, units=None, weak=False,
+                numbers=()):
     """(module text, line map, plan, function name) of ``generated``'s
     python stage specialised for the abstract arguments ``avs`` (``ranks``:
     argument leaf name -> rank, for the arrays among them; ``units``: leaf
     name -> its size-1 axes, when the signature includes them; ``weak``:
     a leaf is narrow, so Python numbers are typed as NumPy would, see
-    weak_scalars)."""
+    weak_scalars; ``numbers``: the leaves that are Python numbers, weak
+    too)."""
     # local import: Numba's overloads and kernels load at the first compile, not at import
     from . import numba_runtime, vmath
     tree = ast.parse(generated.text)
@@ -70,7 +72,8 @@ def numba_stage(generated, avs, call_site=None, ranks=None, units=None, weak=Fal
         helper = "weak_scalar"
         numpy_names = {n for n, obj in spec.bound.items() if obj is np}
         if helper not in spec.bound and helper not in spec.taken and \
-                weak_scalars.weaken(list(code) + list(kernels), helper, numpy_names):
+                weak_scalars.weaken(list(code) + list(kernels), helper, numpy_names,
+                                    numbers):
             spec.bound[helper] = plan.bound[helper] = numba_runtime.weak_scalar
     text, numba_linemap = render_module(fname, params, code, linemap, origin,
                                         generated.description, avs, func, spec.bound,

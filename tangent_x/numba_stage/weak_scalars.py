@@ -37,25 +37,27 @@ def needs_weak_scalars(leaves):
     return False
 
 
-def weaken(stmts, helper, numpy_names):
+def weaken(stmts, helper, numpy_names, numbers=()):
     """Wrap the weak numbers of ``stmts`` (statements and kernel function
     definitions, changed in place) in calls to ``helper``; ``numpy_names``:
-    the names bound to the numpy module.  Returns whether any was wrapped."""
-    ints = _python_ints(stmts, numpy_names)
+    the names bound to the numpy module; ``numbers``: the compiled
+    function's parameters that hold a Python number (an argument ``lr=0.1``
+    is as weak as the literal).  Returns whether any was wrapped."""
+    ints = _python_ints(stmts, numpy_names, numbers)
     rewriter = _Weaken(helper, numpy_names, ints, _weak_lanes(stmts, ints))
     for stmt in stmts:
         rewriter.visit(stmt)
     return rewriter.changed
 
 
-def _python_ints(stmts, numpy_names):
+def _python_ints(stmts, numpy_names, numbers=()):
     """Names that hold a Python number in NumPy terms, so weak too: a shape's
     entries (``shape_x_0 = shape_x[0]`` after ``shape_x = np.shape(x)``),
     ``len``, sizes and ranks, a ``for`` counter over ``range``, a name
     assigned only number literals and arithmetic among such numbers (a
-    ``while`` loop's ``s = 1.0`` ... ``s = s * 2.0``).  A name assigned
-    anything else as well (an array, a NumPy scalar, a parameter) is left
-    out."""
+    ``while`` loop's ``s = 1.0`` ... ``s = s * 2.0``), a parameter in
+    ``numbers``.  A name assigned anything else as well (an array, a NumPy
+    scalar, another parameter) is left out."""
     kernels = {}            # fused kernels defined beside the code: name -> parameters
     for stmt in stmts:
         if isinstance(stmt, ast.FunctionDef) and not stmt.args.vararg and \
@@ -92,6 +94,8 @@ def _python_ints(stmts, numpy_names):
                     arg = node.args[k] if k < len(node.args) and not node.keywords else None
                     assigned.setdefault(param, []).append(
                         None if isinstance(arg, ast.Starred) else arg)
+    for name in numbers:
+        assigned.setdefault(name, []).append(_RANGE)     # a Python number
     shapes, ints = set(), set()
 
     def shape_like(value):
@@ -255,7 +259,12 @@ class _Weaken(ast.NodeTransformer):
         return isinstance(node, ast.Name) and node.id in self.weak_lanes
 
     def weak(self, node):
-        """A number, or a name holding a Python int (a shape entry)."""
+        """A number, a name holding a Python number (a shape entry), or
+        arithmetic among them (``b + 3.0`` with a Python-number ``b``)."""
+        if isinstance(node, ast.BinOp) and isinstance(node.op, _ARITHMETIC):
+            return self.weak(node.left) and self.weak(node.right)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            return self.weak(node.operand)
         return _is_number(node) or isinstance(node, ast.Name) and node.id in self.python_ints
 
     def wrap(self, number, other):
