@@ -71,10 +71,10 @@ def numba_stage(generated, avs, call_site=None, ranks=None, units=None, weak=Fal
     if weak:
         helper = "weak_scalar"
         numpy_names = {n for n, obj in spec.bound.items() if obj is np}
-        if helper not in spec.bound and helper not in spec.taken and \
-                weak_scalars.weaken(list(code) + list(kernels), helper, numpy_names,
-                                    numbers):
-            spec.bound[helper] = plan.bound[helper] = numba_runtime.weak_scalar
+        if all(h not in spec.bound and h not in spec.taken for h in (helper, "weak_number")):
+            for used in weak_scalars.weaken(list(code) + list(kernels), helper, numpy_names,
+                                            numbers, "weak_number"):
+                spec.bound[used] = plan.bound[used] = getattr(numba_runtime, used)
     text, numba_linemap = render_module(fname, params, code, linemap, origin,
                                         generated.description, avs, func, spec.bound,
                                         kernels)

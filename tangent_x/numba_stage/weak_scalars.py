@@ -37,17 +37,55 @@ def needs_weak_scalars(leaves):
     return False
 
 
-def weaken(stmts, helper, numpy_names, numbers=()):
+def weaken(stmts, helper, numpy_names, numbers=(), join_helper="weak_number"):
     """Wrap the weak numbers of ``stmts`` (statements and kernel function
     definitions, changed in place) in calls to ``helper``; ``numpy_names``:
     the names bound to the numpy module; ``numbers``: the compiled
     function's parameters that hold a Python number (an argument ``lr=0.1``
-    is as weak as the literal).  Returns whether any was wrapped."""
+    is as weak as the literal); ``join_helper``: the name spelling a number
+    joined at an ``if`` (``_weaken_joins``).  Returns the helpers used."""
     ints = _python_ints(stmts, numpy_names, numbers)
     rewriter = _Weaken(helper, numpy_names, ints, _weak_lanes(stmts, ints))
+    joined = _weaken_joins(stmts, rewriter.weak, join_helper)
     for stmt in stmts:
         rewriter.visit(stmt)
-    return rewriter.changed
+    return {name for name, used in ((helper, rewriter.changed), (join_helper, joined)) if used}
+
+
+def _tail_assigns(body):
+    """The assignments to one name each that end ``body`` (where the
+    specialiser's join of an ``if`` puts them): name -> the Assign."""
+    tail = {}
+    for stmt in reversed(body):
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and
+                isinstance(stmt.targets[0], ast.Name)):
+            break
+        tail.setdefault(stmt.targets[0].id, stmt)
+    return tail
+
+
+def _weaken_joins(stmts, weak, join_helper):
+    """Where an ``if`` joins a Python number on one path with another value
+    on the other (``y = np.sum(x)`` / ``y = 0.5``), spell the number
+    ``weak_number(0.5)``: Numba then gives ``y`` the other value's type, as
+    NumPy would promote the two (float32, not the float64 of Numba's
+    literal; see ``numba_runtime.WeakNumber``).  Returns whether any was."""
+    changed = False
+    for stmt in stmts:
+        for node in ast.walk(stmt):
+            if not isinstance(node, ast.If) or not node.orelse:
+                continue
+            body, orelse = _tail_assigns(node.body), _tail_assigns(node.orelse)
+            for name in set(body) & set(orelse):
+                sides = (body[name], orelse[name])
+                for this, that in (sides, sides[::-1]):
+                    if weak(this.value) and not weak(that.value) and \
+                            not _is_weak_broadcast(that.value, ()):
+                        call = ast.Call(func=ast.Name(id=join_helper, ctx=ast.Load()),
+                                        args=[this.value], keywords=[])
+                        this.value = ast.copy_location(call, this.value)
+                        changed = True
+    return changed
 
 
 def _python_ints(stmts, numpy_names, numbers=()):
