@@ -337,6 +337,7 @@ class Jitted:
             self._ranks, self._units, self._weak = \
                 signature.ranks, signature.units, signature.weak
             self._numbers = frozenset(signature.numbers)
+            self._mixed = signature.mixed
         return signature.key, signature.leaves, signature.avs
 
     def _name(self):
@@ -346,7 +347,8 @@ class Jitted:
 
     def _compile(self, generated, avs, key):
         text, linemap, plan, name = numba_stage(generated, avs, self._call_site, self._ranks,
-                                                self._units, self._weak, self._numbers)
+                                                self._units, self._weak, self._numbers,
+                                                self._mixed)
         compiled = load(name, text, linemap, plan, generated.canonical.origin)
         compiled.name = name
         compiled.contents = Contents(value for name, value in generated.module.__dict__.items()
@@ -363,13 +365,14 @@ class Jitted:
             bound = self._bind(generated, args, kwargs)
             _, _, avs = self._signature(generated, bound)
             ranks, units, weak = self._ranks, self._units, self._weak
-            numbers = self._numbers
+            numbers, mixed = self._numbers, self._mixed
         elif self._last is not None:
             return self._last.text
         else:
             avs, ranks, units = generic_arguments(generated.function), None, None
-            weak, numbers = False, ()
-        return numba_stage(generated, avs, self._call_site, ranks, units, weak, numbers)[0]
+            weak, numbers, mixed = False, (), False
+        return numba_stage(generated, avs, self._call_site, ranks, units, weak, numbers,
+                           mixed)[0]
 
 
 def jitted_of(fun):

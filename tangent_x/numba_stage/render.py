@@ -26,14 +26,14 @@ __all__ = ["numba_stage", "generic_arguments", "render_module", "render_lane_dri
 
 
 def numba_stage(generated, avs, call_site=None, ranks=None, units=None, weak=False,
-                numbers=()):
+                numbers=(), mixed=False):
     """(module text, line map, plan, function name) of ``generated``'s
     python stage specialised for the abstract arguments ``avs`` (``ranks``:
     argument leaf name -> rank, for the arrays among them; ``units``: leaf
     name -> its size-1 axes, when the signature includes them; ``weak``:
     a leaf is narrow, so Python numbers are typed as NumPy would, see
     weak_scalars; ``numbers``: the leaves that are Python numbers, weak
-    too)."""
+    too; ``mixed``: integer leaves next to narrow float ones)."""
     # local import: Numba's overloads and kernels load at the first compile, not at import
     from . import numba_runtime, vmath
     tree = ast.parse(generated.text)
@@ -71,9 +71,10 @@ def numba_stage(generated, avs, call_site=None, ranks=None, units=None, weak=Fal
     if weak:
         helper = "weak_scalar"
         numpy_names = {n for n, obj in spec.bound.items() if obj is np}
-        if all(h not in spec.bound and h not in spec.taken for h in (helper, "weak_number")):
+        helpers = (helper, "weak_number", "promoted")
+        if all(h not in spec.bound and h not in spec.taken for h in helpers):
             for used in weak_scalars.weaken(list(code) + list(kernels), helper, numpy_names,
-                                            numbers, "weak_number"):
+                                            numbers, "weak_number", mixed, "promoted"):
                 spec.bound[used] = plan.bound[used] = getattr(numba_runtime, used)
     text, numba_linemap = render_module(fname, params, code, linemap, origin,
                                         generated.description, avs, func, spec.bound,

@@ -37,19 +37,42 @@ def needs_weak_scalars(leaves):
     return False
 
 
-def weaken(stmts, helper, numpy_names, numbers=(), join_helper="weak_number"):
+def mixed_kinds(leaves):
+    """Whether the argument leaves mix integer arrays or NumPy integers with
+    float32 or complex64 ones: Numba then computes float32 times int64 in
+    float32 (it lets any integer cast to any float), NumPy in float64, so
+    arithmetic between arrays is spelled with ``promoted`` (see
+    ``weaken``)."""
+    kinds = set()
+    for leaf in leaves:
+        if isinstance(leaf, (np.ndarray, np.generic)):
+            if leaf.dtype.kind in "iu":
+                kinds.add("int")
+            elif leaf.dtype.char in "fF":
+                kinds.add("narrow")
+    return kinds == {"int", "narrow"}
+
+
+def weaken(stmts, helper, numpy_names, numbers=(), join_helper="weak_number",
+           mixed=False, promote_helper="promoted"):
     """Wrap the weak numbers of ``stmts`` (statements and kernel function
     definitions, changed in place) in calls to ``helper``; ``numpy_names``:
     the names bound to the numpy module; ``numbers``: the compiled
     function's parameters that hold a Python number (an argument ``lr=0.1``
     is as weak as the literal); ``join_helper``: the name spelling a number
-    joined at an ``if`` (``_weaken_joins``).  Returns the helpers used."""
+    joined at an ``if`` (``_weaken_joins``); ``mixed``: the arguments mix
+    integers with narrow floats (``mixed_kinds``), so every arithmetic
+    operand that is not a weak number is spelled ``promoted(a, b)``, cast
+    to the dtype NumPy gives ``a`` and ``b`` when Numba's would differ.
+    Returns the helpers used."""
     ints = _python_ints(stmts, numpy_names, numbers)
-    rewriter = _Weaken(helper, numpy_names, ints, _weak_lanes(stmts, ints))
+    rewriter = _Weaken(helper, numpy_names, ints, _weak_lanes(stmts, ints),
+                       promote_helper if mixed else None)
     joined = _weaken_joins(stmts, rewriter.weak, join_helper)
     for stmt in stmts:
         rewriter.visit(stmt)
-    return {name for name, used in ((helper, rewriter.changed), (join_helper, joined)) if used}
+    return {name for name, used in ((helper, rewriter.changed), (join_helper, joined),
+                                    (promote_helper, rewriter.promoted)) if used}
 
 
 def _tail_assigns(body):
@@ -286,8 +309,10 @@ def _weak_lanes(stmts, ints):
 
 
 class _Weaken(ast.NodeTransformer):
-    def __init__(self, helper, numpy_names, python_ints, weak_lanes=()):
+    def __init__(self, helper, numpy_names, python_ints, weak_lanes=(), promote=None):
         self.helper = helper
+        self.promote = promote
+        self.promoted = False
         self.numpy_names = numpy_names
         self.python_ints = python_ints
         self.weak_lanes = weak_lanes
@@ -329,8 +354,22 @@ class _Weaken(ast.NodeTransformer):
             node.left = self.wrap(node.left, node.right)
         elif self.lanes(node.right) and not self.lanes(node.left):
             node.right = self.wrap(node.right, node.left)
+        elif self.promote and isinstance(node.op, _ARITHMETIC) and \
+                _cheap(node.left) and _cheap(node.right) and \
+                not (self.weak(node.left) or self.weak(node.right)):
+            # two arrays (or NumPy numbers): each cast to NumPy's promotion
+            left, right = node.left, node.right
+            node.left = self.promote_call(left, right)
+            node.right = self.promote_call(right, left)
+            return node
         self.generic_visit(node)
         return node
+
+    def promote_call(self, operand, other):
+        self.promoted = True
+        call = ast.Call(func=ast.Name(id=self.promote, ctx=ast.Load()),
+                        args=[operand, _copy_load(other)], keywords=[])
+        return ast.copy_location(call, operand)
 
     def visit_Call(self, node):
         if _is_weak_broadcast(node, self.python_ints):

@@ -12,6 +12,7 @@ from numba.extending import overload, type_callable, lower_builtin
 from numba.np.numpy_support import as_dtype, from_dtype
 
 from ..kernels.common import CACHED, is_array
+from ..kernels.dtypes import numpy_dtype, result_dtype
 from .lanes import WeakLanes, as_weak_lanes
 
 
@@ -164,3 +165,23 @@ def _lower_weak_number(context, builder, sig, args):
 @lower_cast(WeakNumber, types.Boolean)
 def _weak_number_to_number(context, builder, fromty, toty, val):
     return context.cast(builder, val, fromty.number, toty)
+
+
+def promoted(x, other):
+    """``x`` cast to the dtype NumPy gives ``x`` and ``other`` together, where
+    Numba's arithmetic would give another (an integer array next to a
+    float32 one: Numba computes in float32, NumPy in float64); else ``x``.
+    Eagerly NumPy promotes by itself, so this is ``x``."""
+    return x
+
+
+@overload(promoted, jit_options=CACHED)
+def _promoted(x, other):
+    own, dtype = numpy_dtype(x), result_dtype(x, other)
+    if own is None or dtype is None or own == dtype or own.kind not in "biu" or \
+            dtype.kind not in "fc":
+        return lambda x, other: x
+    cast = dtype.type
+    if isinstance(x, types.Array):
+        return lambda x, other: x.astype(cast)
+    return lambda x, other: cast(x)
