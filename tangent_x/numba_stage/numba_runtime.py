@@ -21,8 +21,8 @@ from .kernels.gemm import MATMUL  # noqa: F401
 from .overloads import broadcasting  # noqa: F401
 from .overloads.reductions import (  # noqa: F401
     max_axes, max_axes_keepdims, mean_axes, mean_axes_keepdims, min_axes, min_axes_keepdims,
-    prod_axes, prod_axes_keepdims, std_axes, std_axes_keepdims, sum_axes, sum_axes_keepdims,
-    var_axes, var_axes_keepdims)
+    prod_axes, prod_axes_keepdims, std_all, std_axes, std_axes_keepdims, sum_axes,
+    sum_axes_keepdims, var_all, var_axes, var_axes_keepdims)
 from .overloads.shapes import (  # noqa: F401
     broadcast_to, cumsum, diagonal, expand_dims, flip, moveaxis, repeat, reshape, squeeze, tile,
     transpose, whole)
@@ -44,7 +44,7 @@ from .contractions import einsum, tensordot  # noqa: F401
 from . import shape_ops  # noqa: F401
 
 __all__ = ["sum_axes", "mean_axes", "max_axes", "min_axes", "prod_axes", "var_axes",
-           "std_axes", "sum_axes_keepdims", "mean_axes_keepdims", "max_axes_keepdims",
+           "std_axes", "var_all", "std_all", "sum_axes_keepdims", "mean_axes_keepdims", "max_axes_keepdims",
            "min_axes_keepdims", "prod_axes_keepdims", "var_axes_keepdims",
            "std_axes_keepdims", "transpose", "squeeze", "expand_dims",
            "moveaxis", "broadcast_to", "cumsum", "flip", "dot", "matmul", "inner", "reshape",

@@ -28,6 +28,9 @@ def _reduction(name):
         if axis.value is None and not keepdims.value:
             if name in ("all", "any"):
                 return NotImplemented
+            if name in ("var", "std"):       # in NumPy's dtype (Numba's is float64)
+                return Expr(ast.Call(func=runtime_helper(s, f"{name}_all"),
+                                     args=[s.render(kwargs["a"])], keywords=[]))
             return Expr(ast.Call(func=_numpy(s, name), args=[s.render(kwargs["a"])],
                                  keywords=[]))
         axes = axis.value
