@@ -20,6 +20,17 @@ cannot be told from names alone (next to a comparison or an unknown call)
 the number is left to Numba's promotion: a known limit, as is a narrow
 array made inside a function whose arguments are all wide, such as
 ``x.astype(np.float32) * 0.5``.
+
+Also weak: arguments that are Python numbers (``lr=0.1``), and arithmetic
+among weak numbers (``b + 3.0``).  Where an ``if`` joins a Python number
+on one path with a value on the other (``y = 0.5`` / ``y = np.sum(x)``),
+the number is spelled ``weak_number(0.5)``, whose Numba type unifies with
+the other path's as NumPy promotes (``_weaken_joins``).  And when the
+arguments mix integers with float32 (``mixed_kinds``), arithmetic between
+two arrays is spelled ``promoted(a, b) * promoted(b, a)``: Numba lets any
+integer cast to any float and computes float32 times int64 in float32,
+NumPy in float64 (an integer array made inside the function from wide
+arguments only is a known limit).
 """
 import ast
 
