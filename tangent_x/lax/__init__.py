@@ -39,7 +39,7 @@ import types
 
 from . import control_flow
 from .collectives import (_bind_axis, all_gather, axis_index, pmax, pmean, pmin,  # noqa: F401
-                          psum)
+                          ppermute, psum, psum_scatter)
 from .control_flow import cond, select, stop_gradient, switch  # noqa: F401
 from .loops import fori_loop, scan, while_loop  # noqa: F401
 
@@ -51,7 +51,9 @@ __all__ = [
     "pmax",
     "pmean",
     "pmin",
+    "ppermute",
     "psum",
+    "psum_scatter",
     "scan",
     "select",
     "stop_gradient",

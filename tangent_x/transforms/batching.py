@@ -32,12 +32,14 @@ from ..core import lower
 from ..errors import TransformError
 from ..core.naming import Namer
 from ..rules import BATCHING, load_all
+from ..rules.collectives import own_axis
 from ..rules.batching_util import all_batched, any_batched, full_flag, merge_flags
 
 
 class Batcher:
-    def __init__(self, namer, flags, shapes, batch_size, env=None):
+    def __init__(self, namer, flags, shapes, batch_size, env=None, axis_name=None):
         load_all()
+        self.axis_name = axis_name      # vmap's axis_name: collectives over it batch here
         self.env = env or {}            # free names of the code: globals, closure values
         self.stmts_out = []
         self.namer = namer
@@ -107,7 +109,8 @@ class Batcher:
             return self.loop(eqn)
         if eqn.prim.name == "unbound":
             self.unbound.update(eqn.outs)
-        if not any(self.batched(a) for a in list(eqn.args) + list(eqn.kwargs.values())):
+        if not any(self.batched(a) for a in list(eqn.args) + list(eqn.kwargs.values())) \
+                and not (self.axis_name is not None and own_axis(eqn, self)):
             for o in eqn.outs:
                 self.flags[o] = False
             return lower.lower([eqn])
@@ -321,7 +324,8 @@ class Batcher:
         return _for_as_while(eqn, self.namer)
 
     def sub(self):
-        inner = Batcher(self.namer, dict(self.flags), self.shapes, self.batch_size, self.env)
+        inner = Batcher(self.namer, dict(self.flags), self.shapes, self.batch_size, self.env,
+                        self.axis_name)
         inner.unbound = self.unbound
         return inner
 
@@ -329,7 +333,7 @@ class Batcher:
         """The flags of ``body``'s results when its carries have ``carry_flags``:
         the body batched on the side, its code and names thrown away."""
         inner = Batcher(Namer(self.namer.taken), {**self.flags, **carry_flags},
-                        self.shapes, self.batch_size, self.env)
+                        self.shapes, self.batch_size, self.env, self.axis_name)
         inner.stmts(body.eqns)
         return [inner.flag(r) for r in body.results]
 
