@@ -36,7 +36,8 @@ from ..lax import collectives
 from ..parallel import ThreadGroup, WorkerAborted, devices as device_table, perform
 from .. import tree_util
 from .derivatives import vjp
-from .jit import jit, python_stage
+from ..numba_stage.compile import Jitted
+from .jit import python_stage
 from .transformed import Transformed, Unspecialized
 
 # How long a worker waits in a collective for the others (seconds): a worker
@@ -94,7 +95,12 @@ class Pmapped(custom_vjp):
         """What each worker runs: the python stage of ``fun`` (a transform
         runs its own), or under ``jit`` its compiled form."""
         if self._shard is None:
-            self._shard = jit(self.fun) if self.compiled else python_stage(self.fun)
+            if self.compiled:
+                compiled = Jitted(self.fun, python_stage)
+                compiled.nogil = True       # the workers compute in parallel
+                self._shard = compiled.front()
+            else:
+                self._shard = python_stage(self.fun)
         return self._shard
 
     @property

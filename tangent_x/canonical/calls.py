@@ -281,10 +281,11 @@ class Calls:
         raise self.error(message, node, hint, scope)
 
 
-_TRANSFORM_MODULES = ("tangent_x.api.derivatives", "tangent_x.api.vmap", "tangent_x.api.jacobians",
+_TRANSFORM_MODULES = ("tangent_x.api.derivatives", "tangent_x.api.vmap", "tangent_x.api.pmap",
+                      "tangent_x.api.jacobians",
                       "tangent_x.numba_stage")
 _TRANSFORM_NAMES = {"grad", "value_and_grad", "vjp", "jvp", "vmap", "jacfwd", "jacrev",
-                    "hessian", "jit"}
+                    "hessian", "jit", "pmap"}
 
 
 def _is_transform(obj):

@@ -39,7 +39,7 @@ import types
 
 from . import control_flow
 from .collectives import (_bind_axis, all_gather, axis_index, pmax, pmean, pmin,  # noqa: F401
-                          ppermute, psum, psum_scatter)
+                          ppermute, ppermute_inverse, psum, psum_scatter)
 from .control_flow import cond, select, stop_gradient, switch  # noqa: F401
 from .loops import fori_loop, scan, while_loop  # noqa: F401
 

@@ -173,11 +173,27 @@ def _(eqn, b):
         if tiled:
             return [assign(out, call("np.concatenate", x, axis=constant_atom(axis)))]
         return [assign(out, call("np.moveaxis", x, constant_atom(0), constant_atom(axis)))]
-    if op == "psum_scatter" and batched and not _static_param(eqn, b, args, "tiled", False):
+    if op == "psum_scatter":
+        # example k keeps entry (block, if tiled) k of the sum along ``dim``
         dim = _static_param(eqn, b, args, "scatter_dimension", 0)
-        total = b.let(f"{out}_total", call("np.sum", x, axis=constant_atom(0)), flag=False)
+        summed = (call("np.sum", x, axis=constant_atom(0)) if batched
+                  else gast.BinOp(left=x, op=gast.Mult(), right=b.batch_size))
+        total = b.let(f"{out}_total", summed, flag=False)
         b.mark(out)
-        return [assign(out, call("np.moveaxis", total, constant_atom(dim), constant_atom(0)))]
+        if not _static_param(eqn, b, args, "tiled", False):
+            return [assign(out, call("np.moveaxis", total, constant_atom(dim),
+                                     constant_atom(0)))]
+        front = b.let(f"{out}_front", call("np.moveaxis", total, constant_atom(dim),
+                                           constant_atom(0)), flag=False)
+        blocks_shape = gast.BinOp(
+            left=gast.Tuple(elts=[b.batch_size, constant_atom(-1)], ctx=gast.Load()),
+            op=gast.Add(), right=gast.Subscript(value=call("np.shape", front),
+                                                slice=gast.Slice(lower=constant_atom(1),
+                                                                 upper=None, step=None),
+                                                ctx=gast.Load()))
+        blocks = b.let(f"{out}_blocks", call("np.reshape", front, blocks_shape))
+        return [assign(out, call("np.moveaxis", blocks, constant_atom(1),
+                                 constant_atom(dim + 1 if dim >= 0 else dim)))]
     raise TransformError(f"lax.{op} over the axis a vmap maps is not supported by tangent_x "
                          f"in this form", eqn.origin,
                          "pmap the function instead, or write it with psum/all_gather")
