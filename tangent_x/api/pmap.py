@@ -26,6 +26,7 @@ agree only under a flag); nested ``pmap`` is refused.
 """
 import functools
 import threading
+import types
 
 import numpy as np
 
@@ -37,7 +38,7 @@ from ..parallel import ThreadGroup, WorkerAborted, devices as device_table, perf
 from .. import tree_util
 from .derivatives import vjp
 from ..numba_stage.compile import Jitted
-from .jit import python_stage
+from .jit import jit as _jit, python_stage
 from .transformed import Transformed, Unspecialized
 
 # How long a worker waits in a collective for the others (seconds): a worker
@@ -95,12 +96,17 @@ class Pmapped(custom_vjp):
         """What each worker runs: the python stage of ``fun`` (a transform
         runs its own), or under ``jit`` its compiled form."""
         if self._shard is None:
-            if self.compiled:
-                compiled = Jitted(self.fun, python_stage)
+            fun = self.fun
+            plain = isinstance(fun, (types.FunctionType, types.MethodType, Transformed)) \
+                and not hasattr(fun, "__tangent_x_rebuild__")     # not jacfwd's driver
+            if self.compiled and plain:
+                compiled = Jitted(fun, python_stage)
                 compiled.nogil = True       # the workers compute in parallel
                 self._shard = compiled.front()
-            else:
-                self._shard = python_stage(self.fun)
+            elif self.compiled:             # vmap, jacfwd ...: their own jit
+                self._shard = _jit(fun)
+            else:                           # a transform runs its own code
+                self._shard = python_stage(fun) if plain else fun
         return self._shard
 
     @property

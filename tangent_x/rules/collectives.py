@@ -117,6 +117,10 @@ def axis_names(eqn, b):
     """The collective's axis names, a tuple of static values."""
     args = bound_args(eqn)
     value = static_value(b, args["axis_name"])
+    shape = b.shape(args["axis_name"]) if value is NO_VALUE else None
+    if shape is not None and shape.kind == "tuple" and \
+            all(isinstance(item.value, str) for item in shape.items):
+        value = tuple(item.value for item in shape.items)   # a tuple of names, as probed
     if value is NO_VALUE:
         raise TransformError(f"lax.{eqn.prim.name} under vmap needs its axis_name written as "
                              "a constant", eqn.origin,
