@@ -34,7 +34,7 @@ from ..core.arguments import broadcast_prefix, param_names
 from ..core.custom import custom_vjp
 from ..errors import call_site
 from ..lax import collectives
-from ..parallel import ThreadGroup, WorkerAborted, devices as device_table, perform
+from ..parallel import ThreadGroup, devices as device_table, perform
 from .. import tree_util
 from .derivatives import vjp
 from ..numba_stage.compile import Jitted
@@ -217,7 +217,8 @@ class Pmapped(custom_vjp):
         the results along ``out_axes``."""
         group = _make_group(size)
         results = [None] * size
-        errors = [None] * size
+        failures = []               # in the order they happened: the first is the cause
+        lock = threading.Lock()
         # code generation is not re-entrant: the first call of new per-shard
         # code builds it once, here, before the workers start
         _prepare(shard_fn)
@@ -231,8 +232,9 @@ class Pmapped(custom_vjp):
                     with collectives._bind_axis(self.axis_name, handler):
                         results[k] = shard_fn(*shards[k])
             except BaseException as exc:     # noqa: B902 (re-raised in the caller)
-                errors[k] = exc
-                group[k].abort(exc)
+                with lock:
+                    failures.append(exc)
+                group[k].abort(exc)         # the others stop waiting (WorkerAborted)
 
         threads = [threading.Thread(target=work, args=(k,), name=f"pmap-worker-{k}",
                                     daemon=True) for k in range(1, size)]
@@ -241,10 +243,8 @@ class Pmapped(custom_vjp):
         work(0)
         for t in threads:
             t.join()
-        first = next((e for e in errors if e is not None and not isinstance(e, WorkerAborted)),
-                     None) or next((e for e in errors if e is not None), None)
-        if first is not None:
-            raise first
+        if failures:
+            raise failures[0]
         return _stack(results, out_axes)
 
     # --- reverse mode: pmap of the vjp ------------------------------------------
@@ -295,11 +295,11 @@ def _handle(group, op, x, **params):
 def _make_group(size):
     """The workers' group: across processes after distributed.initialize()
     (MPI), else threads of this process."""
-    dist = device_table._distributed()
-    if dist is not None:
+    if device_table._distributed() is not None:
         # local import: MPI is optional and loads only in an mpiexec launch
         from ..parallel.mpi import MPIGroup
-        return MPIGroup.create(size)
+        group = MPIGroup(size)
+        return [group.worker(k) for k in range(size)]
     return ThreadGroup.create(size, timeout=RENDEZVOUS_TIMEOUT)
 
 

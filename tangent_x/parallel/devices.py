@@ -7,6 +7,7 @@ can set it), like XLA's ``--xla_force_host_platform_device_count``.  Across
 processes (after ``tangent_x.distributed.initialize()``) device ids are
 global: process ``p`` holds ids ``p * local_count ... (p + 1) * local_count - 1``.
 """
+import importlib
 import os
 
 ENV_VAR = "TANGENT_X_NUM_DEVICES"
@@ -34,14 +35,18 @@ class CpuDevice:
 
 
 def _distributed():
-    """``tangent_x.distributed`` when it exists and is initialised, else None."""
+    """``tangent_x.distributed``'s process queries when it exists and is
+    initialised (a ``(process_index, process_count)`` pair of functions),
+    else None."""
     try:
-        # local import: the MPI front end is optional (another part of tangent_x)
-        from .. import distributed
+        # by name: tangent_x.distributed (the MPI front end, a bottom-layer
+        # peer) is optional, and this module works with and without it
+        distributed = importlib.import_module("tangent_x.distributed")
     except ImportError:
         return None
-    is_initialized = getattr(distributed, "is_initialized", None)
-    return distributed if is_initialized is not None and is_initialized() else None
+    if not distributed.is_initialized():
+        return None
+    return distributed.process_index, distributed.process_count
 
 
 def local_device_count():
@@ -60,12 +65,12 @@ def local_device_count():
 
 def process_index():
     dist = _distributed()
-    return dist.process_index() if dist is not None else 0
+    return dist[0]() if dist is not None else 0
 
 
 def process_count():
     dist = _distributed()
-    return dist.process_count() if dist is not None else 1
+    return dist[1]() if dist is not None else 1
 
 
 def device_count():
