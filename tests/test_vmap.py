@@ -116,11 +116,37 @@ def test_every_batching_rule_is_exercised():
         test_sharing_decided_per_example()
         test_per_example_grads_with_aux_known_only_when_run()
         test_atleast_and_checks_batched()
+        _collectives_batched()
     finally:
         BATCHING.clear()
         BATCHING.update(original)
     missing = sorted(set(original) - seen)
     assert not missing, f"batching rules never used: {missing}"
+
+
+def _collectives_batched():
+    """The collectives' batching rules: over vmap's own axis, and (inside a
+    pmap) over another map's axis, derivatives included."""
+    from tangent_x import lax
+    X = np.random.default_rng(14).normal(size=(2, 3))
+    own = [lambda v: lax.psum(v, "i") + lax.pmean(v, "i") + lax.pmax(v, "i")
+           + lax.pmin(v, "i") + lax.axis_index("i"),
+           lambda v: lax.all_gather(v, "i"),
+           lambda v: lax.psum_scatter(np.outer(np.ones(2), v), "i")]
+    for f in own:
+        tx.vmap(f, axis_name="i")(X)
+    perm = [(0, 1), (1, 0)]
+    other = tx.vmap(tx.grad(lambda v: np.sum(np.cos(v) * lax.ppermute(v * v, "i", perm))),
+                    axis_name="j")
+    old = os.environ.get("TANGENT_X_NUM_DEVICES")
+    os.environ["TANGENT_X_NUM_DEVICES"] = "2"
+    try:
+        tx.pmap(other, axis_name="i")(X[:, None, :])
+    finally:
+        if old is None:
+            del os.environ["TANGENT_X_NUM_DEVICES"]
+        else:
+            os.environ["TANGENT_X_NUM_DEVICES"] = old
 
 
 def dot_loss(x, W):

@@ -288,7 +288,7 @@ class _VjpOut:
         self.spec = tuple(None if u is None else ax for u, ax in zip(unmapped_spec, in_axes))
 
 
-def _handle(group, op, x, **params):
+def _handle(group, op, x, axis_name, **params):
     return perform(group, op, x, params)
 
 

@@ -470,7 +470,7 @@ def _probing(axis_name, size):
     if axis_name is None:
         return contextlib.nullcontext()
     group = SoloGroup(size)
-    return collectives._bind_axis(axis_name, lambda op, x, **p: perform(group, op, x, p))
+    return collectives._bind_axis(axis_name, lambda op, x, name, **p: perform(group, op, x, p))
 
 
 def _vectorized_body(fn, namer, flags, shapes, batch_size, axis_name=None):

@@ -18,7 +18,7 @@ import contextvars
 
 from .. import tree_util
 
-# name -> handler(op, x, **params), bound by a pmap worker
+# name -> handler(op, x, axis_name, **params), bound by a pmap worker
 _axis_env = contextvars.ContextVar("tangent_x_axis_env", default={})
 
 _REDUCTIONS = ("psum", "pmean", "pmax", "pmin")
@@ -28,7 +28,7 @@ _REDUCTIONS = ("psum", "pmean", "pmax", "pmin")
 def _bind_axis(axis_name, handler):
     """Bind ``axis_name`` for the collectives in this context (used by pmap).
 
-    ``handler(op, x, **params)`` performs collective ``op`` (one of
+    ``handler(op, x, axis_name, **params)`` performs collective ``op`` (one of
     ``"psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter",
     "ppermute", "axis_index"``) on one array or scalar ``x``.  Context
     variables are per thread, so each pmap worker binds its own."""
@@ -66,11 +66,11 @@ def _collective(op, x, axis_name, axis_index_groups=None, **params):
             f"lax.{op} over several axes {names} is not supported by tangent_x; "
             "gather over one axis at a time")
     if op == "axis_index":
-        return env[names[0]](op, None, **params)
+        return env[names[0]](op, None, names[0], **params)
 
     def one(leaf):
         for name in names:
-            leaf = env[name](op, leaf, **params)
+            leaf = env[name](op, leaf, name, **params)
         return leaf
     return tree_util.tree_map(one, x)
 
