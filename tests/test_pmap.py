@@ -195,6 +195,24 @@ def test_grad_of_pmap_sums_the_cotangents_of_shared_arguments(devices):
     np.testing.assert_allclose(gx, numerical_grad(total, (w, xs), 1), rtol=1e-6, atol=1e-9)
 
 
+def spread(x):
+    return np.sin(x) * lax.psum(x, "i")
+
+
+def test_jvp_of_pmap_is_pmap_of_the_jvp(devices):
+    n = devices(4)
+    rng = np.random.default_rng(7)
+    x, t = rng.normal(size=(n, 3)), rng.normal(size=(n, 3))
+    mapped = tx.pmap(spread, axis_name="i")
+    out, tangent = tx.jvp(mapped, (x,), (t,))
+    eps = 1e-6
+    np.testing.assert_array_equal(out, mapped(x))
+    np.testing.assert_allclose(tangent, (mapped(x + eps * t) - mapped(x - eps * t)) / (2 * eps),
+                               rtol=1e-6, atol=1e-8)
+    total = lambda x: np.sum(mapped(x) ** 2)      # noqa: E731
+    np.testing.assert_allclose(tx.jacfwd(total)(x), tx.grad(total)(x), rtol=1e-12)
+
+
 # --- source, command line, examples -------------------------------------------------------
 
 def test_source_of_a_data_parallel_gradient_has_one_pmean_per_parameter():
@@ -209,6 +227,9 @@ def test_source_of_a_data_parallel_gradient_has_one_pmean_per_parameter():
         assert code.count(f"lax.pmean({name}, 'batch')") == 1
     assert code.count("lax.pmean(") == 4        # one all-reduce per parameter, no other
     assert "import tangent_x.lax as lax" in text
+    numba = tx.source(tx.jit(tx.pmap(normalize, axis_name="i")), stage="numba",
+                      example_args=(np.ones(3),))
+    assert "psum_sum_x = lax.psum(sum_x, 'i')" in numba
 
 
 def test_command_line_prints_the_per_shard_code():

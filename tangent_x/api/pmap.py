@@ -36,7 +36,7 @@ from ..errors import call_site
 from ..lax import collectives
 from ..parallel import ThreadGroup, devices as device_table, perform
 from .. import tree_util
-from .derivatives import vjp
+from .derivatives import jvp, vjp
 from ..numba_stage.compile import Jitted
 from .jit import jit as _jit, python_stage
 from .transformed import Transformed, Unspecialized
@@ -82,6 +82,7 @@ class Pmapped(custom_vjp):
         self.compiled = compiled
         self.fwd = self._fwd
         self.bwd = self._bwd
+        self.jvp = self._jvp            # forward mode too (rules/structural.py)
         self._shard = None
         self._lock = threading.Lock()
         self._call_site = call_site()
@@ -100,9 +101,7 @@ class Pmapped(custom_vjp):
             plain = isinstance(fun, (types.FunctionType, types.MethodType, Transformed)) \
                 and not hasattr(fun, "__tangent_x_rebuild__")     # not jacfwd's driver
             if self.compiled and plain:
-                compiled = Jitted(fun, python_stage)
-                compiled.nogil = True       # the workers compute in parallel
-                self._shard = compiled.front()
+                self._shard = self.shard_jitted().front()
             elif self.compiled:             # vmap, jacfwd ...: their own jit
                 self._shard = _jit(fun)
             else:                           # a transform runs its own code
@@ -116,6 +115,15 @@ class Pmapped(custom_vjp):
         return python_stage(self.fun)
 
     __tangent_x_pmapped__ = True
+
+    def shard_jitted(self):
+        """The per-shard ``Jitted`` that ``jit(pmap(f))`` runs on every worker
+        (``nogil``: the workers compute in parallel); ``tx.source(...,
+        stage="numba")`` prints its numba stage."""
+        if getattr(self, "_jitted", None) is None:
+            self._jitted = Jitted(self.fun, python_stage)
+            self._jitted.nogil = True
+        return self._jitted
 
     def jitted(self):
         """``jit(pmap(f))``: the same map, each shard compiled by Numba."""
@@ -247,6 +255,22 @@ class Pmapped(custom_vjp):
             raise failures[0]
         return _stack(results, out_axes)
 
+    # --- forward mode: pmap of the jvp --------------------------------------------
+
+    def _jvp(self, primals, tangents):
+        """``(out, out_tangent)``: pmap of the per-shard jvp, each tangent
+        mapped like its primal."""
+        n = len(primals)
+        if self.static_argnums:
+            raise NotImplementedError("jvp of a pmapped function with "
+                                      "static_broadcasted_argnums is not supported")
+        in_axes = self.in_axes if isinstance(self.in_axes, tuple) else (self.in_axes,) * n
+        # (a partial is no plain function: each worker runs it as it is)
+        worker = Pmapped(functools.partial(_shard_jvp, self.fun, n), self.axis_name,
+                         in_axes + in_axes, (self.out_axes, self.out_axes), (),
+                         self.devices, self.axis_size, False)
+        return worker(*primals, *tangents)
+
     # --- reverse mode: pmap of the vjp ------------------------------------------
 
     def _fwd(self, *args):
@@ -279,6 +303,10 @@ class Pmapped(custom_vjp):
         out_spec = tuple(0 if not unmapped[i] else None for i in range(n))
         stacked = worker._run(shard_vjp, per_shard, size, _VjpOut(out_spec, in_axes))
         return stacked
+
+
+def _shard_jvp(fun, n, *primals_and_tangents):
+    return jvp(fun, primals_and_tangents[:n], primals_and_tangents[n:])
 
 
 class _VjpOut:
