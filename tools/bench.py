@@ -691,7 +691,9 @@ def main(argv=None):
         old = [bench_transform(), bench_mlp_eager(), bench_loop_cost(), bench_tape_memory()]
         old += bench_forward_and_hvp()
         print(table(old, ["workload", "tangent_x", "reference", "ratio"]))
-        print(f"\n{bench_pmap.table(bench_pmap.bench_pmap() + [bench_pmap.control()])}\n")
+        parallel = bench_pmap.bench_pmap(QUICK)
+        CHECKS.extend(("pmap", r["workload"], r["ok"], r["check"]) for r in parallel)
+        print(f"\n{bench_pmap.table(parallel + [bench_pmap.control(QUICK)])}\n")
 
     ours = [c for c in CHECKS if c[1] not in PEERS]
     peers = [c for c in CHECKS if c[1] in PEERS]
