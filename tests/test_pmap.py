@@ -168,6 +168,19 @@ def test_a_failing_worker_stops_every_worker_with_its_error(devices, n):
     assert not [t for t in threading.enumerate() if t.name.startswith("pmap-worker")]
 
 
+def skips_a_collective_on_device_0(v):
+    if lax.axis_index("i") == 0:
+        return v
+    return lax.psum(v, "i")
+
+
+def test_a_worker_returning_while_others_wait_is_a_clear_error(devices):
+    devices(4)
+    box = within(30, tx.pmap(skips_a_collective_on_device_0, axis_name="i"), np.arange(4.0))
+    assert type(box.get("error")).__name__ == "CollectiveMismatch"
+    assert "device(s) 0 returned without reaching" in str(box["error"])
+
+
 # --- derivatives ---------------------------------------------------------------------------
 
 def loss(w, x):

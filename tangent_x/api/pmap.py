@@ -239,6 +239,9 @@ class Pmapped(custom_vjp):
                 else:
                     with collectives._bind_axis(self.axis_name, handler):
                         results[k] = shard_fn(*shards[k])
+                finish = getattr(group[k], "finish", None)
+                if finish is not None:
+                    finish()
             except BaseException as exc:     # noqa: B902 (re-raised in the caller)
                 with lock:
                     failures.append(exc)

@@ -9,5 +9,5 @@ terms of a Group.  An MPI group spanning processes (``mpi``, see
 
 Bottom layer: imports NumPy and ``tangent_x.errors``/``config`` only.
 """
-from .group import Group, SoloGroup, ThreadGroup, WorkerAborted  # noqa: F401
+from .group import CollectiveMismatch, Group, SoloGroup, ThreadGroup, WorkerAborted  # noqa: F401
 from .ops import perform  # noqa: F401

@@ -7,9 +7,11 @@ Reductions run in device order (``((x0 + x1) + x2) + ...``) on every
 worker, so all workers get bitwise the same result, and the same as a loop
 over the devices adding in that order.
 
-A worker that fails calls ``abort``: the barrier breaks, every worker
+A worker that fails calls ``abort``: the rendezvous breaks, every worker
 waiting in (or later entering) a collective raises ``WorkerAborted``, and
-pmap re-raises the first worker's own error -- no hang.
+pmap re-raises the first worker's own error -- no hang.  A worker that
+returns while others wait in a collective breaks it too
+(``CollectiveMismatch``: the devices called different collectives).
 """
 import threading
 
@@ -53,14 +55,77 @@ class Group:
         raise NotImplementedError
 
 
+class CollectiveMismatch(RuntimeError):
+    """A worker returned while the others wait in a collective: the devices
+    did not call the same collectives in the same order."""
+
+
+class _Rendezvous:
+    """A reusable barrier for ``size`` threads that breaks, instead of
+    hanging, when a worker aborts or returns while others wait."""
+
+    def __init__(self, size, timeout):
+        self.size = size
+        self.timeout = timeout
+        self.cond = threading.Condition()
+        self.arrived = 0
+        self.generation = 0
+        self.broken = None          # the exception waiting workers raise
+        self.finished = set()
+
+    def wait(self, index):
+        with self.cond:
+            if self.broken is not None:
+                raise type(self.broken)(str(self.broken))
+            generation = self.generation
+            self.arrived += 1
+            if self.arrived == self.size:
+                self.arrived = 0
+                self.generation += 1
+                self.cond.notify_all()
+                return
+            waited = 0.0
+            while generation == self.generation and self.broken is None:
+                if self.finished:
+                    done = sorted(self.finished)
+                    self.broken = CollectiveMismatch(
+                        f"pmap: device {index} waits in a collective that device(s) "
+                        f"{', '.join(map(str, done))} returned without reaching: every "
+                        "device must call the same collectives in the same order")
+                    self.cond.notify_all()
+                    break
+                if self.timeout is not None and waited >= self.timeout:
+                    self.broken = CollectiveMismatch(
+                        f"pmap: device {index} waited {self.timeout:.0f} s in a collective "
+                        "that not every device reached")
+                    self.cond.notify_all()
+                    break
+                self.cond.wait(0.5)
+                waited += 0.5
+            if generation == self.generation:
+                raise type(self.broken)(str(self.broken))
+
+    def finish(self, index):
+        with self.cond:
+            self.finished.add(index)
+            self.cond.notify_all()
+
+    def abort(self):
+        with self.cond:
+            if self.broken is None:
+                self.broken = WorkerAborted(
+                    "pmap: another worker failed; its error is the one reported")
+            self.cond.notify_all()
+
+
 class _Shared:
-    """What the threads of one pmap call share: a slot per device and a
-    barrier that breaks when any of them aborts."""
+    """What the threads of one pmap call share: a slot per device and the
+    rendezvous."""
 
     def __init__(self, size, timeout):
         self.size = size
         self.slots = [None] * size
-        self.barrier = threading.Barrier(size, timeout=timeout)
+        self.rendezvous = _Rendezvous(size, timeout)
         self.error = None
 
 
@@ -68,9 +133,9 @@ class ThreadGroup(Group):
     """One worker thread's view of a group of ``size`` threads.
 
     ``ThreadGroup.create(size)`` returns the ``size`` views, one per worker.
-    ``timeout`` (seconds, None: none) bounds a rendezvous, so that a worker
-    that never arrives (it skipped a collective the others entered) is an
-    error rather than a hang."""
+    ``timeout`` (seconds, None: none) bounds a rendezvous; a worker that
+    returns while others wait in a collective breaks it at once
+    (``CollectiveMismatch``)."""
 
     def __init__(self, shared, index):
         self._shared = shared
@@ -83,12 +148,7 @@ class ThreadGroup(Group):
         return [cls(shared, i) for i in range(size)]
 
     def _wait(self):
-        try:
-            self._shared.barrier.wait()
-        except threading.BrokenBarrierError:
-            raise WorkerAborted(
-                "pmap: another worker failed (or did not reach this collective); "
-                "its error is the one reported") from None
+        self._shared.rendezvous.wait(self.index)
 
     def _exchange(self, x):
         """Every worker's ``x``, in device order (the same list on all)."""
@@ -123,10 +183,15 @@ class ThreadGroup(Group):
     def barrier(self):
         self._wait()
 
+    def finish(self):
+        """This worker returned: a collective the others wait in can never
+        complete."""
+        self._shared.rendezvous.finish(self.index)
+
     def abort(self, exc):
         if self._shared.error is None:
             self._shared.error = exc
-        self._shared.barrier.abort()
+        self._shared.rendezvous.abort()
 
 
 def _check_alike(values, what):
