@@ -27,8 +27,10 @@ Other deliberate differences from JAX
   for free from tracing.  With ``length == 0`` the body is called once on
   zeros, as JAX traces it once, to learn the shapes of the empty outputs.
 * The collectives raise ``NameError`` outside ``pmap`` exactly as JAX does;
-  inside an eager ``pmap`` they dispatch to the handler that ``pmap`` binds
-  with ``_bind_axis`` (see ``collectives``).
+  inside a ``pmap`` worker they dispatch to the handler that ``pmap`` binds
+  with ``_bind_axis`` (see ``collectives``); inside transformed code they
+  are primitives (``rules/collectives.py``), batched into NumPy over the
+  batch by ``vmap(..., axis_name=...)``.
 
 Layout: ``control_flow`` (cond, switch, select, stop_gradient), ``loops``
 (while_loop, fori_loop, scan), ``collectives``, and ``avals``: the types of
