@@ -194,3 +194,10 @@ def test_collectives_outside_a_map_raise_name_error_like_jax():
         lax.psum(1.0, "i")
     with pytest.raises(NameError, match="unbound axis name: j"):
         tx.vmap(lambda v: lax.psum(v, "j"), axis_name="i")(X)
+
+
+def test_jit_of_vmap_with_axis_name_runs_the_batched_code():
+    """Never the loop over examples (a collective spans them): the batched code."""
+    normalize = lambda v: v / lax.psum(np.sum(v), "i")        # noqa: E731
+    got = tx.jit(tx.vmap(normalize, axis_name="i"))(X)
+    np.testing.assert_allclose(got, X / np.sum(X), rtol=1e-14)
