@@ -19,7 +19,8 @@ tangent is the same collective of ``x_dot``.
 Batching (``vmap(f, axis_name='i')``, JAX has it): a collective over the
 vmapped axis becomes NumPy over the batch axis -- psum is ``np.sum(x,
 axis=0)``, unbatched (every example sees the same sum); all_gather is the
-batch itself; axis_index is ``np.arange(batch_size)``.  A collective over
+batch itself; axis_index is ``np.arange(batch_size)``; ppermute moves
+examples (``out[d] = x[s]`` per pair, zeros elsewhere).  A collective over
 another axis (an enclosing pmap's, or an outer vmap's) acts on each example
 alone, so it stays, on the batched value (all_gather's ``axis`` shifted
 past the batch axis).  A tuple of axis names reduces over this vmap's axis
@@ -116,11 +117,7 @@ def _(eqn, fwd):
 def axis_names(eqn, b):
     """The collective's axis names, a tuple of static values."""
     args = bound_args(eqn)
-    value = static_value(b, args["axis_name"])
-    shape = b.shape(args["axis_name"]) if value is NO_VALUE else None
-    if shape is not None and shape.kind == "tuple" and \
-            all(isinstance(item.value, str) for item in shape.items):
-        value = tuple(item.value for item in shape.items)   # a tuple of names, as probed
+    value = _constant(b, args["axis_name"])
     if value is NO_VALUE:
         raise TransformError(f"lax.{eqn.prim.name} under vmap needs its axis_name written as "
                              "a constant", eqn.origin,
@@ -198,6 +195,22 @@ def _(eqn, b):
         blocks = b.let(f"{out}_blocks", call("np.reshape", front, blocks_shape))
         return [assign(out, call("np.moveaxis", blocks, constant_atom(1),
                                  constant_atom(dim + 1 if dim >= 0 else dim)))]
+    if op in ("ppermute", "ppermute_inverse"):
+        pairs = _static_perm(b, args["perm"])
+        if pairs is not None:
+            if op == "ppermute_inverse":
+                pairs = [(d, s) for s, d in pairs]
+            if not batched:
+                x = b.let(f"{out}_lanes", call("np.broadcast_to", x, _lanes_shape(b, x)))
+            b.mark(out)
+            # example d gets example s's value; an example no pair sends to: zeros
+            made = [assign(out, call("np.zeros_like", x))]
+            for s, d in pairs:
+                made.append(assign(gast.Subscript(value=ir.name(out), slice=constant_atom(d),
+                                                  ctx=gast.Store()),
+                                   gast.Subscript(value=x, slice=constant_atom(s),
+                                                  ctx=gast.Load())))
+            return made
     raise TransformError(f"lax.{op} over the axis a vmap maps is not supported by tangent_x "
                          f"in this form", eqn.origin,
                          "pmap the function instead, or write it with psum/all_gather")
@@ -224,6 +237,22 @@ def _static_param(eqn, b, args, key, default):
         raise TransformError(f"lax.{eqn.prim.name}(..., {key}=...) under vmap needs a "
                              "constant", eqn.origin, f"write {key} literally")
     return value
+
+
+def _constant(b, atom):
+    """A value the code fixes (a literal, or a tuple/list of literals), else
+    NO_VALUE: never a value the probe saw, which may come from an argument
+    the cached code does not depend on."""
+    value = static_value(b, atom)
+    return b.constant(atom) if value is NO_VALUE else value
+
+
+def _static_perm(b, atom):
+    """ppermute's (source, destination) pairs when the code fixes them."""
+    value = _constant(b, atom)
+    if value is NO_VALUE:
+        return None
+    return [(int(s), int(d)) for s, d in value]
 
 
 def _lanes_shape(b, x):

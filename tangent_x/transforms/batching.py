@@ -33,7 +33,12 @@ from ..errors import TransformError
 from ..core.naming import Namer
 from ..rules import BATCHING, load_all
 from ..rules.collectives import own_axis
-from ..rules.batching_util import all_batched, any_batched, full_flag, merge_flags
+from ..rules.batching_util import NO_VALUE, all_batched, any_batched, full_flag, merge_flags
+
+
+def _literal_tuple(value):
+    return isinstance(value, tuple) and all(
+        isinstance(v, (int, str)) or _literal_tuple(v) for v in value)
 
 
 class Batcher:
@@ -47,6 +52,7 @@ class Batcher:
         self.shapes = shapes            # name -> probe.Shape
         self.batch_size = batch_size    # gast atom: the number of examples
         self.unbound = set()            # names holding ``unbound(...)`` placeholders
+        self.constants = {}             # names of tuples/lists of literals: their values
 
     # --- what rules ask -----------------------------------------------------
 
@@ -58,6 +64,27 @@ class Batcher:
         if isinstance(atom, gast.AST):
             return any(self.flags.get(n, False) for n in ir.names_in(atom)) or False
         return False
+
+    def constant(self, atom):
+        """The value of ``atom`` when the code fixes it (a literal, or a
+        tuple/list of literals built here), else ``NO_VALUE``: such values
+        may shape the batched code (a collective's axis names, ppermute's
+        pairs), unlike the probe's, which may come from an argument."""
+        if isinstance(atom, gast.Constant):
+            return atom.value
+        if ir.is_name(atom):
+            if atom.id in self.constants:
+                return self.constants[atom.id]
+            value = self.env.get(atom.id, NO_VALUE) if atom.id not in self.flags else NO_VALUE
+            # a global or closure tuple of literals: immutable, so fixed
+            return value if _literal_tuple(value) else NO_VALUE
+        return NO_VALUE
+
+    def note_constant(self, eqn):
+        if eqn.prim.name in ("tuple", "list") and not eqn.kwargs and len(eqn.outs) == 1:
+            items = [self.constant(a) for a in eqn.args]
+            if all(i is not NO_VALUE for i in items):
+                self.constants[eqn.out] = tuple(items) if eqn.prim.name == "tuple" else items
 
     def batched(self, atom):
         return any_batched(self.flag(atom))
@@ -113,6 +140,7 @@ class Batcher:
                 and not (self.axis_name is not None and own_axis(eqn, self)):
             for o in eqn.outs:
                 self.flags[o] = False
+            self.note_constant(eqn)
             return lower.lower([eqn])
         rule = BATCHING.get(eqn.prim.name)
         self.stmts_out = []
