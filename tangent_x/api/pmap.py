@@ -19,10 +19,12 @@ share the arrays without copies; ``jit(pmap(f))`` compiles the shards.
 After ``tangent_x.distributed.initialize()`` the group spans every process
 (``MPIGroup``), each process running its local devices as threads.
 
-Differences from JAX: the mapped axis may be shorter than the device count
-(JAX requires at most the device count too; fewer shards simply use fewer
-workers); ``out_axes=None`` returns device 0's value (JAX checks the values
-agree only under a flag); nested ``pmap`` is refused.
+Differences from JAX: ``out_axes=None`` returns device 0's value (JAX
+checks that the values agree only under a flag); ``backend`` is accepted
+and ignored (the CPU is the only one); ``devices`` gives the number of
+workers only; nested ``pmap`` is refused (map the inner axis with
+``vmap(..., axis_name=...)``).  Eager ``pmap`` runs the python stage
+(JAX always compiles); ``jit(pmap(f))`` compiles.
 """
 import functools
 import threading
@@ -41,8 +43,9 @@ from ..numba_stage.compile import Jitted
 from .jit import jit as _jit, python_stage
 from .transformed import Transformed, Unspecialized
 
-# How long a worker waits in a collective for the others (seconds): a worker
-# that never arrives (it skipped a collective) is an error, not a hang.
+# How long a worker waits in a collective for the others (seconds), so that
+# one stuck elsewhere is an error, not a hang.  (A worker that returns, or
+# fails, while others wait breaks the wait at once: parallel.group.)
 RENDEZVOUS_TIMEOUT = 600.0
 
 
@@ -84,7 +87,7 @@ class Pmapped(custom_vjp):
         self.bwd = self._bwd
         self.jvp = self._jvp            # forward mode too (rules/structural.py)
         self._shard = None
-        self._lock = threading.Lock()
+        self._jitted = None
         self._call_site = call_site()
 
     def __repr__(self):
@@ -120,8 +123,8 @@ class Pmapped(custom_vjp):
         """The per-shard ``Jitted`` that ``jit(pmap(f))`` runs on every worker
         (``nogil``: the workers compute in parallel); ``tx.source(...,
         stage="numba")`` prints its numba stage."""
-        if getattr(self, "_jitted", None) is None:
-            self._jitted = Jitted(self.fun, python_stage)
+        if self._jitted is None:
+            self._jitted = Jitted(self.fun, python_stage, static_argnums=self.static_argnums)
             self._jitted.nogil = True
         return self._jitted
 
