@@ -36,6 +36,29 @@ from ..rules.collectives import own_axis
 from ..rules.batching_util import NO_VALUE, all_batched, any_batched, full_flag, merge_flags
 
 
+def fixed(b, atom):
+    """The value of ``atom`` when the code fixes it (a literal, a tuple/list
+    of literals built here, a global or closure tuple of literals), else
+    ``NO_VALUE``: such values may shape the batched code (a collective's axis
+    names, ppermute's pairs), unlike the probe's, which may come from an
+    argument that the cached code does not depend on."""
+    if isinstance(atom, gast.Constant):
+        return atom.value
+    if ir.is_name(atom):
+        if atom.id in b.constants:
+            return b.constants[atom.id]
+        value = b.env.get(atom.id, NO_VALUE) if atom.id not in b.flags else NO_VALUE
+        return value if _literal_tuple(value) else NO_VALUE     # immutable: fixed
+    return NO_VALUE
+
+
+def _note_constant(b, eqn):
+    if eqn.prim.name in ("tuple", "list") and not eqn.kwargs and len(eqn.outs) == 1:
+        items = [fixed(b, a) for a in eqn.args]
+        if all(i is not NO_VALUE for i in items):
+            b.constants[eqn.out] = tuple(items) if eqn.prim.name == "tuple" else items
+
+
 def _literal_tuple(value):
     return isinstance(value, tuple) and all(
         isinstance(v, (int, str)) or _literal_tuple(v) for v in value)
@@ -66,25 +89,8 @@ class Batcher:
         return False
 
     def constant(self, atom):
-        """The value of ``atom`` when the code fixes it (a literal, or a
-        tuple/list of literals built here), else ``NO_VALUE``: such values
-        may shape the batched code (a collective's axis names, ppermute's
-        pairs), unlike the probe's, which may come from an argument."""
-        if isinstance(atom, gast.Constant):
-            return atom.value
-        if ir.is_name(atom):
-            if atom.id in self.constants:
-                return self.constants[atom.id]
-            value = self.env.get(atom.id, NO_VALUE) if atom.id not in self.flags else NO_VALUE
-            # a global or closure tuple of literals: immutable, so fixed
-            return value if _literal_tuple(value) else NO_VALUE
-        return NO_VALUE
-
-    def note_constant(self, eqn):
-        if eqn.prim.name in ("tuple", "list") and not eqn.kwargs and len(eqn.outs) == 1:
-            items = [self.constant(a) for a in eqn.args]
-            if all(i is not NO_VALUE for i in items):
-                self.constants[eqn.out] = tuple(items) if eqn.prim.name == "tuple" else items
+        """``atom``'s value where the code fixes it, else NO_VALUE (``fixed``)."""
+        return fixed(self, atom)
 
     def batched(self, atom):
         return any_batched(self.flag(atom))
@@ -140,7 +146,7 @@ class Batcher:
                 and not (self.axis_name is not None and own_axis(eqn, self)):
             for o in eqn.outs:
                 self.flags[o] = False
-            self.note_constant(eqn)
+            _note_constant(self, eqn)
             return lower.lower([eqn])
         rule = BATCHING.get(eqn.prim.name)
         self.stmts_out = []
