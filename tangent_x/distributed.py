@@ -65,12 +65,14 @@ def initialize(coordinator_address=None, num_processes=None, process_id=None,
         raise ValueError("tangent_x.distributed.initialize: coordinator_address is not used: "
                          "processes are started and connected by mpiexec (e.g. "
                          "`mpiexec -hosts a,b -n 4 python train.py`); leave it None")
-    MPI = mpi()
-    if not MPI.Is_initialized() and not launched_by_mpiexec() and num_processes != 1:
+    loaded = sys.modules.get("mpi4py.MPI")   # importing it initialises MPI
+    already = loaded is not None and loaded.Is_initialized()
+    if not already and not launched_by_mpiexec() and num_processes != 1:
         raise RuntimeError("tangent_x.distributed.initialize: no mpiexec launch detected (none of "
                            f"{', '.join(LAUNCH_VARIABLES)} is set). Start the processes with "
                            "`mpiexec -n N python script.py`, or pass num_processes=1 to run this "
                            "process alone")
+    MPI = mpi()
     if not MPI.Is_initialized():
         MPI.Init_thread(MPI.THREAD_MULTIPLE)
     if MPI.Query_thread() < MPI.THREAD_SERIALIZED:

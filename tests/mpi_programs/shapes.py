@@ -1,0 +1,24 @@
+"""Run under mpiexec: an operand whose shape differs across ranks gets the
+same ValueError on every rank, naming the operand and the shapes."""
+import numpy as np
+
+from tangent_x import distributed
+from tangent_x.parallel.mpi import MPIGroup
+
+distributed.initialize()
+RANK = distributed.process_index()
+group = MPIGroup(1)
+for call in (lambda: group.allreduce(np.ones(2 + RANK), "sum", name="grads"),
+             lambda: group.allgather(np.ones((2, 1 + RANK)), name="grads"),
+             lambda: group.allreduce(np.ones(2, dtype=np.float32 if RANK else np.float64), name="grads")):
+    try:
+        call()
+    except ValueError as exc:
+        message = str(exc)
+        assert "'grads'" in message and "same shape and dtype on every device" in message, message
+        assert "device 0 (process 0)" in message and "device 1 (process 1)" in message, message
+    else:
+        raise AssertionError("shapes differing across ranks were not refused")
+group.barrier()
+assert np.array_equal(group.allreduce(np.ones(2)), np.full(2, distributed.process_count()))
+print(f"OK rank {RANK}: {message}", flush=True)
