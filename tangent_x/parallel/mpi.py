@@ -6,12 +6,13 @@ thread each.  A collective meets in two steps: the process's workers
 rendezvous (a ``threading.Barrier``), worker 0 makes one MPI call for the
 whole process, and every worker takes its share of the result.
 
-Sums are taken in device order over the gathered values (one allgather, not
+Sums are taken in device order over the gathered values (an allgather, not
 MPI_Allreduce), so every rank gets the same bits, equal to a sum over the
 devices in order in one process (the threads backend) whatever the number of
-processes.  The gather also carries each process's shapes: a collective
-whose operand differs in shape or dtype across devices raises on every rank
-the same ValueError naming the operand, instead of MPI mismatching buffers.
+processes.  Before the data, a small allgather carries every device's shape
+and dtype: a collective whose operand differs in shape or dtype across
+devices raises on every rank the same ValueError naming the operand,
+instead of MPI mismatching buffers.
 
 A worker that raises calls ``abort(exc)``: the process's other workers
 stop waiting (they raise ``WorkerAborted``) and, with more than one
@@ -115,22 +116,39 @@ class MPIGroup:
             raise WorkerAborted(f"another worker of this process raised: {failure!r}") from failure
 
     def _gather_checked(self, blocks, name, what):
-        """Allgather this process's stacked ``blocks`` -> one array over all
-        devices, in device order; the same ValueError on every rank when
-        shapes or dtypes differ across devices."""
+        """Allgather this process's ``blocks`` (one per local device) -> one
+        array over all devices, in device order; the same ValueError on every
+        rank when shapes or dtypes differ across devices.  Two buffer
+        allgathers: each device's shape and dtype (a row of ints), then the data."""
         local = [np.asarray(b) for b in blocks]
-        signatures = {(b.shape, b.dtype.str) for b in local}
-        stacked = np.stack(local) if len(signatures) == 1 else None
-        mine = (stacked, [(b.shape, b.dtype.str) for b in local])
-        everyone = self.comm.allgather(mine)
-        described = [sig for _, sigs in everyone for sig in sigs]
-        if len(set(described)) != 1:
+        headers = np.full((self.size, 3 + MAX_DIMS), -1, dtype=np.int64)
+        self.comm.Allgather(np.stack([_header(b) for b in local]), headers)
+        if (headers != headers[0]).any():
             per_device = ", ".join(f"device {d} (process {d // self.local_count}): "
-                                   f"shape {s} {np.dtype(t).name}"
-                                   for d, (s, t) in enumerate(described))
+                                   f"shape {shape} {dtype}"
+                                   for d, (shape, dtype) in enumerate(map(_described, headers)))
             raise ValueError(f"{what}: the operand {name!r} must have the same shape and dtype on "
                              f"every device; got {per_device}")
-        return np.concatenate([arrays for arrays, _ in everyone])
+        stacked = np.ascontiguousarray(np.stack(local))   # stack keeps a transposed layout
+        gathered = np.empty((self.size,) + stacked.shape[1:], stacked.dtype)
+        self.comm.Allgather(stacked, gathered)
+        return gathered
+
+
+MAX_DIMS = 64       # NumPy's limit
+
+
+def _header(array):
+    """A row of ints saying ``array``'s shape and dtype (for _gather_checked)."""
+    row = np.full(3 + MAX_DIMS, -1, dtype=np.int64)
+    row[:3] = array.ndim, ord(array.dtype.kind), array.dtype.itemsize
+    row[3:3 + array.ndim] = array.shape
+    return row
+
+
+def _described(row):
+    ndim, kind, itemsize = (int(v) for v in row[:3])
+    return tuple(int(n) for n in row[3:3 + ndim]), np.dtype(f"{chr(kind)}{itemsize}").name
 
 
 class _Raised:

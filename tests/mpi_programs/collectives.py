@@ -35,9 +35,11 @@ def sequential_sum(parts):
     return total
 
 
-def check_group(worker, dtype):
+def check_group(worker, dtype, transposed):
     everyone = np.stack([operand(d, dtype) for d in range(DEVICES)])
     x = operand(worker.index, dtype)
+    if transposed:      # a non-contiguous operand: its values, not its memory order, count
+        everyone, x = everyone.transpose(0, 2, 1), x.T
     got = worker.allreduce(x, "sum")
     assert got.dtype == dtype and got.shape == x.shape
     assert np.array_equal(got, sequential_sum(list(everyone))), (got, everyone)
@@ -62,7 +64,8 @@ def run_group():
     def work(i):
         try:
             for dtype in (np.float64, np.float32, np.int64):
-                check_group(group.worker(i), dtype)
+                for transposed in (False, True):
+                    check_group(group.worker(i), dtype, transposed)
         except BaseException as exc:  # noqa: BLE001
             errors.append(exc)
             group.worker(i).abort(exc)
