@@ -95,6 +95,8 @@ class MPIGroup:
     def _meet(self, local_index, value, combine):
         """Every local worker hands in ``value``; worker 0 calls
         ``combine(values)`` (the one MPI call); all get its result."""
+        if self.local_count == 1:
+            return combine([value])
         self._slots[local_index] = value
         self._wait()
         if local_index == 0:
