@@ -43,7 +43,7 @@ class MPIGroup:
     ``abort``); with one local device the group is also its own worker 0.
     """
 
-    def __init__(self, local_devices=1, comm=None):
+    def __init__(self, local_devices=1, comm=None, timeout=None):
         self.comm = distributed.communicator() if comm is None else comm
         self.local_count = local_devices if isinstance(local_devices, int) else len(local_devices)
         if self.local_count < 1:
@@ -55,11 +55,18 @@ class MPIGroup:
             raise ValueError("MPIGroup: every process must have the same number of local devices; "
                              f"per process: {counts} (set TANGENT_X_NUM_DEVICES alike on every rank)")
         self.size = self.local_count * self.process_count
-        self._meeting = threading.Barrier(self.local_count)
+        self._meeting = threading.Barrier(self.local_count, timeout=timeout)
         self._slots = [None] * self.local_count
         self._result = None
         self._failure = None
         self._workers = [MPIWorker(self, i) for i in range(self.local_count)]
+
+    @classmethod
+    def create(cls, local_devices, comm=None, timeout=None):
+        """The workers' views, one per local device (as ``ThreadGroup.create``).
+        ``timeout`` (seconds) bounds the local rendezvous."""
+        group = cls(local_devices, comm, timeout)
+        return [group.worker(i) for i in range(group.local_count)]
 
     def worker(self, local_index):
         """The Group seen from local worker ``local_index``."""

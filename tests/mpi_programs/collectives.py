@@ -57,18 +57,19 @@ def check_group(worker, dtype, transposed):
 
 
 def run_group():
-    group = MPIGroup(LOCAL)
-    assert group.size == DEVICES
+    workers = MPIGroup.create(LOCAL)
+    assert [w.size for w in workers] == [DEVICES] * LOCAL
+    assert [w.index for w in workers] == list(range(RANK * LOCAL, (RANK + 1) * LOCAL))
     errors = []
 
     def work(i):
         try:
             for dtype in (np.float64, np.float32, np.int64):
                 for transposed in (False, True):
-                    check_group(group.worker(i), dtype, transposed)
+                    check_group(workers[i], dtype, transposed)
         except BaseException as exc:  # noqa: BLE001
             errors.append(exc)
-            group.worker(i).abort(exc)
+            workers[i].abort(exc)
 
     threads = [threading.Thread(target=work, args=(i,)) for i in range(LOCAL)]
     for t in threads:
