@@ -5,7 +5,9 @@ programs in tests/mpi_programs/ (each asserts its own results against NumPy
 and prints OK), with a timeout, so that a hang fails instead of stalling
 the run.  They need the ``[mpi]`` extra (the mpich and mpi4py wheels) and
 are left out of the default run (setup.cfg); CI runs them in their own step
-(.ci/mpi_step.sh): ``python -m pytest -m mpi tests/test_mpi.py``.  Where
+(.ci/mpi_step.sh): ``python -m pytest -m mpi tests/test_mpi.py`` (the
+``mpi and slow`` ones, Numba compiling in every rank, outside its 2-minute
+budget).  Where
 mpi4py or mpiexec is missing they are skipped, saying so.  The tests
 without the marker need no MPI.
 """
@@ -16,6 +18,7 @@ import sys
 
 import pytest
 
+import tangent_x
 from tangent_x import distributed
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -131,3 +134,23 @@ def test_initialize_outside_a_launch_says_what_to_do():
     lines = result.stdout.splitlines()
     assert lines[0].startswith("refused:") and "mpiexec -n N" in lines[0], result.stdout
     assert lines[1:] == ["0 1", "False"], result.stdout
+
+
+# -- pmap across processes (once tangent_x.pmap is merged: issue #20 part A) --
+def _digests(output):
+    return {line.split(" digest ")[1].split()[0] for line in output.splitlines() if " digest " in line}
+
+
+@needs_mpi
+@pytest.mark.skipif(not hasattr(tangent_x, "pmap"), reason="tangent_x.pmap is not on this branch yet")
+@pytest.mark.parametrize("mode", ["eager", pytest.param("jit", marks=pytest.mark.slow)])
+def test_pmap_sgd_across_processes_equals_threads_bitwise(mode):
+    alone = subprocess.run([sys.executable, os.path.join(PROGRAMS, "pmap_sgd.py"), mode],
+                           capture_output=True, text=True, timeout=TIMEOUT,
+                           env=dict(os.environ, TANGENT_X_NUM_DEVICES="4", PYTHONPATH=ROOT))
+    assert_ok(alone, 1)
+    digests = _digests(alone.stdout)
+    for processes, local in [(2, 2), (4, 1)] if mode == "eager" else [(2, 2)]:
+        result = launch(processes, "pmap_sgd.py", mode, env={"TANGENT_X_NUM_DEVICES": str(local)})
+        assert_ok(result, processes)
+        assert _digests(result.stdout) == digests, (alone.stdout, result.stdout)
