@@ -68,6 +68,27 @@ class MPIGroup:
         group = cls(local_devices, comm, timeout)
         return [group.worker(i) for i in range(group.local_count)]
 
+    def check_arguments(self, named, what="pmap"):
+        """Collective, from one thread per process: every process's
+        arguments ``named`` (a dict: argument name -> array or scalar) must
+        have the same shapes and dtypes; else every rank raises the same
+        ValueError naming the first argument that differs and its shape on
+        each process.  One small allgather (of the shapes, not the data)."""
+        mine = [(name, np.shape(value), np.asarray(value).dtype.name) for name, value in named.items()]
+        everyone = self.comm.allgather(mine)
+        for position, (name, _, _) in enumerate(mine):
+            seen = [described[position] if position < len(described) else None
+                    for described in everyone]
+            if len(set(seen)) != 1:
+                listed = ", ".join(f"process {p}: " + ("missing" if s is None else f"shape {s[1]} {s[2]}")
+                                   for p, s in enumerate(seen))
+                raise ValueError(f"{what}: argument {name!r} differs across processes ({listed}); "
+                                 "every process must pass arguments of the same shapes and dtypes "
+                                 "(its own slice of the data, of equal size)")
+        if len({len(described) for described in everyone}) != 1:
+            counts = ", ".join(f"process {p}: {len(d)}" for p, d in enumerate(everyone))
+            raise ValueError(f"{what}: the processes pass different numbers of arguments ({counts})")
+
     def worker(self, local_index):
         """The Group seen from local worker ``local_index``."""
         return self._workers[local_index]

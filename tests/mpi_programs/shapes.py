@@ -1,5 +1,5 @@
-"""Run under mpiexec: an operand whose shape differs across ranks gets the
-same ValueError on every rank, naming the operand and the shapes."""
+"""Run under mpiexec: an operand (or argument) whose shape differs across
+ranks gets the same ValueError on every rank, naming it and the shapes."""
 import numpy as np
 
 from tangent_x import distributed
@@ -19,6 +19,15 @@ for call in (lambda: group.allreduce(np.ones(2 + RANK), "sum", name="grads"),
         assert "device 0 (process 0)" in message and "device 1 (process 1)" in message, message
     else:
         raise AssertionError("shapes differing across ranks were not refused")
+try:
+    group.check_arguments({"params": np.ones(3), "batch": np.ones((4, 2 + RANK)), "lr": 0.1})
+except ValueError as exc:
+    text = str(exc)
+    assert text.startswith("pmap: argument 'batch' differs across processes"), text
+    assert "process 0: shape (4, 2) float64, process 1: shape (4, 3) float64" in text, text
+else:
+    raise AssertionError("arguments differing across ranks were not refused")
+group.check_arguments({"params": np.ones(3), "lr": 0.1})
 group.barrier()
 assert np.array_equal(group.allreduce(np.ones(2)), np.full(2, distributed.process_count()))
 print(f"OK rank {RANK}: {message}", flush=True)
