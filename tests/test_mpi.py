@@ -127,13 +127,17 @@ def test_initialize_outside_a_launch_says_what_to_do():
             "except RuntimeError as e:\n    print('refused:', e)\n"
             "distributed.initialize(num_processes=1)\n"
             "print(distributed.process_index(), distributed.process_count())\n"
-            "distributed.shutdown()\nprint(distributed.is_initialized())\n")
+            "try:\n    distributed.initialize(num_processes=1)\n"
+            "except RuntimeError as e:\n    print('twice:', e)\n"
+            "distributed.shutdown()\nprint(distributed.is_initialized())\n"
+            "distributed.initialize(num_processes=1)\nprint(distributed.is_initialized())\n")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             timeout=TIMEOUT, env=env)
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines[0].startswith("refused:") and "mpiexec -n N" in lines[0], result.stdout
-    assert lines[1:] == ["0 1", "False"], result.stdout
+    assert lines[1] == "0 1" and lines[2].startswith("twice:") and "only be called once" in lines[2]
+    assert lines[3:] == ["False", "True"], result.stdout
 
 
 # -- pmap across processes (once tangent_x.pmap is merged: issue #20 part A) --

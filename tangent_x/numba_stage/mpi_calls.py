@@ -12,7 +12,12 @@ shape ``(size, *x.shape)`` in rank order; ``barrier``, ``comm_rank`` and
 ``comm_size`` too; float64, float32 and int64, arrays (any layout: a
 non-contiguous one is copied) and scalars.  ``comm`` is a communicator
 handle, an int (``handle_of(mpi4py_comm)``; the default ``COMM_WORLD``).
-The same functions called from Python run through mpi4py.
+The same functions called from Python run through mpi4py.  As with any
+MPI collective, every process calls them in the same order, and one thread
+per process at a time on a communicator: workers of one process reduce
+among themselves first and one of them calls (as ``parallel.mpi.MPIGroup``
+does).  A process that raises instead stops the launch (MPI_Abort, see
+``tangent_x.distributed``).
 
 How: importing this module loads the MPI library mpi4py uses (the same
 file, so the same initialised MPI) with ``llvmlite``'s
