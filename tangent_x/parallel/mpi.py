@@ -14,7 +14,8 @@ and dtype: a collective whose operand differs in shape or dtype across
 devices raises on every rank the same ValueError naming the operand,
 instead of MPI mismatching buffers.
 
-A worker that raises calls ``abort(exc)``: the process's other workers
+Those checks raise MismatchError (a ValueError) alike on every rank; any
+other error is one rank's.  A worker that raises calls ``abort(exc)``: the process's other workers
 stop waiting (they raise ``WorkerAborted``) and, with more than one
 process, the traceback is printed with the rank and ``MPI_Abort`` stops
 every process of the launch (nothing hangs in a collective).
@@ -31,6 +32,11 @@ OPS = ("sum", "max", "min")
 
 class WorkerAborted(RuntimeError):
     """Raised in the workers that were waiting when another worker aborted."""
+
+
+class MismatchError(ValueError):
+    """Operands or arguments differing across devices: found by a collective
+    check, so raised alike on every rank, which need not be stopped."""
 
 
 class MPIGroup:
@@ -82,12 +88,12 @@ class MPIGroup:
             if len(set(seen)) != 1:
                 listed = ", ".join(f"process {p}: " + ("missing" if s is None else f"shape {s[1]} {s[2]}")
                                    for p, s in enumerate(seen))
-                raise ValueError(f"{what}: argument {name!r} differs across processes ({listed}); "
+                raise MismatchError(f"{what}: argument {name!r} differs across processes ({listed}); "
                                  "every process must pass arguments of the same shapes and dtypes "
                                  "(its own slice of the data, of equal size)")
         if len({len(described) for described in everyone}) != 1:
             counts = ", ".join(f"process {p}: {len(d)}" for p, d in enumerate(everyone))
-            raise ValueError(f"{what}: the processes pass different numbers of arguments ({counts})")
+            raise MismatchError(f"{what}: the processes pass different numbers of arguments ({counts})")
 
     def worker(self, local_index):
         """The Group seen from local worker ``local_index``."""
@@ -157,7 +163,7 @@ class MPIGroup:
             per_device = ", ".join(f"device {d} (process {d // self.local_count}): "
                                    f"shape {shape} {dtype}"
                                    for d, (shape, dtype) in enumerate(map(_described, headers)))
-            raise ValueError(f"{what}: the operand {name!r} must have the same shape and dtype on "
+            raise MismatchError(f"{what}: the operand {name!r} must have the same shape and dtype on "
                              f"every device; got {per_device}")
         stacked = np.ascontiguousarray(np.stack(local))   # stack keeps a transposed layout
         gathered = np.empty((self.size,) + stacked.shape[1:], stacked.dtype)
@@ -248,10 +254,11 @@ class MPIWorker:
     def abort(self, exc):
         """Stop every worker: this process's others raise WorkerAborted;
         with several processes, every rank stops (MPI_Abort) after this
-        rank prints ``exc``'s traceback."""
+        rank prints ``exc``'s traceback -- except for a MismatchError, which
+        every rank raises alike."""
         group = self.group
         group._failure = exc
         group._meeting.abort()
-        if group.process_count > 1:
+        if group.process_count > 1 and not isinstance(exc, MismatchError):
             text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
             distributed.abort(f"device {self.index} raised:\n{text}")

@@ -3,7 +3,7 @@ ranks gets the same ValueError on every rank, naming it and the shapes."""
 import numpy as np
 
 from tangent_x import distributed
-from tangent_x.parallel.mpi import MPIGroup
+from tangent_x.parallel.mpi import MismatchError, MPIGroup, WorkerAborted
 
 distributed.initialize()
 RANK = distributed.process_index()
@@ -13,7 +13,7 @@ for call in (lambda: group.allreduce(np.ones(2 + RANK), "sum", name="grads"),
              lambda: group.allreduce(np.ones(2, dtype=np.float32 if RANK else np.float64), name="grads")):
     try:
         call()
-    except ValueError as exc:
+    except MismatchError as exc:
         message = str(exc)
         assert "'grads'" in message and "same shape and dtype on every device" in message, message
         assert "device 0 (process 0)" in message and "device 1 (process 1)" in message, message
@@ -21,13 +21,23 @@ for call in (lambda: group.allreduce(np.ones(2 + RANK), "sum", name="grads"),
         raise AssertionError("shapes differing across ranks were not refused")
 try:
     group.check_arguments({"params": np.ones(3), "batch": np.ones((4, 2 + RANK)), "lr": 0.1})
-except ValueError as exc:
-    text = str(exc)
+except MismatchError as exc:
+    mismatch, text = exc, str(exc)
     assert text.startswith("pmap: argument 'batch' differs across processes"), text
     assert "process 0: shape (4, 2) float64, process 1: shape (4, 3) float64" in text, text
 else:
     raise AssertionError("arguments differing across ranks were not refused")
 group.check_arguments({"params": np.ones(3), "lr": 0.1})
+# a mismatch is raised alike on every rank: a worker handing it to abort()
+# (as pmap does) breaks its own process's rendezvous but stops no rank
+other = MPIGroup(2)
+other.worker(1).abort(mismatch)
+try:
+    other.worker(0).allreduce(1.0)
+except WorkerAborted as aborted:
+    assert isinstance(aborted.__cause__, MismatchError), aborted
+else:
+    raise AssertionError("the aborted group's other worker went on")
 group.barrier()
 assert np.array_equal(group.allreduce(np.ones(2)), np.full(2, distributed.process_count()))
 print(f"OK rank {RANK}: {message}", flush=True)
