@@ -141,6 +141,7 @@ def abort(message, code=1):
     sys.stderr.write(text)
     sys.stderr.flush()
     mpi().COMM_WORLD.Abort(code)
+    os._exit(code)      # not reached: MPI_Abort ends the process
 
 
 def _abort_on_uncaught(kind, value, tb):

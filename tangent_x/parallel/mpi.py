@@ -65,6 +65,7 @@ class MPIGroup:
         self._slots = [None] * self.local_count
         self._result = None
         self._failure = None
+        self._abort_lock = threading.Lock()
         self._workers = [MPIWorker(self, i) for i in range(self.local_count)]
 
     @classmethod
@@ -257,8 +258,13 @@ class MPIWorker:
         rank prints ``exc``'s traceback -- except for a MismatchError, which
         every rank raises alike."""
         group = self.group
-        group._failure = exc
+        with group._abort_lock:
+            first = group._failure is None
+            if first:
+                group._failure = exc
         group._meeting.abort()
-        if group.process_count > 1 and not isinstance(exc, MismatchError):
+        # a WorkerAborted is a consequence of the first failure, which stops the launch;
+        # a MismatchError is raised alike on every rank
+        if first and group.process_count > 1 and not isinstance(exc, (MismatchError, WorkerAborted)):
             text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
             distributed.abort(f"device {self.index} raised:\n{text}")
