@@ -58,7 +58,7 @@ class MPIGroup:
         self.process_count = self.comm.Get_size()
         counts = self.comm.allgather(self.local_count)
         if len(set(counts)) != 1:
-            raise ValueError("MPIGroup: every process must have the same number of local devices; "
+            raise MismatchError("MPIGroup: every process must have the same number of local devices; "
                              f"per process: {counts} (set TANGENT_X_NUM_DEVICES alike on every rank)")
         self.size = self.local_count * self.process_count
         self._meeting = threading.Barrier(self.local_count, timeout=timeout)
