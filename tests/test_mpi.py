@@ -7,9 +7,8 @@ the run.  They need the ``[mpi]`` extra (the mpich and mpi4py wheels) and
 are left out of the default run (setup.cfg); CI runs them in their own step
 (.ci/mpi_step.sh): ``python -m pytest -m mpi tests/test_mpi.py`` (the
 ``mpi and slow`` ones, Numba compiling in every rank, outside its 2-minute
-budget).  Where
-mpi4py or mpiexec is missing they are skipped, saying so.  The tests
-without the marker need no MPI.
+budget).  Where mpi4py or mpiexec is missing they are skipped, saying so.
+The tests without the marker need no MPI.
 """
 import os
 import shutil
