@@ -5,7 +5,8 @@
 
 1. One all-reduce of one float64 (issue #20's target: at most 20 us with 2
    ranks from compiled code, ``tangent_x.numba_stage.mpi_calls`` inside
-   ``numba.njit``); for comparison, mpi4py's buffer ``Allreduce`` from
+   ``numba.njit``: ``allreduce_unchecked``, one MPI call, and ``allreduce``,
+   which checks sizes and dtypes with a small all-reduce first); for comparison, mpi4py's buffer ``Allreduce`` from
    Python, and ``MPIGroup.allreduce`` (the path of pmap's eager workers:
    shapes checked, sums in device order).  Median over rounds of ``count``
    calls in a loop, divided by ``count``; the ranks start each round
@@ -84,6 +85,13 @@ def bench_allreduce(args, comm, group):
     def compiled(count, comm):
         total = 0.0
         for i in range(count):
+            total += mpi_calls.allreduce_unchecked(1.0 * i, mpi_calls.SUM, comm)
+        return total
+
+    @numba.njit
+    def compiled_checked(count, comm):
+        total = 0.0
+        for i in range(count):
             total += mpi_calls.allreduce(1.0 * i, mpi_calls.SUM, comm)
         return total
 
@@ -97,9 +105,12 @@ def bench_allreduce(args, comm, group):
             group.allreduce(1.0, "sum")
 
     assert compiled(10, handle) == comm.Get_size() * 45.0     # right answer first (and compiled)
+    assert compiled_checked(10, handle) == comm.Get_size() * 45.0
     rows = []
-    for name, fn, count in (("compiled (njit, mpi_calls.allreduce)", lambda n: compiled(n, handle),
-                             args.count),
+    for name, fn, count in (("compiled (njit, mpi_calls.allreduce_unchecked)",
+                             lambda n: compiled(n, handle), args.count),
+                            ("compiled, sizes checked first (mpi_calls.allreduce)",
+                             lambda n: compiled_checked(n, handle), args.count),
                             ("mpi4py Allreduce from Python", mpi4py_buffers, args.count),
                             ("MPIGroup.allreduce (eager pmap path)", group_python, args.count // 10)):
         fn(100)

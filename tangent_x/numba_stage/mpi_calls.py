@@ -8,7 +8,10 @@
 
 ``allreduce(x, op, comm)`` (op: ``SUM``, ``MAX``, ``MIN``) returns an array
 of ``x``'s shape, or a scalar for a scalar; ``allgather(x, comm)`` returns
-shape ``(size, *x.shape)`` in rank order; ``barrier``, ``comm_rank`` and
+shape ``(size, *x.shape)`` in rank order.  Both first check, with one small
+all-reduce, that every rank's operand has the same size and dtype (else a
+ValueError on every rank, never wrong numbers); ``allreduce_unchecked`` and
+``allgather_unchecked`` skip it, for operands known to agree; ``barrier``, ``comm_rank`` and
 ``comm_size`` too; float64, float32 and int64, arrays (any layout: a
 non-contiguous one is copied) and scalars.  ``comm`` is a communicator
 handle, an int (``handle_of(mpi4py_comm)``; the default ``COMM_WORLD``).
@@ -81,6 +84,7 @@ COMM_WORLD = _mpich_handle(MPI.COMM_WORLD, "MPI_COMM_WORLD")
 SUM = _mpich_handle(MPI.SUM, "MPI_SUM")
 MAX = _mpich_handle(MPI.MAX, "MPI_MAX")
 MIN = _mpich_handle(MPI.MIN, "MPI_MIN")
+INT64 = _mpich_handle(MPI.INT64_T, "MPI_INT64_T")
 DATATYPES = {"float64": _mpich_handle(MPI.DOUBLE, "MPI_DOUBLE"),
              "float32": _mpich_handle(MPI.FLOAT, "MPI_FLOAT"),
              "int64": _mpich_handle(MPI.INT64_T, "MPI_INT64_T")}
@@ -143,6 +147,33 @@ def _check_compiled(code, call):
     return impl
 
 
+def _agree(size, datatype, comm):
+    """Raise alike on every rank unless every rank's operand has ``size``
+    elements of ``datatype`` (one MPI_Allreduce of four int64 with MPI_MAX:
+    a size and its negation give the largest and the smallest)."""
+    probe = np.array([size, -size, datatype, -datatype], np.int64)
+    seen = np.empty(4, np.int64)
+    _comm(comm).Allreduce(probe, seen, MPI.MAX)
+    if seen[0] != -seen[1] or seen[2] != -seen[3]:
+        raise ValueError(MISMATCH)
+
+
+MISMATCH = ("mpi_calls: the operand's size or dtype differs across ranks (every rank raises "
+            "this); pass operands of one shape and dtype on every rank")
+
+
+@overload(_agree)
+def _agree_compiled(size, datatype, comm):
+    def impl(size, datatype, comm):
+        probe = np.empty(4, np.int64)
+        probe[0], probe[1], probe[2], probe[3] = size, -size, datatype, -datatype
+        seen = np.empty(4, np.int64)
+        _check(_MPI_Allreduce(_address(probe), _address(seen), 4, INT64, MAX, comm), "MPI_Allreduce")
+        if seen[0] != -seen[1] or seen[2] != -seen[3]:
+            raise ValueError(MISMATCH)
+    return impl
+
+
 # -- the collectives: Python versions (mpi4py), then compiled ones ---------
 def comm_size(comm=COMM_WORLD):
     """The number of processes of ``comm``."""
@@ -160,16 +191,43 @@ def barrier(comm=COMM_WORLD):
 
 
 def allreduce(x, op=SUM, comm=COMM_WORLD):
-    """``op`` (SUM, MAX, MIN) over the processes of ``comm``; ``x``'s shape."""
+    """``op`` (SUM, MAX, MIN) over the processes of ``comm``; ``x``'s shape.
+    Checks first that every rank's ``x`` has the same size and dtype (a
+    ValueError on every rank otherwise)."""
+    return _allreduce_py(x, op, comm, True)
+
+
+def allreduce_unchecked(x, op=SUM, comm=COMM_WORLD):
+    """``allreduce`` without the check, one MPI call: for operands known to
+    agree (pmap's, whose arguments were checked).  Operands that differ give
+    wrong numbers or an MPI error."""
+    return _allreduce_py(x, op, comm, False)
+
+
+def allgather(x, comm=COMM_WORLD):
+    """Shape ``(size, *x.shape)``: every process's ``x`` in rank order
+    (sizes and dtypes checked first, as ``allreduce``)."""
+    return _allgather_py(x, comm, True)
+
+
+def allgather_unchecked(x, comm=COMM_WORLD):
+    """``allgather`` without the check (see ``allreduce_unchecked``)."""
+    return _allgather_py(x, comm, False)
+
+
+def _allreduce_py(x, op, comm, checked):
     send = np.ascontiguousarray(x)
+    if checked:
+        _agree(send.size, DATATYPES.get(send.dtype.name, -1), comm)
     out = np.empty_like(send)
     _comm(comm).Allreduce(send, out, _PY_OPS[op])
     return out if isinstance(x, np.ndarray) else out[()]
 
 
-def allgather(x, comm=COMM_WORLD):
-    """Shape ``(size, *x.shape)``: every process's ``x`` in rank order."""
+def _allgather_py(x, comm, checked):
     send = np.ascontiguousarray(x)
+    if checked:
+        _agree(send.size, DATATYPES.get(send.dtype.name, -1), comm)
     handle = _comm(comm)
     out = np.empty((handle.Get_size(),) + send.shape, send.dtype)
     handle.Allgather(send, out)
@@ -201,45 +259,61 @@ def _barrier_compiled(comm=COMM_WORLD):
     return impl
 
 
-@overload(allreduce)
-def _allreduce_compiled(x, op=SUM, comm=COMM_WORLD):
-    datatype = _datatype(x, "allreduce")
-    if isinstance(x, types.Array):
-        def impl(x, op=SUM, comm=COMM_WORLD):
-            send = np.ascontiguousarray(x)
-            out = np.empty(send.shape, send.dtype)
-            _check(_MPI_Allreduce(_address(send), _address(out), send.size, datatype, op, comm),
-                   "MPI_Allreduce")
-            return out
-        return impl
-    if _scalar(x):
-        def impl_scalar(x, op=SUM, comm=COMM_WORLD):
-            send = np.full(1, x)
-            out = np.empty(1, send.dtype)
-            _check(_MPI_Allreduce(_address(send), _address(out), 1, datatype, op, comm),
-                   "MPI_Allreduce")
-            return out[0]
-        return impl_scalar
-    return None
+def _allreduce_overload(checked):
+    def typer(x, op=SUM, comm=COMM_WORLD):
+        datatype = _datatype(x, "allreduce")
+        if isinstance(x, types.Array):
+            def impl(x, op=SUM, comm=COMM_WORLD):
+                send = np.ascontiguousarray(x)
+                if checked:
+                    _agree(send.size, datatype, comm)
+                out = np.empty(send.shape, send.dtype)
+                _check(_MPI_Allreduce(_address(send), _address(out), send.size, datatype, op, comm),
+                       "MPI_Allreduce")
+                return out
+            return impl
+        if _scalar(x):
+            def impl_scalar(x, op=SUM, comm=COMM_WORLD):
+                send = np.full(1, x)
+                if checked:
+                    _agree(1, datatype, comm)
+                out = np.empty(1, send.dtype)
+                _check(_MPI_Allreduce(_address(send), _address(out), 1, datatype, op, comm),
+                       "MPI_Allreduce")
+                return out[0]
+            return impl_scalar
+        return None
+    return typer
 
 
-@overload(allgather)
-def _allgather_compiled(x, comm=COMM_WORLD):
-    datatype = _datatype(x, "allgather")
-    if isinstance(x, types.Array):
-        def impl(x, comm=COMM_WORLD):
-            send = np.ascontiguousarray(x)
-            out = np.empty((comm_size(comm),) + send.shape, send.dtype)
-            _check(_MPI_Allgather(_address(send), send.size, datatype,
-                                  _address(out), send.size, datatype, comm), "MPI_Allgather")
-            return out
-        return impl
-    if _scalar(x):
-        def impl_scalar(x, comm=COMM_WORLD):
-            send = np.full(1, x)
-            out = np.empty(comm_size(comm), send.dtype)
-            _check(_MPI_Allgather(_address(send), 1, datatype, _address(out), 1, datatype, comm),
-                   "MPI_Allgather")
-            return out
-        return impl_scalar
-    return None
+def _allgather_overload(checked):
+    def typer(x, comm=COMM_WORLD):
+        datatype = _datatype(x, "allgather")
+        if isinstance(x, types.Array):
+            def impl(x, comm=COMM_WORLD):
+                send = np.ascontiguousarray(x)
+                if checked:
+                    _agree(send.size, datatype, comm)
+                out = np.empty((comm_size(comm),) + send.shape, send.dtype)
+                _check(_MPI_Allgather(_address(send), send.size, datatype,
+                                      _address(out), send.size, datatype, comm), "MPI_Allgather")
+                return out
+            return impl
+        if _scalar(x):
+            def impl_scalar(x, comm=COMM_WORLD):
+                send = np.full(1, x)
+                if checked:
+                    _agree(1, datatype, comm)
+                out = np.empty(comm_size(comm), send.dtype)
+                _check(_MPI_Allgather(_address(send), 1, datatype, _address(out), 1, datatype, comm),
+                       "MPI_Allgather")
+                return out
+            return impl_scalar
+        return None
+    return typer
+
+
+overload(allreduce)(_allreduce_overload(True))
+overload(allreduce_unchecked)(_allreduce_overload(False))
+overload(allgather)(_allgather_overload(True))
+overload(allgather_unchecked)(_allgather_overload(False))

@@ -85,7 +85,8 @@ def compiled_collectives(x, s, comm):
     return (mpi_calls.allreduce(x, mpi_calls.SUM, comm), mpi_calls.allreduce(x, mpi_calls.MAX, comm),
             mpi_calls.allreduce(x, mpi_calls.MIN, comm), mpi_calls.allgather(x, comm),
             mpi_calls.allreduce(s, mpi_calls.SUM, comm), mpi_calls.allgather(s, comm),
-            mpi_calls.comm_rank(comm), mpi_calls.comm_size(comm))
+            mpi_calls.comm_rank(comm), mpi_calls.comm_size(comm),
+            mpi_calls.allreduce_unchecked(x, mpi_calls.SUM, comm), mpi_calls.allgather_unchecked(x, comm))
 
 
 def run_compiled():
@@ -95,8 +96,9 @@ def run_compiled():
         x = operand(RANK, dtype)
         for operand_x, whole in ((x, everyone), (x.T, everyone.transpose(0, 2, 1))):
             scalar = dtype(RANK + 1)
-            total, high, low, gathered, s_total, s_gathered, rank, size = \
+            total, high, low, gathered, s_total, s_gathered, rank, size, total_u, gathered_u = \
                 compiled_collectives(operand_x, scalar, comm)
+            assert np.array_equal(total_u, total) and np.array_equal(gathered_u, gathered)
             # MPI sums in its own order: equal to NumPy's up to rounding
             assert total.dtype == dtype and total.shape == operand_x.shape
             assert np.allclose(total, whole.sum(axis=0), rtol=1e-6 if dtype == np.float32 else 1e-14)

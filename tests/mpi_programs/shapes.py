@@ -38,6 +38,33 @@ except WorkerAborted as aborted:
     assert isinstance(aborted.__cause__, MismatchError), aborted
 else:
     raise AssertionError("the aborted group's other worker went on")
+# the compiled collectives (and their Python versions) check sizes and dtypes first
+import numba  # noqa: E402
+from tangent_x.numba_stage import mpi_calls  # noqa: E402
+
+
+@numba.njit
+def compiled_sum(x):
+    return mpi_calls.allreduce(x, mpi_calls.SUM)
+
+
+@numba.njit
+def compiled_gather(x):
+    return mpi_calls.allgather(x)
+
+
+for call in (lambda: compiled_sum(np.ones(3 + RANK)), lambda: compiled_gather(np.ones(3 + RANK)),
+             lambda: compiled_sum(np.ones(3, dtype=np.float32 if RANK else np.float64)),
+             lambda: compiled_sum(np.float32(1.0) if RANK else 1.0),
+             lambda: mpi_calls.allreduce(np.ones(3 + RANK)),
+             lambda: mpi_calls.allgather(np.ones((1, 3 + RANK)))):
+    try:
+        result = call()
+    except ValueError as exc:
+        assert "differs across ranks" in str(exc), exc
+    else:
+        raise AssertionError(f"operands differing across ranks gave {result}")
+assert np.array_equal(compiled_sum(np.ones(2)), np.full(2, distributed.process_count()))
 group.barrier()
 assert np.array_equal(group.allreduce(np.ones(2)), np.full(2, distributed.process_count()))
 print(f"OK rank {RANK}: {message}", flush=True)
