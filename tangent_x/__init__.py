@@ -27,6 +27,7 @@ from . import tree_util, tree, test_util, lax, nn  # noqa: E402
 from . import random, config as _config_module  # noqa: E402
 from .config import config  # noqa: E402
 from . import numpy  # noqa: E402
+from . import distributed  # noqa: E402  (mpi4py is imported by initialize(), not here)
 from .core.primitives import alias as _alias  # noqa: E402
 
 _alias(lax.stop_gradient, "stop_gradient")
@@ -45,6 +46,6 @@ __all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev", "hessian"
            "source", "stop_gradient", "jit", "disable_jit",
            "custom_jvp", "custom_vjp",
            "TransformError", "tree_util", "tree", "test_util", "lax", "nn",
-           "random", "config", "numpy", "block_until_ready", "pmap", "devices",
+           "random", "config", "numpy", "distributed", "block_until_ready", "pmap", "devices",
            "local_devices", "device_count", "local_device_count", "process_index",
            "process_count"]

@@ -143,7 +143,8 @@ class Pmapped(custom_vjp):
                             f"arguments only, but was given keyword argument(s) "
                             f"{', '.join(kwargs)}: bind them with functools.partial")
         shards, size = self._split(args)
-        return self._run(self.shard_function, shards, size, self.out_axes)
+        named = dict(zip(param_names(self.fun, len(args)), args))
+        return self._run(self.shard_function, shards, size, self.out_axes, named)
 
     def _split(self, args):
         """Per-worker argument lists and the number of shards."""
@@ -223,10 +224,11 @@ class Pmapped(custom_vjp):
             shards.append(shard)
         return shards, size
 
-    def _run(self, shard_fn, shards, size, out_axes):
+    def _run(self, shard_fn, shards, size, out_axes, named=None):
         """Run ``shard_fn`` on every shard, each in its own thread, and stack
-        the results along ``out_axes``."""
-        group = _make_group(size)
+        the results along ``out_axes``.  ``named`` (argument name -> value):
+        across processes, checked to agree in shapes and dtypes first."""
+        group = _make_group(size, named)
         results = [None] * size
         failures = []               # in the order they happened: the first is the cause
         lock = threading.Lock()
@@ -326,13 +328,23 @@ def _handle(group, op, x, axis_name, **params):
     return perform(group, op, x, params)
 
 
-def _make_group(size):
+def _make_group(size, named=None):
     """The workers' group: across processes after distributed.initialize()
-    (MPI), else threads of this process."""
+    (MPI), else threads of this process.  Across processes every process's
+    arguments ``named`` must agree in shapes and dtypes: one check before
+    the workers start, so a mismatch names the argument (not the first
+    collective's operand) on every rank."""
     if device_table._distributed() is not None:
         # local import: MPI is optional and loads only in an mpiexec launch
         from ..parallel.mpi import MPIGroup
         group = MPIGroup(size)
+        if named:
+            leaves = {}
+            for name, value in named.items():
+                parts = tree_util.tree_leaves(value)
+                for i, leaf in enumerate(parts):
+                    leaves[name if len(parts) == 1 else f"{name} (leaf {i})"] = leaf
+            group.check_arguments(leaves)
         return [group.worker(k) for k in range(size)]
     return ThreadGroup.create(size, timeout=RENDEZVOUS_TIMEOUT)
 
