@@ -20,7 +20,7 @@ import numpy as np
 
 from ..core import ir, primitives as P
 from ..core import lower
-from .. import runtime
+from .. import runtime, tree_util
 
 
 class Shape:
@@ -58,7 +58,7 @@ def describe(value):
         small = value if isinstance(value, (int, bool)) else None
         return Shape(np.ndim(value), np.result_type(value), value=small,
                      ndarray=isinstance(value, np.ndarray))
-    if isinstance(value, (str, slice, type(None))):
+    if isinstance(value, (str, slice, type(None), tree_util.PyTreeDef)):
         return Shape(kind="other", value=value)
     return Shape(kind="other")
 

@@ -126,7 +126,7 @@ class Calls:
             args, kwargs = self.call_args(scope, node, allow_static=True)
             return self.inline(obj.node, obj.scope.parsed, obj.scope, args, kwargs,
                                target, scope, node)
-        handler = self.lax_handler(obj)
+        handler = self.lax_handler(obj) or self.tree_handler(obj)
         if handler is not None:
             return handler(scope, node, target)
         if isinstance(obj, (custom.custom_jvp, custom.custom_vjp)):

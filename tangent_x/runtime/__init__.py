@@ -21,7 +21,9 @@ generated code imports (modules in users' caches rely on these paths):
   of products and of ``np.linalg``;
 - ``custom``: the cotangents of a ``custom_jvp`` function;
 - ``lanes``: the helpers of vectorised (vmap) code;
-- ``special``: ``erf`` and ``erfc`` (SciPy's ufuncs).
+- ``special``: ``erf`` and ``erfc`` (SciPy's ufuncs);
+- ``trees``: the leaves of a pytree and a pytree rebuilt from leaves
+  (``tree_map`` and friends inside transformed functions).
 """
 # (re-exports: every name below is in __all__, or imported by tangent_x itself)
 from .broadcasting import broadcast_like, prod_others, unbroadcast, unreduce  # noqa: F401
@@ -45,6 +47,7 @@ from .lanes import (  # noqa: F401
 from .lanes import __all__ as _lanes_all
 from .linalg import norm_adjoint, solve_adjoint_lhs, solve_matvec, solve_transposed  # noqa: F401
 from .special import erf, erfc  # noqa: F401
+from .trees import tree_def, tree_leaves_like, tree_rebuild  # noqa: F401
 from .shape_adjoints import (  # noqa: F401
     rejoin, unconcatenate, undiagonal, unhstack, unrepeat, unstack, untile)
 from .values import (  # noqa: F401
@@ -79,6 +82,8 @@ __all__ = ["unbroadcast", "unreduce", "unindex", "unattr", "zeros_like",
            # linear algebra
            "solve_transposed", "solve_adjoint_lhs", "norm_adjoint", "solve_matvec",
            # special functions (SciPy's ufuncs)
-           "erf", "erfc"]
+           "erf", "erfc",
+           # tree_util inside transformed functions
+           "tree_leaves_like", "tree_rebuild", "tree_def"]
 
 __all__ = __all__ + list(_lanes_all)
