@@ -125,7 +125,13 @@ def structure_is_static(params, x):
     return np.sum(again["w"] @ x) + np.sum(again["b"])
 
 
-DICT_CASES = [mlp_dict, sum_of_leaves, flatten_and_back, reduce_leaves, reduce_no_initial,
+def treedef_method(params, x):
+    leaves, treedef = tx.tree.flatten(params)
+    again = treedef.unflatten([np.sin(leaf) for leaf in leaves])
+    return np.sum(again["w"] @ x) * np.sum(again["b"])
+
+
+DICT_CASES = [treedef_method, mlp_dict, sum_of_leaves, flatten_and_back, reduce_leaves, reduce_no_initial,
               two_trees, with_none_node, namedtuple_params, structure_is_static]
 LIST_CASES = [mlp_list, sum_of_leaves, pairs_as_leaves, reduce_leaves, reduce_no_initial]
 
@@ -198,7 +204,7 @@ def test_vmap_of_grad_matches_a_loop(fn, make, x):
                          np.array([fn(params, e) for e in xs]), rtol=1e-12)
 
 
-JIT_CASES = [mlp_dict, two_trees, flatten_and_back, with_none_node, namedtuple_params,
+JIT_CASES = [treedef_method, mlp_dict, two_trees, flatten_and_back, with_none_node, namedtuple_params,
              structure_is_static]
 
 
@@ -252,6 +258,17 @@ def test_sgd_step_eager_and_jit_match_a_hand_written_step():
         assert_tree_allclose(new, want, rtol=1e-12)
         params = new
     assert loss(params, X, y) < loss(_dict_params(), X, y)
+
+
+def train(params, x, y, steps):
+    for _ in range(steps):
+        params = sgd_step(params, x, y, 0.1)
+    return params
+
+
+def test_a_training_loop_under_jit_matches_eager():
+    params, y = _dict_params(), np.array([0.2, -0.4])
+    assert_tree_allclose(tx.jit(train)(params, X, y, 5), train(params, X, y, 5), rtol=1e-12)
 
 
 def test_grad_through_an_sgd_step_matches_differences():
