@@ -204,6 +204,37 @@ def test_vmap_of_grad_matches_a_loop(fn, make, x):
                          np.array([fn(params, e) for e in xs]), rtol=1e-12)
 
 
+def scaled_by_data(params, x):
+    """Each leaf times a per-example number: lined up with a matrix, then a
+    vector."""
+    scale = np.sum(x * x)
+    scaled = tree_map(lambda p: np.sin(p) * scale, params)
+    return np.sum(np.tanh(scaled["w"] @ x + scaled["b"]))
+
+
+@pytest.mark.parametrize("fn", [scaled_by_data, mlp_dict, two_trees, with_none_node,
+                                treedef_method])
+@pytest.mark.parametrize("batched", ["all", "w", "none"])
+def test_vmap_over_params_of_mixed_ranks_matches_a_loop(fn, batched):
+    """The leaves a tree_map loops over have different ranks (a matrix, a
+    vector), batched or not: per-example values must not take one leaf's
+    rank for another's."""
+    params = _dict_params()
+    stacked = {"w": np.stack([params["w"], params["w"] * 0.5, params["w"] - 0.2]),
+               "b": np.stack([params["b"], params["b"] + 1.0, params["b"] * 3.0])}
+    axes = {"w": 0 if batched != "none" else None, "b": 0 if batched == "all" else None}
+    stacked = {k: v if axes[k] == 0 else params[k] for k, v in stacked.items()}
+    xs = np.stack([X, X * 0.5, X - 0.3])
+    g = tx.grad(fn)
+    examples = [{k: v[i] if axes[k] == 0 else v for k, v in stacked.items()}
+                for i in range(3)]
+    got = tx.vmap(g, in_axes=(axes, 0))(stacked, xs)
+    _close(got, tree_map(lambda *ls: np.stack(ls), *[g(e, x) for e, x in zip(examples, xs)]),
+           rtol=1e-10)
+    values = tx.vmap(fn, in_axes=(axes, 0))(stacked, xs)
+    np.testing.assert_allclose(values, [fn(e, x) for e, x in zip(examples, xs)], rtol=1e-12)
+
+
 JIT_CASES = [treedef_method, mlp_dict, two_trees, flatten_and_back, with_none_node, namedtuple_params,
              structure_is_static]
 
