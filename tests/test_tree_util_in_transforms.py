@@ -131,7 +131,8 @@ def treedef_method(params, x):
     return np.sum(again["w"] @ x) * np.sum(again["b"])
 
 
-DICT_CASES = [treedef_method, mlp_dict, sum_of_leaves, flatten_and_back, reduce_leaves, reduce_no_initial,
+DICT_CASES = [treedef_method, mlp_dict, sum_of_leaves, flatten_and_back, reduce_leaves,
+              reduce_no_initial,
               two_trees, with_none_node, namedtuple_params, structure_is_static]
 LIST_CASES = [mlp_list, sum_of_leaves, pairs_as_leaves, reduce_leaves, reduce_no_initial]
 
@@ -235,7 +236,8 @@ def test_vmap_over_params_of_mixed_ranks_matches_a_loop(fn, batched):
     np.testing.assert_allclose(values, [fn(e, x) for e, x in zip(examples, xs)], rtol=1e-12)
 
 
-JIT_CASES = [treedef_method, mlp_dict, two_trees, flatten_and_back, with_none_node, namedtuple_params,
+JIT_CASES = [treedef_method, mlp_dict, two_trees, flatten_and_back, with_none_node,
+             namedtuple_params,
              structure_is_static]
 
 
@@ -253,10 +255,11 @@ def test_jit_of_grad_matches_eager_on_a_list_of_tuples(fn):
                          rtol=1e-12)
 
 
-def test_jit_of_vmap_of_grad_matches_eager():
+@pytest.mark.parametrize("fn", ["two_trees", "scaled_by_data"])
+def test_jit_of_vmap_of_grad_matches_eager(fn):
     params = _dict_params()
     xs = np.stack([X, X * 0.5, X - 0.3])
-    f = tx.vmap(tx.grad(two_trees), in_axes=(None, 0))
+    f = tx.vmap(tx.grad(globals()[fn]), in_axes=(None, 0))
     assert_tree_allclose(tx.jit(f)(params, xs), f(params, xs), rtol=1e-12)
 
 
