@@ -327,8 +327,15 @@ def is_leaf_reads_a_local(params, x):
     return np.sum(out["b"])
 
 
+def uses_tree_all(params, x):
+    if tree_util.tree_all(tree_map(lambda p: np.all(p > -1.0), params)):
+        return np.sum(params["b"] * x[:2])
+    return np.sum(params["b"])
+
+
 @pytest.mark.parametrize("fn, words", [(map_with_a_value, "must be a function"),
-                                       (is_leaf_reads_a_local, "is_leaf reads 'limit'")])
+                                       (is_leaf_reads_a_local, "is_leaf reads 'limit'"),
+                                       (uses_tree_all, "tree_all() is not supported")])
 def test_what_cannot_be_done_is_a_located_error(fn, words):
     with pytest.raises(tx.TransformError) as info:
         tx.grad(fn)(_dict_params(), X)

@@ -80,10 +80,20 @@ class Trees:
                  runtime.tree_leaves_like: self.tree_helper_call,
                  runtime.tree_rebuild: self.tree_helper_call,
                  runtime.tree_def: self.tree_helper_call}
+        for unsupported in (tree_util.tree_all, tree_util.tree_transpose, tree_util.all_leaves,
+                            tree_util.treedef_children, tree_util.treedef_tuple):
+            table[unsupported] = self.tree_refusal
         try:
             return table.get(obj)
         except TypeError:
             return None
+
+    def tree_refusal(self, scope, node, target):
+        name = ir.ast_text(node.func)
+        raise self.error(f"{name}() is not supported inside a transformed function", node,
+                         "call it outside and pass the result in, or use tree_map, "
+                         "tree_leaves, tree_flatten/tree_unflatten, tree_structure or "
+                         "tree_reduce", scope)
 
     # --- the calls ------------------------------------------------------------
 
