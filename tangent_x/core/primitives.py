@@ -260,11 +260,11 @@ register(Primitive("or_", "boolop", op=gast.Or, differentiable=False))
 
 # Runtime helpers are primitives too, so generated code can be transformed again.
 _RUNTIME_EFFECTS = {"check_grad_output", "check_aux_pair"}     # checks: no value
-_RUNTIME_ELEMENTWISE = {"stop_gradient"}
+_RUNTIME_ELEMENTWISE = {"stop_gradient", "erf", "erfc"}
 
 _RUNTIME_NONDIFF = {"zeros_like", "check_grad_output", "stop_gradient", "unbound", "map_lanes",
                     "check", "check_lanes", "formatted",
-                    "scan_length", "shaped", "is_array", "is_view_of", "extremum_share_x",
+                    "scan_length", "tree_def", "shaped", "is_array", "is_view_of", "extremum_share_x",
                     "extremum_share_v"}
 for _name in _runtime.__all__:
     register(Primitive(_name, "effect" if _name in _RUNTIME_EFFECTS else "call",

@@ -44,11 +44,15 @@ from .collectives import (_bind_axis, all_gather, axis_index, pmax, pmean, pmin,
                           ppermute, ppermute_inverse, psum, psum_scatter)
 from .control_flow import cond, select, stop_gradient, switch  # noqa: F401
 from .loops import fori_loop, scan, while_loop  # noqa: F401
+# jax.lax.erf / erfc: SciPy's ufuncs, the objects the primitives are keyed by
+from scipy.special import erf, erfc  # noqa: E402,F401
 
 __all__ = [
     "all_gather",
     "axis_index",
     "cond",
+    "erf",
+    "erfc",
     "fori_loop",
     "pmax",
     "pmean",

@@ -181,7 +181,8 @@ class Batcher:
         for i, n in enumerate(lanes):
             flag = self.flags[n]
             if not all_batched(flag):       # a container of batched and shared values
-                leaves = flag_leaves(flag, None)
+                # (the shape: a bool flag on a list inside covers each leaf)
+                leaves = flag_leaves(flag, self.shapes.get(n))
                 full = self.fresh(f"{n}_lanes")
                 setup.append(assign(full, call(
                     "finish_lanes", ir.name(n),
@@ -241,7 +242,8 @@ class Batcher:
         if not isinstance(have_full, (dict, list)):
             have_full = _everywhere(flag, bool(have))
         want_full = flag if isinstance(flag, (dict, list)) else _everywhere(have_full, True)
-        have_leaves, want_leaves = flag_leaves(have_full, None), flag_leaves(want_full, None)
+        # (with the shape: a bool flag on a list inside stands for each of its leaves)
+        have_leaves, want_leaves = flag_leaves(have_full, shape), flag_leaves(want_full, shape)
         if len(have_leaves) != len(want_leaves) or not isinstance(want_full, (dict, list)):
             raise _MixedContainer()
         name = self.fresh(f"{stem}_lanes")
