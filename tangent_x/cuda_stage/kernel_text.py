@@ -1,0 +1,307 @@
+"""The CUDA stage's text: one example's numba stage as a device function,
+inlined into a kernel with a grid-stride loop over the batch.
+
+The per-example numba stage (what ``jit(vmap(f))`` calls from its
+``prange`` loop) is plain Python over numbers and arrays.  A CUDA thread
+runs it as it is where it works on numbers and reads the example's (or
+the shared) arrays; what a thread cannot do is allocate, so the rewrite
+here (``DeviceRewrite``) replaces the helpers that allocate:
+
+* a ``while`` loop's tape (``y_tape = grown(y_tape, y)``) becomes a
+  ``cuda.local.array`` of fixed capacity; an example that needs more sets
+  its flag (``tape_full``) and the host raises a located error;
+* random keys become pairs of 32-bit words (tuples, in registers), and
+  ``split``/``fold_in``/``normal``/``uniform`` of shape ``()`` call
+  ``device_runtime``, bit for bit the CPU's Threefry stream;
+* ``zeros_like``/``unbroadcast``/``check_grad_output`` of numbers, and
+  ``checked`` indices, become the numbers and indices they are.
+
+Anything else that makes an array per example (NumPy allocations, array
+arithmetic, matrix products), and any helper or object the device lacks, is
+refused with a ``TransformError`` naming the user's line and suggesting
+the CPU target.  Types come from the CPU compile of the same text (Numba's
+type map), so the checks see what Numba saw.
+"""
+import ast
+
+from ..errors import TransformError
+
+__all__ = ["DeviceRewrite", "render_kernel_module", "HINT"]
+
+HINT = "use jit(..., target='cpu') for this function (the prange loop over examples)"
+
+_NUMBERS = ("float", "int", "uint", "bool", "complex")
+_MATH = {"exp", "log", "tanh", "expm1", "log1p", "sin", "cos", "sqrt"}
+_ALLOCATING = {"empty", "zeros", "ones", "full", "array", "asarray", "zeros_like",
+               "ones_like", "empty_like", "full_like", "arange", "linspace", "concatenate",
+               "stack", "hstack", "vstack", "outer", "copy", "eye", "tile", "repeat",
+               "where", "cumsum", "sort", "diag"}
+_PRODUCTS = {"dot", "matmul", "einsum", "tensordot", "inner", "vdot", "kron"}
+
+
+def _is_number(t):
+    return t is not None and str(t).startswith(_NUMBERS) and "array" not in str(t)
+
+
+def _is_array(t):
+    return t is not None and str(t).startswith("array(")
+
+
+class DeviceRewrite(ast.NodeTransformer):
+    """Rewrites the per-example function ``func`` (an ``ast.FunctionDef`` of
+    the numba-stage text) for a CUDA thread (see the module doc).
+
+    ``typemap``: Numba's types of the CPU compile (variable name -> type);
+    ``linemap``: numba-stage line -> the user's ``Origin``; ``bound``: names
+    the module binds -> what they are (``"numpy"``, ``"vmath"``,
+    ``"random"``, ``"math"`` or a helper's name); ``keys``: parameters that
+    are random keys (become word pairs)."""
+
+    def __init__(self, func, typemap, linemap, bound, keys, capacity):
+        self.func = func
+        self.typemap = typemap
+        self.linemap = linemap
+        self.bound = bound
+        self.keys = set(keys)
+        self.capacity = capacity
+        self.params = {a.arg for a in func.args.args}
+        self.tapes = {}          # tape name -> its size variable
+        self.tape_lines = {}     # tape name -> Origin of its loop
+        self.imports = set()
+        self._line = func.lineno
+
+    # ---- where and why not
+    def origin(self, node=None):
+        line = getattr(node, "lineno", None) or self._line
+        while line > 0:
+            if line in self.linemap:
+                return self.linemap[line]
+            line -= 1
+        return None
+
+    def refuse(self, node, message):
+        raise TransformError(f"a CUDA kernel cannot run this: {message}",
+                             self.origin(node), HINT)
+
+    def type_of(self, node):
+        if isinstance(node, ast.Name):
+            return self.typemap.get(node.id)
+        if isinstance(node, ast.Constant):
+            return type(node.value).__name__
+        return None
+
+    # ---- statements
+    def run(self):
+        self.func.args.args.append(ast.arg(arg="tape_full"))
+        self.func.body = self._block(self.func.body)
+        self.func.decorator_list = []
+        return self.func
+
+    def _block(self, body):
+        out = []
+        for stmt in body:
+            self._line = getattr(stmt, "lineno", self._line)
+            new = self.visit(stmt)
+            if new is None:
+                continue
+            out += new if isinstance(new, list) else [new]
+        return out or [ast.Pass()]
+
+    def generic_visit(self, node):
+        for field in ("body", "orelse"):
+            if isinstance(getattr(node, field, None), list) and \
+                    all(isinstance(s, ast.stmt) for s in getattr(node, field)) and \
+                    not isinstance(node, (ast.IfExp,)):
+                setattr(node, field, self._block(getattr(node, field)))
+        for field, value in ast.iter_fields(node):
+            if field in ("body", "orelse") and isinstance(value, list):
+                continue
+            if isinstance(value, list):
+                setattr(node, field, [self.visit(v) if isinstance(v, ast.AST) else v
+                                      for v in value])
+            elif isinstance(value, ast.AST):
+                setattr(node, field, self.visit(value))
+        return node
+
+    def visit_Expr(self, node):
+        call = node.value
+        if isinstance(call, ast.Call) and self._helper(call) == "check_grad_output":
+            if not _is_number(self.type_of(call.args[0])):
+                self.refuse(node, "grad of an array result")
+            return None              # a number: the check passed when compiling
+        return self.generic_visit(node)
+
+    def visit_Assign(self, node):
+        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            name = node.targets[0].id
+            value = node.value
+            if isinstance(value, ast.Constant) and value.value is None and \
+                    name.endswith("_tape"):
+                return self._tape(node, name)
+            t = self.typemap.get(name)
+            self._target_type = t
+            if _is_array(t) and not isinstance(value, (ast.Subscript, ast.Name)) and \
+                    not self._is_key_call(value):
+                self._refuse_array(node, value, t)
+        return self.generic_visit(node)
+
+    def _refuse_array(self, node, value, t):
+        if any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.MatMult)
+               for n in ast.walk(value)) or any(
+                   isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and
+                   n.func.attr in _PRODUCTS for n in ast.walk(value)):
+            self.refuse(node, "a matrix product per thread (one example's matmul is too "
+                        "big a job for one GPU thread, and it allocates its result)")
+        self.refuse(node, f"it makes a new array per example ({t}); a GPU thread cannot "
+                    "allocate arrays of run-time size")
+
+    def _tape(self, node, name):
+        t = self.typemap.get(name)
+        dtype = getattr(t, "dtype", None) if t is not None else None
+        ndim = getattr(t, "ndim", None)
+        if dtype is None or ndim != 1:
+            self.refuse(node, f"a loop records arrays per iteration ({name}: {t}); a "
+                        "thread's tape holds numbers only")
+        self.tapes[name] = None
+        self.tape_lines[name] = self.origin(node)
+        self.imports.add("cuda")
+        return ast.parse(f"{name} = cuda.local.array({self.capacity}, np.{dtype})").body[0]
+
+    def visit_If(self, node):
+        # ``if t is None or t_size == len(t): t = grown(t, v)`` -> a full tape
+        # flags the example (the host raises) and starts over, writing in bounds
+        body = node.body
+        if len(body) == 1 and isinstance(body[0], ast.Assign) and \
+                isinstance(body[0].value, ast.Call) and self._helper(body[0].value) == "grown":
+            tape = body[0].targets[0].id
+            size = next((n.left.id for n in ast.walk(node.test)
+                         if isinstance(n, ast.Compare) and isinstance(n.left, ast.Name)
+                         and n.left.id.endswith("_size")), None)
+            if tape not in self.tapes or size is None:
+                self.refuse(node, "a tape the CUDA stage does not know")
+            self.tapes[tape] = size
+            number = list(self.tapes).index(tape) + 1
+            return ast.parse(f"if {size} == {self.capacity}:\n"
+                             f"    tape_full[0] = {number}\n"
+                             f"    {size} = 0").body[0]
+        return self.generic_visit(node)
+
+    # ---- expressions
+    def _helper(self, call):
+        """What a called name is bound to (see ``bound``), or None."""
+        f = call.func
+        if isinstance(f, ast.Name):
+            return self.bound.get(f.id, "python" if f.id in _BUILTINS else None)
+        if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name):
+            kind = self.bound.get(f.value.id)
+            return f"{kind}.{f.attr}" if kind else None
+        return None
+
+    def _is_key_call(self, value):
+        return isinstance(value, ast.Call) and (self._helper(value) or "").startswith("random.")
+
+    def visit_BinOp(self, node):
+        if isinstance(node.op, ast.MatMult):
+            self.refuse(node, "a matrix product per thread (one example's matmul is too big "
+                        "a job for one GPU thread, and it allocates its result)")
+        return self.generic_visit(node)
+
+    def visit_Call(self, node):
+        helper = self._helper(node)
+        node = self.generic_visit(node)
+        if helper is None:
+            name = ast.unparse(node.func)
+            self.refuse(node, f"{name} is an object Numba's CUDA target cannot call")
+        if helper == "python":
+            return node
+        kind, _, attr = helper.partition(".")
+        if kind == "vmath" and attr in _MATH:
+            self.imports.add("math")
+            return ast.Call(ast.Attribute(ast.Name("math", ast.Load()), attr, ast.Load()),
+                            node.args, [])
+        if kind == "numpy":
+            if attr in _PRODUCTS:
+                self.refuse(node, "a matrix product per thread (one example's matmul is too "
+                            "big a job for one GPU thread, and it allocates its result)")
+            if attr in _ALLOCATING:
+                self.refuse(node, f"np.{attr} allocates an array per example; a GPU thread "
+                            "cannot allocate arrays of run-time size")
+            return node
+        if kind == "random":
+            return self._random(node, attr)
+        if helper == "zeros_like":
+            t = self.type_of(node.args[0])
+            if not _is_number(t):
+                self.refuse(node, f"zeros_like of an array ({t}) allocates per example")
+            return ast.parse(f"np.{t}(0)", mode="eval").body
+        if helper == "unbroadcast":
+            if not all(_is_number(self.type_of(a)) or isinstance(a, ast.Constant)
+                       for a in node.args):
+                self.refuse(node, "a gradient of array shape per example")
+            return node.args[0]
+        if helper == "checked":
+            return node.args[1]
+        self.refuse(node, f"{helper} (a tangent_x helper that works on arrays) has no "
+                    "CUDA device form")
+
+    def _random(self, node, attr):
+        self.imports.add("random")
+        args = node.args
+        shape_ok = len(args) == 2 and isinstance(args[1], ast.Tuple) and not args[1].elts \
+            or len(args) == 1
+        keywords = {k.arg for k in node.keywords}
+        if attr == "split" and len(args) == 1 and not keywords:
+            return _call("split_pair", [args[0], ast.Name("PARTITIONABLE", ast.Load())])
+        if attr == "fold_in" and len(args) == 2 and not keywords:
+            return _call("fold_in_pair", args)
+        dtype = str(getattr(getattr(self, "_target_type", None), "dtype", ""))
+        if attr in ("normal", "uniform") and shape_ok and not keywords and \
+                dtype in ("float32", "float64"):
+            bits = "32" if dtype == "float32" else ""
+            return _call(f"{attr}_pair{bits}",
+                         [args[0], ast.Name("PARTITIONABLE", ast.Load())])
+        self.refuse(node, f"tangent_x.random.{attr} here draws an array or takes options; "
+                    "in a kernel: split, fold_in, and one float64 normal(key, ()) or "
+                    "uniform(key, ()) at a time")
+
+
+_BUILTINS = {"abs", "min", "max", "range", "len", "float", "int", "bool", "round"}
+
+
+def _call(name, args):
+    return ast.Call(ast.Name(name, ast.Load()), list(args), [])
+
+
+def render_kernel_module(header, device, kernel_name, leaves, n_out, bare, batch_leaf,
+                         imports, partitionable):
+    """The module text: ``header`` comment lines, imports, the device
+    function ``device`` (rewritten ``ast.FunctionDef``), and the kernel.
+
+    ``leaves``: (name, kind) per kernel argument, kind ``"mapped"`` (row
+    ``k`` of it is the example's), ``"key"`` (row ``k`` as a word pair) or
+    ``"shared"``; ``batch_leaf``: the mapped leaf whose length is the batch."""
+    lines = list(header)
+    lines += ["import math", "", "import numpy as np", "from numba import cuda", "",
+              "from tangent_x.cuda_stage.device_runtime import "
+              "(split_pair, fold_in_pair, normal_pair,\n"
+              "                                              uniform_pair, normal_pair32, "
+              "uniform_pair32)", "",
+              f"PARTITIONABLE = {bool(partitionable)}   # config.threefry_partitionable "
+              "when compiled", "", ""]
+    lines.append('@cuda.jit(device=True, inline="always")')
+    lines += ast.unparse(device).splitlines()
+    outs = [f"out_{j}" for j in range(n_out)]
+    params = [name for name, _ in leaves] + outs + ["tape_full"]
+    lines += ["", "", "@cuda.jit", f"def {kernel_name}({', '.join(params)}):",
+              "    start = cuda.grid(1)",
+              "    stride = cuda.gridsize(1)",
+              f"    for k in range(start, {batch_leaf}.shape[0], stride):"]
+    args = []
+    for name, kind in leaves:
+        args.append(f"{name}[k]" if kind == "mapped" else
+                    f"({name}[k, 0], {name}[k, 1])" if kind == "key" else name)
+    args.append("tape_full[k:k + 1]")
+    lines.append(f"        lane = {device.name}({', '.join(args)})")
+    for j, out in enumerate(outs):
+        lines.append(f"        {out}[k] = lane" if bare else f"        {out}[k] = lane[{j}]")
+    return "\n".join(lines) + "\n"
