@@ -25,6 +25,7 @@ type map), so the checks see what Numba saw.
 import ast
 
 from ..errors import TransformError
+from ..numba_stage.render import _render_function
 
 __all__ = ["DeviceRewrite", "render_kernel_module", "HINT"]
 
@@ -36,6 +37,14 @@ _ALLOCATING = {"empty", "zeros", "ones", "full", "array", "asarray", "zeros_like
                "ones_like", "empty_like", "full_like", "arange", "linspace", "concatenate",
                "stack", "hstack", "vstack", "outer", "copy", "eye", "tile", "repeat",
                "where", "cumsum", "sort", "diag"}
+# NumPy functions of numbers that numba-cuda's ufunc table lacks, and the
+# math (or operator) form a thread computes them with
+_SCALAR_MATH = {"abs": "abs", "absolute": "abs", "fabs": "math.fabs", "sqrt": "math.sqrt",
+                "exp": "math.exp", "expm1": "math.expm1", "log1p": "math.log1p",
+                "isfinite": "math.isfinite", "isinf": "math.isinf", "arctan": "math.atan",
+                "arcsin": "math.asin", "arccos": "math.acos", "arctan2": "math.atan2",
+                "arcsinh": "math.asinh", "arccosh": "math.acosh", "arctanh": "math.atanh",
+                "copysign": "math.copysign", "erf": "math.erf"}
 _PRODUCTS = {"dot", "matmul", "einsum", "tensordot", "inner", "vdot", "kron"}
 
 
@@ -72,7 +81,7 @@ class DeviceRewrite(ast.NodeTransformer):
 
     # ---- where and why not
     def origin(self, node=None):
-        line = getattr(node, "lineno", None) or self._line
+        line = node if isinstance(node, int) else getattr(node, "lineno", None) or self._line
         while line > 0:
             if line in self.linemap:
                 return self.linemap[line]
@@ -101,15 +110,18 @@ class DeviceRewrite(ast.NodeTransformer):
         out = []
         for stmt in body:
             self._line = getattr(stmt, "lineno", self._line)
+            line = self._line
             new = self.visit(stmt)
             if new is None:
                 continue
-            out += new if isinstance(new, list) else [new]
+            for each in new if isinstance(new, list) else [new]:
+                each._tx_src = line          # its origin, for the comments (render)
+                out.append(each)
         return out or [ast.Pass()]
 
     def generic_visit(self, node):
         for field in ("body", "orelse"):
-            if isinstance(getattr(node, field, None), list) and \
+            if getattr(node, field, None) and isinstance(getattr(node, field), list) and \
                     all(isinstance(s, ast.stmt) for s in getattr(node, field)) and \
                     not isinstance(node, (ast.IfExp,)):
                 setattr(node, field, self._block(getattr(node, field)))
@@ -226,6 +238,18 @@ class DeviceRewrite(ast.NodeTransformer):
             if attr in _ALLOCATING:
                 self.refuse(node, f"np.{attr} allocates an array per example; a GPU thread "
                             "cannot allocate arrays of run-time size")
+            numbers = all(_is_number(self.type_of(a)) or isinstance(a, ast.Constant)
+                          for a in node.args)
+            if numbers and attr in _SCALAR_MATH:
+                self.imports.add("math")
+                return ast.Call(ast.parse(_SCALAR_MATH[attr], mode="eval").body,
+                                node.args, [])
+            if numbers and attr == "square" and len(node.args) == 1:
+                return ast.BinOp(node.args[0], ast.Mult(), node.args[0])
+            if numbers and attr in ("power", "float_power") and len(node.args) == 2:
+                return ast.BinOp(node.args[0], ast.Pow(), node.args[1])
+            if numbers and attr == "negative" and len(node.args) == 1:
+                return ast.UnaryOp(ast.USub(), node.args[0])
             return node
         if kind == "random":
             return self._random(node, attr)
@@ -273,13 +297,16 @@ def _call(name, args):
 
 
 def render_kernel_module(header, device, kernel_name, leaves, n_out, bare, batch_leaf,
-                         imports, partitionable):
+                         linemap, partitionable):
     """The module text: ``header`` comment lines, imports, the device
     function ``device`` (rewritten ``ast.FunctionDef``), and the kernel.
 
     ``leaves``: (name, kind) per kernel argument, kind ``"mapped"`` (row
     ``k`` of it is the example's), ``"key"`` (row ``k`` as a word pair) or
-    ``"shared"``; ``batch_leaf``: the mapped leaf whose length is the batch."""
+    ``"shared"``; ``batch_leaf``: the mapped leaf whose length is the batch;
+    ``linemap``: numba-stage line -> the user's ``Origin`` (a comment naming
+    the user's line goes above each run of statements from it).  Returns the
+    text and its line map (kernel-module line -> ``Origin``)."""
     lines = list(header)
     lines += ["import math", "", "import numpy as np", "from numba import cuda", "",
               "from tangent_x.cuda_stage.device_runtime import "
@@ -289,7 +316,11 @@ def render_kernel_module(header, device, kernel_name, leaves, n_out, bare, batch
               f"PARTITIONABLE = {bool(partitionable)}   # config.threefry_partitionable "
               "when compiled", "", ""]
     lines.append('@cuda.jit(device=True, inline="always")')
-    lines += ast.unparse(device).splitlines()
+    params_ = [a.arg for a in device.args.args]
+    body, origins = _render_function(device.name, params_, device.body, linemap, None)
+    first = len(lines) + 1
+    kernel_map = {first + i: o for i, o in enumerate(origins) if o is not None}
+    lines += body
     outs = [f"out_{j}" for j in range(n_out)]
     params = [name for name, _ in leaves] + outs + ["tape_full"]
     lines += ["", "", "@cuda.jit", f"def {kernel_name}({', '.join(params)}):",
@@ -304,4 +335,4 @@ def render_kernel_module(header, device, kernel_name, leaves, n_out, bare, batch
     lines.append(f"        lane = {device.name}({', '.join(args)})")
     for j, out in enumerate(outs):
         lines.append(f"        {out}[k] = lane" if bare else f"        {out}[k] = lane[{j}]")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n", kernel_map

@@ -161,13 +161,14 @@ class Kernel:
             "CUDA stage of vmap: one thread per example (numba-cuda)", compiled.origin,
             [f"the device function is {fname}, the numba stage of one example",
              f"    ({compiled.path}), rewritten for a GPU thread"])
-        self.text = render_kernel_module(header, device, self.name,
-                                         list(zip(params, kinds)), len(flat),
-                                         compiled.plan.bare, params[mapped], rewrite.imports,
-                                         config.threefry_partitionable)
+        numba_lines = {line: rewrite.origin(line) for line in
+                       range(1, compiled.text.count("\n") + 2)}
+        self.text, self.linemap = render_kernel_module(
+            header, device, self.name, list(zip(params, kinds)), len(flat),
+            compiled.plan.bare, params[mapped], numba_lines, config.threefry_partitionable)
         digest = hashlib.sha256(self.text.encode()).hexdigest()[:16]
-        module, self.path = modules.load(f"{self.name}_cuda_{digest}", self.text, {}, {},
-                                         importable=True)
+        module, self.path = modules.load(f"{self.name}_cuda_{digest}", self.text, {},
+                                         self.linemap, importable=True)
         self.kernel = getattr(module, self.name)
         self.signature = None
 
