@@ -45,6 +45,16 @@ _SCALAR_MATH = {"abs": "abs", "absolute": "abs", "fabs": "math.fabs", "sqrt": "m
                 "arcsin": "math.asin", "arccos": "math.acos", "arctan2": "math.atan2",
                 "arcsinh": "math.asinh", "arccosh": "math.acosh", "arctanh": "math.atanh",
                 "copysign": "math.copysign", "erf": "math.erf"}
+# NumPy functions numba-cuda computes on numbers (its ufunc table), and the
+# scalar types (casts)
+_CUDA_NUMPY = {"arccos", "arccosh", "arcsin", "arcsinh", "arctan2", "arctan", "arctanh",
+               "bitwise_and", "bitwise_or", "bitwise_xor", "conjugate", "cos", "cosh",
+               "deg2rad", "degrees", "divide", "equal", "fmax", "fmin", "greater",
+               "greater_equal", "hypot", "invert", "isnan", "left_shift", "less", "less_equal",
+               "log10", "log2", "log", "logical_and", "logical_not", "logical_or",
+               "logical_xor", "maximum", "minimum", "not_equal", "rad2deg", "radians",
+               "right_shift", "sin", "sinh", "tan", "tanh", "float64", "float32", "int64",
+               "int32", "uint32", "uint64", "int8", "uint8", "int16", "bool_"}
 _PRODUCTS = {"dot", "matmul", "einsum", "tensordot", "inner", "vdot", "kron"}
 
 
@@ -250,6 +260,9 @@ class DeviceRewrite(ast.NodeTransformer):
                 return ast.BinOp(node.args[0], ast.Pow(), node.args[1])
             if numbers and attr == "negative" and len(node.args) == 1:
                 return ast.UnaryOp(ast.USub(), node.args[0])
+            if attr not in _CUDA_NUMPY:
+                self.refuse(node, f"np.{attr} has no device form in numba-cuda"
+                            + ("" if numbers else " for arrays"))
             return node
         if kind == "random":
             return self._random(node, attr)

@@ -17,6 +17,8 @@ outgrows the tape capacity raises a located error after the launch.
 """
 import ast
 import hashlib
+import os
+import re
 
 import numpy as np
 
@@ -210,7 +212,12 @@ class Kernel:
         outs = [cuda.device_array(size, dtype) for dtype in self.out_dtypes]
         flags = cuda.to_device(np.zeros(size, np.int32))
         blocks = min(1024, (size + _THREADS - 1) // _THREADS)
-        self.kernel[blocks, _THREADS](*leaves, *outs, flags)
+        try:
+            self.kernel[blocks, _THREADS](*leaves, *outs, flags)
+        except Exception as exc:
+            if _numba_error(exc):
+                raise self.compile_error(exc) from None
+            raise
         full = flags.copy_to_host()
         if full.any():
             k = int(np.flatnonzero(full)[0])
@@ -236,8 +243,28 @@ class Kernel:
             types.append(typeof(value))
         types += [typeof(np.zeros(1, d)) for d in self.out_dtypes]
         types.append(typeof(np.zeros(1, np.int32)))
-        ptx, _ = self.cuda.compile_ptx(self.kernel.py_func, tuple(types), cc=cc)
+        try:
+            ptx, _ = self.cuda.compile_ptx(self.kernel.py_func, tuple(types), cc=cc)
+        except Exception as exc:       # compiling only: any failure is a refusal
+            raise self.compile_error(exc) from None
         return ptx
+
+    def compile_error(self, exc):
+        """A located ``TransformError`` for Numba's CUDA refusal ``exc``: the
+        user's line of the kernel line it names."""
+        text = str(exc)
+        origin = None
+        for match in re.finditer(r'File "([^"]+)", line (\d+)', text):
+            if os.path.basename(match.group(1)) == os.path.basename(self.path):
+                line = int(match.group(2))
+                while line > 0 and line not in self.linemap:
+                    line -= 1
+                origin = self.linemap.get(line, origin)
+        lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+        summary = next((ln for ln in lines if not ln.startswith(("File", "During", ">>>"))),
+                       type(exc).__name__)
+        return TransformError(f"Numba's CUDA target cannot compile this ({summary[:200]})",
+                              origin or self.example.compiled.origin, HINT)
 
     def _params_kinds(self):
         return list(zip(self.plan.params, self.kinds))
@@ -254,6 +281,12 @@ class Kernel:
                 v = np.asarray(value)
                 out.append(np.ascontiguousarray(np.stack([v, v])))
         return out
+
+
+def _numba_error(exc):
+    """Whether ``exc`` is Numba's refusal to type or lower the kernel."""
+    from numba.core import errors   # local import: Numba's error classes
+    return isinstance(exc, (errors.NumbaError, errors.TypingError, errors.LoweringError))
 
 
 def _on_device(value):
