@@ -74,10 +74,12 @@ class DeviceRewrite(ast.NodeTransformer):
     ``linemap``: numba-stage line -> the user's ``Origin``; ``bound``: names
     the module binds -> what they are (``"numpy"``, ``"vmath"``,
     ``"random"``, ``"math"`` or a helper's name); ``keys``: parameters that
-    are random keys (become word pairs)."""
+    are random keys (become word pairs); ``shapes``: each array parameter's
+    shape (the same in every example), for gradients shaped like them."""
 
-    def __init__(self, func, typemap, linemap, bound, keys, capacity):
+    def __init__(self, func, typemap, linemap, bound, keys, capacity, shapes=None):
         self.func = func
+        self.shapes = dict(shapes or {})     # parameter -> its shape in every example
         self.typemap = typemap
         self.linemap = linemap
         self.bound = bound
@@ -161,6 +163,24 @@ class DeviceRewrite(ast.NodeTransformer):
                     name.endswith("_tape"):
                 return self._tape(node, name)
             t = self.typemap.get(name)
+            if isinstance(value, ast.Constant) and value.value is None and _is_number(t):
+                # a variable first unset, a number once set (Numba typed it Optional):
+                # what a thread reads before it is set is never used
+                return ast.parse(f"{name} = np.{t}(0)").body[0]
+            if isinstance(value, ast.Call):
+                helper = self._helper(value)
+                if helper == "zeros_like" and _is_array(t):
+                    return self._zeros(node, name, value.args[0], t)
+                if helper == "add_at" and isinstance(value.args[0], ast.Name) and \
+                        value.args[0].id == name and \
+                        _is_number(self.type_of(value.args[2])) or \
+                        helper == "add_at" and isinstance(value.args[2], ast.Constant):
+                    self.generic_visit(value)
+                    index = value.args[1]
+                    return ast.AugAssign(ast.Subscript(ast.Name(name, ast.Load()), index,
+                                                       ast.Store()), ast.Add(), value.args[2])
+                if helper == "shaped" and _is_number(t):
+                    return ast.parse(f"{name} = np.{t}(0)").body[0]
             self._target_type = t
             if _is_array(t) and not isinstance(value, (ast.Subscript, ast.Name)) and \
                     not self._is_key_call(value):
@@ -177,13 +197,43 @@ class DeviceRewrite(ast.NodeTransformer):
         self.refuse(node, f"it makes a new array per example ({t}); a GPU thread cannot "
                     "allocate arrays of run-time size")
 
+    def _zeros(self, node, name, like, t):
+        """``name = zeros_like(param)``: a thread's local array of the
+        parameter's shape, zeroed (a gradient accumulated element by element)."""
+        shape = self.shapes.get(like.id) if isinstance(like, ast.Name) else None
+        if shape is None:
+            self.refuse(node, f"zeros_like of an array of run-time size ({t}) per example")
+        size = 1
+        for n in shape:
+            size *= n
+        if size > _LOCAL_LIMIT:
+            self.refuse(node, f"a per-example array of {size} elements; a thread keeps at "
+                        f"most {_LOCAL_LIMIT} in its local memory")
+        self.imports.add("cuda")
+        dims = ", ".join(str(n) for n in shape) + ("," if len(shape) == 1 else "")
+        idx = [f"z{d}_" for d in range(len(shape))]
+        lines = [f"{name} = cuda.local.array(({dims}), np.{t.dtype})"]
+        indent = ""
+        for d, n in enumerate(shape):
+            lines.append(f"{indent}for {idx[d]} in range({n}):")
+            indent += "    "
+        lines.append(f"{indent}{name}[{', '.join(idx) or '()'}] = 0")
+        return ast.parse("\n".join(lines)).body
+
     def _tape(self, node, name):
         t = self.typemap.get(name)
-        dtype = getattr(t, "dtype", None) if t is not None else None
-        ndim = getattr(t, "ndim", None)
-        if dtype is None or ndim != 1:
+        if "_shape_tape" in name:        # shapes of numbers, taped: () each
+            self.tapes[name] = None
+            self.tape_lines[name] = self.origin(node)
+            self.imports.add("cuda")
+            return ast.parse(f"{name} = cuda.local.array({self.capacity}, np.int64)").body[0]
+        item = getattr(t, "dtype", None)
+        item = getattr(item, "type", item)         # a list of Optional numbers: the numbers
+        if not (_is_number(item) and (str(t).startswith("list(") or
+                                      getattr(t, "ndim", None) == 1)):
             self.refuse(node, f"a loop records arrays per iteration ({name}: {t}); a "
                         "thread's tape holds numbers only")
+        dtype = item
         self.tapes[name] = None
         self.tape_lines[name] = self.origin(node)
         self.imports.add("cuda")
@@ -198,7 +248,8 @@ class DeviceRewrite(ast.NodeTransformer):
             tape = body[0].targets[0].id
             size = next((n.left.id for n in ast.walk(node.test)
                          if isinstance(n, ast.Compare) and isinstance(n.left, ast.Name)
-                         and n.left.id.endswith("_size")), None)
+                         and isinstance(n.comparators[0], ast.Call)
+                         and getattr(n.comparators[0].func, "id", None) == "len"), None)
             if tape not in self.tapes or size is None:
                 self.refuse(node, "a tape the CUDA stage does not know")
             self.tapes[tape] = size
@@ -242,6 +293,9 @@ class DeviceRewrite(ast.NodeTransformer):
             return ast.Call(ast.Attribute(ast.Name("math", ast.Load()), attr, ast.Load()),
                             node.args, [])
         if kind == "numpy":
+            if attr == "shape" and len(node.args) == 1 and \
+                    _is_number(self.type_of(node.args[0])):
+                return ast.Constant(0)       # a number's shape, (), taped as a 0
             if attr in _PRODUCTS:
                 self.refuse(node, "a matrix product per thread (one example's matmul is too "
                             "big a job for one GPU thread, and it allocates its result)")
@@ -302,6 +356,7 @@ class DeviceRewrite(ast.NodeTransformer):
                     "uniform(key, ()) at a time")
 
 
+_LOCAL_LIMIT = 4096      # elements of one per-example array in a thread's local memory
 _BUILTINS = {"abs", "min", "max", "range", "len", "float", "int", "bool", "round"}
 
 
@@ -309,14 +364,16 @@ def _call(name, args):
     return ast.Call(ast.Name(name, ast.Load()), list(args), [])
 
 
-def render_kernel_module(header, device, kernel_name, leaves, n_out, bare, batch_leaf,
+def render_kernel_module(header, device, kernel_name, leaves, out_ndims, bare, batch_leaf,
                          linemap, partitionable):
     """The module text: ``header`` comment lines, imports, the device
     function ``device`` (rewritten ``ast.FunctionDef``), and the kernel.
 
     ``leaves``: (name, kind) per kernel argument, kind ``"mapped"`` (row
     ``k`` of it is the example's), ``"key"`` (row ``k`` as a word pair) or
-    ``"shared"``; ``batch_leaf``: the mapped leaf whose length is the batch;
+    ``"shared"``; ``out_ndims``: the rank of each per-example result (an
+    array result is copied into its row of the batched result element by
+    element); ``batch_leaf``: the mapped leaf whose length is the batch;
     ``linemap``: numba-stage line -> the user's ``Origin`` (a comment naming
     the user's line goes above each run of statements from it).  Returns the
     text and its line map (kernel-module line -> ``Origin``)."""
@@ -334,7 +391,7 @@ def render_kernel_module(header, device, kernel_name, leaves, n_out, bare, batch
     first = len(lines) + 1
     kernel_map = {first + i: o for i, o in enumerate(origins) if o is not None}
     lines += body
-    outs = [f"out_{j}" for j in range(n_out)]
+    outs = [f"out_{j}" for j in range(len(out_ndims))]
     params = [name for name, _ in leaves] + outs + ["tape_full"]
     lines += ["", "", "@cuda.jit", f"def {kernel_name}({', '.join(params)}):",
               "    start = cuda.grid(1)",
@@ -346,6 +403,17 @@ def render_kernel_module(header, device, kernel_name, leaves, n_out, bare, batch
                     f"({name}[k, 0], {name}[k, 1])" if kind == "key" else name)
     args.append("tape_full[k:k + 1]")
     lines.append(f"        lane = {device.name}({', '.join(args)})")
-    for j, out in enumerate(outs):
-        lines.append(f"        {out}[k] = lane" if bare else f"        {out}[k] = lane[{j}]")
+    for j, (out, ndim) in enumerate(zip(outs, out_ndims)):
+        value = "lane" if bare else f"lane[{j}]"
+        if ndim == 0:
+            lines.append(f"        {out}[k] = {value}")
+            continue
+        lines.append(f"        row = {out}[k]")
+        lines.append(f"        src = {value}")
+        indent = "        "
+        idx = [f"i{d}" for d in range(ndim)]
+        for d in range(ndim):
+            lines.append(f"{indent}for i{d} in range(src.shape[{d}]):")
+            indent += "    "
+        lines.append(f"{indent}row[{', '.join(idx)}] = src[{', '.join(idx)}]")
     return "\n".join(lines) + "\n", kernel_map

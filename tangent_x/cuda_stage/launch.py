@@ -142,19 +142,17 @@ class Kernel:
                                  "cannot be used in a CUDA kernel yet; split it per example "
                                  "(tangent_x.random.split(key, n)) and map it",
                                  compiled.origin, HINT)
+        shapes = {p: np.shape(v) for p, v in zip(params, leaves0)
+                  if isinstance(v, np.ndarray) and v.ndim}
         rewrite = DeviceRewrite(func, typemap, compiled.linemap, bound,
-                                [p for p, k in zip(params, kinds) if k == "key"], capacity)
+                                [p for p, k in zip(params, kinds) if k == "key"], capacity,
+                                shapes)
         device = rewrite.run()
         self.tape_lines = list(rewrite.tape_lines.values())
         self.capacity = capacity
         flat = (self.first,) if compiled.plan.bare else tuple(self.first)
-        for value in flat:
-            if np.ndim(value) != 0:
-                raise TransformError(
-                    f"a CUDA kernel cannot run this: each example returns an array of shape "
-                    f"{np.shape(value)}; per-example results must be numbers in a kernel",
-                    compiled.origin, HINT)
         self.out_dtypes = [np.asarray(v).dtype for v in flat]
+        self.out_shapes = [np.shape(v) for v in flat]
         self.kinds = kinds
         self.hidden = list(compiled.hidden)
         mapped = next(i for i, k in enumerate(kinds) if k != "shared")
@@ -166,8 +164,9 @@ class Kernel:
         numba_lines = {line: rewrite.origin(line) for line in
                        range(1, compiled.text.count("\n") + 2)}
         self.text, self.linemap = render_kernel_module(
-            header, device, self.name, list(zip(params, kinds)), len(flat),
-            compiled.plan.bare, params[mapped], numba_lines, config.threefry_partitionable)
+            header, device, self.name, list(zip(params, kinds)),
+            [len(shape) for shape in self.out_shapes], compiled.plan.bare, params[mapped],
+            numba_lines, config.threefry_partitionable)
         digest = hashlib.sha256(self.text.encode()).hexdigest()[:16]
         module, self.path = modules.load(f"{self.name}_cuda_{digest}", self.text, {},
                                          self.linemap, importable=True)
@@ -209,7 +208,8 @@ class Kernel:
                              "the shape of the results")
         cuda = self.cuda
         leaves = self._device_args(args, host_args, axes, on_device)
-        outs = [cuda.device_array(size, dtype) for dtype in self.out_dtypes]
+        outs = [cuda.device_array((size,) + shape, dtype)
+                for shape, dtype in zip(self.out_shapes, self.out_dtypes)]
         flags = cuda.to_device(np.zeros(size, np.int32))
         blocks = min(1024, (size + _THREADS - 1) // _THREADS)
         try:
@@ -241,7 +241,8 @@ class Kernel:
         types = []
         for (name, kind), value in zip(self._params_kinds(), self._example_values()):
             types.append(typeof(value))
-        types += [typeof(np.zeros(1, d)) for d in self.out_dtypes]
+        types += [typeof(np.zeros((1,) + shape, d))
+                  for shape, d in zip(self.out_shapes, self.out_dtypes)]
         types.append(typeof(np.zeros(1, np.int32)))
         try:
             ptx, _ = self.cuda.compile_ptx(self.kernel.py_func, tuple(types), cc=cc)
