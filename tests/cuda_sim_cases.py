@@ -94,6 +94,29 @@ def compare(name, fn, in_axes, args):
             "finite": all(np.all(np.isfinite(np.asarray(g, float))) for g in g_leaves)}
 
 
+def checks():
+    """What else the simulator shows, name -> (passed, detail): device arrays
+    in and out, and a tape too small for a thread's loop as a located error."""
+    from numba import cuda
+    out = {}
+    a = np.linspace(0.5, 900.0, 16)
+    on_device = cuda.to_device(a)
+    g = tx.jit(tx.vmap(tx.grad(newton_sqrt)), target="cuda")
+    res = g(on_device)
+    cpu = tx.jit(tx.vmap(tx.grad(newton_sqrt), method="loop"))(a)
+    out["device_arrays"] = (not isinstance(res, np.ndarray) and
+                            float(np.max(np.abs(res.copy_to_host() - cpu))) <= 1e-12,
+                            type(res).__name__)
+    small = tx.jit(tx.vmap(tx.grad(newton_sqrt)), target="cuda", tape_capacity=3)
+    try:
+        small(a)
+        out["tape_overflow"] = (False, "no error")
+    except tx.TransformError as exc:
+        text = str(exc)
+        out["tape_overflow"] = ("cuda_sim_cases.py:" in text and "tape_capacity" in text, text)
+    return out
+
+
 def main(names=None):
     if os.environ.get("NUMBA_ENABLE_CUDASIM") != "1":
         sys.exit("set NUMBA_ENABLE_CUDASIM=1 (before numba.cuda is imported)")
@@ -104,6 +127,10 @@ def main(names=None):
             print(json.dumps(compare(name, fn, in_axes, args)), flush=True)
         except Exception as exc:      # reported, and the test fails on it
             print(json.dumps({"case": name, "error": f"{type(exc).__name__}: {exc}"}),
+                  flush=True)
+    if not names:
+        for name, (passed, detail) in checks().items():
+            print(json.dumps({"check": name, "passed": bool(passed), "detail": detail}),
                   flush=True)
 
 

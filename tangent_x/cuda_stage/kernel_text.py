@@ -190,8 +190,10 @@ class DeviceRewrite(ast.NodeTransformer):
     def _refuse_array(self, node, value, t):
         if any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.MatMult)
                for n in ast.walk(value)) or any(
-                   isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and
-                   n.func.attr in _PRODUCTS for n in ast.walk(value)):
+                   isinstance(n, ast.Call) and (
+                       isinstance(n.func, ast.Attribute) and n.func.attr in _PRODUCTS or
+                       isinstance(n.func, ast.Name) and n.func.id.startswith(_HELPER_PRODUCTS))
+                   for n in ast.walk(value)):
             self.refuse(node, "a matrix product per thread (one example's matmul is too "
                         "big a job for one GPU thread, and it allocates its result)")
         self.refuse(node, f"it makes a new array per example ({t}); a GPU thread cannot "
@@ -356,6 +358,7 @@ class DeviceRewrite(ast.NodeTransformer):
                     "uniform(key, ()) at a time")
 
 
+_HELPER_PRODUCTS = ("matmul", "dot", "tensordot", "einsum")     # numba_runtime's
 _LOCAL_LIMIT = 4096      # elements of one per-example array in a thread's local memory
 _BUILTINS = {"abs", "min", "max", "range", "len", "float", "int", "bool", "round"}
 
