@@ -25,6 +25,8 @@ import numpy as np
 from .. import tree_util
 from ..config import config
 from ..errors import TransformError
+from ..numba_stage.compile_errors import JitError
+from ..numba_stage.specialize import SpecializationError
 from ..numba_stage.lane_loop import JittedVmap, LaneLoop, _finish, _leaf_axes, _leaves
 from ..python_stage import emit, loader as modules
 from .available import require_cuda
@@ -65,8 +67,18 @@ class CudaVmap:
                     "target='cuda'): the per-example function is tangent_x's own Python "
                     "driver (a Jacobian, or another vmap), which cannot run on a GPU "
                     "thread", self._cpu._call_site, HINT)
-            kernel = self._kernels[key] = Kernel(per_example, self._vmapped, host_args, axes,
-                                                 self._capacity, self._cuda)
+            try:
+                kernel = Kernel(per_example, self._vmapped, host_args, axes, self._capacity,
+                                self._cuda)
+            except (JitError, SpecializationError) as exc:
+                # the kernel's device code is one example's numba stage: where
+                # that does not compile, the CPU's batched form may still
+                raise TransformError(
+                    "a CUDA kernel cannot run this: one example's code does not compile "
+                    f"with Numba ({exc.bare_message})", exc.origin,
+                    "use jit(..., target='cpu'), which can run vmap's batched code "
+                    "instead") from None
+            self._kernels[key] = kernel
         self._last = kernel
         return kernel, axes, size
 
