@@ -114,6 +114,16 @@ def checks():
     except tx.TransformError as exc:
         text = str(exc)
         out["tape_overflow"] = ("cuda_sim_cases.py:" in text and "tape_capacity" in text, text)
+    table = np.array([1.0, 2.0, 3.0])
+    look = tx.jit(tx.vmap(lambda i: table[i] * 2.0), target="cuda")
+    try:
+        look(np.array([0, 2, 5, 1]))
+        out["index_out_of_range"] = (False, "no error")
+    except IndexError as exc:
+        text = str(exc) + " ".join(getattr(exc, "__notes__", []))
+        out["index_out_of_range"] = ("example 2" in text, text)
+    out["index_in_range"] = (np.array_equal(look(np.array([0, 2, -1, 1])),
+                                            [2.0, 6.0, 6.0, 4.0]), "")
     return out
 
 

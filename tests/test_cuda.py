@@ -83,7 +83,8 @@ def test_simulator_equals_cpu_jit(simulated, case):
 
 
 @pytest.mark.cuda
-@pytest.mark.parametrize("check", ["device_arrays", "tape_overflow"])
+@pytest.mark.parametrize("check", ["device_arrays", "tape_overflow", "index_out_of_range",
+                                   "index_in_range"])
 def test_simulator_checks(simulated, check):
     assert simulated[check]["passed"], simulated[check]
 
@@ -143,3 +144,22 @@ def test_what_a_thread_cannot_do_is_a_located_error(fn, in_axes, args, message):
         kernel.cuda_source(*args)
     text = str(info.value)
     assert "test_cuda.py:" in text and "target='cpu'" in text
+
+
+def _cli(*argv):
+    return subprocess.run([sys.executable, "-m", "tangent_x", *argv], capture_output=True,
+                          text=True, timeout=600, env=dict(
+                              os.environ, PYTHONPATH=os.pathsep.join(
+                                  [os.path.dirname(HERE), os.environ.get("PYTHONPATH", "")])))
+
+
+def test_cli_jit_target_cuda_prints_the_kernel_or_what_to_install():
+    run = _cli("jit", "--target", "cuda", "--transform", "grad",
+               os.path.join(HERE, "cuda_sim_cases.py") + ":newton_sqrt")
+    import importlib.util
+    if importlib.util.find_spec("numba_cuda") is None:
+        assert run.returncode == 2 and 'tangent_x[cuda]' in run.stderr, run.stderr
+    else:
+        assert run.returncode == 0, run.stderr
+        assert "@cuda.jit" in run.stdout and "def vmap_grad_newton_sqrt_kernel(" in run.stdout
+        assert "# cuda_sim_cases.py:" in run.stdout

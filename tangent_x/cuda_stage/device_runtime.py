@@ -75,3 +75,4 @@ def uniform_pair32(key, partitionable):
     """One float32 ``uniform(key, ())`` draw in [0, 1)."""
     a, b = threefry_block(np.int64(key[0]), np.int64(key[1]), 0, 0)
     return _unit_f32(a ^ b) if partitionable else _unit_f32(a)
+

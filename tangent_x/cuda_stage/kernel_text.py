@@ -27,7 +27,7 @@ import ast
 from ..errors import TransformError
 from ..numba_stage.render import _render_function
 
-__all__ = ["DeviceRewrite", "render_kernel_module", "HINT"]
+__all__ = ["DeviceRewrite", "render_kernel_module", "HINT", "CHECK_CODES"]
 
 HINT = "use jit(..., target='cpu') for this function (the prange loop over examples)"
 
@@ -88,6 +88,7 @@ class DeviceRewrite(ast.NodeTransformer):
         self.params = {a.arg for a in func.args.args}
         self.tapes = {}          # tape name -> its size variable
         self.tape_lines = {}     # tape name -> Origin of its loop
+        self.checks = []         # Origin of each index check (status CHECK_CODES + 1, ...)
         self.imports = set()
         self._line = func.lineno
 
@@ -333,9 +334,31 @@ class DeviceRewrite(ast.NodeTransformer):
                 self.refuse(node, "a gradient of array shape per example")
             return node.args[0]
         if helper == "checked":
-            return node.args[1]
+            return self._checked(node)
         self.refuse(node, f"{helper} (a tangent_x helper that works on arrays) has no "
                     "CUDA device form")
+
+    def _checked(self, node):
+        """``checked(base, index)``: each integer part of the index through
+        ``in_bounds`` (a thread reads past an array's end without a word);
+        slices, and a tuple's constant indices (Numba checks those), as they are."""
+        base, index = node.args
+        if not isinstance(base, ast.Name) or not _is_array(self.type_of(base)):
+            return index
+        parts = index.elts if isinstance(index, ast.Tuple) else [index]
+        out = []
+        for axis, part in enumerate(parts):
+            if isinstance(part, ast.Slice) or not (
+                    isinstance(part, ast.Constant) and isinstance(part.value, int) or
+                    str(self.type_of(part)).startswith(("int", "uint"))):
+                out.append(part)
+                continue
+            self.checks.append(self.origin(node))
+            code = CHECK_CODES + len(self.checks)
+            length = ast.parse(f"{base.id}.shape[{axis}]", mode="eval").body
+            out.append(_call("in_bounds", [length, part, ast.Name("tape_full", ast.Load()),
+                                           ast.Constant(code)]))
+        return ast.Tuple(out, ast.Load()) if isinstance(index, ast.Tuple) else out[0]
 
     def _random(self, node, attr):
         self.imports.add("random")
@@ -359,8 +382,22 @@ class DeviceRewrite(ast.NodeTransformer):
 
 
 _HELPER_PRODUCTS = ("matmul", "dot", "tensordot", "einsum")     # numba_runtime's
+CHECK_CODES = 1_000_000  # an example's status past this: an index out of range
 _LOCAL_LIMIT = 4096      # elements of one per-example array in a thread's local memory
 _BUILTINS = {"abs", "min", "max", "range", "len", "float", "int", "bool", "round"}
+
+
+# in the kernel module itself (a device function the simulator runs as Python:
+# an njit helper could not take the simulator's arrays)
+_IN_BOUNDS = '''@cuda.jit(device=True, inline="always")
+def in_bounds(n, i, status, code):
+    # i as an index into an axis of length n; out of range, the example's
+    # status gets code (the host runs the example again on the CPU, which
+    # raises the IndexError at your line) and the read goes to index 0
+    if -n <= i < n:
+        return i
+    status[0] = code
+    return 0'''
 
 
 def _call(name, args):
@@ -388,6 +425,7 @@ def render_kernel_module(header, device, kernel_name, leaves, out_ndims, bare, b
               "uniform_pair32)", "",
               f"PARTITIONABLE = {bool(partitionable)}   # config.threefry_partitionable "
               "when compiled", "", ""]
+    lines += _IN_BOUNDS.splitlines() + ["", ""]
     lines.append('@cuda.jit(device=True, inline="always")')
     params_ = [a.arg for a in device.args.args]
     body, origins = _render_function(device.name, params_, device.body, linemap, None)

@@ -30,7 +30,7 @@ from ..numba_stage.specialize import SpecializationError
 from ..numba_stage.lane_loop import JittedVmap, LaneLoop, _finish, _leaf_axes, _leaves
 from ..python_stage import emit, loader as modules
 from .available import require_cuda
-from .kernel_text import HINT, DeviceRewrite, render_kernel_module
+from .kernel_text import CHECK_CODES, HINT, DeviceRewrite, render_kernel_module
 
 __all__ = ["CudaVmap", "TAPE_CAPACITY", "DEFAULT_CC"]
 
@@ -161,6 +161,7 @@ class Kernel:
                                 shapes)
         device = rewrite.run()
         self.tape_lines = list(rewrite.tape_lines.values())
+        self.checks = rewrite.checks
         self.capacity = capacity
         flat = (self.first,) if compiled.plan.bare else tuple(self.first)
         self.out_dtypes = [np.asarray(v).dtype for v in flat]
@@ -230,19 +231,36 @@ class Kernel:
             if _numba_error(exc):
                 raise self.compile_error(exc) from None
             raise
-        full = flags.copy_to_host()
-        if full.any():
-            k = int(np.flatnonzero(full)[0])
-            origin = self.tape_lines[int(full[k]) - 1] if self.tape_lines else None
-            raise TransformError(
-                f"example {k} of the batch ran its loop more than {self.capacity} times: "
-                "a GPU thread's tape holds that many iterations", origin,
-                "pass jit(..., target='cuda', tape_capacity=N) with a larger N, or use "
-                "target='cpu'")
+        status = flags.copy_to_host()
+        if status.any():
+            self._raise(status, host_args)
         values = outs if on_device else [o.copy_to_host() for o in outs]
         like = self.example._example_result(host_args, axes,
                                             [np.asarray(v)[None] for v in self._flat_first()])
         return _finish(self.plan.out, values, size, self.out_axes, like)
+
+    def _raise(self, status, host_args):
+        """The error of the first example whose status is set: its tape
+        overflowed (a located error), or it indexed out of range (run again
+        on the CPU, which raises the IndexError at the user's line, noted
+        with the example's index)."""
+        k = int(np.flatnonzero(status)[0])
+        code = int(status[k])
+        if code >= CHECK_CODES:
+            bound = self.example.per_example._bind(self.example.generated, host_args, {})
+            leaves = [leaf[()] if isinstance(leaf, np.ndarray) and leaf.ndim == 0 else leaf
+                      for value, static in bound.values() if not static
+                      for leaf in _leaves(value)]
+            self.example._rerun(leaves, [k], None)      # raises, as the CPU would
+            origin = self.checks[code - CHECK_CODES - 1]
+            raise IndexError(f"{origin.where() + ': ' if origin else ''}example {k} of the "
+                             "batch indexes out of range in the CUDA kernel")
+        origin = self.tape_lines[code - 1] if self.tape_lines else None
+        raise TransformError(
+            f"example {k} of the batch ran its loop more than {self.capacity} times: "
+            "a GPU thread's tape holds that many iterations", origin,
+            "pass jit(..., target='cuda', tape_capacity=N) with a larger N, or use "
+            "target='cpu'")
 
     def _flat_first(self):
         return (self.first,) if self.plan.bare else tuple(self.first)
