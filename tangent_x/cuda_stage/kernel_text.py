@@ -89,6 +89,9 @@ class DeviceRewrite(ast.NodeTransformer):
         self.tapes = {}          # tape name -> its size variable
         self.tape_lines = {}     # tape name -> Origin of its loop
         self.checks = []         # Origin of each index check (status CHECK_CODES + 1, ...)
+        self.key_names = set(keys)     # variables holding random keys (word pairs)
+        self._pending = []       # statements to put before the statement being rewritten
+        self._in_loop_test = False
         self.imports = set()
         self._line = func.lineno
 
@@ -124,10 +127,11 @@ class DeviceRewrite(ast.NodeTransformer):
         for stmt in body:
             self._line = getattr(stmt, "lineno", self._line)
             line = self._line
+            saved, self._pending = self._pending, []
             new = self.visit(stmt)
-            if new is None:
-                continue
-            for each in new if isinstance(new, list) else [new]:
+            pending, self._pending = self._pending, saved
+            new = [] if new is None else new if isinstance(new, list) else [new]
+            for each in pending + new:
                 each._tx_src = line          # its origin, for the comments (render)
                 out.append(each)
         return out or [ast.Pass()]
@@ -183,6 +187,12 @@ class DeviceRewrite(ast.NodeTransformer):
                 if helper == "shaped" and _is_number(t):
                     return ast.parse(f"{name} = np.{t}(0)").body[0]
             self._target_type = t
+            if self._is_key_call(value) and isinstance(value.func, ast.Attribute) and \
+                    value.func.attr in ("split", "fold_in") or \
+                    isinstance(value, ast.Name) and value.id in self.key_names or \
+                    isinstance(value, ast.Subscript) and isinstance(value.value, ast.Name) \
+                    and value.value.id in self.key_names:
+                self.key_names.add(name)         # a word pair in the kernel, not an array
             if _is_array(t) and not isinstance(value, (ast.Subscript, ast.Name)) and \
                     not self._is_key_call(value):
                 self._refuse_array(node, value, t)
@@ -241,6 +251,15 @@ class DeviceRewrite(ast.NodeTransformer):
         self.tape_lines[name] = self.origin(node)
         self.imports.add("cuda")
         return ast.parse(f"{name} = cuda.local.array({self.capacity}, np.{dtype})").body[0]
+
+    def visit_While(self, node):
+        self._in_loop_test = True      # (checks run before a statement: not in a loop test)
+        node.test = self.visit(node.test)
+        self._in_loop_test = False
+        node.body = self._block(node.body)
+        if node.orelse:
+            node.orelse = self._block(node.orelse)
+        return node
 
     def visit_If(self, node):
         # ``if t is None or t_size == len(t): t = grown(t, v)`` -> a full tape
@@ -340,10 +359,12 @@ class DeviceRewrite(ast.NodeTransformer):
 
     def _checked(self, node):
         """``checked(base, index)``: each integer part of the index through
-        ``in_bounds`` (a thread reads past an array's end without a word);
+        a bounds check before the statement (a thread reads past an array's end
+        without a word);
         slices, and a tuple's constant indices (Numba checks those), as they are."""
         base, index = node.args
-        if not isinstance(base, ast.Name) or not _is_array(self.type_of(base)):
+        if not isinstance(base, ast.Name) or not _is_array(self.type_of(base)) or \
+                base.id in self.key_names or self._in_loop_test:
             return index
         parts = index.elts if isinstance(index, ast.Tuple) else [index]
         out = []
@@ -355,9 +376,19 @@ class DeviceRewrite(ast.NodeTransformer):
                 continue
             self.checks.append(self.origin(node))
             code = CHECK_CODES + len(self.checks)
-            length = ast.parse(f"{base.id}.shape[{axis}]", mode="eval").body
-            out.append(_call("in_bounds", [length, part, ast.Name("tape_full", ast.Load()),
-                                           ast.Constant(code)]))
+            name = f"bounds_{len(self.checks)}_"
+            check = ast.parse(f"{name} = 0\n"
+                              f"if -{base.id}.shape[{axis}] <= {name} < {base.id}.shape[{axis}]:\n"
+                              f"    pass\n"
+                              f"else:\n"
+                              f"    tape_full[0] = {code}\n"
+                              f"    {name} = 0").body
+            check[0].value = part
+            # out of range: the example's status says which check (the host
+            # runs it again on the CPU, which raises at the user's line), and
+            # the read goes to index 0, inside the array
+            self._pending += check
+            out.append(ast.Name(name, ast.Load()))
         return ast.Tuple(out, ast.Load()) if isinstance(index, ast.Tuple) else out[0]
 
     def _random(self, node, attr):
@@ -387,19 +418,6 @@ _LOCAL_LIMIT = 4096      # elements of one per-example array in a thread's local
 _BUILTINS = {"abs", "min", "max", "range", "len", "float", "int", "bool", "round"}
 
 
-# in the kernel module itself (a device function the simulator runs as Python:
-# an njit helper could not take the simulator's arrays)
-_IN_BOUNDS = '''@cuda.jit(device=True, inline="always")
-def in_bounds(n, i, status, code):
-    # i as an index into an axis of length n; out of range, the example's
-    # status gets code (the host runs the example again on the CPU, which
-    # raises the IndexError at your line) and the read goes to index 0
-    if -n <= i < n:
-        return i
-    status[0] = code
-    return 0'''
-
-
 def _call(name, args):
     return ast.Call(ast.Name(name, ast.Load()), list(args), [])
 
@@ -425,7 +443,6 @@ def render_kernel_module(header, device, kernel_name, leaves, out_ndims, bare, b
               "uniform_pair32)", "",
               f"PARTITIONABLE = {bool(partitionable)}   # config.threefry_partitionable "
               "when compiled", "", ""]
-    lines += _IN_BOUNDS.splitlines() + ["", ""]
     lines.append('@cuda.jit(device=True, inline="always")')
     params_ = [a.arg for a in device.args.args]
     body, origins = _render_function(device.name, params_, device.body, linemap, None)
