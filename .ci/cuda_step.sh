@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # CI step for the CUDA target (jit(vmap(f), target="cuda")), verified without a GPU:
 # installs the [cuda] extra (numba-cuda, and CUDA 13.0's NVVM, NVRTC, runtime and
-# nvcc wheels, ~150 MB unpacked) into a venv of its own, then runs
+# nvcc wheels, ~150 MB unpacked) into the active virtual environment (.ci/run's, so
+# the project and its test dependencies are not installed twice), or into a venv of
+# its own when none is active, then runs
 #   1. tests/test_cuda.py -m cuda: the acceptance cases in Numba's CUDA simulator
 #      (a subprocess with NUMBA_ENABLE_CUDASIM=1) equal to the CPU's jit, their PTX
 #      for sm_80 and sm_90 assembled by the nvcc wheel's ptxas, the located refusals;
@@ -14,15 +16,17 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$SECONDS
-venv="$(mktemp -d)/venv-cuda"
-python3 -m venv "$venv"
-# shellcheck disable=SC1091
-. "$venv/bin/activate"
-python -m pip install --quiet --upgrade pip
+if [ -z "${VIRTUAL_ENV:-}" ]; then
+  venv="$(mktemp -d)/venv-cuda"
+  python3 -m venv "$venv"
+  # shellcheck disable=SC1091
+  . "$venv/bin/activate"
+  python -m pip install --quiet --upgrade pip
+fi
 python -m pip install --quiet ".[test,cuda]"
 echo "--- cuda extra installed in $((SECONDS - start)) s ---"
 export TANGENT_X_CACHE_DIR="${TANGENT_X_CACHE_DIR:-$(mktemp -d)}"
-python -m pytest -q -n 0 -p no:cacheprovider -m cuda tests/test_cuda.py
+python -m pytest -q -n 2 -p no:cacheprovider -m cuda tests/test_cuda.py
 echo "--- simulator and PTX tests done at $((SECONDS - start)) s ---"
 python tools/cuda_corpus.py
 echo "--- cuda step: $((SECONDS - start)) s ---"
