@@ -5,6 +5,7 @@ import ast
 
 import numpy as np
 
+from .callees import callee_of
 from .values import Const, Expr, Tape, as_av, describe, is_container
 
 # Calls evaluated now when every argument is known (none touches memory
@@ -18,7 +19,7 @@ def registries():
     """``HANDLERS`` and ``REWRITES`` (see ``registry``), filled."""
     # local import: the modules filling them (and the registry itself) load
     # Numba kernels, at the first specialisation rather than with tangent_x
-    from . import container_calls, numpy_calls, scan_calls  # noqa: F401
+    from . import container_calls, custom_calls, numpy_calls, scan_calls  # noqa: F401
     from .registry import HANDLERS, REWRITES  # local import: (as above)
     return HANDLERS, REWRITES
 
@@ -82,6 +83,11 @@ class Calls:
         rewrite = rewrites.get(_key(fn))
         if rewrite is not None:
             result = rewrite(self, args, kwargs)
+            if result is not NotImplemented:
+                return result
+        callee = callee_of(fn)
+        if callee is not None:
+            result = self.compiled_call(callee, args, kwargs, getattr(fn, "__name__", None))
             if result is not NotImplemented:
                 return result
         numpy_call = (getattr(fn, "__module__", None) or "").startswith("numpy")
