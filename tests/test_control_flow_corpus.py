@@ -94,16 +94,14 @@ def test_corpus_is_large_enough():
         assert required in names
 
 
-# Control-flow cases jit cannot compile yet, with the reason (each raises a
-# located JitError naming the line; strict xfails, see corpus.jit_params).
+# Control-flow cases jit cannot compile yet (both tests compile their
+# value_and_grad), with the reason (each raises a located JitError naming
+# the line; strict xfails, see corpus.jit_params).
 JIT_KNOWN_FAILURES = {
-    "range_start_stop": "np.zeros_like of a number is a 0-d array in Numba, and adding a "
-                        "number to it a number: Numba needs one type",
-    "return_inside_nested_loops": "a cotangent accumulated in a loop with an early return "
-                                  "starts as a number and becomes an array: Numba needs "
-                                  "one type",
-    "scan_cumulative": "np.zeros_like(xs[0]) of a number is a 0-d array in Numba, and the "
-                       "carry a number after one step: Numba needs one type",
+    "return_inside_nested_loops": "the inner loop's counter starts unassigned (None) and "
+                                  "is pushed on a tape; the backward pass indexes with "
+                                  "the popped value, an optional int Numba cannot index "
+                                  "with",
 }
 
 
