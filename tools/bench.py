@@ -415,7 +415,8 @@ def targets(rows, compile_times):
     for name in ("mlp_grad", "per_example_grad"):
         ratio(name, "t_JAX", 1.1, f"{name} within 1.1x of jax.jit(jax.grad)")
     ratio("per_example_mlp", "t_ref", 1.0, "per_example_mlp no slower than hand batched NumPy")
-    ratio("per_example_mlp", "t_JAX", 1.2, "per_example_mlp within 1.2x of jax.jit(jax.vmap(jax.grad))")
+    ratio("per_example_mlp", "t_JAX", 1.2,
+          "per_example_mlp within 1.2x of jax.jit(jax.vmap(jax.grad))")
     for label, seconds, limit in compile_times:
         if seconds is None:
             out.append((label, "jit not available", "—"))

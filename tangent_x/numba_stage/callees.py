@@ -63,11 +63,10 @@ def _identity(fn):
 def _signature(av, ranks):
     """A hashable summary of abstract arguments: structure, known values,
     and the ranks of run-time leaves."""
-    if isinstance(av, (list, tuple)) and not isinstance(av, Const):
-        if is_container(av):
-            return (type(av), tuple(_signature(c, ranks) for c in children(av)))
     if isinstance(av, dict):
         return (dict, tuple(av), tuple(_signature(c, ranks) for c in children(av)))
+    if is_container(av):        # list, tuple, namedtuple
+        return (type(av), tuple(_signature(c, ranks) for c in children(av)))
     if isinstance(av, Dyn):
         return ("dyn", ranks.get(av.name))
     if isinstance(av, Const):
