@@ -205,3 +205,53 @@ def test_per_example_gradients_of_a_custom_layer_under_jit():
     per_example = np.stack([numerical_grad(layer, (W, x), 0) for x in xs])
     np.testing.assert_allclose(tx.jit(g)(W, xs), per_example, rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(tx.jit(g)(W, xs), g(W, xs), rtol=1e-12)
+
+
+@tx.custom_vjp
+def sine(x):
+    return np.sin(x)
+
+
+def sine_fwd(x):
+    return np.sin(x), {"cos": np.cos(x), "label": "cosine"}
+
+
+def sine_bwd(res, g):
+    return (res["cos"] * g,)
+
+
+sine.defvjp(sine_fwd, sine_bwd)
+
+
+def test_residuals_in_a_dict_with_a_string_under_jit():
+    """A dict of residuals reaches bwd: its arrays as arguments of the
+    compiled bwd, its string folded in."""
+    x = np.array([0.3, 1.2])
+    f = lambda v: np.sum(sine(v) * v)          # noqa: E731
+    np.testing.assert_allclose(tx.jit(tx.grad(f))(x), np.cos(x) * x + np.sin(x), rtol=1e-14)
+
+
+@tx.custom_vjp
+def spectral(x):
+    return np.sin(x)
+
+
+def spectral_fwd(x):
+    return np.sin(x), np.cos(x)
+
+
+def spectral_bwd(c, g):
+    return (np.real(np.fft.fft(c * g)),)
+
+
+spectral.defvjp(spectral_fwd, spectral_bwd)
+
+
+def test_a_rule_numba_cannot_compile_is_a_located_error():
+    x = np.array([1.0, 2.0])
+    f = lambda v: np.sum(spectral(v))          # noqa: E731
+    tx.grad(f)(x)                              # eagerly it runs
+    with pytest.raises(tx.TransformError) as info:
+        tx.jit(tx.grad(f))(x)
+    message = str(info.value)
+    assert "test_custom_jit.py" in message and "spectral_bwd" in message and "fft" in message

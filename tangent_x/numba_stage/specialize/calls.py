@@ -76,6 +76,12 @@ class Calls:
         if all(isinstance(v, Const) for v in values) and _foldable(fn):
             return self.fold(lambda *a: fn(*a[:len(args)], **dict(zip(kwargs, a[len(args):]))),
                              values)
+        # (a compiled callee takes containers: their leaves are passed)
+        callee = callee_of(fn)
+        if callee is not None:
+            result = self.compiled_call(callee, args, kwargs, getattr(fn, "__name__", None))
+            if result is not NotImplemented:
+                return result
         for v in values:
             if is_container(v) and isinstance(v, dict):
                 self.fail(f"{getattr(fn, '__name__', fn)}() would receive the dict "
@@ -83,11 +89,6 @@ class Calls:
         rewrite = rewrites.get(_key(fn))
         if rewrite is not None:
             result = rewrite(self, args, kwargs)
-            if result is not NotImplemented:
-                return result
-        callee = callee_of(fn)
-        if callee is not None:
-            result = self.compiled_call(callee, args, kwargs, getattr(fn, "__name__", None))
             if result is not NotImplemented:
                 return result
         numpy_call = (getattr(fn, "__module__", None) or "").startswith("numpy")
