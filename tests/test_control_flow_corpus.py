@@ -94,15 +94,10 @@ def test_corpus_is_large_enough():
         assert required in names
 
 
-# Control-flow cases jit cannot compile yet (both tests compile their
-# value_and_grad), with the reason (each raises a located JitError naming
-# the line; strict xfails, see corpus.jit_params).
-JIT_KNOWN_FAILURES = {
-    "return_inside_nested_loops": "the inner loop's counter starts unassigned (None) and "
-                                  "is pushed on a tape; the backward pass indexes with "
-                                  "the popped value, an optional int Numba cannot index "
-                                  "with",
-}
+# Control-flow cases jit cannot compile yet, with the reason (each would raise
+# a located JitError naming the line; strict xfails, see corpus.jit_params).
+# None at present.
+JIT_KNOWN_FAILURES = {}
 
 
 @pytest.mark.parametrize("case, jit", jit_params(CASES, JIT_KNOWN_FAILURES, rest="env"))
