@@ -259,3 +259,28 @@ def test_a_rule_numba_cannot_compile_is_a_located_error():
     origin = info.value.origin
     assert origin.filename == __file__ and "np.fft.fft(c * g)" in origin.text
     assert "called from test_custom_jit.py:" in message
+
+
+@tx.custom_jvp
+def squared_norm(p):
+    return np.sum(p["a"] ** 2) + np.sum(p["b"] ** 2)
+
+
+@squared_norm.defjvp
+def squared_norm_jvp(primals, tangents):
+    p, = primals
+    t, = tangents
+    return squared_norm(p), 2.0 * np.sum(p["a"] * t["a"]) + 2.0 * np.sum(p["b"] * t["b"])
+
+
+def test_custom_jvp_of_a_dict_argument_under_jit():
+    """The transposed tangent map takes the dict's leaves (its tangents at
+    zero, leaf by leaf)."""
+    def loss(p):
+        return squared_norm(p) * 3.0
+
+    p = {"a": np.array([1.0, 2.0]), "b": np.array([0.5])}
+    assert_tree_allclose(tx.jit(tx.grad(loss))(p), numerical_grad(loss, (p,), 0),
+                         rtol=1e-6, atol=1e-8)
+    assert_tree_allclose(tx.jit(tx.grad(loss))(p), {"a": 6.0 * p["a"], "b": 6.0 * p["b"]},
+                         rtol=1e-14)

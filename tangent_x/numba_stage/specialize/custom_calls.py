@@ -6,7 +6,7 @@ import numpy as np
 from ... import runtime
 from ...core.custom import _Custom
 from .registry import handles
-from .values import Const, Zero
+from .values import Const, Zero, children, is_container, rebuild
 
 
 @handles(runtime.custom_jvp_cotangents)
@@ -25,8 +25,14 @@ def _custom_jvp_cotangents(s, args, kwargs):
     fun = fun.value
     nondiff, primals = fun.split(list(primal_args))
     pullback = runtime.pullback_of(fun, len(primal_args))
-    zeros = [Zero(s.materialize(p, "p")) if not isinstance(p, Const) else
-             Const(np.zeros_like(p.value)) for p in primals]
+
+    def zero(p):          # the tangent of a primal, at zero (the map is linear)
+        if is_container(p):
+            return rebuild(p, [zero(c) for c in children(p)])
+        if isinstance(p, Const):
+            return p if p.value is None else Const(np.zeros_like(p.value))
+        return Zero(s.materialize(p, "p"))
+    zeros = [zero(p) for p in primals]
     out = s.compiled_call(pullback, [*zeros, g, *nondiff, *primals], {},
                           f"{fun.__name__}_cotangents")
     if out is NotImplemented:
