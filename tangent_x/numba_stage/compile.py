@@ -21,6 +21,7 @@ from ..core.arguments import refuse_masked
 from ..errors import call_site
 from ..python_stage import loader as modules
 from . import compile_errors, dispatch
+from .callees import CalleeCompiler
 from .bounds import OutOfBounds
 from .compile_errors import JitError
 from .contents import Contents
@@ -348,12 +349,18 @@ class Jitted:
 
     def _compile(self, generated, avs, key):
         text, linemap, plan, name = numba_stage(generated, avs, self._call_site, self._ranks,
-                                                self._units, self._weak)
+                                                self._units, self._weak, self._callees())
         compiled = load(name, text, linemap, plan, generated.canonical.origin, self.nogil)
         compiled.name = name
         compiled.contents = Contents(value for name, value in generated.module.__dict__.items()
                                      if not name.startswith("__"))    # not __builtins__
         return compiled
+
+    def _callees(self, weak=None):
+        """What compiles the functions the code calls (custom_jvp and
+        custom_vjp rules): as this jit compiles a function."""
+        return CalleeCompiler(self._python_stage, self._call_site,
+                              self._weak if weak is None else weak)
 
     # -- inspection ---------------------------------------------------------
 
@@ -370,7 +377,8 @@ class Jitted:
         else:
             avs, ranks, units = generic_arguments(generated.function), None, None
             weak = False
-        return numba_stage(generated, avs, self._call_site, ranks, units, weak)[0]
+        return numba_stage(generated, avs, self._call_site, ranks, units, weak,
+                           self._callees(weak))[0]
 
 
 def jitted_of(fun):

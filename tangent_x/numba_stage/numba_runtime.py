@@ -26,7 +26,7 @@ from .overloads.reductions import (  # noqa: F401
 from .overloads.shapes import (  # noqa: F401
     broadcast_to, cumsum, diagonal, expand_dims, flip, moveaxis, repeat, reshape, squeeze, tile,
     transpose, whole)
-from .overloads.arrays import array, clip, ndim, size  # noqa: F401
+from .overloads.arrays import array, clip, full_like, ndim, size  # noqa: F401
 from .overloads.products import (  # noqa: F401
     ACCUMULATING, add_matmul_adjoint_lhs, add_matmul_adjoint_rhs, dot, inner, matmul,
     may_call_kernel)
@@ -49,6 +49,6 @@ __all__ = ["sum_axes", "mean_axes", "max_axes", "min_axes", "prod_axes", "var_ax
            "min_axes_keepdims", "prod_axes_keepdims", "var_axes_keepdims",
            "std_axes_keepdims", "transpose", "squeeze", "expand_dims",
            "moveaxis", "broadcast_to", "cumsum", "flip", "dot", "matmul", "inner", "reshape",
-           "clip", "ndim", "size", "array", "add_at", "minimum_at", "maximum_at",
+           "clip", "full_like", "ndim", "size", "array", "add_at", "minimum_at", "maximum_at",
            "multiply_at", "whole", "mask_select", "mask_assign",
            "add_matmul_adjoint_lhs", "add_matmul_adjoint_rhs", "grown", "checked"]
