@@ -26,14 +26,14 @@ PACKAGE = "tangent_x"
 # Lowest first.  A module's layer is the first entry its name starts with.
 LAYERS = [
     ("bottom", ["version", "errors", "config", "cachedir", "tree_util", "tree", "runtime", "lax",
-                "random", "nn", "numpy"]),
+                "random", "nn", "numpy", "parallel", "distributed"]),
     ("core", ["core"]),
     ("canonical", ["canonical"]),
     ("analysis", ["analysis"]),
     ("rules", ["rules"]),
     ("transforms", ["transforms"]),
     ("python_stage", ["python_stage"]),
-    ("numba_stage", ["numba_stage"]),
+    ("numba_stage", ["numba_stage", "cuda_stage"]),     # the backends
     ("api", ["api"]),
     ("top", ["", "__main__", "cli", "test_util"]),
 ]

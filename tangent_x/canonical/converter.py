@@ -23,7 +23,7 @@ equations, nested equation lists, CSE) and the entry points
 ``canonicalize`` and ``deps_current``; the conversion itself is in its
 mixins, one per concern: ``expressions``, ``statements``, ``calls``,
 ``inlining``, ``checks``, ``mutation``, ``branches``, ``loops``,
-``iteration``, ``lax_calls``.  The values and scopes they share are
+``iteration``, ``lax_calls``, ``trees``.  The values and scopes they share are
 ``scope``'s, the name analysis ``names``'.
 """
 import sys
@@ -46,6 +46,7 @@ from .loops import Loops
 from .mutation import Mutation
 from .scope import MAX_RECURSION, Scope, Static
 from .statements import Statements
+from .trees import Trees
 
 # Names the generated module defines itself; user names are renamed around them.
 RESERVED = {"np", "slice", "float", "len", "int", "range", "bool", "print",
@@ -54,7 +55,7 @@ RESERVED = {"np", "slice", "float", "len", "int", "range", "bool", "print",
 
 
 class Converter(Expressions, Statements, Calls, Inlining, Checks, Mutation, Branches, Loops,
-                Iteration, LaxCalls):
+                Iteration, LaxCalls, Trees):
     """One canonicalisation: the equations emitted so far and the state
     the mixins share (bindings, views, aliases, CSE)."""
 
@@ -81,6 +82,7 @@ class Converter(Expressions, Statements, Calls, Inlining, Checks, Mutation, Bran
         self._cse = {}   # pure equations already emitted: reuse, don't recompute
         self._raised = False  # the block being converted ended in a `raise`
         self.deps = []   # (kind, holder, name, value): what the code was built from
+        self.function_name = None   # the function canonicalised (its generated code's name)
 
     # --- bookkeeping ----------------------------------------------------
 
@@ -172,6 +174,7 @@ def _canonicalize(fn):
     conv = Converter()
     conv.deps.append(parsed.code_dep)
     node = parsed.node
+    conv.function_name = getattr(node, "name", None)     # (a lambda has none)
     scope = Scope(parsed, node)
     a = node.args
     if a.vararg is not None or a.kwarg is not None:

@@ -21,6 +21,7 @@ from ..core.arguments import refuse_masked
 from ..errors import call_site
 from ..python_stage import loader as modules
 from . import compile_errors, dispatch
+from .callees import CalleeCompiler
 from .bounds import OutOfBounds
 from .compile_errors import JitError
 from .contents import Contents
@@ -43,6 +44,9 @@ class Jitted:
     the fast path of the last signature it was called with (``_install``):
     the interpreter then calls that guard directly, with no dispatching
     method in between."""
+
+    # compiled with nogil (pmap's workers run it on threads in parallel)
+    nogil = False
 
     def __new__(cls, *args, **kwargs):
         own = type(cls.__name__, (cls,), {"__module__": cls.__module__,
@@ -155,7 +159,7 @@ class Jitted:
         if text is None:
             return False
         compiled.reload(text, lambda text: load(compiled.name, text, compiled.linemap,
-                                                compiled.plan))
+                                                compiled.plan, nogil=self.nogil))
         return True
 
     def _failed(self, exc, compiled, leaves, known, call=None):
@@ -347,13 +351,19 @@ class Jitted:
 
     def _compile(self, generated, avs, key):
         text, linemap, plan, name = numba_stage(generated, avs, self._call_site, self._ranks,
-                                                self._units, self._weak, self._numbers,
-                                                self._mixed)
-        compiled = load(name, text, linemap, plan, generated.canonical.origin)
+                                                self._units, self._weak, self._callees(),
+                                                numbers=self._numbers, mixed=self._mixed)
+        compiled = load(name, text, linemap, plan, generated.canonical.origin, self.nogil)
         compiled.name = name
         compiled.contents = Contents(value for name, value in generated.module.__dict__.items()
                                      if not name.startswith("__"))    # not __builtins__
         return compiled
+
+    def _callees(self, weak=None):
+        """What compiles the functions the code calls (custom_jvp and
+        custom_vjp rules): as this jit compiles a function."""
+        return CalleeCompiler(self._python_stage, self._call_site,
+                              self._weak if weak is None else weak)
 
     # -- inspection ---------------------------------------------------------
 
@@ -371,8 +381,8 @@ class Jitted:
         else:
             avs, ranks, units = generic_arguments(generated.function), None, None
             weak, numbers, mixed = False, (), False
-        return numba_stage(generated, avs, self._call_site, ranks, units, weak, numbers,
-                           mixed)[0]
+        return numba_stage(generated, avs, self._call_site, ranks, units, weak,
+                           self._callees(weak), numbers=numbers, mixed=mixed)[0]
 
 
 def jitted_of(fun):

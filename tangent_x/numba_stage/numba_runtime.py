@@ -26,7 +26,7 @@ from .overloads.reductions import (  # noqa: F401
 from .overloads.shapes import (  # noqa: F401
     broadcast_to, cumsum, diagonal, expand_dims, flip, moveaxis, repeat, reshape, squeeze, tile,
     transpose, whole)
-from .overloads.arrays import array, clip, ndim, size  # noqa: F401
+from .overloads.arrays import array, clip, full_like, ndim, size  # noqa: F401
 from .overloads.products import (  # noqa: F401
     ACCUMULATING, add_matmul_adjoint_lhs, add_matmul_adjoint_rhs, dot, inner, matmul,
     may_call_kernel)
@@ -40,14 +40,16 @@ from .overloads.indexing import mask_assign, mask_select  # noqa: F401
 from .overloads.ufunc_at import add_at, maximum_at, minimum_at, multiply_at  # noqa: F401
 from .overloads.stacking import stack_items  # noqa: F401
 from .overloads import checks  # noqa: F401
+from .overloads import special  # noqa: F401
 from .contractions import einsum, tensordot  # noqa: F401
 from . import shape_ops  # noqa: F401
+from .overloads import collectives as _collectives  # noqa: F401
 
 __all__ = ["sum_axes", "mean_axes", "max_axes", "min_axes", "prod_axes", "var_axes",
            "std_axes", "var_all", "std_all", "sum_axes_keepdims", "mean_axes_keepdims", "max_axes_keepdims",
            "min_axes_keepdims", "prod_axes_keepdims", "var_axes_keepdims",
            "std_axes_keepdims", "transpose", "squeeze", "expand_dims",
            "moveaxis", "broadcast_to", "cumsum", "flip", "dot", "matmul", "inner", "reshape",
-           "clip", "ndim", "size", "array", "add_at", "minimum_at", "maximum_at",
+           "clip", "full_like", "ndim", "size", "array", "add_at", "minimum_at", "maximum_at",
            "multiply_at", "whole", "mask_select", "mask_assign",
            "add_matmul_adjoint_lhs", "add_matmul_adjoint_rhs", "grown", "checked"]

@@ -26,14 +26,15 @@ __all__ = ["numba_stage", "generic_arguments", "render_module", "render_lane_dri
 
 
 def numba_stage(generated, avs, call_site=None, ranks=None, units=None, weak=False,
-                numbers=(), mixed=False):
+                callees=None, numbers=(), mixed=False):
     """(module text, line map, plan, function name) of ``generated``'s
     python stage specialised for the abstract arguments ``avs`` (``ranks``:
     argument leaf name -> rank, for the arrays among them; ``units``: leaf
     name -> its size-1 axes, when the signature includes them; ``weak``:
     a leaf is narrow, so Python numbers are typed as NumPy would, see
-    weak_scalars; ``numbers``: the leaves that are Python numbers, weak
-    too; ``mixed``: integer leaves next to narrow float ones)."""
+    weak_scalars; ``callees``: what compiles the user functions the code
+    calls, see callees.py; ``numbers``: the leaves that are Python numbers,
+    weak too; ``mixed``: integer leaves next to narrow float ones)."""
     # local import: Numba's overloads and kernels load at the first compile, not at import
     from . import numba_runtime, vmath
     tree = ast.parse(generated.text)
@@ -50,6 +51,7 @@ def numba_stage(generated, avs, call_site=None, ranks=None, units=None, weak=Fal
     spec.ranks = dict(ranks or {})
     spec.units = None if units is None else dict(units)
     spec.param_units = dict(units or {})
+    spec.compile_callee = callees
     out = spec.run(avs)
     params = []
     for a, av in zip(func.args.args, avs):
