@@ -176,6 +176,12 @@ def _(g, ans, new, old):
     new_bar = g
 
 
+@adjoint("with_real")
+def _(g, ans, base, real):
+    """(A real ``base``: the result is ``real`` itself.)"""
+    real_bar = g
+
+
 @adjoint("appended")
 def _(g, ans, items, item):
     items_bar = g[:-1]
@@ -382,6 +388,18 @@ def batch_inplace_result(eqn, b):
     if not b.batched(new) or eqn.kwargs:
         return None
     b.mark(eqn.out, b.flag(new))
+    return respell(eqn)
+
+
+@batching("with_real")
+def batch_with_real(eqn, b):
+    """Elementwise in ``base`` and ``real``, which have one shape per example:
+    batched where either is (a shared ``base`` broadcasts against a batched
+    ``real``; a shared ``real`` in a batched ``base`` goes per example)."""
+    base, real = eqn.args
+    if b.batched(base) and not b.batched(real):
+        return None
+    b.mark(eqn.out, b.flag(real))
     return respell(eqn)
 
 

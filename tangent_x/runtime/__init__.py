@@ -47,7 +47,7 @@ from .shape_adjoints import (  # noqa: F401
     rejoin, unconcatenate, undiagonal, unhstack, unrepeat, unstack, untile)
 from .values import (  # noqa: F401
     Unbound, inplace_result, is_array, is_view_of, shaped, stop_gradient, tree_add, unbound,
-    zeros_like)
+    with_real, zeros_like)
 
 # Every name here is a primitive (core.primitives registers them in this
 # order) and may appear in a generated module's import line.
@@ -75,6 +75,8 @@ __all__ = ["unbroadcast", "unreduce", "unindex", "unattr", "zeros_like",
            "dot_adjoint_lhs", "dot_adjoint_rhs", "inner_adjoint_lhs", "inner_adjoint_rhs",
            "tensordot_adjoint_lhs", "tensordot_adjoint_rhs", "einsum_adjoint",
            # linear algebra
-           "solve_transposed", "solve_adjoint_lhs", "norm_adjoint", "solve_matvec"]
+           "solve_transposed", "solve_adjoint_lhs", "norm_adjoint", "solve_matvec",
+           # a write into np.real(x)
+           "with_real"]
 
 __all__ = __all__ + list(_lanes_all)
