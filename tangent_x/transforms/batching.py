@@ -45,6 +45,9 @@ class Batcher:
         self.shapes = shapes            # name -> probe.Shape
         self.batch_size = batch_size    # gast atom: the number of examples
         self.unbound = set()            # names holding ``unbound(...)`` placeholders
+        # the lanes that reach this code (a batched bool): None for all of them,
+        # else inside a branch or loop whose condition differs between lanes
+        self.reaching = None
 
     # --- what rules ask -----------------------------------------------------
 
@@ -110,6 +113,10 @@ class Batcher:
         if not any(self.batched(a) for a in list(eqn.args) + list(eqn.kwargs.values())):
             for o in eqn.outs:
                 self.flags[o] = False
+            if ir.kept_for_effect(eqn) and self.reaching is not None:
+                # (``print`` of shared values: once, if any lane gets here)
+                return [gast.If(test=call("np.any", self.reaching), body=lower.lower([eqn]),
+                                orelse=[])]
             return lower.lower([eqn])
         rule = BATCHING.get(eqn.prim.name)
         self.stmts_out = []
@@ -141,6 +148,7 @@ class Batcher:
             for n in sorted(ir.names_in(a)):
                 if any_batched(self.flags.get(n)) and n not in lanes:
                     lanes.append(n)
+        reaching = self.reaching if ir.kept_for_effect(eqn) else None
         for i, n in enumerate(lanes):
             flag = self.flags[n]
             if not all_batched(flag):       # a container of batched and shared values
@@ -167,22 +175,9 @@ class Batcher:
                                  "compute it outside the vmapped function")
         else:
             body = ir.expr_of(eqn)
-        # the lambda's parameters get names of their own (``x_k``: example k of
-        # ``x``), so that later passes renaming ``x`` outside cannot capture them
-        params = [self.fresh(f"{n}_k") for n in lanes]
-        for n, p in zip(lanes, params):
-            body = _renamed(body, n, p)
-        fn = gast.Lambda(args=gast.arguments(
-            args=[ir.name(p, gast.Param()) for p in params], posonlyargs=[], vararg=None,
-            kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]), body=body)
-        value = call("map_lanes", fn, self.batch_size, *[ir.name(n) for n in lanes])
         for o in eqn.outs:
             self.flags[o] = full_flag(self.shapes.get(o))
-        if len(eqn.outs) == 1:
-            return setup + [assign(eqn.out, value)]
-        target = gast.Tuple(elts=[ir.name(o, gast.Store()) for o in eqn.outs],
-                            ctx=gast.Store())
-        return setup + [gast.Assign(targets=[target], value=value, type_comment=None)]
+        return setup + _per_example(self, body, lanes, eqn.outs, reaching)
 
     # --- control flow ---------------------------------------------------------
 
@@ -220,8 +215,11 @@ class Batcher:
         pred = eqn.args[0]
         branches = eqn.params["branches"]
         results = []
-        for body in branches:
+        for i, body in enumerate(branches):
             inner = self.sub()
+            if self.batched(pred):      # both sides run: each reaches its own lanes
+                inner.reaching = _both(self.reaching,
+                                       pred if i == 0 else call("np.logical_not", pred))
             stmts = inner.stmts(body.eqns)
             results.append((inner, stmts, body.results))
         out_flags = []
@@ -323,6 +321,7 @@ class Batcher:
     def sub(self):
         inner = Batcher(self.namer, dict(self.flags), self.shapes, self.batch_size, self.env)
         inner.unbound = self.unbound
+        inner.reaching = self.reaching
         return inner
 
     def trial(self, body, carry_flags):
@@ -382,6 +381,8 @@ class Batcher:
             init_atoms.append(atom)
         self.flags.update(flags)
         inner = self.sub()
+        if pred_batched:            # the body runs for the live lanes only
+            inner.reaching = _both(self.reaching, ir.clone(cond.results[0]))
         body_stmts = inner.stmts(body.eqns)
         results = []
         for c, r in zip(carry, body.results):
@@ -419,6 +420,41 @@ class Batcher:
         updates = lower.assign_many(carry, results)
         loop = lower.WHILE_TRUE.fill(cond=cond_stmts, pred=test, body=body_stmts + updates)
         return setup + lower.assign_many(carry, init_atoms) + loop
+
+
+def _per_example(b, body, lanes, outs, reaching):
+    """``outs = map_lanes(lambda x_k: body, batch_size, x)``: ``body`` run on
+    example k of each name in ``lanes``, in the lanes ``reaching`` (None:
+    all) only -- an effect (``print``) inside a branch or loop whose
+    condition differs between examples runs for the examples that get
+    there.  The lambda's parameters get names of their own (``x_k``), so
+    that later passes renaming ``x`` outside cannot capture them."""
+    params = [b.fresh(f"{n}_k") for n in lanes]
+    for n, p in zip(lanes, params):
+        body = _renamed(body, n, p)
+    lane_atoms = [ir.name(n) for n in lanes]
+    if reaching is not None:
+        params.insert(0, b.fresh("reaches_k"))
+        lane_atoms.insert(0, reaching)
+        body = gast.IfExp(test=ir.name(params[0]), body=body, orelse=ir.const(None))
+    fn = gast.Lambda(args=gast.arguments(
+        args=[ir.name(p, gast.Param()) for p in params], posonlyargs=[], vararg=None,
+        kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]), body=body)
+    value = call("map_lanes", fn, b.batch_size, *lane_atoms)
+    if not outs:        # kept for its effect (``print``): once per example
+        return [gast.Expr(value=value)]
+    if len(outs) == 1:
+        return [assign(outs[0], value)]
+    target = gast.Tuple(elts=[ir.name(o, gast.Store()) for o in outs], ctx=gast.Store())
+    return [gast.Assign(targets=[target], value=value, type_comment=None)]
+
+
+def _both(reaching, lanes):
+    """The lanes reaching code that only ``lanes`` (a batched bool) of the
+    lanes ``reaching`` (None: all) get to."""
+    if reaching is None:
+        return lanes
+    return call("np.logical_and", ir.clone(reaching), lanes)
 
 
 def _renamed(atom, old, new):
