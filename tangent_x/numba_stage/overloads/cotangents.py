@@ -5,10 +5,12 @@ import numpy as np
 from numba import types
 from numba.core.errors import TypingError
 from numba.extending import overload
+from numba.np.numpy_support import as_dtype
 
 from ... import runtime
 from ...runtime.checks import integer_output_message
 from ..kernels.common import CACHED, is_array
+from .assigned import optional_value
 
 
 @overload(runtime.zeros_like, jit_options=CACHED)
@@ -18,7 +20,16 @@ def _zeros_like(x):
         # read only where it was): its zero is the zero of its type.
         inner = x.type
         if is_array(inner):
-            raise TypingError("an array that may be None has no zero of known shape")
+            # Eagerly the zero of None is None, a symbolic zero no
+            # arithmetic reads: here a zero of the array's type that
+            # broadcasts (shape (1, ..., 1)) stands in for it.
+            ones, dtype = (1,) * inner.ndim, as_dtype(inner.dtype)
+
+            def optional_array(x):
+                if x is None:
+                    return np.zeros(ones, dtype)
+                return np.zeros_like(optional_value(x))
+            return optional_array
 
         def optional(x):
             if x is None:
@@ -26,7 +37,7 @@ def _zeros_like(x):
             return 0.0 * x
         return optional
     if isinstance(x, types.NoneType):
-        return lambda x: 0.0
+        return None     # typed before the loop's assignments are: resolved once they are
     if is_array(x):
         return lambda x: np.zeros_like(x)
     if isinstance(x, types.Integer) or isinstance(x, types.Boolean):
