@@ -178,6 +178,23 @@ def test_tuple_returned_from_inside_a_loop(x):
                          rtol=1e-12)
 
 
+@pytest.mark.slow        # Numba compiles: CI's slow step
+def test_jit_vmap_of_a_tuple_returned_from_inside_a_loop():
+    # (fuzzed seed 55) the compiled loop over examples gets results Numba
+    # types as optional (None until the return runs): once refused
+    # ("OptionalType(float64) cannot be represented as a NumPy dtype")
+    X, y = np.array([-0.022, 0.692, -0.177, 0.263]), -0.993
+    got = tx.jit(tx.vmap(numbers_returned_from_inside_a_loop, in_axes=(0, None)))(X, y)
+    want = [numbers_returned_from_inside_a_loop(x, y) for x in X]
+    assert_tree_allclose(got, tuple(np.array([w[i] for w in want]) for i in range(2)),
+                         rtol=1e-12)
+    Y = np.array([[0.1, 0.2], [0.3, -0.2], [0.5, 0.5]])
+    got = tx.jit(tx.vmap(tuple_returned_from_inside_a_loop, in_axes=(None, 0)))(-0.5, Y)
+    want = [tuple_returned_from_inside_a_loop(-0.5, y) for y in Y]
+    assert_tree_allclose(got, tuple(np.array([w[i] for w in want]) for i in range(2)),
+                         rtol=1e-12)
+
+
 def numbers_returned_from_inside_a_loop(x, y):
     w = np.tanh(y)
     while w < 0.9:
