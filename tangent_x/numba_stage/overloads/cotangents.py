@@ -46,9 +46,9 @@ def _zeros_like(x):
 
 
 @overload(runtime.check_grad_output, jit_options=CACHED)
-def _check_grad_output(y):
+def _check_grad_output(y, still_int=False):
     if isinstance(y, (types.Optional, types.NoneType)):
-        def maybe_none(y):
+        def maybe_none(y, still_int=False):
             if y is None:
                 raise TypeError("Gradient only defined for scalar-output functions. "
                                 "Output was None.")
@@ -57,7 +57,7 @@ def _check_grad_output(y):
         message = ("Gradient only defined for scalar-output functions. "
                    f"Output was an array of {y.ndim} dimension{'s' if y.ndim > 1 else ''}.")
 
-        def impl(y):
+        def impl(y, still_int=False):
             raise TypeError(message)
         return impl
     if isinstance(getattr(y, "dtype", y), (types.Integer, types.Boolean)):
@@ -65,16 +65,24 @@ def _check_grad_output(y):
             "bool" if isinstance(getattr(y, "dtype", y), types.Boolean) else
             str(getattr(y, "dtype", y)))
 
-        def integer_output(y):
+        def integer_output(y, still_int=False):
             raise TypeError(message)
         return integer_output
     if isinstance(getattr(y, "dtype", y), types.Complex):
-        def complex_output(y):
+        def complex_output(y, still_int=False):
             raise TypeError("grad requires real-valued outputs (output dtype that is a "
                             "sub-dtype of np.floating); tangent_x differentiates real "
                             "values only")
         return complex_output
-    return lambda y: None
+    if isinstance(still_int, (types.Omitted, bool)):
+        return lambda y, still_int=False: None
+    message = integer_output_message("int64")
+
+    def float_or_still_int(y, still_int=False):
+        # a float to Numba, Python's int where the loop never assigned it
+        if still_int:
+            raise TypeError(message)
+    return float_or_still_int
 
 
 @overload(runtime.stop_gradient, jit_options=CACHED)

@@ -210,6 +210,12 @@ def _check_grad_output(s, args, kwargs):
                f"{describe(y)}", "return a scalar")
     if isinstance(y, Const) and np.result_type(y.value).kind not in "biu":
         return Const(None)
+    if isinstance(y, Dyn) and y.name in s.int_starts:
+        # a loop's variable Python started as an int: still that int (an
+        # int output) when the loop never assigned it
+        return Expr(ast.Call(func=s.global_name(runtime.check_grad_output, "check_grad_output"),
+                             args=[s.render(y), ast.Name(s.int_starts[y.name], ast.Load())],
+                             keywords=[]))
     return NotImplemented       # (an integer constant: the run-time check raises)
 
 
