@@ -285,7 +285,9 @@ def batch_getitem(eqn, b):
     if shape is None:
         return None
     if shape.kind not in ("array",):
-        if b.batched(idx):
+        if b.batched(idx) or shape.kind not in ("list", "tuple", "dict"):
+            # (another kind: the probe's example never gave it a value, its
+            # placeholder stood there -- an array in the other examples)
             return None
         flag = item_flag(b.flag(x), static_value(b, idx))
         if flag is None:
