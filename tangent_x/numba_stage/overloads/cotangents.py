@@ -3,7 +3,6 @@ may be None too), ``check_grad_output``, ``stop_gradient``, ``tree_add``,
 ``iteration_item``."""
 import numpy as np
 from numba import types
-from numba.core.errors import TypingError
 from numba.extending import overload
 from numba.np.numpy_support import as_dtype
 
@@ -37,7 +36,10 @@ def _zeros_like(x):
             return 0.0 * x
         return optional
     if isinstance(x, types.NoneType):
-        return None     # typed before the loop's assignments are: resolved once they are
+        # a variable started as None, typed before the loop's assignments
+        # are: resolved once they are (a None known when specialising is
+        # zero there, see specialize/container_calls.py)
+        return None
     if is_array(x):
         return lambda x: np.zeros_like(x)
     if isinstance(x, types.Integer) or isinstance(x, types.Boolean):

@@ -99,6 +99,10 @@ def _zeros_like(s, args, kwargs):
                            _materialized_zero(s, c) for c in children(x)])
     if isinstance(x, Zero):
         return x
+    if isinstance(x, Const) and x.value is None:
+        # (a run-time None is typed as an optional value still being
+        # settled, see overloads/cotangents.py: a known one is zero now)
+        return Const(0.0)
     return NotImplemented
 
 
