@@ -80,7 +80,8 @@ class Carries:
         body, self.code = self.code, saved
         header.body = body or [ast.Pass()]
         self.emit(header)
-        self.int_starts.update(carried.int_flags)
+        if self.emitting:
+            self.int_starts.update(carried.int_flags)
         self.env = dict(carried.entry)
         if isinstance(stmt, ast.For):
             self.env[stmt.target.id] = Dyn(stmt.target.id)
@@ -132,7 +133,7 @@ class Carries:
         self.initialize(canon, old, sized=name in self.stacks)
         self.env[name] = canon
         if isinstance(canon, Dyn) and isinstance(old, Const) and type(old.value) is int \
-                and not self.loops and not self.dynamic_ifs:
+                and not self.loops and not self.dynamic_ifs and self.emitting:
             # ``acc = 0`` before ``for ...: acc = acc + x``: Python's int
             # while the loop has not run, a float after (grad of it is
             # JAX's TypeError only in the first case; see check_grad_output)
