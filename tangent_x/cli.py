@@ -13,7 +13,8 @@ import importlib.util
 import os
 import sys
 
-from .api import derivatives as api, jacobians, jit as api_jit, vmap as vmapping
+from .api import derivatives as api, jacobians, jit as api_jit, pmap as api_pmap, \
+    vmap as vmapping
 from .api.transformed import cached
 from .errors import TransformError
 
@@ -75,9 +76,10 @@ def build_parser():
     parser = argparse.ArgumentParser(
         prog="tangent-x", description="Print the source tangent_x generates for FILE:FUNC.")
     sub = parser.add_subparsers(dest="command", required=True)
-    for name in _TRANSFORMS + ("jit",):
-        p = sub.add_parser(name, help=f"source of {name}(FUNC)" if name != "jit" else
-                           "the numba stage: the source jit hands to Numba")
+    helps = {"jit": "the numba stage: the source jit hands to Numba",
+             "pmap": "the per-shard source of pmap(FUNC), with its collectives"}
+    for name in _TRANSFORMS + ("jit", "pmap"):
+        p = sub.add_parser(name, help=helps.get(name, f"source of {name}(FUNC)"))
         p.add_argument("target", metavar="FILE:FUNC")
         p.add_argument("--argnums", type=_argnums, default=0)
         p.add_argument("--has-aux", action="store_true")
@@ -91,10 +93,13 @@ def build_parser():
         p.add_argument("--method", choices=("vectorize", "loop"), default="vectorize",
                        help="vmap: batching rules, or one call per example")
         p.add_argument("--transform", default=None,
-                       help="jit and vmap: apply to this transform of FUNC (grad, "
+                       help="jit, vmap and pmap: apply to this transform of FUNC (grad, "
                             "value_and_grad, jvp, hessian, grad2, grad3)")
         if name == "jit":
             p.add_argument("--static-argnums", type=_argnums, default=())
+        if name == "pmap":
+            p.add_argument("--axis-name", default="i",
+                           help="the mapped axis' name, for the collectives (default: i)")
     show = sub.add_parser("show", help="any pipeline stage of FUNC itself")
     show.add_argument("target", metavar="FILE:FUNC")
     show.add_argument("--stage", choices=api.STAGES, default="python")
@@ -109,6 +114,10 @@ def run(args):
         return vmap_source(fn, args.in_axes, args.example_args, args.method, args.transform)
     if args.command == "jit":
         return jit_source(fn, args)
+    if args.command == "pmap":
+        target = transformed_for(fn, args.transform, args.argnums, args.has_aux) \
+            if args.transform else fn
+        return api.source(api_pmap.pmap(target, axis_name=args.axis_name))
     return api.source(transformed_for(fn, args.command, args.argnums, args.has_aux))
 
 

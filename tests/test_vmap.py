@@ -116,11 +116,38 @@ def test_every_batching_rule_is_exercised():
         test_sharing_decided_per_example()
         test_per_example_grads_with_aux_known_only_when_run()
         test_atleast_and_checks_batched()
+        _collectives_batched()
+        test_trees_and_erf_batched()
     finally:
         BATCHING.clear()
         BATCHING.update(original)
     missing = sorted(set(original) - seen)
     assert not missing, f"batching rules never used: {missing}"
+
+
+def _collectives_batched():
+    """The collectives' batching rules: over vmap's own axis, and (inside a
+    pmap) over another map's axis, derivatives included."""
+    from tangent_x import lax
+    X = np.random.default_rng(14).normal(size=(2, 3))
+    own = [lambda v: lax.psum(v, "i") + lax.pmean(v, "i") + lax.pmax(v, "i")
+           + lax.pmin(v, "i") + lax.axis_index("i"),
+           lambda v: lax.all_gather(v, "i"),
+           lambda v: lax.psum_scatter(np.outer(np.ones(2), v), "i")]
+    for f in own:
+        tx.vmap(f, axis_name="i")(X)
+    perm = [(0, 1), (1, 0)]
+    other = tx.vmap(tx.grad(lambda v: np.sum(np.cos(v) * lax.ppermute(v * v, "i", perm))),
+                    axis_name="j")
+    old = os.environ.get("TANGENT_X_NUM_DEVICES")
+    os.environ["TANGENT_X_NUM_DEVICES"] = "2"
+    try:
+        tx.pmap(other, axis_name="i")(X[:, None, :])
+    finally:
+        if old is None:
+            del os.environ["TANGENT_X_NUM_DEVICES"]
+        else:
+            os.environ["TANGENT_X_NUM_DEVICES"] = old
 
 
 def dot_loss(x, W):
@@ -680,3 +707,26 @@ def test_atleast_and_checks_batched():
     np.testing.assert_allclose(got, [_atleast_and_assert(x) for x in xs], rtol=1e-12)
     with pytest.raises(AssertionError, match="entries stay small"):
         tx.vmap(_atleast_and_assert)(xs * 20.0)
+
+
+def _trees_and_erf(params, x):
+    treedef = tx.tree_util.tree_structure(params)
+    doubled = tx.tree_util.tree_map(lambda p: tx.lax.erf(p) * x, params)
+    again = tx.tree_util.tree_unflatten(treedef, tx.tree_util.tree_leaves(doubled))
+    return np.sum(again["w"]) + np.sum(tx.lax.erfc(again["b"] * x))
+
+
+def test_trees_and_erf_batched():
+    """tree_map/tree_structure/tree_unflatten and erf/erfc (#19 items 2,
+    11) under vmap, params batched and shared, against a loop."""
+    params = {"w": np.linspace(-1.0, 1.0, 12).reshape(4, 3), "b": np.linspace(0.5, 2.0, 12)
+              .reshape(4, 3)}
+    xs = np.linspace(0.2, 0.8, 4)
+    for in_axes in ((0, 0), (None, 0), ({"w": 0, "b": None}, 0)):
+        got = tx.vmap(_trees_and_erf, in_axes=in_axes)(params, xs)
+        want = []
+        for i in range(4):
+            p = {k: (v[i] if (in_axes[0] == 0 or isinstance(in_axes[0], dict)
+                              and in_axes[0][k] == 0) else v) for k, v in params.items()}
+            want.append(_trees_and_erf(p, xs[i]))
+        np.testing.assert_allclose(got, want, rtol=1e-12)

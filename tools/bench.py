@@ -21,6 +21,9 @@ Issue #7 workloads (the functions are those of examples/):
 - while_newton: Newton's sqrt with a tolerance-based stop, d/da at a = 2;
 - rnn: 50-step tanh RNN (hidden 64, input 32), gradient w.r.t. W and U.
 
+Issue #20 (tools/bench_pmap.py): a data-parallel MLP gradient step, 2 pmap
+workers vs 1 on twice the batch, with a control row of plain NumPy threads.
+
 References in the same run: the hand-written gradients of
 tools/bench_refs.py (Numba for the loops and elementwise work, NumPy
 backprop for the MLP) and the compiled primal (``tx.jit(f)``, or
@@ -102,6 +105,7 @@ from tangent_x.api import derivatives as api  # noqa: E402
 from tangent_x.api.generate import generate  # noqa: E402
 
 import bench_peers  # noqa: E402
+import bench_pmap  # noqa: E402
 import bench_refs  # noqa: E402
 
 QUICK = False
@@ -687,7 +691,9 @@ def main(argv=None):
         old = [bench_transform(), bench_mlp_eager(), bench_loop_cost(), bench_tape_memory()]
         old += bench_forward_and_hvp()
         print(table(old, ["workload", "tangent_x", "reference", "ratio"]))
-        print()
+        parallel = bench_pmap.bench_pmap(QUICK)
+        CHECKS.extend(("pmap", r["workload"], r["ok"], r["check"]) for r in parallel)
+        print(f"\n{bench_pmap.table(parallel + [bench_pmap.control(QUICK)])}\n")
 
     ours = [c for c in CHECKS if c[1] not in PEERS]
     peers = [c for c in CHECKS if c[1] in PEERS]

@@ -27,6 +27,8 @@ GROUPS = [
     ("np.linalg", lambda p: p.kind == "call" and p.spelling.startswith("np.linalg.")),
     ("Python builtins", lambda p: p.kind == "call" and p.name.startswith("builtins.")
      or p.name == "float"),
+    ("lax collectives (inside pmap, and vmap with axis_name)",
+     lambda p: p.kind == "call" and p.spelling.startswith("lax.")),
     ("Runtime helpers (emitted by rules; primitives so that derivative code can be "
      "transformed again)", lambda p: p.name in P.RUNTIME_NAMES),
     ("Structure: indexing, attributes, containers",

@@ -70,6 +70,9 @@ ENTRIES = [
     ("control_flow.py", "newton_sqrt", "jit.grad", {"example_args": "(2.0,)"}),
     ("control_flow.py", "rnn", "jit.grad", {"argnums": (0, 1), "example_args": (
         "(np.ones((4, 4)), np.ones((4, 3)), np.ones((6, 3)))")}),
+    # pmap: the per-shard code with its collectives (one pmean per parameter)
+    ("pmap_psum.py", "normalize", "pmap", {}),
+    ("pmap_sgd.py", "step", "pmap", {"axis_name": "batch"}),
 ]
 
 
@@ -94,6 +97,8 @@ def render(example, function, transform, options):
         inner = transform.partition("_")[2] or None
         return vmap_source(fn, options.get("in_axes", "0"), options.get("example_args"),
                            options.get("method", "vectorize"), inner)
+    if transform == "pmap":
+        return tx.source(tx.pmap(fn, axis_name=options.get("axis_name", "i")))
     if transform.startswith("jit."):
         import numpy as np
         options = dict(options)

@@ -10,6 +10,9 @@ records a ``Shape`` per name.  That is what "specialise at first call on the
 structure of the arguments" means for vmap; results are cached per
 structure (treedef, ranks, dtypes) of the arguments.
 
+A name a loop assigns arrays of different ranks in different iterations
+(a loop over a pytree's leaves) has no one rank: it stays unknown.
+
 Both branches of every top-level ``if`` are run (on copies of the state,
 errors ignored), since with a batched condition vmap evaluates both.  A name
 the example never reaches (a loop that ran zero times, a branch inside a
@@ -20,7 +23,7 @@ import numpy as np
 
 from ..core import ir, primitives as P
 from ..core import lower
-from .. import runtime
+from .. import runtime, tree_util
 
 
 class Shape:
@@ -58,7 +61,7 @@ def describe(value):
         small = value if isinstance(value, (int, bool)) else None
         return Shape(np.ndim(value), np.result_type(value), value=small,
                      ndarray=isinstance(value, np.ndarray))
-    if isinstance(value, (str, slice, type(None))):
+    if isinstance(value, (str, slice, type(None), tree_util.PyTreeDef)):
         return Shape(kind="other", value=value)
     return Shape(kind="other")
 
@@ -74,6 +77,39 @@ def _module_env(fn):
     return env
 
 
+_STEP = "__tangent_x_probe_step__"
+
+
+def _watch_loops(stmts):
+    """Each loop body of ``stmts`` ends by calling ``_STEP`` with the names
+    it assigns, so that the probe sees every iteration, not just the last."""
+    for node in stmts:
+        for loop in gast.walk(node):
+            if isinstance(loop, (gast.For, gast.While)):
+                names = sorted({n.id for b in loop.body for n in gast.walk(b)
+                                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)})
+                if names:
+                    loop.body.append(gast.Expr(value=gast.Call(
+                        func=gast.Name(id=_STEP, ctx=gast.Load(), annotation=None,
+                                       type_comment=None),
+                        args=[gast.Constant(value=tuple(names), kind=None)], keywords=[])))
+    return stmts
+
+
+def _step_recorder(namespace, seen, varying):
+    """Records, per name assigned in a loop, the rank of the array it holds
+    in each iteration (``seen``); a name holding arrays of different ranks
+    (a loop over a pytree's leaves: a matrix, then a vector) is ``varying``."""
+    def step(names):
+        for name in names:
+            value = namespace.get(name)
+            rank = np.ndim(value) if isinstance(value, (np.ndarray, np.generic, float, int,
+                                                        complex, bool)) else "other"
+            if seen.setdefault(name, rank) != rank:
+                varying.add(name)
+    return step
+
+
 def _silent(*args, **kwargs):
     return None
 
@@ -81,6 +117,7 @@ def _silent(*args, **kwargs):
 def _run(stmts, namespace):
     if not stmts:
         return
+    stmts = _watch_loops(stmts)
     module = gast.Module(body=stmts, type_ignores=[])
     code = compile(gast.gast_to_ast(gast.fix_missing_locations(module)), "<tangent_x probe>",
                    "exec")
@@ -103,6 +140,8 @@ def probe(fn, example_args):
                             namespace)
     shapes = {}
     pending = []
+    varying, seen = set(), {}
+    namespace[_STEP] = _step_recorder(namespace, seen, varying)
     with np.errstate(all="ignore"):
         try:
             for eqn in fn.eqns:
@@ -111,6 +150,7 @@ def probe(fn, example_args):
                     pending = []
                     for body in eqn.params["branches"]:
                         trial = dict(namespace)
+                        trial[_STEP] = _step_recorder(trial, seen, varying)
                         try:
                             _run(lower.lower(body.eqns), trial)
                         except Exception:    # noqa: BLE001 - the untaken branch may fail
@@ -128,6 +168,8 @@ def probe(fn, example_args):
         for body in eqn.bodies():
             defined |= body.defined()
     _record(namespace, defined, shapes, overwrite=True)
+    for name in varying:      # no one rank: the rules run it per example
+        shapes.pop(name, None)
     return shapes
 
 

@@ -132,7 +132,8 @@ def source(fun, stage="python", example_args=None):
     if example_args is not None and not isinstance(example_args, tuple):
         example_args = (example_args,)
     if stage == "numba":
-        compiled = jitted_of(fun) or jitted(fun)
+        compiled = fun.shard_jitted() if getattr(fun, "__tangent_x_pmapped__", False) \
+            else jitted_of(fun) or jitted(fun)
         return compiled.numba_source(*example_args) if example_args is not None \
             else compiled.numba_source()
     _specialize_for_source(fun, example_args)

@@ -33,6 +33,8 @@ def jit(fun=None, static_argnums=(), static_argnames=()):
     if fun is None:
         return lambda f: jit(f, static_argnums, static_argnames)
     _check_static_args(fun, static_argnums, static_argnames)
+    if getattr(fun, "__tangent_x_pmapped__", False):  # pmap with compiled shards
+        return fun.jitted()
     if hasattr(fun, "__tangent_x_rebuild__"):         # jacfwd, jacrev, hessian
         return JittedDriver(fun, jit, static_argnums, static_argnames)
     if isinstance(fun, Vmapped):                      # batched, or a prange loop

@@ -10,6 +10,7 @@ one ``Transformed`` per function and transform, so repeated ``jvp`` and
 in its parameter order.
 """
 import functools
+import threading
 import numbers
 import weakref
 
@@ -25,6 +26,10 @@ from .generate import build
 class Unspecialized(TypeError):
     """A vmapped function asked for its code before any call told it the
     structure of its arguments."""
+
+
+# Building generated code is not re-entrant across threads (pmap's workers).
+_BUILDING = threading.RLock()
 
 
 class Transformed:
@@ -46,6 +51,13 @@ class Transformed:
 
     @property
     def generated(self):
+        gen = self._generated
+        if gen is None or not canonical.deps_current(gen.deps):
+            with _BUILDING:         # pmap's workers may ask at once: build once
+                return self._build()
+        return gen
+
+    def _build(self):
         gen = self._generated
         if gen is None or not canonical.deps_current(gen.deps):
             try:

@@ -14,6 +14,7 @@ NumPy by the batching rules, running only operations without a rule once
 per example; ``"loop"`` emits ``out[k] = f(x[k])`` as a plain loop — always
 correct, and the shape a compiled loop (Numba ``prange``) wants.
 """
+import contextlib
 import functools
 import numbers
 import weakref
@@ -21,6 +22,8 @@ import weakref
 import gast
 import numpy as np
 
+from ..lax import collectives
+from ..parallel import SoloGroup, perform
 from ..core.arguments import broadcast_prefix, param_names, refuse_masked
 from ..numba_stage.compile import jitted_of
 from ..canonical import converter as canonical
@@ -48,8 +51,14 @@ def register_jit(jit):
     _JIT[:] = [jit]
 
 
-def vmap(fun, in_axes=0, out_axes=0, method="vectorize"):
-    """Vectorise ``fun`` over a leading (or ``in_axes``) axis of its arguments."""
+def vmap(fun, in_axes=0, out_axes=0, axis_name=None, method="vectorize"):
+    """Vectorise ``fun`` over a leading (or ``in_axes``) axis of its arguments.
+
+    ``axis_name`` names the mapped axis for the collectives inside
+    (``lax.psum(x, axis_name)`` sums over the batch, as in pmap)."""
+    if axis_name is not None and method == "loop":
+        raise ValueError("vmap(..., axis_name=...) needs method='vectorize': a collective "
+                         "spans every example, which a loop over examples cannot give")
     if method not in METHODS:
         raise ValueError(f"vmap method must be one of {METHODS}, got {method!r}")
     if isinstance(in_axes, list):
@@ -59,7 +68,7 @@ def vmap(fun, in_axes=0, out_axes=0, method="vectorize"):
     if jitted_of(fun) is not None:  # vmap(jit(f)) is jit(vmap(f)): still compiled
         fun = jitted_of(fun)
         jit, = _JIT
-        return jit(Vmapped(fun._fun, in_axes, out_axes, method),
+        return jit(Vmapped(fun._fun, in_axes, out_axes, method, axis_name),
                    static_argnums=fun._static_argnums,
                    static_argnames=fun._static_argnames)
     # one Vmapped per (function, options): vmap applied inside a function
@@ -67,10 +76,10 @@ def vmap(fun, in_axes=0, out_axes=0, method="vectorize"):
     try:
         table = _VMAPPED.setdefault(fun, {})
     except TypeError:
-        return Vmapped(fun, in_axes, out_axes, method)
-    key = (repr(in_axes), repr(out_axes), method)
+        return Vmapped(fun, in_axes, out_axes, method, axis_name)
+    key = (repr(in_axes), repr(out_axes), method, repr(axis_name))
     if key not in table:
-        table[key] = Vmapped(fun, in_axes, out_axes, method)
+        table[key] = Vmapped(fun, in_axes, out_axes, method, axis_name)
     return table[key]
 
 
@@ -98,8 +107,9 @@ class Generated:
 class Vmapped:
     """A vmapped function: callable; ``tx.source`` shows its latest specialisation."""
 
-    def __init__(self, fun, in_axes, out_axes, method):
+    def __init__(self, fun, in_axes, out_axes, method, axis_name=None):
         functools.update_wrapper(self, fun, updated=())
+        self.axis_name = axis_name
         self._fun = fun
         self.in_axes = in_axes
         self.out_axes = out_axes
@@ -136,7 +146,8 @@ class Vmapped:
                                            else np.take(a, 0, axis=ax), arg, ax,
                                            is_leaf=lambda v: v is None)
                         for arg, ax in zip(args, axes)]
-            gen = build(self._fun, args, axes, examples, self.out_axes, self.method)
+            gen = build(self._fun, args, axes, examples, self.out_axes, self.method,
+                        self.axis_name, size)
             self._cache[key] = gen
         self._last = gen
         return gen
@@ -361,7 +372,7 @@ class _Opaque:
         return set()
 
 
-def build(fun, args, axes, examples, out_axes, method):
+def build(fun, args, axes, examples, out_axes, method, axis_name=None, size=None):
     spec = getattr(fun, "__tangent_x__", None)
     if getattr(fun, "__tangent_x_loop__", False):
         inner = fun
@@ -370,7 +381,8 @@ def build(fun, args, axes, examples, out_axes, method):
         method = "loop"
     else:
         if isinstance(spec, Vmapped):      # vmap of vmap: the inner code for one example
-            inner = spec.specialize(*examples).function
+            with _probing(axis_name, size):
+                inner = spec.specialize(*examples).function
         else:
             inner = unwrap(fun)
         fn, namer = canonical.canonicalize(inner)
@@ -398,14 +410,20 @@ def build(fun, args, axes, examples, out_axes, method):
         slice=ir.const(0), ctx=gast.Load())
     entry.append(assign(batch_size, size_expr))
     blocks = [lower.Block(entry, None, "the batch on axis 0 of every mapped argument")]
-    shapes = probe(fn, examples) if method == "vectorize" else {}
+    with _probing(axis_name, size):
+        shapes = probe(fn, examples) if method == "vectorize" else {}
     flags = {p: _flag_of(a, ax) for p, a, ax in zip(params, args, axes)}
     for p in params[len(args):] + fn.kwonly:
         flags[p] = False
     if method == "vectorize":
         try:
-            batcher, body = _vectorized_body(fn, namer, flags, shapes, batch_size)
+            batcher, body = _vectorized_body(fn, namer, flags, shapes, batch_size, axis_name)
         except PerExample:      # no vectorised form: slower, never wrong
+            if axis_name is not None:
+                raise TransformError(
+                    f"vmap(..., axis_name={axis_name!r}) of {fn.name}: some operation has no "
+                    "batching rule, and running it once per example would break the "
+                    "collectives over the batch", fn.origin, "pmap the function instead")
             method = "loop"
     if method == "vectorize":
         blocks += body
@@ -436,7 +454,8 @@ def build(fun, args, axes, examples, out_axes, method):
     axes_text = ", ".join(str(a) for a in axes) if len(axes) > 1 else str(axes[0])
     description = f"vmap of {fn.name} (in_axes per argument: {axes_text}" + \
         (f", out_axes={out_axes}" if out_axes != 0 else "") + \
-        (", method='loop'" if method == "loop" else "") + ")"
+        (", method='loop'" if method == "loop" else "") + \
+        (f", axis_name={axis_name!r}" if axis_name is not None else "") + ")"
     modules_used = [(P.MODULE_ALIASES[a], a) for a in used if a in P.MODULE_ALIASES]
     text, linemap = emit.render_module(description, fn.origin, imports, env,
                                        [(lines, origins)], modules_used)
@@ -445,9 +464,18 @@ def build(fun, args, axes, examples, out_axes, method):
     return Generated(getattr(module, name), text, path, fn.deps, description, out_flag)
 
 
-def _vectorized_body(fn, namer, flags, shapes, batch_size):
+def _probing(axis_name, size):
+    """While probing one example: collectives over ``axis_name`` answer as
+    if every example held this one's values (right shapes and dtypes)."""
+    if axis_name is None:
+        return contextlib.nullcontext()
+    group = SoloGroup(size)
+    return collectives._bind_axis(axis_name, lambda op, x, name, **p: perform(group, op, x, p))
+
+
+def _vectorized_body(fn, namer, flags, shapes, batch_size, axis_name=None):
     """The batching rules' code for every equation, in blocks by origin."""
-    batcher = Batcher(namer, flags, shapes, ir.name(batch_size), fn.env)
+    batcher = Batcher(namer, flags, shapes, ir.name(batch_size), fn.env, axis_name)
     blocks = []
     for eqn in fn.eqns:
         stmts = batcher.eqn(eqn)

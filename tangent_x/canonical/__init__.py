@@ -8,4 +8,5 @@ function's source), ``exits`` (break/continue/return rewritten away),
 ``comprehensions`` and ``views``; then the ``Converter``'s mixins, one
 concern each -- ``expressions``, ``statements``, ``calls``, ``inlining``,
 ``checks``, ``mutation``, ``branches``, ``loops``, ``iteration``,
-``lax_calls`` -- which ``converter`` combines."""
+``lax_calls``, ``trees`` (tree_util calls as loops over leaves) -- which
+``converter`` combines."""

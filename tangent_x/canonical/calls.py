@@ -126,7 +126,7 @@ class Calls:
             args, kwargs = self.call_args(scope, node, allow_static=True)
             return self.inline(obj.node, obj.scope.parsed, obj.scope, args, kwargs,
                                target, scope, node)
-        handler = self.lax_handler(obj)
+        handler = self.lax_handler(obj) or self.tree_handler(obj)
         if handler is not None:
             return handler(scope, node, target)
         if isinstance(obj, (custom.custom_jvp, custom.custom_vjp)):
@@ -256,6 +256,10 @@ class Calls:
             return self.quietly(self.method_call, scope, base, "ravel", node, target)
         method = _METHOD_RENAME.get(method, method)
         args, kwargs = self.call_args(scope, node)
+        if method == "unflatten" and len(args) == 1 and not kwargs:
+            # treedef.unflatten(leaves): arrays have no such method (see trees)
+            return self.emit(P.get("tree_rebuild"), [base, args[0], ir.const(None)],
+                             target=target, base="tree")
         if method in _SHAPE_METHODS:
             if len(args) > 1 or (len(args) == 1 and isinstance(args[0], gast.Constant)
                                  and isinstance(args[0].value, int)
@@ -281,10 +285,11 @@ class Calls:
         raise self.error(message, node, hint, scope)
 
 
-_TRANSFORM_MODULES = ("tangent_x.api.derivatives", "tangent_x.api.vmap", "tangent_x.api.jacobians",
+_TRANSFORM_MODULES = ("tangent_x.api.derivatives", "tangent_x.api.vmap", "tangent_x.api.pmap",
+                      "tangent_x.api.jacobians",
                       "tangent_x.numba_stage")
 _TRANSFORM_NAMES = {"grad", "value_and_grad", "vjp", "jvp", "vmap", "jacfwd", "jacrev",
-                    "hessian", "jit"}
+                    "hessian", "jit", "pmap"}
 
 
 def _is_transform(obj):

@@ -23,7 +23,7 @@ equations, nested equation lists, CSE) and the entry points
 ``canonicalize`` and ``deps_current``; the conversion itself is in its
 mixins, one per concern: ``expressions``, ``statements``, ``calls``,
 ``inlining``, ``checks``, ``mutation``, ``branches``, ``loops``,
-``iteration``, ``lax_calls``.  The values and scopes they share are
+``iteration``, ``lax_calls``, ``trees``.  The values and scopes they share are
 ``scope``'s, the name analysis ``names``'.
 """
 import sys
@@ -46,6 +46,7 @@ from .loops import Loops
 from .mutation import Mutation
 from .scope import MAX_RECURSION, Scope, Static
 from .statements import Statements
+from .trees import Trees
 
 # Names the generated module defines itself; user names are renamed around them.
 RESERVED = {"np", "slice", "float", "len", "int", "range", "bool", "print",
@@ -54,7 +55,7 @@ RESERVED = {"np", "slice", "float", "len", "int", "range", "bool", "print",
 
 
 class Converter(Expressions, Statements, Calls, Inlining, Checks, Mutation, Branches, Loops,
-                Iteration, LaxCalls):
+                Iteration, LaxCalls, Trees):
     """One canonicalisation: the equations emitted so far and the state
     the mixins share (bindings, views, aliases, CSE)."""
 

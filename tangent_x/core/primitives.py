@@ -16,6 +16,7 @@ import gast
 import numpy as np
 
 from .. import runtime as _runtime
+from ..lax import collectives as _lax_collectives
 from .builders import dotted  # noqa: F401  (P.dotted: canonical/converter.py still spells it so)
 
 
@@ -262,11 +263,11 @@ register(Primitive("or_", "boolop", op=gast.Or, differentiable=False))
 
 # Runtime helpers are primitives too, so generated code can be transformed again.
 _RUNTIME_EFFECTS = {"check_grad_output", "check_aux_pair"}     # checks: no value
-_RUNTIME_ELEMENTWISE = {"stop_gradient"}
+_RUNTIME_ELEMENTWISE = {"stop_gradient", "erf", "erfc"}
 
 _RUNTIME_NONDIFF = {"zeros_like", "check_grad_output", "stop_gradient", "unbound", "map_lanes",
                     "check", "check_lanes", "formatted",
-                    "scan_length", "shaped", "is_array", "is_view_of", "extremum_share_x",
+                    "scan_length", "tree_def", "shaped", "is_array", "is_view_of", "extremum_share_x",
                     "extremum_share_v"}
 for _name in _runtime.__all__:
     register(Primitive(_name, "effect" if _name in _RUNTIME_EFFECTS else "call",
@@ -286,7 +287,16 @@ def alias(obj, name):
 
 
 # Modules generated code may import, by the alias their primitives are spelled with.
-MODULE_ALIASES = {"tx_random": "tangent_x.random"}
+MODULE_ALIASES = {"tx_random": "tangent_x.random", "lax": "tangent_x.lax"}
+
+# JAX's collectives (rules: rules/collectives.py), spelled ``lax.psum(...)``
+# in generated code; ``ppermute_inverse`` is ppermute's transpose.
+COLLECTIVES = ("psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "ppermute",
+               "ppermute_inverse", "axis_index")
+for _name in COLLECTIVES:
+    _obj = getattr(_lax_collectives, _name)
+    register(Primitive(_name, "call", fn=_obj, spelling=f"lax.{_name}",
+                       differentiable=_name != "axis_index"), _obj)
 
 
 def register_random(module):

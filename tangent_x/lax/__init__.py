@@ -27,8 +27,10 @@ Other deliberate differences from JAX
   for free from tracing.  With ``length == 0`` the body is called once on
   zeros, as JAX traces it once, to learn the shapes of the empty outputs.
 * The collectives raise ``NameError`` outside ``pmap`` exactly as JAX does;
-  inside an eager ``pmap`` they dispatch to the handler that ``pmap`` binds
-  with ``_bind_axis`` (see ``collectives``).
+  inside a ``pmap`` worker they dispatch to the handler that ``pmap`` binds
+  with ``_bind_axis`` (see ``collectives``); inside transformed code they
+  are primitives (``rules/collectives.py``), batched into NumPy over the
+  batch by ``vmap(..., axis_name=...)``.
 
 Layout: ``control_flow`` (cond, switch, select, stop_gradient), ``loops``
 (while_loop, fori_loop, scan), ``collectives``, and ``avals``: the types of
@@ -39,19 +41,25 @@ import types
 
 from . import control_flow
 from .collectives import (_bind_axis, all_gather, axis_index, pmax, pmean, pmin,  # noqa: F401
-                          psum)
+                          ppermute, ppermute_inverse, psum, psum_scatter)
 from .control_flow import cond, select, stop_gradient, switch  # noqa: F401
 from .loops import fori_loop, scan, while_loop  # noqa: F401
+# jax.lax.erf / erfc: SciPy's ufuncs, the objects the primitives are keyed by
+from scipy.special import erf, erfc  # noqa: E402,F401
 
 __all__ = [
     "all_gather",
     "axis_index",
     "cond",
+    "erf",
+    "erfc",
     "fori_loop",
     "pmax",
     "pmean",
     "pmin",
+    "ppermute",
     "psum",
+    "psum_scatter",
     "scan",
     "select",
     "stop_gradient",

@@ -44,6 +44,9 @@ class Jitted:
     the interpreter then calls that guard directly, with no dispatching
     method in between."""
 
+    # compiled with nogil (pmap's workers run it on threads in parallel)
+    nogil = False
+
     def __new__(cls, *args, **kwargs):
         own = type(cls.__name__, (cls,), {"__module__": cls.__module__,
                                           "__qualname__": cls.__qualname__})
@@ -155,7 +158,7 @@ class Jitted:
         if text is None:
             return False
         compiled.reload(text, lambda text: load(compiled.name, text, compiled.linemap,
-                                                compiled.plan))
+                                                compiled.plan, nogil=self.nogil))
         return True
 
     def _failed(self, exc, compiled, leaves, known, call=None):
@@ -346,7 +349,7 @@ class Jitted:
     def _compile(self, generated, avs, key):
         text, linemap, plan, name = numba_stage(generated, avs, self._call_site, self._ranks,
                                                 self._units, self._weak)
-        compiled = load(name, text, linemap, plan, generated.canonical.origin)
+        compiled = load(name, text, linemap, plan, generated.canonical.origin, self.nogil)
         compiled.name = name
         compiled.contents = Contents(value for name, value in generated.module.__dict__.items()
                                      if not name.startswith("__"))    # not __builtins__

@@ -12,7 +12,8 @@ signature:
   on Numba's own threads (``NUMBA_NUM_THREADS``);
 * **batched**: vmap's vectorised code compiled as it is (``Jitted``).
 
-The loop is taken when asked for (``method="loop"``), and otherwise when
+With ``axis_name`` (collectives over the examples) the code is always the
+batched one.  The loop is taken when asked for (``method="loop"``), and otherwise when
 the vectorised code shows per-example work that batching makes expensive
 (``_per_example_work``): a branch or ``while`` on per-example values
 (``select_lanes``: batched code runs both branches, and every loop to the
@@ -121,7 +122,7 @@ class JittedVmap(Jitted):
 
     def _fallback(self, args, axes):
         per_example = self._example_jitted()
-        if per_example is None:
+        if per_example is None or getattr(self._vmapped, "axis_name", None) is not None:
             return None
         try:
             return LaneLoop(per_example, self._vmapped, args, axes)
@@ -153,6 +154,10 @@ class JittedVmap(Jitted):
 
     def _choose(self, args, axes, key):
         vmapped = self._vmapped
+        if getattr(vmapped, "axis_name", None) is not None:
+            # collectives span the examples: never one example at a time
+            vmapped.specialize(*args)
+            return None
         per_example = self._example_jitted()
         if vmapped.method == "vectorize":
             try:

@@ -103,16 +103,20 @@ class Compiled:
         self._casts = None
 
 
-def load(name, text, linemap, plan, origin=None):
-    """The ``Compiled`` of a numba-stage module's text."""
+def load(name, text, linemap, plan, origin=None, nogil=False):
+    """The ``Compiled`` of a numba-stage module's text (``nogil``: releasing
+    the GIL, in a module of its own name, since Numba's cache index does
+    not tell the options apart)."""
     # The runtime stamp is part of the file's name, not of its text: a
     # changed helper never meets an old on-disk compiled function, and
     # the text stays what a reader (and the gallery) should see.
-    module, path = modules.load(f"{name}_numba_{runtime_stamp()}", text, {}, linemap,
+    kind = "numba_nogil" if nogil else "numba"
+    module, path = modules.load(f"{name}_{kind}_{runtime_stamp()}", text, {}, linemap,
                                 importable=True)
     for bound_name, obj in plan.bound.items():
         module.__dict__.setdefault(bound_name, obj)
-    dispatcher = numba.njit(**NJIT_OPTIONS)(getattr(module, name))
+    options = {**NJIT_OPTIONS, "nogil": True} if nogil else NJIT_OPTIONS
+    dispatcher = numba.njit(**options)(getattr(module, name))
     if on_disk(dispatcher):
         ready_kernels(plan.bound, text)
     return Compiled(dispatcher, plan, text, path, linemap, origin)

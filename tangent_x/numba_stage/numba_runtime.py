@@ -39,8 +39,10 @@ from .overloads.indexing import mask_assign, mask_select  # noqa: F401
 from .overloads.ufunc_at import add_at, maximum_at, minimum_at, multiply_at  # noqa: F401
 from .overloads.stacking import stack_items  # noqa: F401
 from .overloads import checks  # noqa: F401
+from .overloads import special  # noqa: F401
 from .contractions import einsum, tensordot  # noqa: F401
 from . import shape_ops  # noqa: F401
+from .overloads import collectives as _collectives  # noqa: F401
 
 __all__ = ["sum_axes", "mean_axes", "max_axes", "min_axes", "prod_axes", "var_axes",
            "std_axes", "sum_axes_keepdims", "mean_axes_keepdims", "max_axes_keepdims",

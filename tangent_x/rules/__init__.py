@@ -15,4 +15,4 @@ def load_all():
     # local import: the rule modules load on first use (a transform's), not with tangent_x
     from . import structural, arithmetic, numpy_math, reductions, shapes, linalg  # noqa: F401
     from . import batching_util, queries, lanes, at_updates  # noqa: F401
-    from . import random  # noqa: F401
+    from . import random, collectives, trees  # noqa: F401

@@ -5,7 +5,7 @@ import gast
 import numpy as np
 
 from ..core import ir, primitives as P
-from ..runtime import stop_gradient, unbroadcast  # noqa: F401
+from ..runtime import erf, erfc, stop_gradient, unbroadcast  # noqa: F401
 from .registry import adjoint, batching, tangent
 from .batching_util import all_lanes, bound_args, call, respell
 from .forward_util import linear
@@ -129,6 +129,17 @@ def _(g, ans, x):
 @adjoint(np.arctanh)
 def _(g, ans, x):
     x_bar = g / (1.0 - x * x)
+
+
+# d/dx erf(x) = 2/sqrt(pi) exp(-x^2); erfc = 1 - erf
+@adjoint(erf)
+def _(g, ans, x):
+    x_bar = g * 1.1283791670955126 * np.exp(-(x * x))
+
+
+@adjoint(erfc)
+def _(g, ans, x):
+    x_bar = -g * 1.1283791670955126 * np.exp(-(x * x))
 
 
 @adjoint(np.arctan2)
@@ -330,6 +341,16 @@ def _(ans, x):
 @tangent(np.arctanh)
 def _(ans, x):
     ans_dot = x_dot / (1.0 - x * x)
+
+
+@tangent(erf)
+def _(ans, x):
+    ans_dot = x_dot * 1.1283791670955126 * np.exp(-(x * x))
+
+
+@tangent(erfc)
+def _(ans, x):
+    ans_dot = -x_dot * 1.1283791670955126 * np.exp(-(x * x))
 
 
 @tangent(np.arctan2)

@@ -241,7 +241,7 @@ def _(eqn, fwd):
 
 
 @tangent_maker("custom_jvp_call")
-def _(eqn, fwd):
+def custom_jvp_call(eqn, fwd):
     """Call the user's rule: ``out, out_dot = rule(primals, tangents)``."""
     obj = eqn.params["obj"]
     nondiff, primals = obj.split(eqn.args)
@@ -259,6 +259,8 @@ def _(eqn, fwd):
 
 @tangent_maker("custom_vjp_call")
 def _(eqn, fwd):
+    if getattr(eqn.params["obj"], "jvp", None) is not None:
+        return custom_jvp_call(eqn, fwd)      # a pmapped function: pmap of the jvp
     raise TransformError(f"can't apply forward-mode autodiff (jvp) to the custom_vjp "
                          f"function {eqn.params['label']}", eqn.origin,
                          "give it a custom_jvp rule instead, or use reverse mode")

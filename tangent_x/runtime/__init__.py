@@ -8,7 +8,7 @@ axes, scattering a cotangent into zeros at an index -- so that every rule
 stays a one-line template.  Each is also registered as a primitive, so
 generated code can itself be transformed again.
 
-This package is the bottom layer: it imports NumPy and ``tree_util`` only.
+This package is the bottom layer: it imports NumPy, ``scipy.special`` and ``tree_util`` only.
 Its modules hold one concept each, and this module re-exports every name
 generated code imports (modules in users' caches rely on these paths):
 
@@ -20,7 +20,10 @@ generated code imports (modules in users' caches rely on these paths):
 - ``shape_adjoints``, ``contractions``, ``linalg``: cotangents of shape ops,
   of products and of ``np.linalg``;
 - ``custom``: the cotangents of a ``custom_jvp`` function;
-- ``lanes``: the helpers of vectorised (vmap) code.
+- ``lanes``: the helpers of vectorised (vmap) code;
+- ``special``: ``erf`` and ``erfc`` (SciPy's ufuncs);
+- ``trees``: the leaves of a pytree and a pytree rebuilt from leaves
+  (``tree_map`` and friends inside transformed functions).
 """
 # (re-exports: every name below is in __all__, or imported by tangent_x itself)
 from .broadcasting import broadcast_like, prod_others, unbroadcast, unreduce  # noqa: F401
@@ -43,6 +46,8 @@ from .lanes import (  # noqa: F401
     unfinish_lanes)
 from .lanes import __all__ as _lanes_all
 from .linalg import norm_adjoint, solve_adjoint_lhs, solve_matvec, solve_transposed  # noqa: F401
+from .special import erf, erfc  # noqa: F401
+from .trees import tree_def, tree_leaves_like, tree_rebuild  # noqa: F401
 from .shape_adjoints import (  # noqa: F401
     rejoin, unconcatenate, undiagonal, unhstack, unrepeat, unstack, untile)
 from .values import (  # noqa: F401
@@ -76,6 +81,10 @@ __all__ = ["unbroadcast", "unreduce", "unindex", "unattr", "zeros_like",
            "tensordot_adjoint_lhs", "tensordot_adjoint_rhs", "einsum_adjoint",
            # linear algebra
            "solve_transposed", "solve_adjoint_lhs", "norm_adjoint", "solve_matvec",
+           # special functions (SciPy's ufuncs)
+           "erf", "erfc",
+           # tree_util inside transformed functions
+           "tree_leaves_like", "tree_rebuild", "tree_def",
            # a write into np.real(x)
            "with_real"]
 

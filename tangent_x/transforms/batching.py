@@ -32,12 +32,42 @@ from ..core import lower
 from ..errors import TransformError
 from ..core.naming import Namer
 from ..rules import BATCHING, load_all
-from ..rules.batching_util import all_batched, any_batched, full_flag, merge_flags
+from ..rules.collectives import own_axis
+from ..rules.batching_util import NO_VALUE, all_batched, any_batched, full_flag, merge_flags
+
+
+def fixed(b, atom):
+    """The value of ``atom`` when the code fixes it (a literal, a tuple/list
+    of literals built here, a global or closure tuple of literals), else
+    ``NO_VALUE``: such values may shape the batched code (a collective's axis
+    names, ppermute's pairs), unlike the probe's, which may come from an
+    argument that the cached code does not depend on."""
+    if isinstance(atom, gast.Constant):
+        return atom.value
+    if ir.is_name(atom):
+        if atom.id in b.constants:
+            return b.constants[atom.id]
+        value = b.env.get(atom.id, NO_VALUE) if atom.id not in b.flags else NO_VALUE
+        return value if _literal_tuple(value) else NO_VALUE     # immutable: fixed
+    return NO_VALUE
+
+
+def _note_constant(b, eqn):
+    if eqn.prim.name in ("tuple", "list") and not eqn.kwargs and len(eqn.outs) == 1:
+        items = [fixed(b, a) for a in eqn.args]
+        if all(i is not NO_VALUE for i in items):
+            b.constants[eqn.out] = tuple(items) if eqn.prim.name == "tuple" else items
+
+
+def _literal_tuple(value):
+    return isinstance(value, tuple) and all(
+        isinstance(v, (int, str)) or _literal_tuple(v) for v in value)
 
 
 class Batcher:
-    def __init__(self, namer, flags, shapes, batch_size, env=None):
+    def __init__(self, namer, flags, shapes, batch_size, env=None, axis_name=None):
         load_all()
+        self.axis_name = axis_name      # vmap's axis_name: collectives over it batch here
         self.env = env or {}            # free names of the code: globals, closure values
         self.stmts_out = []
         self.namer = namer
@@ -45,6 +75,7 @@ class Batcher:
         self.shapes = shapes            # name -> probe.Shape
         self.batch_size = batch_size    # gast atom: the number of examples
         self.unbound = set()            # names holding ``unbound(...)`` placeholders
+        self.constants = {}             # names of tuples/lists of literals: their values
         # the lanes that reach this code (a batched bool): None for all of them,
         # else inside a branch or loop whose condition differs between lanes
         self.reaching = None
@@ -59,6 +90,10 @@ class Batcher:
         if isinstance(atom, gast.AST):
             return any(self.flags.get(n, False) for n in ir.names_in(atom)) or False
         return False
+
+    def constant(self, atom):
+        """``atom``'s value where the code fixes it, else NO_VALUE (``fixed``)."""
+        return fixed(self, atom)
 
     def batched(self, atom):
         return any_batched(self.flag(atom))
@@ -110,9 +145,11 @@ class Batcher:
             return self.loop(eqn)
         if eqn.prim.name == "unbound":
             self.unbound.update(eqn.outs)
-        if not any(self.batched(a) for a in list(eqn.args) + list(eqn.kwargs.values())):
+        if not any(self.batched(a) for a in list(eqn.args) + list(eqn.kwargs.values())) \
+                and not (self.axis_name is not None and own_axis(eqn, self)):
             for o in eqn.outs:
                 self.flags[o] = False
+            _note_constant(self, eqn)
             if ir.kept_for_effect(eqn) and self.reaching is not None:
                 # (``print`` of shared values: once, if any lane gets here)
                 return [gast.If(test=call("np.any", self.reaching), body=lower.lower([eqn]),
@@ -152,7 +189,8 @@ class Batcher:
         for i, n in enumerate(lanes):
             flag = self.flags[n]
             if not all_batched(flag):       # a container of batched and shared values
-                leaves = flag_leaves(flag, None)
+                # (the shape: a bool flag on a list inside covers each leaf)
+                leaves = flag_leaves(flag, self.shapes.get(n))
                 full = self.fresh(f"{n}_lanes")
                 setup.append(assign(full, call(
                     "finish_lanes", ir.name(n),
@@ -199,7 +237,8 @@ class Batcher:
         if not isinstance(have_full, (dict, list)):
             have_full = _everywhere(flag, bool(have))
         want_full = flag if isinstance(flag, (dict, list)) else _everywhere(have_full, True)
-        have_leaves, want_leaves = flag_leaves(have_full, None), flag_leaves(want_full, None)
+        # (with the shape: a bool flag on a list inside stands for each of its leaves)
+        have_leaves, want_leaves = flag_leaves(have_full, shape), flag_leaves(want_full, shape)
         if len(have_leaves) != len(want_leaves) or not isinstance(want_full, (dict, list)):
             raise _MixedContainer()
         name = self.fresh(f"{stem}_lanes")
@@ -319,7 +358,8 @@ class Batcher:
         return _for_as_while(eqn, self.namer)
 
     def sub(self):
-        inner = Batcher(self.namer, dict(self.flags), self.shapes, self.batch_size, self.env)
+        inner = Batcher(self.namer, dict(self.flags), self.shapes, self.batch_size, self.env,
+                        self.axis_name)
         inner.unbound = self.unbound
         inner.reaching = self.reaching
         return inner
@@ -328,7 +368,7 @@ class Batcher:
         """The flags of ``body``'s results when its carries have ``carry_flags``:
         the body batched on the side, its code and names thrown away."""
         inner = Batcher(Namer(self.namer.taken), {**self.flags, **carry_flags},
-                        self.shapes, self.batch_size, self.env)
+                        self.shapes, self.batch_size, self.env, self.axis_name)
         inner.stmts(body.eqns)
         return [inner.flag(r) for r in body.results]
 

@@ -426,17 +426,20 @@ def _array_kinds(eqns):
                   "tree_add", "unattr", "cotangent_item", "dense", "unindex",
                   "index_zero", "add_at", "zeros_like",
                   # vmap's lane helpers pass pytrees through (a tuple chosen per lane)
-                  "select_lanes", "broadcast_lanes"}
+                  "select_lanes", "broadcast_lanes",
+                  # pytrees cut into leaves and rebuilt (tree_map and friends)
+                  "tree_leaves_like", "tree_rebuild", "tree_def"}
     packs = {"tuple", "list", "dict", "namedtuple"}
     # helpers that return one cotangent per item of a sequence argument
     splits = {"unconcatenate", "unhstack", "unstack", "item_cotangent", "unstack_steps",
-              "appended", "dict_copy", "list_copy", "list_to_tuple", "with_item"}
+              "appended", "dict_copy", "list_copy", "list_to_tuple", "with_item",
+              "tree_leaves_like", "tree_rebuild"}
     # array primitives' arguments that are sequences of arrays
     sequences = {"concatenate": (0,), "stack": (0,), "hstack": (0,), "vstack": (0,),
                  "stack_steps": (0,), "unconcatenate": (1,), "unhstack": (1,),
                  "unstack_steps": (0, 1), "rejoin": (0, 2), "item_cotangent": (0,),
                  "dict_copy": (0,), "list_copy": (0,), "list_to_tuple": (0,),
-                 "with_item": (0,)}
+                 "with_item": (0,), "tree_leaves_like": (0, 1), "tree_rebuild": (0, 1)}
     kinds, containers = set(), set()
     for eqn in ir.all_eqns(eqns):
         if eqn.prim.kind in ("cond", "while", "for_range"):

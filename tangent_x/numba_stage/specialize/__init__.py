@@ -43,7 +43,8 @@ The package, from the bottom up:
   ``statements``, ``expressions``, ``calls``, ``joins`` (an ``if`` on a
   run-time test), ``loops`` (unrolled or compiled), ``carries`` (a
   compiled loop's carried variables) and ``tapes`` (lists a loop fills);
-* ``registry`` with ``container_calls``, ``numpy_calls`` and ``scan_calls``:
+* ``registry`` with ``container_calls``, ``numpy_calls``, ``scan_calls`` and
+  ``tree_calls``:
   the calls the specialiser evaluates itself instead of emitting them, or
   respells for Numba.
 """

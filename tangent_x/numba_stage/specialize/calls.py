@@ -18,7 +18,7 @@ def registries():
     """``HANDLERS`` and ``REWRITES`` (see ``registry``), filled."""
     # local import: the modules filling them (and the registry itself) load
     # Numba kernels, at the first specialisation rather than with tangent_x
-    from . import container_calls, numpy_calls, scan_calls  # noqa: F401
+    from . import container_calls, numpy_calls, scan_calls, tree_calls  # noqa: F401
     from .registry import HANDLERS, REWRITES  # local import: (as above)
     return HANDLERS, REWRITES
 

@@ -73,6 +73,8 @@ def tree_add(s, a, b, hint="sum"):
         return a
     a, b = opened(a), opened(b)
     if is_container(a) and is_container(b):
+        if isinstance(a, dict) and isinstance(b, dict) and set(a) == set(b):
+            b = {k: b[k] for k in a}       # items match by key, not by position
         if len(children(a)) != len(children(b)):
             s.fail(f"cannot add cotangents {describe(a)} and {describe(b)}")
         return rebuild(a, [tree_add(s, x, y, hint) for x, y in zip(children(a), children(b))])

@@ -1,0 +1,145 @@
+"""pmap's benchmark (issue #20): a data-parallel gradient, 2 workers vs 1.
+
+    python tools/bench_pmap.py            # also run by tools/bench.py
+    python tools/bench_pmap.py --quick
+
+The workload is a compute-bound SGD step of a 256-512-10 tanh MLP
+(``examples/pmap_sgd.step``: the per-device gradient, one ``pmean`` per
+parameter, the update).  One worker takes the whole batch of 2 x 512
+examples; two workers take 512 each (threads, one per device).  BLAS runs
+one thread, so the ratio measures pmap's parallelism, not BLAS's.  Both
+eager pmap (the python stage: NumPy releases the GIL in its matrix
+products) and ``jit(pmap(...))`` (Numba shards compiled with ``nogil``)
+are timed.  The issue's target: 2 workers at least 1.7x faster than 1.
+"""
+import os
+import sys
+import time
+
+if __name__ == "__main__":
+    for var in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
+                "OPENBLAS_NUM_THREADS"):
+        os.environ[var] = "1"
+os.environ.setdefault("TANGENT_X_NUM_DEVICES", "2")
+
+import numpy as np  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "examples"))
+sys.path.insert(0, os.path.join(HERE, ".."))
+
+import pmap_sgd  # noqa: E402
+import tangent_x as tx  # noqa: E402
+
+SIZES = (256, 512, 10)
+PER_WORKER = 512
+
+
+def _problem(quick):
+    rng = np.random.default_rng(0)
+    n_in, hidden, n_out = SIZES if not quick else (64, 64, 4)
+    params = (rng.normal(size=(n_in, hidden)) / np.sqrt(n_in), np.zeros(hidden),
+              rng.normal(size=(hidden, n_out)) / np.sqrt(hidden), np.zeros(n_out))
+    batch = 2 * (PER_WORKER if not quick else 64)
+    x = rng.normal(size=(batch, n_in))
+    y = np.tanh(x[:, :n_out])
+    return params, x, y
+
+
+def _median(fn, repeat):
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return float(np.median(times))
+
+
+def _cpu_per_wall(fn, repeat):
+    """Process CPU time over wall time while ``fn`` runs ``repeat`` times: up
+    to the number of cores the workers really got (on a shared machine,
+    less; a ratio above is bounded by it)."""
+    import resource
+    before, start = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
+    for _ in range(repeat):
+        fn()
+    after, wall = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter() - start
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return cpu / wall
+
+
+def bench_pmap(quick=False):
+    """Rows (workload, 1 worker, 2 workers, ratio, check) for eager and jit pmap."""
+    params, x, y = _problem(quick)
+    repeat = 3 if quick else 15
+    rows = []
+    for label, wrap in (("eager pmap", lambda f: f), ("jit(pmap)", tx.jit)):
+        calls = {}
+        for workers in (1, 2):
+            mapped = wrap(tx.pmap(pmap_sgd.step, axis_name="batch",
+                                  in_axes=(None,) * 4 + (0, 0), out_axes=None))
+            xs = x.reshape(workers, -1, x.shape[1])
+            ys = y.reshape(workers, -1, y.shape[1])
+            calls[workers] = (mapped, xs, ys)
+        results = {w: m(*params, xs, ys) for w, (m, xs, ys) in calls.items()}
+        worst = max(float(np.max(np.abs(a - b))) for a, b in zip(results[1], results[2]))
+        times = {w: _median(lambda m=m, xs=xs, ys=ys: m(*params, xs, ys), repeat)
+                 for w, (m, xs, ys) in calls.items()}
+        ratio = times[1] / times[2]
+        m, xs, ys = calls[2]
+        cores = _cpu_per_wall(lambda: m(*params, xs, ys), repeat)
+        rows.append({"workload": f"data-parallel MLP gradient step, {label}",
+                     "one": f"{times[1] * 1e3:.1f} ms", "two": f"{times[2] * 1e3:.1f} ms",
+                     "ratio": f"{ratio:.2f}x (target >= 1.7x)",
+                     "cores": f"{cores:.2f}",
+                     "check": "equal" if worst < 1e-12 else f"DIFFER by {worst:.1e}",
+                     "ok": worst < 1e-12})
+    return rows
+
+
+def control(quick=False):
+    """The machine's own parallelism at the moment: plain NumPy matrix
+    products (BLAS on one thread) on 2 threads vs 1, the same total work.
+    On a shared machine this bounds what any ratio above can show."""
+    import threading
+    a = np.random.default_rng(1).random((300, 300) if quick else (600, 600))
+    n = 4 if quick else 20
+
+    def work(k):
+        for _ in range(k):
+            a @ a
+    one = _median(lambda: work(n), 3)
+
+    def two_threads():
+        threads = [threading.Thread(target=work, args=(n // 2,)) for _ in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    two = _median(two_threads, 3)
+    return {"workload": "control: NumPy matmuls on threads (no tangent_x)",
+            "one": f"{one * 1e3:.1f} ms", "two": f"{two * 1e3:.1f} ms",
+            "ratio": f"{one / two:.2f}x (the machine's bound now)",
+            "cores": f"{_cpu_per_wall(two_threads, 2):.2f}", "check": "-", "ok": True}
+
+
+def table(rows):
+    lines = ["| workload | 1 worker (2x batch) | 2 workers | 1 / 2 | cores used by 2 "
+             "workers (CPU / wall) | 1 vs 2 workers' parameters |", "|---|---|---|---|---|---|"]
+    lines += [f"| {r['workload']} | {r['one']} | {r['two']} | {r['ratio']} | {r['cores']} | "
+              f"{r['check']} |" for r in rows]
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    quick = "--quick" in (argv if argv is not None else sys.argv[1:])
+    rows = bench_pmap(quick) + [control(quick)]
+    print(f"pmap on {os.cpu_count()} cores, TANGENT_X_NUM_DEVICES="
+          f"{os.environ['TANGENT_X_NUM_DEVICES']}, MLP {SIZES}, {PER_WORKER} examples per "
+          "worker" + ("  [--quick: times are not meaningful]" if quick else ""))
+    print(table(rows))
+    return 0 if all(r["ok"] for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
