@@ -20,7 +20,10 @@ here knows only control flow:
   ``select_lanes``;
 - an operation without a rule (or whose ranks the probe did not see) is
   run once per example by ``map_lanes`` — always correct, just not
-  vectorised.
+  vectorised;
+- a ``print`` of batched values prints once per example (of shared values,
+  once), and inside a branch or loop whose condition differs between
+  examples only for the examples that get there (``Batcher.reaching``).
 """
 import gast
 
