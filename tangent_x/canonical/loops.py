@@ -126,7 +126,7 @@ class Loops:
                 guarded.update({n: [m for m in names if m != n] for n in names})
             else:
                 shared.update({n: names[0] for n in names[1:]})
-        for n in sorted(mutated & rebound & set(carry)):
+        for n in sorted(mutated & _plainly_rebound(stmts) & set(carry)):
             # a helper's parameter changed in place, then rebound, in its
             # loop: the first iteration changes the caller's array too
             v = scope.locals.get(n)
@@ -243,3 +243,12 @@ class Loops:
         self.link_views(scope, view_pairs)
         if orelse:
             self.block(scope, orelse, live_after)
+
+
+def _plainly_rebound(stmts):
+    """Names the statements bind to a new value (``y = ...``, a loop's
+    target), not counting ``y op= v``, which keeps an array."""
+    aug_targets = {id(n.target) for s in stmts for n in gast.walk(s)
+                   if isinstance(n, gast.AugAssign)}
+    return {n.id for s in stmts for n in gast.walk(s) if isinstance(n, gast.Name)
+            and isinstance(n.ctx, gast.Store) and id(n) not in aug_targets}
