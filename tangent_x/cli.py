@@ -97,6 +97,9 @@ def build_parser():
                             "value_and_grad, jvp, hessian, grad2, grad3)")
         if name == "jit":
             p.add_argument("--static-argnums", type=_argnums, default=())
+            p.add_argument("--target", dest="backend", choices=("cpu", "cuda"), default="cpu",
+                           help="cuda: the kernel of jit(vmap(FUNC), target='cuda'), one "
+                                "GPU thread per example (needs tangent_x[cuda])")
         if name == "pmap":
             p.add_argument("--axis-name", default="i",
                            help="the mapped axis' name, for the collectives (default: i)")
@@ -121,6 +124,32 @@ def run(args):
     return api.source(transformed_for(fn, args.command, args.argnums, args.has_aux))
 
 
+def cuda_source(target, args):
+    """The kernel of ``jit(vmap(TARGET, in_axes), target="cuda")``: for the
+    example arguments (a batch), else for 8 examples of 0.5 each."""
+    import inspect
+
+    import numpy as np
+    in_axes = _in_axes(args.in_axes)
+    vmapped = vmapping.vmap(target, in_axes=in_axes)
+    if args.example_args is None:
+        n = len([p for p in inspect.signature(target).parameters.values()
+                 if p.default is p.empty])
+        axes = in_axes if isinstance(in_axes, tuple) else (in_axes,) * n
+        example = tuple(0.5 if ax is None else np.full(8, 0.5) for ax in axes)
+    else:
+        try:
+            example = eval(args.example_args, {"np": np, "numpy": np})
+        except Exception as exc:
+            raise CLIError(f"--example-args: {type(exc).__name__}: {exc}") from exc
+        if not isinstance(example, tuple):
+            example = (example,)
+    try:
+        return api_jit.jit(vmapped, target="cuda").cuda_source(*example)
+    except ImportError as exc:
+        raise CLIError(str(exc)) from None
+
+
 def jit_source(fn, args):
     """The numba stage of ``jit(FUNC)`` or ``jit(TRANSFORM(FUNC))``."""
     target = fn
@@ -131,6 +160,8 @@ def jit_source(fn, args):
         target = transformed_for(fn, args.transform, args.argnums, args.has_aux)
     static = args.static_argnums
     static = static if isinstance(static, tuple) else (static,)
+    if args.backend == "cuda":
+        return cuda_source(target, args)
     jitted = api_jit.jitted(target, static_argnums=static)
     if args.example_args is None:
         return jitted.numba_source()

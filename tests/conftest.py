@@ -51,8 +51,19 @@ def _listed_slow():
                          if line.strip() and not line.startswith("#"))
 
 
+# Tests marked ``cuda`` need the CUDA target's extra (numba-cuda, NVVM, the
+# nvcc wheel's ptxas): skipped, saying so, where it is not installed;
+# .ci/cuda_step.sh installs it and runs them (``-m cuda``).
+_CUDA_SKIP = pytest.mark.skip(
+    reason='needs the CUDA extra: pip install "tangent_x[cuda]" (see .ci/cuda_step.sh)')
+
+
 def pytest_collection_modifyitems(config, items):
     listed = _listed_slow()
+    import importlib.util
+    has_cuda = importlib.util.find_spec("numba_cuda") is not None
     for item in items:
         if item.nodeid in listed:
             item.add_marker(pytest.mark.slow)
+        if not has_cuda and item.get_closest_marker("cuda") is not None:
+            item.add_marker(_CUDA_SKIP)

@@ -21,12 +21,14 @@ def test_bench_quick_equal_results(tmp_path):
                      r"(\d+) failed", proc.stdout)
     assert ours, proc.stdout[-3000:]
     # scalar_loop, mlp_grad, while_newton, rnn: reference + tangent_x; per_example_grad:
-    # two references (+ tangent_x once vmap exists); the eager MLP row
+    # two references (+ tangent_x once vmap exists); per_example_mlp: three; the eager
+    # MLP row
     assert int(ours.group(1)) >= 11 and int(ours.group(2)) == 0, proc.stdout
     peers = re.search(r"Equal-results checks of the peers: (\d+) run, (\d+) failed",
                       proc.stdout)
     assert peers, proc.stdout[-3000:]
-    for workload in ("scalar_loop", "mlp_grad", "per_example_grad", "while_newton", "rnn"):
+    for workload in ("scalar_loop", "mlp_grad", "per_example_grad", "while_newton", "rnn",
+                     "per_example_mlp"):
         assert re.search(rf"^\| {workload} \|", proc.stdout, re.M), workload
     # a wrong peer result is reported in the table, never hidden
     wrong = re.findall(r"^- (\w+): (JAX|autograd): (.*)$", proc.stdout, re.M)

@@ -94,17 +94,10 @@ def test_corpus_is_large_enough():
         assert required in names
 
 
-# Control-flow cases jit cannot compile yet, with the reason (each raises a
-# located JitError naming the line; strict xfails, see corpus.jit_params).
-JIT_KNOWN_FAILURES = {
-    "range_start_stop": "np.zeros_like of a number is a 0-d array in Numba, and adding a "
-                        "number to it a number: Numba needs one type",
-    "return_inside_nested_loops": "a cotangent accumulated in a loop with an early return "
-                                  "starts as a number and becomes an array: Numba needs "
-                                  "one type",
-    "scan_cumulative": "np.zeros_like(xs[0]) of a number is a 0-d array in Numba, and the "
-                       "carry a number after one step: Numba needs one type",
-}
+# Control-flow cases jit cannot compile yet, with the reason (each would raise
+# a located JitError naming the line; strict xfails, see corpus.jit_params).
+# None at present.
+JIT_KNOWN_FAILURES = {}
 
 
 @pytest.mark.parametrize("case, jit", jit_params(CASES, JIT_KNOWN_FAILURES, rest="env"))

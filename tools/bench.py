@@ -19,7 +19,11 @@ Issue #7 workloads (the functions are those of examples/):
   float64, gradient w.r.t. a list of parameter dicts;
 - per_example_grad: ``vmap(grad(tanh))`` over 10^6 float64;
 - while_newton: Newton's sqrt with a tolerance-based stop, d/da at a = 2;
-- rnn: 50-step tanh RNN (hidden 64, input 32), gradient w.r.t. W and U.
+- rnn: 50-step tanh RNN (hidden 64, input 32), gradient w.r.t. W and U;
+- per_example_mlp (issue #19): ``vmap(grad(loss), in_axes=(None, 0, 0))`` of
+  a 32-64-4 tanh MLP with a params dict, batch 256, against hand-written
+  batched NumPy backprop and ``jax.jit(jax.vmap(jax.grad))``; eager against
+  jit in a row of its own (tools/bench_per_example.py).
 
 Issue #20 (tools/bench_pmap.py): a data-parallel MLP gradient step, 2 pmap
 workers vs 1 on twice the batch, with a control row of plain NumPy threads.
@@ -106,6 +110,8 @@ from tangent_x.api.generate import generate  # noqa: E402
 
 import bench_peers  # noqa: E402
 import bench_pmap  # noqa: E402
+import bench_per_example  # noqa: E402
+from bench_report import machine, table  # noqa: E402
 import bench_refs  # noqa: E402
 
 QUICK = False
@@ -255,6 +261,11 @@ def workloads():
             f=cf.rnn, argnums=(0, 1), args=(W, U, xs),
             reference=("hand Numba", bench_refs.compiled("rnn_grad")),
             primal=("numba", numba.njit(cf.rnn))),
+        "per_example_mlp": dict(
+            f=bench_refs.per_example_mlp_loss, argnums=0, vmap=True, in_axes=(None, 0, 0),
+            args=bench_refs.per_example_mlp_inputs(),
+            reference=("hand batched NumPy backprop", bench_refs.per_example_mlp_grads_numpy),
+            primal=("NumPy", bench_refs.per_example_mlp_losses_numpy)),
     }
 
 
@@ -264,7 +275,7 @@ def tangent_x_gradient(spec):
     if spec.get("vmap"):
         if not HAS_VMAP:
             return "vmap not available", None
-        g = tx.vmap(tx.grad(spec["f"]))
+        g = tx.vmap(tx.grad(spec["f"]), in_axes=spec.get("in_axes", 0))
         label = "vmap(grad)"
     else:
         g = tx.grad(spec["f"], argnums=spec["argnums"])
@@ -407,6 +418,9 @@ def targets(rows, compile_times):
         ratio(name, "t_JAX", 1.0, f"{name} faster than jax.jit(jax.grad)")
     for name in ("mlp_grad", "per_example_grad"):
         ratio(name, "t_JAX", 1.1, f"{name} within 1.1x of jax.jit(jax.grad)")
+    ratio("per_example_mlp", "t_ref", 1.0, "per_example_mlp no slower than hand batched NumPy")
+    ratio("per_example_mlp", "t_JAX", 1.2,
+          "per_example_mlp within 1.2x of jax.jit(jax.vmap(jax.grad))")
     for label, seconds, limit in compile_times:
         if seconds is None:
             out.append((label, "jit not available", "—"))
@@ -624,30 +638,6 @@ def bench_forward_and_hvp():
 
 # ------------------------------------------------------------------ output
 
-def table(rows, keys, headers=None):
-    lines = ["| " + " | ".join(headers or keys) + " |", "|" + "---|" * len(keys)]
-    lines += ["| " + " | ".join(str(row.get(k, "")) for k in keys) + " |" for row in rows]
-    return "\n".join(lines)
-
-
-def machine():
-    model = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    model = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    import numba
-    pinned = globals().get("PINNED_CPU")
-    where = f"pinned to CPU {pinned}" if pinned is not None else "not pinned"
-    return (f"{model}, {os.cpu_count()} cores (one thread per implementation, {where}), "
-            f"Python {platform.python_version()}, NumPy {np.__version__}, "
-            f"Numba {numba.__version__}")
-
-
 def main(argv=None):
     global QUICK
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -660,7 +650,7 @@ def main(argv=None):
     options = parser.parse_args(argv)
     QUICK = options.quick
 
-    print(f"Machine: {machine()}")
+    print(f"Machine: {machine(globals().get('PINNED_CPU'))}")
     print(f"tangent_x: {'jit' if HAS_JIT else 'no jit (eager)'}, "
           f"{'vmap' if HAS_VMAP else 'no vmap'}; peers: " +
           ", ".join(f"{p} {'installed' if bench_peers.installed(p) else 'not installed'}"
@@ -688,7 +678,8 @@ def main(argv=None):
                      for t in targets(rows, compile_times)], ["target", "measured", "status"]))
         print(f"\n{note}\n")
 
-        old = [bench_transform(), bench_mlp_eager(), bench_loop_cost(), bench_tape_memory()]
+        old = [bench_transform(), bench_mlp_eager(), bench_loop_cost(), bench_tape_memory(),
+               bench_per_example.eager_and_jit(median_time, check)]
         old += bench_forward_and_hvp()
         print(table(old, ["workload", "tangent_x", "reference", "ratio"]))
         parallel = bench_pmap.bench_pmap(QUICK)

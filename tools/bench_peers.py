@@ -45,6 +45,11 @@ def jax_grad(workload, steps):
         return jax.jit(jax.grad(loss))
     if workload == "per_example_grad":
         return jax.jit(jax.vmap(jax.grad(jnp.tanh)))
+    if workload == "per_example_mlp":
+        def example_loss(params, x, y):
+            hidden = jnp.tanh(params["W1"] @ x + params["b1"])
+            return jnp.sum((params["W2"] @ hidden + params["b2"] - y) ** 2)
+        return jax.jit(jax.vmap(jax.grad(example_loss), in_axes=(None, 0, 0)))
     if workload == "while_newton":
         def newton_sqrt(a):
             return lax.while_loop(lambda y: jnp.abs(y * y - a) > 1e-12,
@@ -172,5 +177,7 @@ import numpy as np  # noqa: E402  (tangent-ad resolves `np` in this module's glo
 
 def make(peer, workload, steps=1000):
     """The peer's gradient function for ``workload``; Unsupported if it has none."""
+    if workload == "per_example_mlp" and peer != "JAX":
+        raise Unsupported("no vmap")
     return {"JAX": jax_grad, "autograd": autograd_grad,
             "tangent-ad": tangent_grad}[peer](workload, steps)

@@ -113,3 +113,42 @@ def mlp_grad_numpy(params, x, y):
     d_hidden = (d_out @ W2) * (1.0 - hidden * hidden)
     return [{"W": d_hidden.T @ x, "b": d_hidden.sum(axis=0)},
             {"W": d_out.T @ hidden, "b": d_out.sum(axis=0)}]
+
+
+# --- issue #19: per-example gradients of a small MLP (32-64-4, batch 256) ----
+
+def per_example_mlp_loss(params, x, y):
+    """The loss of one example (x: (32,), y: (4,)) of a 32-64-4 tanh MLP
+    whose parameters are a dict, as JAX's per-example-gradient tutorials
+    write it; tools/bench.py measures ``vmap(grad(...), in_axes=(None, 0, 0))``."""
+    hidden = np.tanh(params["W1"] @ x + params["b1"])
+    out = params["W2"] @ hidden + params["b2"]
+    return np.sum((out - y) ** 2)
+
+
+def per_example_mlp_inputs(batch=256, sizes=(32, 64, 4), seed=0):
+    rng = np.random.default_rng(seed)
+    n_in, n_hidden, n_out = sizes
+    params = {"W1": rng.normal(size=(n_hidden, n_in)) / np.sqrt(n_in),
+              "b1": 0.1 * rng.normal(size=n_hidden),
+              "W2": rng.normal(size=(n_out, n_hidden)) / np.sqrt(n_hidden),
+              "b2": 0.1 * rng.normal(size=n_out)}
+    return params, rng.normal(size=(batch, n_in)), rng.normal(size=(batch, n_out))
+
+
+def per_example_mlp_losses_numpy(params, xs, ys):
+    """Every example's loss at once: the batched primal."""
+    hidden = np.tanh(xs @ params["W1"].T + params["b1"])
+    out = hidden @ params["W2"].T + params["b2"]
+    return np.sum((out - ys) ** 2, axis=1)
+
+
+def per_example_mlp_grads_numpy(params, xs, ys):
+    """Every example's gradient at once, backprop written by hand in
+    batched NumPy: one matmul per layer and direction, the weight
+    gradients as per-example outer products."""
+    hidden = np.tanh(xs @ params["W1"].T + params["b1"])
+    d_out = 2.0 * (hidden @ params["W2"].T + params["b2"] - ys)
+    d_pre = (d_out @ params["W2"]) * (1.0 - hidden * hidden)
+    return {"W1": d_pre[:, :, None] * xs[:, None, :], "b1": d_pre,
+            "W2": d_out[:, :, None] * hidden[:, None, :], "b2": d_out}

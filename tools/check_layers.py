@@ -33,7 +33,7 @@ LAYERS = [
     ("rules", ["rules"]),
     ("transforms", ["transforms"]),
     ("python_stage", ["python_stage"]),
-    ("numba_stage", ["numba_stage"]),
+    ("numba_stage", ["numba_stage", "cuda_stage"]),     # the backends
     ("api", ["api"]),
     ("top", ["", "__main__", "cli", "test_util"]),
 ]

@@ -21,7 +21,7 @@ from .boundary import cast_grads, fill, owned
 from .generate import build
 from .transformed import Transformed, Unspecialized, argnums_tuple, cached, call_jvp
 from ..numba_stage.compile import jitted_of
-from .jit import jitted
+from .jit import jit, jitted
 
 
 def grad(fun, argnums=0, has_aux=False):
@@ -113,7 +113,7 @@ def jvp(fun, primals, tangents):
     return call_jvp(transformed, primals, range(len(primals)), tangents)
 
 
-STAGES = ("parse", "canonical", "python", "numba")
+STAGES = ("parse", "canonical", "python", "numba", "cuda", "ptx")
 
 
 def source(fun, stage="python", example_args=None):
@@ -126,11 +126,16 @@ def source(fun, stage="python", example_args=None):
     along axis 0 where ``in_axes`` maps; jit: every argument one array or
     number).
 
-    ``stage="numba"``: what ``jit`` hands to Numba."""
+    ``stage="numba"``: what ``jit`` hands to Numba.  ``stage="cuda"``: the
+    kernel module of ``jit(vmap(f), target="cuda")`` (``fun`` is that, or the
+    vmapped function); ``stage="ptx"``: its PTX for ``cc=(9, 0)`` (needs
+    ``example_args``; no GPU needed)."""
     if stage not in STAGES:
         raise ValueError(f"unknown stage {stage!r}; choose one of {', '.join(STAGES)}")
     if example_args is not None and not isinstance(example_args, tuple):
         example_args = (example_args,)
+    if stage in ("cuda", "ptx"):
+        return _cuda_source(fun, stage, example_args)
     if stage == "numba":
         compiled = fun.shard_jitted() if getattr(fun, "__tangent_x_pmapped__", False) \
             else jitted_of(fun) or jitted(fun)
@@ -158,6 +163,17 @@ def source(fun, stage="python", example_args=None):
                                     fn.defaults, body, fn.result, kwonly=fn.kwonly,
                                     kw_defaults=fn.kw_defaults)
     return "\n".join(lines) + "\n"
+
+
+def _cuda_source(fun, stage, example_args):
+    """The CUDA kernel's text or PTX (see ``source``)."""
+    kernel = fun if hasattr(fun, "cuda_source") else jit(fun, target="cuda")
+    if stage == "ptx":
+        if example_args is None:
+            raise ValueError("source(..., stage='ptx') needs example_args: the kernel's "
+                             "PTX is compiled for the argument types")
+        return kernel.ptx(*example_args)
+    return kernel.cuda_source(*(example_args or ()))
 
 
 def _specialize_for_source(fun, example_args):

@@ -22,17 +22,30 @@ from .vmap import Vmapped, register_jit
 __all__ = ["jit", "disable_jit", "jitted", "python_stage"]
 
 
-def jit(fun=None, static_argnums=(), static_argnames=()):
+def jit(fun=None, static_argnums=(), static_argnames=(), target="cpu", *, tape_capacity=None):
     """Compile ``fun`` (plain or transformed) with Numba, per call signature.
 
     ``static_argnums``/``static_argnames``: arguments whose values are folded
     into the code (they must be hashable; a new value compiles again).
     Usable as ``@jit`` or ``@jit(static_argnames='config')``.  Returns a plain
     function (see ``Jitted.front``); ``jit(vmap(f))`` and ``jit`` of a
-    Jacobian or Hessian return objects with call paths of their own."""
+    Jacobian or Hessian return objects with call paths of their own.
+
+    ``target="cuda"``: ``jit(vmap(f), target="cuda")`` compiles a CUDA
+    kernel, one thread per example (``cuda_stage``; needs the ``[cuda]``
+    extra); ``tape_capacity``: how many iterations a thread's ``while``
+    loop may record for its gradient (default ``cuda_stage.launch.TAPE_CAPACITY``)."""
     if fun is None:
-        return lambda f: jit(f, static_argnums, static_argnames)
+        return lambda f: jit(f, static_argnums, static_argnames, target,
+                             tape_capacity=tape_capacity)
     _check_static_args(fun, static_argnums, static_argnames)
+    if target == "cuda":
+        return _cuda(fun, static_argnums, static_argnames, tape_capacity)
+    if target != "cpu":
+        raise ValueError(f"jit: unknown target {target!r}; choose 'cpu' or 'cuda'")
+    if tape_capacity is not None:
+        raise ValueError("jit: tape_capacity is for target='cuda' (a GPU thread's tape); "
+                         "the CPU's tapes grow as they need")
     if getattr(fun, "__tangent_x_pmapped__", False):  # pmap with compiled shards
         return fun.jitted()
     if hasattr(fun, "__tangent_x_rebuild__"):         # jacfwd, jacrev, hessian
@@ -42,6 +55,20 @@ def jit(fun=None, static_argnums=(), static_argnames=()):
         from ..numba_stage.lane_loop import JittedVmap
         return JittedVmap(fun, python_stage, static_argnums, static_argnames)
     return Jitted(fun, python_stage, static_argnums, static_argnames).front()
+
+
+def _cuda(fun, static_argnums, static_argnames, tape_capacity):
+    """``jit(vmap(f), target="cuda")``: a kernel, one thread per example."""
+    if not isinstance(fun, Vmapped):
+        where = call_site()
+        raise TypeError(
+            f"{where.where() + ': ' if where is not None else ''}jit(..., target='cuda') "
+            "compiles a vmapped function, one GPU thread per example: write "
+            f"jit(vmap({getattr(fun, '__name__', 'f')}), target='cuda'), or use target='cpu'")
+    # local import: the CUDA target (and numba-cuda) loads only when asked for
+    from ..cuda_stage.launch import TAPE_CAPACITY, CudaVmap
+    return CudaVmap(fun, python_stage, static_argnums, static_argnames,
+                    TAPE_CAPACITY if tape_capacity is None else int(tape_capacity))
 
 
 @contextlib.contextmanager

@@ -234,7 +234,8 @@ class Vmapped:
 
 def _plain_boundary(in_axes, args):
     """``Vmapped._boundary`` for the common call, every argument an array
-    and ``in_axes`` an axis or a tuple of axes, in a few attribute reads
+    (or a flat dict of them, shared: ``in_axes`` None for it, as for
+    parameters) and ``in_axes`` an axis or a tuple of axes, in a few attribute reads
     instead of pytree walks (a jit(vmap) call runs this on every call);
     None for anything else, and for a bad axis or mismatched sizes, whose
     errors the general path words."""
@@ -244,6 +245,14 @@ def _plain_boundary(in_axes, args):
         return None
     axes, key, size = [], [], None
     for arg, ax in zip(args, per_arg):
+        if type(arg) is dict and ax is None:
+            # shared parameters: a flat dict of arrays with string keys
+            names = sorted(arg) if all(type(k) is str for k in arg) else None
+            if names is None or not all(type(v) is np.ndarray for v in arg.values()):
+                return None
+            axes.append(dict.fromkeys(names))
+            key.append(("dict", tuple((k, arg[k].ndim, arg[k].dtype.str) for k in names)))
+            continue
         if type(arg) is not np.ndarray or not (ax is None or type(ax) is int):
             return None
         nd = arg.ndim

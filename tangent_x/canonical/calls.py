@@ -232,7 +232,10 @@ class Calls:
             raise self.error(f"{obj.__name__} has no rule: call "
                              f"{'defvjp(fwd, bwd)' if is_vjp else 'defjvp(rule)'} first",
                              node, None, scope)
-        params = {"callee": self.env_name(obj, obj.__name__), "obj": obj,
+        # (a custom function transformed itself is called from a function
+        # of its own name: its global must not be that function)
+        base = obj.__name__ if obj.__name__ != self.function_name else f"{obj.__name__}_custom"
+        params = {"callee": self.env_name(obj, base), "obj": obj,
                   "label": obj.__name__}
         if is_vjp:
             params["fwd"] = self.env_name(obj.fwd, obj.fwd.__name__)

@@ -82,6 +82,7 @@ class Converter(Expressions, Statements, Calls, Inlining, Checks, Mutation, Bran
         self._cse = {}   # pure equations already emitted: reuse, don't recompute
         self._raised = False  # the block being converted ended in a `raise`
         self.deps = []   # (kind, holder, name, value): what the code was built from
+        self.function_name = None   # the function canonicalised (its generated code's name)
 
     # --- bookkeeping ----------------------------------------------------
 
@@ -173,6 +174,7 @@ def _canonicalize(fn):
     conv = Converter()
     conv.deps.append(parsed.code_dep)
     node = parsed.node
+    conv.function_name = getattr(node, "name", None)     # (a lambda has none)
     scope = Scope(parsed, node)
     a = node.args
     if a.vararg is not None or a.kwarg is not None:

@@ -11,7 +11,8 @@ nothing out of range and cost nothing; an integer costs two comparisons.
 
 A tuple index is walked part by part with the axis each part selects
 (parts after ``...`` count from the last axis), so ``x[i, :, j]`` checks
-``i`` against axis 0 and ``j`` against axis 2.  Boolean masks are checked
+``i`` against axis 0 and ``j`` against axis 2.  An optional integer part
+(popped from a tape that started unassigned) is returned unwrapped.  Boolean masks are checked
 for NumPy's shape rule (the mask's shape is the shape of the axes it
 selects).
 """
@@ -84,18 +85,31 @@ def _checker(parts, ndim, tuple_index):
     key = (tuple(parts), ndim, tuple_index)
     if key in _CHECKS:
         return _CHECKS[key]
+    # local import: the overloads load when Numba first types a check, not with tangent_x
+    from .overloads.assigned import assigned
     lines, axis = [], 0
+    unwrapped = []      # (a tuple index) its parts, optional integers unwrapped
     for k, t in enumerate(parts):
+        expr = f"index[{k}]" if tuple_index else "index"
+        if tuple_index and isinstance(t, types.Optional) and isinstance(t.type, types.Integer):
+            # an integer read from a tape that starts unassigned (a loop
+            # counter pushed before its first assignment): its value, or
+            # UnboundLocalError where it was never assigned
+            lines.append(f"part{k} = assigned({expr})")
+            expr, t = f"part{k}", t.type
+        unwrapped.append(expr)
         if isinstance(t, types.EllipsisType):
             after = sum(_consumed(u) for u in parts[k + 1:])
             axis = ndim - after
             continue
-        expr = f"index[{k}]" if tuple_index else "index"
         lines += _part_lines(t, expr, axis, ndim)
         axis += _consumed(t)
+    result = "index"
+    if tuple_index and any(e.startswith("part") for e in unwrapped):
+        result = "(" + ", ".join(unwrapped) + ("," if len(unwrapped) == 1 else "") + ")"
     text = "def check(x, index):\n" + "".join(f"    {line}\n" for line in lines) + \
-        "    return index\n"
-    namespace = {"OutOfBounds": OutOfBounds}
+        f"    return {result}\n"
+    namespace = {"OutOfBounds": OutOfBounds, "assigned": assigned}
     exec(compile(text, "<tangent_x index check>", "exec"), namespace)
     _CHECKS[key] = namespace["check"]
     return _CHECKS[key]

@@ -21,6 +21,7 @@ from ..core.arguments import refuse_masked
 from ..errors import call_site
 from ..python_stage import loader as modules
 from . import compile_errors, dispatch
+from .callees import CalleeCompiler
 from .bounds import OutOfBounds
 from .compile_errors import JitError
 from .contents import Contents
@@ -339,6 +340,8 @@ class Jitted:
         if full:
             self._ranks, self._units, self._weak = \
                 signature.ranks, signature.units, signature.weak
+            self._numbers = frozenset(signature.numbers)
+            self._mixed = signature.mixed
         return signature.key, signature.leaves, signature.avs
 
     def _name(self):
@@ -348,12 +351,19 @@ class Jitted:
 
     def _compile(self, generated, avs, key):
         text, linemap, plan, name = numba_stage(generated, avs, self._call_site, self._ranks,
-                                                self._units, self._weak)
+                                                self._units, self._weak, self._callees(),
+                                                numbers=self._numbers, mixed=self._mixed)
         compiled = load(name, text, linemap, plan, generated.canonical.origin, self.nogil)
         compiled.name = name
         compiled.contents = Contents(value for name, value in generated.module.__dict__.items()
                                      if not name.startswith("__"))    # not __builtins__
         return compiled
+
+    def _callees(self, weak=None):
+        """What compiles the functions the code calls (custom_jvp and
+        custom_vjp rules): as this jit compiles a function."""
+        return CalleeCompiler(self._python_stage, self._call_site,
+                              self._weak if weak is None else weak)
 
     # -- inspection ---------------------------------------------------------
 
@@ -365,12 +375,14 @@ class Jitted:
             bound = self._bind(generated, args, kwargs)
             _, _, avs = self._signature(generated, bound)
             ranks, units, weak = self._ranks, self._units, self._weak
+            numbers, mixed = self._numbers, self._mixed
         elif self._last is not None:
             return self._last.text
         else:
             avs, ranks, units = generic_arguments(generated.function), None, None
-            weak = False
-        return numba_stage(generated, avs, self._call_site, ranks, units, weak)[0]
+            weak, numbers, mixed = False, (), False
+        return numba_stage(generated, avs, self._call_site, ranks, units, weak,
+                           self._callees(weak), numbers=numbers, mixed=mixed)[0]
 
 
 def jitted_of(fun):

@@ -13,6 +13,7 @@ import numba.core.errors as numba_errors
 import numpy as np
 
 from ..errors import TransformError
+from ..python_stage import loader as modules
 from .specialize import depends_on, static_hint
 
 __all__ = ["JitError", "translate", "widened_text", "MAX_WIDENED"]
@@ -99,12 +100,19 @@ def is_compile_failure(exc, compiled, known):
 def translate(exc, compiled, leaves):
     """A Numba compile failure as a located tangent_x error."""
     message = str(exc)
-    origin, code_line = None, None
+    origin, code_line, inner = None, None, None
     for path, line in _LINE.findall(message):
         if os.path.abspath(path) == os.path.abspath(compiled.path):
             origin = compiled.linemap.get(int(line))
             code_line = int(line)
+        elif inner is None:
+            # the first generated line named that is not this function's: a
+            # function it calls (a custom rule, see callees.py), where Numba failed
+            inner = modules.LINEMAPS.get(os.path.abspath(path), {}).get(int(line))
     what = _summary(message) or f"{type(exc).__name__}"
+    if inner is not None and origin is not None:
+        what += f" (in {inner.short()}: {inner.text}, called from {origin.short()})"
+        origin = inner
     types_ = ", ".join(_numba_type(v) for v in leaves)
     where = ""
     if code_line is not None:

@@ -15,7 +15,7 @@ from ..errors import call_site
 from .compile_errors import JitError
 from .specialize import Const, Dyn
 from .unit_axes import of_value
-from .weak_scalars import needs_weak_scalars
+from .weak_scalars import mixed_kinds, needs_weak_scalars
 
 __all__ = ["Signature"]
 
@@ -40,6 +40,8 @@ class Signature:
         self.ranks = {}
         self.units = {} if with_units else None
         self.weak = False
+        self.mixed = False      # integers next to narrow floats (weak_scalars.mixed_kinds)
+        self.numbers = set()    # leaves holding a Python number (weak in NumPy: NEP 50)
         self.key = self.leaves = self.avs = None
 
     def of(self, bound):
@@ -64,6 +66,7 @@ class Signature:
                 avs.append(av)
         if self.full:
             self.weak = needs_weak_scalars(leaves)     # (dtypes are in the key)
+            self.mixed = self.weak and mixed_kinds(leaves)
         self.key, self.leaves, self.avs = tuple(key), leaves, (avs if self.full else None)
         return self
 
@@ -122,6 +125,8 @@ class Signature:
             name = self._leaf_name(hint)
             if self.units is not None:
                 self.units[name] = ()
+            if type(value) in (int, float, complex):
+                self.numbers.add(name)
             return Dyn(name), type(value)
         raise self._bad_leaf(path, value, f"is a {type(value).__name__}")
 

@@ -70,7 +70,8 @@ class Compiled:
         # what the global and closure containers it was built from held
         # (Jitted._compile sets it; see contents.py)
         self.contents = None
-        self.weak = "weak_scalar" in plan.bound      # a narrow signature (weak_scalars)
+        # a narrow signature (weak_scalars)
+        self.weak = "weak_scalar" in plan.bound or "weak_number" in plan.bound
         self._casts = None
 
     def narrow_results(self):

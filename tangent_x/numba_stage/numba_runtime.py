@@ -21,19 +21,20 @@ from .kernels.gemm import MATMUL  # noqa: F401
 from .overloads import broadcasting  # noqa: F401
 from .overloads.reductions import (  # noqa: F401
     max_axes, max_axes_keepdims, mean_axes, mean_axes_keepdims, min_axes, min_axes_keepdims,
-    prod_axes, prod_axes_keepdims, std_axes, std_axes_keepdims, sum_axes, sum_axes_keepdims,
-    var_axes, var_axes_keepdims)
+    prod_axes, prod_axes_keepdims, std_all, std_axes, std_axes_keepdims, sum_axes,
+    sum_axes_keepdims, var_all, var_axes, var_axes_keepdims)
 from .overloads.shapes import (  # noqa: F401
     broadcast_to, cumsum, diagonal, expand_dims, flip, moveaxis, repeat, reshape, squeeze, tile,
     transpose, whole)
-from .overloads.arrays import array, clip, ndim, size  # noqa: F401
+from .overloads.arrays import array, clip, full_like, ndim, size  # noqa: F401
 from .overloads.products import (  # noqa: F401
     ACCUMULATING, add_matmul_adjoint_lhs, add_matmul_adjoint_rhs, dot, inner, matmul,
     may_call_kernel)
 from .overloads.assigned import TAKES_OPTIONAL, assigned  # noqa: F401
 from .overloads.tapes import NumberTape, grown  # noqa: F401
 from .overloads.lanes import WeakLanes  # noqa: F401
-from .overloads.promotion import weak_scalar, widen_dtype  # noqa: F401
+from .overloads.promotion import (  # noqa: F401
+    WeakNumber, promoted, weak_number, weak_scalar, widen_dtype)
 from .overloads import cotangents  # noqa: F401
 from .overloads.indexing import mask_assign, mask_select  # noqa: F401
 from .overloads.ufunc_at import add_at, maximum_at, minimum_at, multiply_at  # noqa: F401
@@ -45,10 +46,10 @@ from . import shape_ops  # noqa: F401
 from .overloads import collectives as _collectives  # noqa: F401
 
 __all__ = ["sum_axes", "mean_axes", "max_axes", "min_axes", "prod_axes", "var_axes",
-           "std_axes", "sum_axes_keepdims", "mean_axes_keepdims", "max_axes_keepdims",
+           "std_axes", "var_all", "std_all", "sum_axes_keepdims", "mean_axes_keepdims", "max_axes_keepdims",
            "min_axes_keepdims", "prod_axes_keepdims", "var_axes_keepdims",
            "std_axes_keepdims", "transpose", "squeeze", "expand_dims",
            "moveaxis", "broadcast_to", "cumsum", "flip", "dot", "matmul", "inner", "reshape",
-           "clip", "ndim", "size", "array", "add_at", "minimum_at", "maximum_at",
+           "clip", "full_like", "ndim", "size", "array", "add_at", "minimum_at", "maximum_at",
            "multiply_at", "whole", "mask_select", "mask_assign",
            "add_matmul_adjoint_lhs", "add_matmul_adjoint_rhs", "grown", "checked"]

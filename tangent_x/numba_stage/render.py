@@ -25,13 +25,16 @@ from .unit_axes import check as check_unit_axes
 __all__ = ["numba_stage", "generic_arguments", "render_module", "render_lane_driver"]
 
 
-def numba_stage(generated, avs, call_site=None, ranks=None, units=None, weak=False):
+def numba_stage(generated, avs, call_site=None, ranks=None, units=None, weak=False,
+                callees=None, numbers=(), mixed=False):
     """(module text, line map, plan, function name) of ``generated``'s
     python stage specialised for the abstract arguments ``avs`` (``ranks``:
     argument leaf name -> rank, for the arrays among them; ``units``: leaf
     name -> its size-1 axes, when the signature includes them; ``weak``:
     a leaf is narrow, so Python numbers are typed as NumPy would, see
-    weak_scalars)."""
+    weak_scalars; ``callees``: what compiles the user functions the code
+    calls, see callees.py; ``numbers``: the leaves that are Python numbers,
+    weak too; ``mixed``: integer leaves next to narrow float ones)."""
     # local import: Numba's overloads and kernels load at the first compile, not at import
     from . import numba_runtime, vmath
     tree = ast.parse(generated.text)
@@ -48,6 +51,7 @@ def numba_stage(generated, avs, call_site=None, ranks=None, units=None, weak=Fal
     spec.ranks = dict(ranks or {})
     spec.units = None if units is None else dict(units)
     spec.param_units = dict(units or {})
+    spec.compile_callee = callees
     out = spec.run(avs)
     params = []
     for a, av in zip(func.args.args, avs):
@@ -69,9 +73,11 @@ def numba_stage(generated, avs, call_site=None, ranks=None, units=None, weak=Fal
     if weak:
         helper = "weak_scalar"
         numpy_names = {n for n, obj in spec.bound.items() if obj is np}
-        if helper not in spec.bound and helper not in spec.taken and \
-                weak_scalars.weaken(list(code) + list(kernels), helper, numpy_names):
-            spec.bound[helper] = plan.bound[helper] = numba_runtime.weak_scalar
+        helpers = (helper, "weak_number", "promoted")
+        if all(h not in spec.bound and h not in spec.taken for h in helpers):
+            for used in weak_scalars.weaken(list(code) + list(kernels), helper, numpy_names,
+                                            numbers, "weak_number", mixed, "promoted"):
+                spec.bound[used] = plan.bound[used] = getattr(numba_runtime, used)
     text, numba_linemap = render_module(fname, params, code, linemap, origin,
                                         generated.description, avs, func, spec.bound,
                                         kernels)

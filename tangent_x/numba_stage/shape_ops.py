@@ -17,6 +17,7 @@ from numba.np.numpy_support import as_dtype
 
 from .. import runtime
 from .kernels.common import CACHED, is_array, is_none_value
+from .kernels.dtypes import result_dtype
 from .kernels.loops import jitable_from_source
 from .overloads import reductions  # noqa: F401 (its prod_others answers before the one here)
 from .overloads.shapes import cumsum, diagonal, flip, repeat, tile
@@ -214,13 +215,15 @@ def _undiagonal(g, a, offset=0, axis1=0, axis2=1):
     if not is_array(a) or a.ndim < 2:
         raise TypingError("undiagonal: the array has at least two axes")
     kernel = _undiagonal_kernel(a.ndim)
+    # NumPy's dtype of a and g together, as the eager helper's zeros have
+    dtype = (result_dtype(a, g) or np.dtype(np.float64)).type
     if not is_array(g):
         def scalar(g, a, offset=0, axis1=0, axis2=1):
-            return kernel(np.full(1, g), a.shape, np.float64, offset, axis1, axis2)
+            return kernel(np.full(1, g), a.shape, dtype, offset, axis1, axis2)
         return scalar
 
     def impl(g, a, offset=0, axis1=0, axis2=1):
-        return kernel(g, a.shape, g.dtype, offset, axis1, axis2)
+        return kernel(g, a.shape, dtype, offset, axis1, axis2)
     return impl
 
 

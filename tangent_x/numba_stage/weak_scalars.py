@@ -20,6 +20,17 @@ cannot be told from names alone (next to a comparison or an unknown call)
 the number is left to Numba's promotion: a known limit, as is a narrow
 array made inside a function whose arguments are all wide, such as
 ``x.astype(np.float32) * 0.5``.
+
+Also weak: arguments that are Python numbers (``lr=0.1``), and arithmetic
+among weak numbers (``b + 3.0``).  Where an ``if`` joins a Python number
+on one path with a value on the other (``y = 0.5`` / ``y = np.sum(x)``),
+the number is spelled ``weak_number(0.5)``, whose Numba type unifies with
+the other path's as NumPy promotes (``_weaken_joins``).  And when the
+arguments mix integers with float32 (``mixed_kinds``), arithmetic between
+two arrays is spelled ``promoted(a, b) * promoted(b, a)``: Numba lets any
+integer cast to any float and computes float32 times int64 in float32,
+NumPy in float64 (an integer array made inside the function from wide
+arguments only is a known limit).
 """
 import ast
 
@@ -37,25 +48,88 @@ def needs_weak_scalars(leaves):
     return False
 
 
-def weaken(stmts, helper, numpy_names):
+def mixed_kinds(leaves):
+    """Whether the argument leaves mix integer arrays or NumPy integers with
+    float32 or complex64 ones: Numba then computes float32 times int64 in
+    float32 (it lets any integer cast to any float), NumPy in float64, so
+    arithmetic between arrays is spelled with ``promoted`` (see
+    ``weaken``)."""
+    kinds = set()
+    for leaf in leaves:
+        if isinstance(leaf, (np.ndarray, np.generic)):
+            if leaf.dtype.kind in "iu":
+                kinds.add("int")
+            elif leaf.dtype.char in "fF":
+                kinds.add("narrow")
+    return kinds == {"int", "narrow"}
+
+
+def weaken(stmts, helper, numpy_names, numbers=(), join_helper="weak_number",
+           mixed=False, promote_helper="promoted"):
     """Wrap the weak numbers of ``stmts`` (statements and kernel function
     definitions, changed in place) in calls to ``helper``; ``numpy_names``:
-    the names bound to the numpy module.  Returns whether any was wrapped."""
-    ints = _python_ints(stmts, numpy_names)
-    rewriter = _Weaken(helper, numpy_names, ints, _weak_lanes(stmts, ints))
+    the names bound to the numpy module; ``numbers``: the compiled
+    function's parameters that hold a Python number (an argument ``lr=0.1``
+    is as weak as the literal); ``join_helper``: the name spelling a number
+    joined at an ``if`` (``_weaken_joins``); ``mixed``: the arguments mix
+    integers with narrow floats (``mixed_kinds``), so every arithmetic
+    operand that is not a weak number is spelled ``promoted(a, b)``, cast
+    to the dtype NumPy gives ``a`` and ``b`` when Numba's would differ.
+    Returns the helpers used."""
+    ints = _python_ints(stmts, numpy_names, numbers)
+    rewriter = _Weaken(helper, numpy_names, ints, _weak_lanes(stmts, ints),
+                       promote_helper if mixed else None)
+    joined = _weaken_joins(stmts, rewriter.weak, join_helper)
     for stmt in stmts:
         rewriter.visit(stmt)
-    return rewriter.changed
+    return {name for name, used in ((helper, rewriter.changed), (join_helper, joined),
+                                    (promote_helper, rewriter.promoted)) if used}
 
 
-def _python_ints(stmts, numpy_names):
+def _tail_assigns(body):
+    """The assignments to one name each that end ``body`` (where the
+    specialiser's join of an ``if`` puts them): name -> the Assign."""
+    tail = {}
+    for stmt in reversed(body):
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and
+                isinstance(stmt.targets[0], ast.Name)):
+            break
+        tail.setdefault(stmt.targets[0].id, stmt)
+    return tail
+
+
+def _weaken_joins(stmts, weak, join_helper):
+    """Where an ``if`` joins a Python number on one path with another value
+    on the other (``y = np.sum(x)`` / ``y = 0.5``), spell the number
+    ``weak_number(0.5)``: Numba then gives ``y`` the other value's type, as
+    NumPy would promote the two (float32, not the float64 of Numba's
+    literal; see ``numba_runtime.WeakNumber``).  Returns whether any was."""
+    changed = False
+    for stmt in stmts:
+        for node in ast.walk(stmt):
+            if not isinstance(node, ast.If) or not node.orelse:
+                continue
+            body, orelse = _tail_assigns(node.body), _tail_assigns(node.orelse)
+            for name in set(body) & set(orelse):
+                sides = (body[name], orelse[name])
+                for this, that in (sides, sides[::-1]):
+                    if weak(this.value) and not weak(that.value) and \
+                            not _is_weak_broadcast(that.value, ()):
+                        call = ast.Call(func=ast.Name(id=join_helper, ctx=ast.Load()),
+                                        args=[this.value], keywords=[])
+                        this.value = ast.copy_location(call, this.value)
+                        changed = True
+    return changed
+
+
+def _python_ints(stmts, numpy_names, numbers=()):
     """Names that hold a Python number in NumPy terms, so weak too: a shape's
     entries (``shape_x_0 = shape_x[0]`` after ``shape_x = np.shape(x)``),
     ``len``, sizes and ranks, a ``for`` counter over ``range``, a name
     assigned only number literals and arithmetic among such numbers (a
-    ``while`` loop's ``s = 1.0`` ... ``s = s * 2.0``).  A name assigned
-    anything else as well (an array, a NumPy scalar, a parameter) is left
-    out."""
+    ``while`` loop's ``s = 1.0`` ... ``s = s * 2.0``), a parameter in
+    ``numbers``.  A name assigned anything else as well (an array, a NumPy
+    scalar, another parameter) is left out."""
     kernels = {}            # fused kernels defined beside the code: name -> parameters
     for stmt in stmts:
         if isinstance(stmt, ast.FunctionDef) and not stmt.args.vararg and \
@@ -92,6 +166,8 @@ def _python_ints(stmts, numpy_names):
                     arg = node.args[k] if k < len(node.args) and not node.keywords else None
                     assigned.setdefault(param, []).append(
                         None if isinstance(arg, ast.Starred) else arg)
+    for name in numbers:
+        assigned.setdefault(name, []).append(_RANGE)     # a Python number
     shapes, ints = set(), set()
 
     def shape_like(value):
@@ -244,8 +320,10 @@ def _weak_lanes(stmts, ints):
 
 
 class _Weaken(ast.NodeTransformer):
-    def __init__(self, helper, numpy_names, python_ints, weak_lanes=()):
+    def __init__(self, helper, numpy_names, python_ints, weak_lanes=(), promote=None):
         self.helper = helper
+        self.promote = promote
+        self.promoted = False
         self.numpy_names = numpy_names
         self.python_ints = python_ints
         self.weak_lanes = weak_lanes
@@ -255,7 +333,12 @@ class _Weaken(ast.NodeTransformer):
         return isinstance(node, ast.Name) and node.id in self.weak_lanes
 
     def weak(self, node):
-        """A number, or a name holding a Python int (a shape entry)."""
+        """A number, a name holding a Python number (a shape entry), or
+        arithmetic among them (``b + 3.0`` with a Python-number ``b``)."""
+        if isinstance(node, ast.BinOp) and isinstance(node.op, _ARITHMETIC):
+            return self.weak(node.left) and self.weak(node.right)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            return self.weak(node.operand)
         return _is_number(node) or isinstance(node, ast.Name) and node.id in self.python_ints
 
     def wrap(self, number, other):
@@ -282,8 +365,22 @@ class _Weaken(ast.NodeTransformer):
             node.left = self.wrap(node.left, node.right)
         elif self.lanes(node.right) and not self.lanes(node.left):
             node.right = self.wrap(node.right, node.left)
+        elif self.promote and isinstance(node.op, _ARITHMETIC) and \
+                _cheap(node.left) and _cheap(node.right) and \
+                not (self.weak(node.left) or self.weak(node.right)):
+            # two arrays (or NumPy numbers): each cast to NumPy's promotion
+            left, right = node.left, node.right
+            node.left = self.promote_call(left, right)
+            node.right = self.promote_call(right, left)
+            return node
         self.generic_visit(node)
         return node
+
+    def promote_call(self, operand, other):
+        self.promoted = True
+        call = ast.Call(func=ast.Name(id=self.promote, ctx=ast.Load()),
+                        args=[operand, _copy_load(other)], keywords=[])
+        return ast.copy_location(call, operand)
 
     def visit_Call(self, node):
         if _is_weak_broadcast(node, self.python_ints):

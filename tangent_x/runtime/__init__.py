@@ -36,7 +36,7 @@ from .contractions import (  # noqa: F401
     dot_adjoint_lhs, dot_adjoint_rhs, einsum_adjoint, einsum_specs, inner_adjoint_lhs,
     inner_adjoint_rhs, matmul_adjoint_lhs, matmul_adjoint_rhs, tensordot_adjoint_lhs,
     tensordot_adjoint_rhs)
-from .custom import custom_jvp_cotangents, register_transposer  # noqa: F401
+from .custom import custom_jvp_cotangents, pullback_of, register_transposer  # noqa: F401
 from .indexing import (  # noqa: F401
     add_at, extremum_share_v, extremum_share_x, index_zero, last_writes, product_others_at,
     unattr, unindex)

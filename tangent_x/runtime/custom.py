@@ -18,19 +18,28 @@ def register_transposer(transpose):
     _TRANSPOSER[:] = [transpose]
 
 
+def pullback_of(fun, n):
+    """The transposed tangent map of the custom_jvp function ``fun`` called
+    with ``n`` arguments: a function of (zeros for the tangents, the
+    output's cotangent, the non-differentiable arguments, the primals)
+    returning ``(out, cotangents)`` (built once per ``n``)."""
+    key = ("pullback", n)
+    pullback = fun._pullbacks.get(key)
+    if pullback is None:
+        first = n
+        n_primals = n - len(fun.nondiff_argnums)
+        tangent_argnums = tuple(range(first, first + n_primals))
+        transpose, = _TRANSPOSER
+        pullback = transpose(fun.tangent_map(n), tangent_argnums)
+        fun._pullbacks[key] = pullback
+    return pullback
+
+
 def custom_jvp_cotangents(fun, args, g):
     """Cotangents of a custom_jvp function's differentiable arguments: the
     transpose of its (linear) tangent map, built by transforming the rule."""
     nondiff, primals = fun.split(args)
-    n = len(args)
-    key = ("pullback", n)
-    pullback = fun._pullbacks.get(key)
-    if pullback is None:
-        first = len(nondiff) + len(primals)
-        tangent_argnums = tuple(range(first, first + len(primals)))
-        transpose, = _TRANSPOSER
-        pullback = transpose(fun.tangent_map(n), tangent_argnums)
-        fun._pullbacks[key] = pullback
+    pullback = pullback_of(fun, len(args))
     zeros = [zeros_like(p) for p in primals]
     _, bars = pullback(*zeros, g, *nondiff, *primals)    # (api._with_extra's order)
     return bars if isinstance(bars, tuple) else (bars,)

@@ -1,5 +1,6 @@
 """NumPy's array queries and constructors, compiled cheaply: ``ndim``,
-``size`` (lowered in place), ``array``, ``clip`` of numbers and arrays."""
+``size`` (lowered in place), ``array``, ``clip`` of numbers and arrays,
+``full_like`` of numbers and arrays."""
 import numpy as np
 from numba import types
 from numba.extending import intrinsic, overload
@@ -25,6 +26,27 @@ def _clip(a, a_min, a_max):
             v = a_max
         return v
     return scalar
+
+
+def full_like(a, fill_value):
+    return np.full_like(a, fill_value)
+
+
+@overload(full_like, jit_options=CACHED)
+def _full_like(a, fill_value):
+    """``np.zeros_like``, ``np.ones_like``, ``np.full_like`` (specialize's
+    rewrite): of a number, a number of its type, not Numba's 0-d array.
+    NumPy's 0-d array computes as that number; as a compiled variable
+    (a loop's carry starting at ``np.zeros_like(x[0])``) a 0-d array and
+    a number are two types, which Numba cannot join."""
+    if is_array(a):
+        return lambda a, fill_value: np.full_like(a, fill_value)
+    if isinstance(a, (types.Number, types.Boolean)):
+        kind = a
+
+        def number(a, fill_value):
+            return kind(fill_value)
+        return number
 
 
 def ndim(a):

@@ -11,6 +11,7 @@ from ... import runtime
 from ..bounds import checked
 from ..kernels.allocation import empty
 from ..kernels.common import CACHED, is_array
+from ..kernels.dtypes import result_dtype
 from .scatter import ADD, row_scatter, selects_rows
 
 
@@ -18,11 +19,13 @@ from .scatter import ADD, row_scatter, selects_rows
 def _unindex(x, index, g):
     if not is_array(x):
         return lambda x, index, g: g
+    # NumPy's dtype of x and g together, as the eager helper's zeros have
+    dtype = (result_dtype(x, g) or np.dtype(np.float64)).type
     if isinstance(index, (types.Integer, types.SliceType, types.BaseTuple,
                           types.EllipsisType)) and not (
             isinstance(index, types.BaseTuple) and any(is_array(t) for t in index)):
         def impl(x, index, g):
-            z = np.zeros(x.shape, np.float64)
+            z = np.zeros(x.shape, dtype)
             z[checked(x, index)] = g
             return z
         return impl
@@ -33,7 +36,7 @@ def _unindex(x, index, g):
     add_rows = row_scatter(index, ADD)
 
     def scatter(x, index, g):
-        z = np.zeros(x.shape, np.float64)
+        z = np.zeros(x.shape, dtype)
         add_rows(z, index, g)
         return z
     return scatter

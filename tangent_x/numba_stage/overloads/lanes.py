@@ -1,12 +1,12 @@
 """vmap's lane helpers (arrays and numbers; pytrees are flattened by jit):
-``broadcast_lanes``, ``select_lanes``, and ``WeakLanes``, the type of the
-lanes of a Python number."""
+``broadcast_lanes``, ``select_lanes``, ``unbroadcast_lanes``, and
+``WeakLanes``, the type of the lanes of a Python number."""
 import numpy as np
-from numba import types
+from numba import literally, types
 from numba.core.datamodel.models import ArrayModel
 from numba.core.datamodel.registry import register_default
 from numba.core.imputils import impl_ret_borrowed, lower_cast
-from numba.extending import intrinsic, overload
+from numba.extending import intrinsic, overload, register_jitable
 from numba.np.numpy_support import as_dtype
 
 from ... import runtime
@@ -103,3 +103,89 @@ def _select_lanes(pred, on_true, on_false):
                 flat[i] = fa[i] if take else fb[i]
         return out
     return impl
+
+
+@register_jitable
+def _sum_into_lanes(g, out, lead, shape):
+    """Add every element of the C-contiguous ``g`` (batch axis first) into
+    its place in ``out`` (batch axis, then ``shape``): ``lead`` axes after
+    the batch axis are summed, and a size-1 axis of ``shape`` takes index 0."""
+    n = g.shape[0]
+    flat_g = g.reshape(g.size)
+    flat_out = out.reshape(out.size)
+    per_out = out.size // n if n else 0
+    for k in range(g.size):
+        rest = k
+        place = 0
+        stride = 1
+        for d in range(g.ndim - 1, 0, -1):
+            i = rest % g.shape[d]
+            rest //= g.shape[d]
+            axis = d - 1 - lead
+            if axis >= 0:
+                if shape[axis] != 1:
+                    place += i * stride
+                stride *= shape[axis]
+        flat_out[rest * per_out + place] += flat_g[k]
+
+
+@overload(runtime.unbroadcast_lanes)
+def _unbroadcast_lanes(g, x, x_batched=False):
+    """A batched cotangent ``g`` summed, lane by lane, to the shape of one
+    example of ``x`` (see the runtime's): ranks are known now, which axes
+    of ``x`` have size 1 is not, so the general case is one pass over
+    ``g``'s elements adding each into its place.  A cotangent already of
+    the example's shape is returned as it is."""
+    if not is_array(g):
+        return None
+    if isinstance(x_batched, bool):       # omitted: the default
+        batched = x_batched
+    elif isinstance(x_batched, types.Omitted):
+        batched = bool(x_batched.value)
+    elif isinstance(x_batched, types.BooleanLiteral):
+        batched = bool(x_batched.literal_value)
+    elif isinstance(x_batched, types.Boolean):
+        return lambda g, x, x_batched=False: literally(x_batched)
+    else:
+        return None
+    x_rank = (x.ndim if is_array(x) else 0) - (1 if batched else 0)
+    lead = g.ndim - 1 - x_rank
+    if x_rank == 0:
+        def per_lane_sum(g, x, x_batched=False):
+            gc = np.ascontiguousarray(g)
+            n = gc.shape[0]
+            return gc.reshape((n, gc.size // n if n else 0)).sum(axis=1)
+        return per_lane_sum
+    if lead < 0:
+        def widen(g, x, x_batched=False):
+            # a cotangent of lower rank than the example: broadcast up to it
+            shape = np.shape(x)[1:] if batched else np.shape(x)
+            gc = np.ascontiguousarray(g)
+            n = gc.shape[0]
+            out = np.empty((n,) + shape, gc.dtype)
+            flat_g = gc.reshape(gc.size)
+            flat_out = out.reshape(out.size)
+            per_out = out.size // n if n else 0
+            per_g = gc.size // n if n else 0
+            for k in range(out.size):
+                b = k // per_out
+                flat_out[k] = flat_g[b * per_g + (k - b * per_out) % per_g]
+            return out
+        return widen
+
+    def summed(g, x, x_batched=False):
+        shape = np.shape(x)[1:] if batched else np.shape(x)
+        gc = np.ascontiguousarray(g)
+        out = np.zeros((gc.shape[0],) + shape, gc.dtype)
+        _sum_into_lanes(gc, out, lead, shape)
+        return out
+    if lead == 0 and g.layout == "C":
+        def maybe_as_it_is(g, x, x_batched=False):
+            shape = np.shape(x)[1:] if batched else np.shape(x)
+            if g.shape[1:] == shape:
+                return g
+            out = np.zeros(g.shape[:1] + shape, g.dtype)
+            _sum_into_lanes(g, out, lead, shape)
+            return out
+        return maybe_as_it_is
+    return summed

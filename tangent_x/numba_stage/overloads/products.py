@@ -1,7 +1,9 @@
 """Products: ``dot``, ``inner`` and ``matmul`` (two float64 matrices in the
 kernel of ``kernels.gemm``), the adjoints of the runtime's products, and the
 accumulating forms ``acc += matmul_adjoint(...)`` written into an owned
-accumulator."""
+accumulator.  Operands of two dtypes (float32 weights, float64 biases or
+cotangents; integer arrays) are first cast to the dtype NumPy gives their
+product (``_promoted``): Numba's products take one float dtype only."""
 import numpy as np
 from numba import types
 from numba.core.errors import TypingError
@@ -11,6 +13,7 @@ from numba.np.numpy_support import as_dtype
 from ... import runtime
 from ..kernels.allocation import empty
 from ..kernels.common import CACHED, is_array
+from ..kernels.dtypes import cast, integer_product, is_inexact, needs_cast, result_dtype
 from ..kernels.gemm import kernel_product, product, product_lhs, product_rhs
 
 
@@ -19,17 +22,38 @@ def dot(a, b):
     return np.dot(a, b)
 
 
+def _promoted(x, y):
+    """The scalar type (``np.float32``...) to cast the factors ``x`` and
+    ``y`` (Numba types) of a product to before Numba multiplies them: the
+    dtype NumPy gives their product, when they are not both of it already
+    or it is not a float or complex one (Numba's products need that); else
+    None."""
+    dtype = result_dtype(x, y)
+    if dtype is None or is_inexact(dtype) and not (needs_cast(x, dtype) or needs_cast(y, dtype)):
+        return None
+    return dtype.type
+
+
 @overload(dot, jit_options=CACHED)
 def _dot(a, b):
     if not is_array(a) or not is_array(b) or a.ndim == 0 or b.ndim == 0:
         return lambda a, b: a * b
     if a.ndim > 2 or b.ndim > 2:
         raise TypingError("np.dot of arrays with more than 2 dimensions is not compiled yet")
+    promoted = _promoted(a, b)
+    if promoted is not None:
+        return _promoting_product(dot, promoted)
     if kernel_product(a, b):
         return product
-    if isinstance(a.dtype, types.Float) and isinstance(b.dtype, types.Float):
-        return lambda a, b: np.dot(a, b)
-    return lambda a, b: np.dot(a.astype(np.float64), b.astype(np.float64))
+    return lambda a, b: np.dot(a, b)
+
+
+def _promoting_product(function, dtype):
+    """``function(a, b)`` of the factors cast to ``dtype`` (see ``_promoted``);
+    integer and boolean products by a loop (``kernels.dtypes``)."""
+    if is_inexact(np.dtype(dtype)):
+        return lambda a, b: function(cast(a, dtype), cast(b, dtype))
+    return lambda a, b: integer_product(cast(a, dtype), cast(b, dtype))
 
 
 def inner(a, b):
@@ -41,7 +65,7 @@ def _inner(a, b):
     if not is_array(a) or not is_array(b) or a.ndim == 0 or b.ndim == 0:
         return lambda a, b: a * b
     if a.ndim <= 2 and b.ndim <= 2:
-        return lambda a, b: np.dot(a, b.T)
+        return lambda a, b: dot(a, b.T)
     raise TypingError("np.inner of arrays with more than 2 dimensions is not compiled yet")
 
 
@@ -53,6 +77,9 @@ def matmul(a, b):
 
 @overload(matmul, jit_options=CACHED)
 def _matmul(a, b):
+    promoted = _promoted(a, b) if is_array(a) and is_array(b) else None
+    if promoted is not None and a.ndim <= 2 and b.ndim <= 2:
+        return _promoting_product(matmul, promoted)
     if kernel_product(a, b):
         return product
     return lambda a, b: a @ b
@@ -90,6 +117,11 @@ def _outer(u, v):
 def _matmul_adjoint_lhs(g, a, b):
     if not (is_array(a) and is_array(b)):
         raise TypingError("matmul of non-arrays")
+    promoted = _promoted(g, b)
+    if promoted is not None and is_inexact(np.dtype(promoted)):
+        # the cotangent is NumPy's product of g and b (a's dtype plays no part)
+        return lambda g, a, b: runtime.matmul_adjoint_lhs(cast(g, promoted), a,
+                                                          cast(b, promoted))
     if b.ndim == 1 and a.ndim == 1:
         return lambda g, a, b: g * b
     if b.ndim == 1 and a.ndim == 2:
@@ -108,6 +140,10 @@ def _matmul_adjoint_lhs(g, a, b):
 def _matmul_adjoint_rhs(g, a, b):
     if not (is_array(a) and is_array(b)):
         raise TypingError("matmul of non-arrays")
+    promoted = _promoted(g, a)
+    if promoted is not None and is_inexact(np.dtype(promoted)):
+        return lambda g, a, b: runtime.matmul_adjoint_rhs(cast(g, promoted),
+                                                          cast(a, promoted), b)
     if b.ndim == 1 and a.ndim == 1:
         return lambda g, a, b: g * a
     if a.ndim == 1 and b.ndim == 2:

@@ -1,12 +1,18 @@
 """NumPy's dtype promotion in compiled code: Python numbers next to narrow
-arrays (``weak_scalar``, NEP 50; see ``numba_stage.weak_scalars``) and
-arrays widened to a variable's common dtype (``widen_dtype``)."""
+arrays (``weak_scalar``, NEP 50; see ``numba_stage.weak_scalars``), a Python
+number joined with a value at an ``if`` (``weak_number``) and arrays widened
+to a variable's common dtype (``widen_dtype``)."""
 import numpy as np
 from numba import types
-from numba.extending import overload
+from numba.core import typeconv
+from numba.core.datamodel import models
+from numba.core.datamodel.registry import register_default
+from numba.core.imputils import lower_cast
+from numba.extending import overload, type_callable, lower_builtin
 from numba.np.numpy_support import as_dtype, from_dtype
 
 from ..kernels.common import CACHED, is_array
+from ..kernels.dtypes import numpy_dtype, result_dtype
 from .lanes import WeakLanes, as_weak_lanes
 
 
@@ -92,3 +98,90 @@ def _weak_lanes_scalar(value, likes):
         return lambda value, *likes: value
     dtype = as_dtype(target)
     return lambda value, *likes: value.astype(dtype)
+
+
+def weak_number(value):
+    """The Python number ``value`` assigned where an ``if`` joins it with
+    another value (``y = np.sum(x)`` on one path, ``y = 0.5`` on the other):
+    eagerly the number itself; compiled, a ``WeakNumber``, which unifies with
+    the other path's number type as NumPy would promote them (a float32 sum
+    keeps ``y`` float32, where Numba's float64 literal made it float64)."""
+    return value
+
+
+class WeakNumber(types.Type):
+    """Numba's type of ``weak_number(v)``: the number type ``number`` of
+    ``v`` (float64, int64, complex128), weak in NumPy's sense where it
+    unifies with another number type (see ``_weak_type``)."""
+
+    def __init__(self, number):
+        self.number = number
+        super().__init__(name=f"{number} (a Python number)")
+
+    def unify(self, typingctx, other):
+        if isinstance(other, WeakNumber):
+            return typingctx.unify_pairs(self.number, other.number)
+        if isinstance(other, (types.Number, types.Boolean)):
+            target = _weak_type(self.number, other)
+            return target if target is not None else typingctx.unify_pairs(self.number, other)
+        return None
+
+    def can_convert_to(self, typingctx, other):
+        if other == self.number:
+            return typeconv.Conversion.promote
+        if isinstance(other, (types.Number, types.Boolean)):
+            return typingctx.can_convert(self.number, other)
+        return None
+
+
+@register_default(WeakNumber)
+class _WeakNumberModel(models.PrimitiveModel):
+    def __init__(self, dmm, fe_type):
+        super().__init__(dmm, fe_type, dmm.lookup(fe_type.number).get_value_type())
+
+
+@type_callable(weak_number)
+def _type_weak_number(context):
+    def typer(value):
+        if isinstance(value, (types.Integer, types.Float, types.Complex)) and \
+                not isinstance(value, types.Literal):
+            return WeakNumber(value)
+        if isinstance(value, types.IntegerLiteral):
+            return WeakNumber(value.literal_type)
+        if isinstance(value, types.Literal) and isinstance(
+                getattr(value, "literal_type", None), (types.Float, types.Complex)):
+            return WeakNumber(value.literal_type)
+        return None
+    return typer
+
+
+@lower_builtin(weak_number, types.Number)
+@lower_builtin(weak_number, types.Literal)
+def _lower_weak_number(context, builder, sig, args):
+    return context.cast(builder, args[0], sig.args[0], sig.return_type.number)
+
+
+@lower_cast(WeakNumber, types.Number)
+@lower_cast(WeakNumber, types.Boolean)
+def _weak_number_to_number(context, builder, fromty, toty, val):
+    return context.cast(builder, val, fromty.number, toty)
+
+
+def promoted(x, other):
+    """``x`` cast to the dtype NumPy gives ``x`` and ``other`` together, where
+    Numba's arithmetic would give another (an integer array next to a
+    float32 one: Numba computes in float32, NumPy in float64); else ``x``.
+    Eagerly NumPy promotes by itself, so this is ``x``."""
+    return x
+
+
+@overload(promoted, jit_options=CACHED)
+def _promoted(x, other):
+    own, dtype = numpy_dtype(x), result_dtype(x, other)
+    if own is None or dtype is None or own == dtype or own.kind not in "biu" or \
+            dtype.kind not in "fc":
+        return lambda x, other: x
+    cast = dtype.type
+    if isinstance(x, types.Array):
+        return lambda x, other: x.astype(cast)
+    return lambda x, other: cast(x)

@@ -160,6 +160,28 @@ for _f, _n in ((var_axes, "var_axes"), (var_axes_keepdims, "var_axes_keepdims"),
     _f.__name__ = _n
 
 
+def _var_all(root):
+    def var(a):
+        return np.std(a) if root else np.var(a)
+
+    @overload(var, jit_options=CACHED)
+    def _ov(a):
+        if not is_array(a):
+            return lambda a: 0.0 * a
+        # Numba's np.var gives float64 for float32 and complex64; NumPy the
+        # real type of the array's own precision
+        narrow = a.dtype in (types.float32, types.complex64)
+        if root:
+            return (lambda a: np.float32(np.std(a))) if narrow else (lambda a: np.std(a))
+        return (lambda a: np.float32(np.var(a))) if narrow else (lambda a: np.var(a))
+    var.__doc__ = f"``np.{'std' if root else 'var'}(a)`` of a whole array, in NumPy's dtype."
+    return var
+
+
+var_all, std_all = _var_all(False), _var_all(True)
+var_all.__name__, std_all.__name__ = "var_all", "std_all"
+
+
 @overload(runtime.prod_others, jit_options=CACHED)
 def _prod_others(a, axis=None):
     if not is_array(a) or not (is_none(axis) or a.ndim == 1):

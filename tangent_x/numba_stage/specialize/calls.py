@@ -5,6 +5,7 @@ import ast
 
 import numpy as np
 
+from .callees import callee_of
 from .values import Const, Expr, Tape, as_av, describe, is_container
 
 # Calls evaluated now when every argument is known (none touches memory
@@ -18,7 +19,7 @@ def registries():
     """``HANDLERS`` and ``REWRITES`` (see ``registry``), filled."""
     # local import: the modules filling them (and the registry itself) load
     # Numba kernels, at the first specialisation rather than with tangent_x
-    from . import container_calls, numpy_calls, scan_calls, tree_calls  # noqa: F401
+    from . import container_calls, custom_calls, numpy_calls, scan_calls, tree_calls  # noqa: F401
     from .registry import HANDLERS, REWRITES  # local import: (as above)
     return HANDLERS, REWRITES
 
@@ -75,6 +76,12 @@ class Calls:
         if all(isinstance(v, Const) for v in values) and _foldable(fn):
             return self.fold(lambda *a: fn(*a[:len(args)], **dict(zip(kwargs, a[len(args):]))),
                              values)
+        # (a compiled callee takes containers: their leaves are passed)
+        callee = callee_of(fn)
+        if callee is not None:
+            result = self.compiled_call(callee, args, kwargs, getattr(fn, "__name__", None))
+            if result is not NotImplemented:
+                return result
         for v in values:
             if is_container(v) and isinstance(v, dict):
                 self.fail(f"{getattr(fn, '__name__', fn)}() would receive the dict "

@@ -28,6 +28,9 @@ def _reduction(name):
         if axis.value is None and not keepdims.value:
             if name in ("all", "any"):
                 return NotImplemented
+            if name in ("var", "std"):       # in NumPy's dtype (Numba's is float64)
+                return Expr(ast.Call(func=runtime_helper(s, f"{name}_all"),
+                                     args=[s.render(kwargs["a"])], keywords=[]))
             return Expr(ast.Call(func=_numpy(s, name), args=[s.render(kwargs["a"])],
                                  keywords=[]))
         axes = axis.value
@@ -144,6 +147,27 @@ def _tensordot(s, args, kwargs):
                          args=[s.render(s.materialize(bound["a"])),
                                s.render(s.materialize(bound["b"])),
                                ast.Constant(int(axes.value))], keywords=[]))
+
+
+def _filled_like(fill):
+    def rewrite(s, args, kwargs):
+        """``np.zeros_like(x)`` / ``np.ones_like(x)`` / ``np.full_like(x, v)``
+        without options: ``numba_runtime.full_like``, a number for a number."""
+        names = ["a"] if fill is not None else ["a", "fill_value"]
+        bound = dict(zip(names, args))
+        bound.update(kwargs)
+        if set(bound) != set(names) or len(args) > len(names):
+            return NotImplemented
+        value = Const(fill) if fill is not None else bound["fill_value"]
+        return Expr(ast.Call(func=runtime_helper(s, "full_like"),
+                             args=[s.render(s.materialize(bound["a"])),
+                                   s.render(s.materialize(value))], keywords=[]))
+    return rewrite
+
+
+rewrites(np.zeros_like)(_filled_like(0))
+rewrites(np.ones_like)(_filled_like(1))
+rewrites(np.full_like)(_filled_like(None))
 
 
 @rewrites(np.tile)

@@ -1,5 +1,6 @@
 """``Specializer``: one specialisation of a generated function, the parts
 of the walk (each a mixin module of this package) put together."""
+from .callees import Callees
 from .calls import Calls
 from .carries import Carries
 from .expressions import Expressions
@@ -11,7 +12,7 @@ from .statements import Statements
 from .tapes import Tapes
 
 
-class Specializer(Statements, Expressions, Calls, Joins, Loops, Carries, Tapes, Rendering,
+class Specializer(Statements, Expressions, Calls, Callees, Joins, Loops, Carries, Tapes, Rendering,
                   SpecializerState):
     """Partial evaluation of one generated function (see the package doc).
 

@@ -1,0 +1,78 @@
+"""What CUDA kernels call in place of helpers that allocate arrays.
+
+A thread cannot allocate an array of run-time size, so ``kernel_text``
+rewrites the per-example code's random keys into pairs of 32-bit words
+(tuples, which live in registers) and calls these.  They are
+``numba.njit`` functions over scalars (Numba's CUDA target compiles them
+for the device; the simulator runs them as they are), built on the same
+Threefry block and float conversions as ``tangent_x.random``'s jit
+kernels, so a draw in a kernel has the bits of the same draw on the CPU.
+"""
+import numba
+import numpy as np
+
+from ..random._numba import _normal_f32, _normal_f64, _unit_f32, _unit_f64
+from ..random._threefry import threefry_block
+
+__all__ = ["split_pair", "normal_pair", "uniform_pair", "normal_pair32", "uniform_pair32",
+           "fold_in_pair"]
+
+_inline = numba.njit(inline="always", error_model="numpy")
+
+
+@_inline
+def split_pair(key, partitionable):
+    """``split(key)`` (two new keys) of a key given as its two words."""
+    k0, k1 = np.int64(key[0]), np.int64(key[1])
+    if partitionable:
+        a0, b0 = threefry_block(k0, k1, 0, 0)
+        a1, b1 = threefry_block(k0, k1, 0, 1)
+        return ((np.uint32(a0), np.uint32(b0)), (np.uint32(a1), np.uint32(b1)))
+    # JAX's original stream: words (j, 2 + j) hashed, key i = words 2i, 2i+1
+    a0, b0 = threefry_block(k0, k1, 0, 2)
+    a1, b1 = threefry_block(k0, k1, 1, 3)
+    return ((np.uint32(a0), np.uint32(a1)), (np.uint32(b0), np.uint32(b1)))
+
+
+@_inline
+def normal_pair(key, partitionable):
+    """One float64 ``normal(key, ())`` draw."""
+    k0, k1 = np.int64(key[0]), np.int64(key[1])
+    if partitionable:
+        a, b = threefry_block(k0, k1, 0, 0)
+    else:
+        a, b = threefry_block(k0, k1, 0, 1)
+    return _normal_f64(a, b)
+
+
+@_inline
+def uniform_pair(key, partitionable):
+    """One float64 ``uniform(key, ())`` draw in [0, 1)."""
+    k0, k1 = np.int64(key[0]), np.int64(key[1])
+    if partitionable:
+        a, b = threefry_block(k0, k1, 0, 0)
+    else:
+        a, b = threefry_block(k0, k1, 0, 1)
+    return _unit_f64(a, b)
+
+
+@_inline
+def fold_in_pair(key, data):
+    """``fold_in(key, data)`` of a key given as its two words."""
+    a, b = threefry_block(np.int64(key[0]), np.int64(key[1]), 0, np.int64(data) & 0xFFFFFFFF)
+    return (np.uint32(a), np.uint32(b))
+
+
+@_inline
+def normal_pair32(key, partitionable):
+    """One float32 ``normal(key, ())`` draw (the default dtype without x64)."""
+    a, b = threefry_block(np.int64(key[0]), np.int64(key[1]), 0, 0)
+    return _normal_f32(a ^ b) if partitionable else _normal_f32(a)
+
+
+@_inline
+def uniform_pair32(key, partitionable):
+    """One float32 ``uniform(key, ())`` draw in [0, 1)."""
+    a, b = threefry_block(np.int64(key[0]), np.int64(key[1]), 0, 0)
+    return _unit_f32(a ^ b) if partitionable else _unit_f32(a)
+

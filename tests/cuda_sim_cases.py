@@ -1,0 +1,148 @@
+"""The CUDA target's acceptance cases, run in Numba's CUDA simulator.
+
+``python tests/cuda_sim_cases.py`` (with ``NUMBA_ENABLE_CUDASIM=1`` set
+before anything imports ``numba.cuda``: ``tests/test_cuda.py`` runs it in a
+subprocess) runs each case as ``jit(vmap(f), target="cuda")`` and as the
+CPU's ``jit(vmap(f))`` loop over examples, and prints one JSON line per
+case: the largest absolute difference of every result leaf, and whether
+the integer results (step counts) are equal.  ``CASES`` is also used by the
+PTX check (``test_cuda.py``) and ``tools/bench_cuda.py``.
+"""
+import json
+import os
+import sys
+
+import numpy as np
+
+import tangent_x as tx
+import tangent_x.random as txr
+from tangent_x import tree_util
+
+
+def tanh_out(x):
+    return np.tanh(x)
+
+
+def newton_sqrt(a):
+    y = a
+    while abs(y * y - a) > 1e-12:
+        y = 0.5 * (y + a / y)
+    return y
+
+
+def walk_to_barrier(key, barrier):
+    """A random walk of normal steps until it leaves (-barrier, barrier):
+    how many steps it took, and where it stopped."""
+    pos = 0.0
+    steps = 0
+    while abs(pos) < barrier:
+        key, sub = txr.split(key)
+        pos = pos + txr.normal(sub, ())
+        steps = steps + 1
+    return steps, pos
+
+
+def mlp_loss(params, x, y):
+    """A 3-4-2 tanh network, written per weight (a thread computes it with
+    scalar loops; shared parameters, one example's x and y)."""
+    W1, b1, W2, b2 = params["W1"], params["b1"], params["W2"], params["b2"]
+    loss = 0.0
+    for o in range(2):
+        out = b2[o]
+        for j in range(4):
+            pre = b1[j]
+            for i in range(3):
+                pre = pre + W1[j, i] * x[i]
+            out = out + W2[o, j] * np.tanh(pre)
+        loss = loss + (out - y[o]) ** 2
+    return loss
+
+
+def _mlp_args(n):
+    rng = np.random.default_rng(3)
+    params = {"W1": rng.normal(size=(4, 3)), "b1": rng.normal(size=4),
+              "W2": rng.normal(size=(2, 4)), "b2": rng.normal(size=2)}
+    return params, rng.normal(size=(n, 3)), rng.normal(size=(n, 2))
+
+
+def cases(n=64):
+    """name -> (per-example function, in_axes, batched arguments)."""
+    xs = np.linspace(-3.0, 3.0, n)
+    keys = txr.split(txr.PRNGKey(42), n)
+    return {
+        "grad_tanh": (tx.grad(tanh_out), 0, (xs,)),
+        "newton_sqrt": (newton_sqrt, 0, (np.linspace(0.5, 900.0, n),)),
+        "grad_newton_sqrt": (tx.grad(newton_sqrt), 0, (np.linspace(0.5, 900.0, n),)),
+        "walk_to_barrier": (walk_to_barrier, (0, None), (keys, 3.0)),
+        "mlp_per_example_grads": (tx.grad(mlp_loss), (None, 0, 0), _mlp_args(n)),
+    }
+
+
+def compare(name, fn, in_axes, args):
+    gpu = tx.jit(tx.vmap(fn, in_axes=in_axes), target="cuda")(*args)
+    cpu = tx.jit(tx.vmap(fn, in_axes=in_axes, method="loop"))(*args)
+    g_leaves, c_leaves = tree_util.tree_leaves(gpu), tree_util.tree_leaves(cpu)
+    assert tree_util.tree_structure(gpu) == tree_util.tree_structure(cpu), (gpu, cpu)
+    return {"case": name,
+            "max_abs_diff": max(float(np.max(np.abs(np.asarray(g, float) - np.asarray(c, float))))
+                                for g, c in zip(g_leaves, c_leaves)),
+            "shapes_equal": all(np.shape(g) == np.shape(c) for g, c in zip(g_leaves, c_leaves)),
+            "dtypes_equal": all(np.asarray(g).dtype == np.asarray(c).dtype
+                                for g, c in zip(g_leaves, c_leaves)),
+            "integers_equal": all(np.array_equal(g, c) for g, c in zip(g_leaves, c_leaves)
+                                  if np.asarray(c).dtype.kind in "iub"),
+            "finite": all(np.all(np.isfinite(np.asarray(g, float))) for g in g_leaves)}
+
+
+def checks():
+    """What else the simulator shows, name -> (passed, detail): device arrays
+    in and out, and a tape too small for a thread's loop as a located error."""
+    from numba import cuda
+    out = {}
+    a = np.linspace(0.5, 900.0, 16)
+    on_device = cuda.to_device(a)
+    g = tx.jit(tx.vmap(tx.grad(newton_sqrt)), target="cuda")
+    res = g(on_device)
+    cpu = tx.jit(tx.vmap(tx.grad(newton_sqrt), method="loop"))(a)
+    out["device_arrays"] = (not isinstance(res, np.ndarray) and
+                            float(np.max(np.abs(res.copy_to_host() - cpu))) <= 1e-12,
+                            type(res).__name__)
+    small = tx.jit(tx.vmap(tx.grad(newton_sqrt)), target="cuda", tape_capacity=3)
+    try:
+        small(a)
+        out["tape_overflow"] = (False, "no error")
+    except tx.TransformError as exc:
+        text = str(exc)
+        out["tape_overflow"] = ("cuda_sim_cases.py:" in text and "tape_capacity" in text, text)
+    table = np.array([1.0, 2.0, 3.0])
+    look = tx.jit(tx.vmap(lambda i: table[i] * 2.0), target="cuda")
+    try:
+        look(np.array([0, 2, 5, 1]))
+        out["index_out_of_range"] = (False, "no error")
+    except IndexError as exc:
+        text = str(exc) + " ".join(getattr(exc, "__notes__", []))
+        out["index_out_of_range"] = ("example 2" in text, text)
+    out["index_in_range"] = (np.array_equal(look(np.array([0, 2, -1, 1])),
+                                            [2.0, 6.0, 6.0, 4.0]), "")
+    return out
+
+
+def main(names=None):
+    if os.environ.get("NUMBA_ENABLE_CUDASIM") != "1":
+        sys.exit("set NUMBA_ENABLE_CUDASIM=1 (before numba.cuda is imported)")
+    for name, (fn, in_axes, args) in cases().items():
+        if names and name not in names:
+            continue
+        try:
+            print(json.dumps(compare(name, fn, in_axes, args)), flush=True)
+        except Exception as exc:      # reported, and the test fails on it
+            print(json.dumps({"case": name, "error": f"{type(exc).__name__}: {exc}"}),
+                  flush=True)
+    if not names:
+        for name, (passed, detail) in checks().items():
+            print(json.dumps({"check": name, "passed": bool(passed), "detail": detail}),
+                  flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

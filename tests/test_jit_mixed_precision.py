@@ -1,0 +1,248 @@
+"""float32 and mixed precision under jit (issue #19 item 6, issue #16's dtype
+class): every combination of operand dtypes -- float32 and float64 arrays,
+integer arrays, Python numbers (weak, NEP 50), NumPy scalars (strong) --
+through products, elementwise arithmetic and reductions, and their
+gradients, gives under jit the dtypes and values eager NumPy gives; the
+tutorial MLP with float32 weights and float64 biases runs under jit, grad,
+value_and_grad and vmap(grad)."""
+import itertools
+
+import numpy as np
+import pytest
+
+import tangent_x as tx
+
+
+# --- the operations ----------------------------------------------------------
+
+def op_matmul(a, b):
+    return a @ b
+
+
+def op_dot(a, b):
+    return np.dot(a, b)
+
+
+def op_elementwise(a, b):
+    return np.tanh(a * b) + a / (b + 3.0) - b
+
+
+def op_reductions(a, b):
+    return np.sum(a * b, axis=0) + np.mean(a) - np.max(a + b) + np.std(a * b) * np.var(a)
+
+
+def loss_matmul(a, b):
+    return np.sum(np.sin(op_matmul(a, b)))
+
+
+def loss_dot(a, b):
+    return np.sum(np.sin(op_dot(a, b)))
+
+
+def loss_elementwise(a, b):
+    return np.sum(op_elementwise(a, b))
+
+
+def loss_reductions(a, b):
+    return np.sum(op_reductions(a, b) ** 2)
+
+
+OPS = {"matmul": (op_matmul, loss_matmul), "dot": (op_dot, loss_dot),
+       "elementwise": (op_elementwise, loss_elementwise),
+       "reductions": (op_reductions, loss_reductions)}
+
+# the second operand: arrays of each dtype, Python numbers, NumPy scalars
+SECOND = {
+    "f32": lambda rng, n: rng.uniform(-1, 1, n).astype(np.float32),
+    "f64": lambda rng, n: rng.uniform(-1, 1, n),
+    "i64": lambda rng, n: rng.randint(0, 4, n),
+    "i32": lambda rng, n: rng.randint(0, 4, n).astype(np.int32),
+    "py_float": lambda rng, n: 0.7,
+    "py_int": lambda rng, n: 2,
+    "np_f32": lambda rng, n: np.float32(0.7),
+    "np_f64": lambda rng, n: np.float64(0.7),
+}
+FIRST = {"f32": np.float32, "f64": np.float64}
+
+
+def _cases():
+    for op, first, second in itertools.product(OPS, FIRST, SECOND):
+        if op in ("matmul", "dot") and second.startswith(("py", "np")):
+            continue        # a product of an array and a number is not a matmul
+        yield f"{op}-{first}-{second}"
+
+
+CASES = list(_cases())
+
+
+def _arguments(case):
+    op, first, second = case.split("-")
+    rng = np.random.RandomState(sum(map(ord, case)))
+    a = rng.uniform(-1, 1, (3, 3)).astype(FIRST[first])
+    return OPS[op], (a, SECOND[second](rng, 3))
+
+
+def _tolerance(*leaves):
+    narrow = any(np.asarray(leaf).dtype == np.float32 for leaf in leaves)
+    return 2e-5 if narrow else 1e-12
+
+
+def _same(got, want, *inputs):
+    got_leaves = tx.tree_util.tree_leaves(got)
+    want_leaves = tx.tree_util.tree_leaves(want)
+    assert len(got_leaves) == len(want_leaves)
+    for g, w in zip(got_leaves, want_leaves):
+        assert np.asarray(g).dtype == np.asarray(w).dtype, (np.asarray(g).dtype,
+                                                            np.asarray(w).dtype)
+        tol = _tolerance(g, w, *inputs)
+        np.testing.assert_allclose(g, w, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_jit_value_has_numpys_dtype(case):
+    (op, _), args = _arguments(case)
+    _same(tx.jit(op)(*args), op(*args), *args)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_jit_grad_as_eager_grad(case):
+    (_, loss), args = _arguments(case)
+    eager = tx.grad(loss)(*args)
+    assert eager.dtype == args[0].dtype          # JAX: a gradient has its primal's dtype
+    _same(tx.jit(tx.grad(loss))(*args), eager, *args)
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.split("-")[1] == "f32"][:6])
+def test_eager_grad_of_mixed_precision_matches_finite_differences(case):
+    """The reference the jit tests compare with is itself right: central
+    differences of the function in float64."""
+    (_, loss), (a, b) = _arguments(case)
+    got = tx.grad(loss)(a, b)
+    wide = a.astype(np.float64)
+    eps = 1e-6
+    want = np.zeros_like(wide)
+    for i in np.ndindex(wide.shape):
+        up, down = wide.copy(), wide.copy()
+        up[i] += eps
+        down[i] -= eps
+        want[i] = (loss(up, b) - loss(down, b)) / (2 * eps)
+    np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-3)
+
+
+def test_integer_products_are_exact_under_jit():
+    a = np.array([[3, -2], [2**40, 5]], np.int64)
+    b = np.array([7, 2**12], np.int64)
+    for x, y in [(a, b), (b, a), (a, a), (b, b), (a.astype(np.int32), b.astype(np.int32))]:
+        _same(tx.jit(op_matmul)(x, y), op_matmul(x, y))
+        _same(tx.jit(op_dot)(x, y), op_dot(x, y))
+
+
+# --- the tutorial MLP: float32 weights from tx.random, float64 biases ----------
+
+def predict(params, x):
+    for w, b in params:
+        x = np.tanh(w @ x + b)
+    return x
+
+
+def mlp_loss(params, x):
+    return np.sum(predict(params, x) ** 2)
+
+
+def _mlp(bias_dtype):
+    keys = tx.random.split(tx.random.PRNGKey(0), 2)
+    sizes = [(4, 3), (2, 4)]
+    return [(tx.random.normal(k, shape, dtype=np.float32), np.zeros(shape[0], bias_dtype))
+            for k, shape in zip(keys, sizes)]
+
+
+MLP_TRANSFORMS = {
+    "jit": lambda f: f,
+    "grad": lambda f: tx.grad(f),
+    "value_and_grad": lambda f: tx.value_and_grad(f),
+    "vmap_grad": lambda f: tx.vmap(tx.grad(f), in_axes=(None, 0)),
+}
+
+
+@pytest.mark.parametrize("bias", ["float64", "float32"])
+@pytest.mark.parametrize("transform", list(MLP_TRANSFORMS))
+def test_tutorial_mlp_mixed_precision_under_jit(transform, bias):
+    params = _mlp(np.dtype(bias))
+    batched = transform == "vmap_grad"
+    x = np.linspace(-1, 1, 15 if batched else 3, dtype=np.float32).reshape(
+        (5, 3) if batched else (3,))
+    fn = predict if transform == "jit" else mlp_loss
+    eager = MLP_TRANSFORMS[transform](fn)(params, x)
+    _same(tx.jit(MLP_TRANSFORMS[transform](fn))(params, x), eager,
+          *tx.tree_util.tree_leaves(params), x)
+    if transform == "grad":
+        # the gradient itself: central differences of the loss in float64
+        wide = [(w.astype(np.float64), b.astype(np.float64)) for w, b in params]
+        eps = 1e-6
+        for layer in range(2):
+            for which in range(2):
+                leaf = wide[layer][which]
+                want = np.zeros_like(leaf)
+                for i in np.ndindex(leaf.shape):
+                    saved = leaf[i]
+                    leaf[i] = saved + eps
+                    up = mlp_loss(wide, x.astype(np.float64))
+                    leaf[i] = saved - eps
+                    down = mlp_loss(wide, x.astype(np.float64))
+                    leaf[i] = saved
+                    want[i] = (up - down) / (2 * eps)
+                np.testing.assert_allclose(eager[layer][which], want, rtol=1e-3, atol=1e-4)
+
+
+# --- issue #16: a float32 value joined with a Python number at an if ------------
+
+def join_sum(x, t):
+    if t > 0:
+        y = np.sum(x)
+    else:
+        y = 0.5
+    return y * 3.0
+
+
+def join_default_first(x, t):
+    y = 0.25
+    if t > 0:
+        y = np.sum(x * x)
+    return y - 1.0
+
+
+def join_loss(x, t):
+    if t > 0:
+        y = np.sum(np.sin(x))
+    else:
+        y = 2.0
+    return y * np.sum(x)
+
+
+@pytest.mark.parametrize("fn", [join_sum, join_default_first], ids=lambda f: f.__name__)
+def test_float32_joined_with_a_python_number_stays_float32(fn):
+    x = np.linspace(-1, 1, 4, dtype=np.float32)
+    jitted = tx.jit(fn)
+    # the path through the array: float32 as eagerly
+    _same(jitted(x, 1.0), fn(x, 1.0))
+    # the path through the number: its value, in the join's float32 (eagerly
+    # a Python float; a compiled variable has one type, and NumPy's
+    # promotion of the two is float32, as JAX's of a weak number)
+    got = jitted(x, -1.0)
+    assert np.asarray(got).dtype == np.float32
+    np.testing.assert_allclose(got, fn(x, -1.0), rtol=1e-6)
+    assert "weak_number(" in jitted.numba_source(x, 1.0)
+
+
+def test_float64_join_keeps_its_literal_code():
+    """Wide signatures are compiled as written (no weak_number)."""
+    x = np.linspace(-1, 1, 4)
+    jitted = tx.jit(join_sum)
+    _same(jitted(x, -1.0), np.float64(join_sum(x, -1.0)))
+    assert "weak_number(" not in jitted.numba_source(x, 1.0)
+
+
+@pytest.mark.parametrize("t", [1.0, -1.0])
+def test_jit_grad_through_a_join_with_a_python_number(t):
+    x = np.linspace(-1, 1, 4, dtype=np.float32)
+    _same(tx.jit(tx.grad(join_loss))(x, t), tx.grad(join_loss)(x, t))
