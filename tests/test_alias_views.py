@@ -2,7 +2,8 @@
 
 Inside the function a write is seen through every alias and view, as
 Python does it: ``y = x``, ``v = x[1:]``, and the views NumPy functions
-return (``x.T``, ``x.reshape(-1)``, ``x.ravel()``, ``np.swapaxes`` ...), in
+return (``x.T``, ``x.reshape(-1)``, ``x.ravel()``, ``np.swapaxes``,
+``np.real``/``x.real`` ...), in
 both directions (write the view, read the array; write the array, read the
 view).  ``reshape``/``ravel`` copy where the layout does not allow a view,
 and then NumPy's write is not seen: the same here.  The caller's arrays are
@@ -172,11 +173,25 @@ def in_a_loop(x):
     return np.sum(x * A * x)
 
 
+def real_view(x):
+    r = np.real(x)          # a real array's np.real is the array itself
+    r[0, 1] = 3.0 * x[1, 1]
+    return np.sum(x * A * x)
+
+
+def real_attribute_both_ways(x):
+    r = x.real
+    r[1] *= 2.0
+    x[0, 0] = x[0, 1] * x[1, 0]       # and r sees the write into x
+    return np.sum(r * A * r)
+
+
 CASES = [alias, slice_view, reshape_method, reshape_function, ravel_method, ravel_function,
          transpose_attribute, transpose_function, transpose_axes, swapaxes, moveaxis, flip,
          squeeze, stepped, ellipsis, view_of_view, augmented_through_view,
          augmented_through_transpose, write_array_read_reshape, write_array_read_transpose,
-         asarray_alias, two_views, flatten_copies, astype_copies, in_a_loop]
+         asarray_alias, two_views, flatten_copies, astype_copies, in_a_loop, real_view,
+         real_attribute_both_ways]
 
 
 def numpy_of(f):
@@ -283,10 +298,47 @@ def test_the_same_array_passed_twice_is_two_arrays():
 @pytest.mark.slow        # Numba compiles: CI's slow step
 def test_jit_follows_writes_through_views():
     x = np.random.default_rng(5).uniform(0.5, 1.5, (2, 2))
-    for f in (reshape_method, transpose_attribute):
+    for f in (reshape_method, transpose_attribute, real_attribute_both_ways):
         assert tx.jit(f)(x) == pytest.approx(numpy_of(f)(x), rel=1e-12)
         np.testing.assert_allclose(tx.jit(tx.grad(f))(x), numerical_grad(numpy_of(f), (x,)),
                                    rtol=1e-6, atol=1e-6)
+
+
+def test_a_write_into_the_real_part_of_a_complex_array():
+    """``np.real`` of a complex array is a view of its real parts: a write
+    into it changes the array, its imaginary parts kept (vmap and jit take
+    complex values; derivatives refuse them)."""
+    def f(z, v):
+        w = z * 1.0
+        r = np.real(w)
+        r[0] = v
+        return w
+    z = np.array([1.0 + 2.0j, -0.5 + 0.25j, 3.0 - 1.0j])
+    np.testing.assert_array_equal(f(z.copy(), 7.0), [7.0 + 2.0j, -0.5 + 0.25j, 3.0 - 1.0j])
+    with tx.disable_jit():
+        np.testing.assert_array_equal(tx.jit(f)(z, 7.0), f(z.copy(), 7.0))
+    Z, V = np.stack([z, 2.0 * z]), np.array([7.0, -1.0])
+    for in_axes in ((0, 0), (None, 0), (0, None)):
+        batched = [Z[b] if in_axes[0] == 0 else z for b in range(2)]
+        vs = [V[b] if in_axes[1] == 0 else 7.0 for b in range(2)]
+        np.testing.assert_array_equal(
+            tx.vmap(f, in_axes)(Z if in_axes[0] == 0 else z, V if in_axes[1] == 0 else 7.0),
+            [f(batched[b].copy(), vs[b]) for b in range(2)])
+
+
+@pytest.mark.slow        # Numba compiles: CI's slow step
+def test_jit_writes_into_the_real_part_of_a_complex_array():
+    def f(z, v):
+        w = z * 1.0
+        r = w.real
+        r[1:] = v
+        return w
+    z = np.array([1.0 + 2.0j, -0.5 + 0.25j, 3.0 - 1.0j])
+    out = tx.jit(f)(z, 7.0)
+    np.testing.assert_array_equal(out, f(z.copy(), 7.0))
+    assert out.dtype == np.complex128
+    z64 = z.astype(np.complex64)
+    assert tx.jit(f)(z64, 7.0).dtype == np.complex64
 
 
 def test_vmap_of_grad_of_a_write_at_a_loop_counter():

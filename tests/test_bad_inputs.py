@@ -502,3 +502,43 @@ def test_grad_of_an_integer_output_is_jax_type_error(fn, arg):
 def test_jit_grad_of_an_integer_output_is_the_same_type_error():
     with pytest.raises(TypeError, match="real-valued outputs.*but got int"):
         tx.jit(tx.grad(_int_sum))(np.array([0.5, -1.0]))
+
+
+def _sum_over_range(x, n):
+    s = 0                     # Python's int until the loop adds a float
+    for i in range(n):
+        s = s + x * x
+    return s
+
+
+def _sum_in_while(x, n):
+    s = 0
+    i = 0
+    while i < n:
+        s = s + x * x
+        i += 1
+    return s
+
+
+def _sum_over_items(x, n):
+    s = 0
+    for v in x[:n]:
+        s = s + v * v
+    return s
+
+
+@pytest.mark.parametrize("fn, x", [(_sum_over_range, 1.5), (_sum_in_while, 1.5),
+                                   (_sum_over_items, np.array([0.5, -1.0]))],
+                         ids=["for range", "while", "for items"])
+def test_an_int_started_loop_that_never_runs_is_an_int_output_compiled_too(fn, x):
+    """Python's ``s`` is still the int 0 when the loop never runs: grad
+    raises JAX's TypeError.  Numba holds ``s`` as a float (one type per
+    variable), and jit(grad) returned a zero gradient; it now follows a
+    flag saying the loop never assigned ``s``."""
+    compiled = tx.jit(tx.grad(fn))
+    for run in (tx.grad(fn), compiled):
+        with pytest.raises(TypeError, match="real-valued outputs.*but got int"):
+            run(x, 0)
+    want = numerical_grad(lambda a: fn(a, 2), (x,))
+    assert_tree_allclose(tx.grad(fn)(x, 2), want, rtol=1e-6)
+    assert_tree_allclose(compiled(x, 2), tx.grad(fn)(x, 2), rtol=1e-12)

@@ -182,9 +182,23 @@ def aug_of_alias_in_loop(x):
     return np.sum(x)
 
 
+def _scaled_then_rebound(q):
+    for i in range(2):
+        q *= 2.0                   # the caller's array on the first pass only:
+        q = q + 1.0                # then q is a new array
+    return 0.5
+
+
+def callers_array_in_helper_loop(x):
+    w = x * 1.0
+    return _scaled_then_rebound(w) + np.sum(w)
+
+
 @pytest.mark.parametrize("fn, words", [
     (aug_of_view_in_loop, ["'acc'", "'x'", "in this loop"]),
     (aug_of_alias_in_loop, ["'acc'", "'x'", "in this loop"]),
+    # (fuzz seed 95094: the caller's array kept its old value, in every mode)
+    (callers_array_in_helper_loop, ["'q'", "'w'", "in this loop"]),
 ])
 def test_sharing_that_changes_between_iterations_is_refused(fn, words):
     """Which names share the array differs from one iteration to the next

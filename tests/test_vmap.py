@@ -118,11 +118,23 @@ def test_every_batching_rule_is_exercised():
         test_atleast_and_checks_batched()
         _collectives_batched()
         test_trees_and_erf_batched()
+        _write_into_real_part_batched()
     finally:
         BATCHING.clear()
         BATCHING.update(original)
     missing = sorted(set(original) - seen)
     assert not missing, f"batching rules never used: {missing}"
+
+
+def _write_into_real_part_batched():
+    """``with_real``: a write into ``np.real(w)`` written back into ``w``."""
+    def f(w, v):
+        w = w * 1.0
+        r = np.real(w)
+        r[0] = v
+        return w
+    W, V = np.random.default_rng(15).normal(size=(3, 2)), np.array([1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(tx.vmap(f)(W, V), [f(W[b], V[b]) for b in range(3)])
 
 
 def _collectives_batched():

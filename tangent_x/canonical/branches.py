@@ -74,7 +74,8 @@ class Branches:
                 values[k].append(v)
             outs.append(n)
         out_names = [self.namer.fresh(n) for n in outs]
-        if out_names:
+        if out_names or any(not eqn.outs for b in branches for eqn in ir.all_eqns(b[0])):
+            # (a branch that binds nothing may still print, or check)
             self.emit_cond(pred, out_names, values, [b[0] for b in branches], origin)
         for n, o in zip(outs, out_names):
             self.bind(scope, n, ir.name(o))

@@ -126,6 +126,16 @@ class Loops:
                 guarded.update({n: [m for m in names if m != n] for n in names})
             else:
                 shared.update({n: names[0] for n in names[1:]})
+        for n in sorted(mutated & _plainly_rebound(stmts) & set(carry)):
+            # a helper's parameter changed in place, then rebound, in its
+            # loop: the first iteration changes the caller's array too
+            v = scope.locals.get(n)
+            callers = [m for s, m in self._bindings.get(v.id, []) if s is not scope
+                       and ir.is_name(s.locals.get(m)) and s.locals[m].id == v.id] \
+                if ir.is_name(v) else []
+            if callers:
+                guarded[n] = guarded.get(n, []) + [m for m in callers
+                                                   if m not in guarded.get(n, [])]
         return shared, guarded
 
     def loop_body(self, scope, carry, body_fn, body_stmts=()):
@@ -233,3 +243,12 @@ class Loops:
         self.link_views(scope, view_pairs)
         if orelse:
             self.block(scope, orelse, live_after)
+
+
+def _plainly_rebound(stmts):
+    """Names the statements bind to a new value (``y = ...``, a loop's
+    target), not counting ``y op= v``, which keeps an array."""
+    aug_targets = {id(n.target) for s in stmts for n in gast.walk(s)
+                   if isinstance(n, gast.AugAssign)}
+    return {n.id for s in stmts for n in gast.walk(s) if isinstance(n, gast.Name)
+            and isinstance(n.ctx, gast.Store) and id(n) not in aug_targets}

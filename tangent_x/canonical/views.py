@@ -5,7 +5,8 @@ index takes (``row = x[0]``).
 
 ``reshape`` and ``ravel`` give a view only when the array's layout allows
 (a copy otherwise), ``np.asarray`` the array itself only when it has the
-dtype asked for, which only the running code knows: the relation carries
+dtype asked for, ``np.real`` a view of an array but a new number from a
+number, which only the running code knows: the relation carries
 a flag computed where the view was taken (``is_view_of``), and each write
 chooses on it."""
 import gast
@@ -47,6 +48,8 @@ class ViewCall:
                              f"copy it first ({self.label}(...).copy())")
         if name_ == "asarray":
             return view
+        if name_ == "real":
+            return conv.emit(P.get("with_real"), [base, view], base="written")
         if name_ in ("reshape", "ravel", "squeeze", "expand_dims", "atleast_1d", "atleast_2d",
                      "atleast_3d"):
             shape = conv.emit(P.get("shape"), [base], base="shape")

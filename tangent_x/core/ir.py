@@ -153,6 +153,11 @@ class Body:
         return f"Body({len(self.eqns)} eqns -> {len(self.results)} results)"
 
 
+def kept_for_effect(eqn):
+    """A call whose result nothing reads, kept for what it does (``print``)."""
+    return not eqn.outs and eqn.prim.kind in ("call", "opaque")
+
+
 def all_eqns(eqns):
     """Every equation, nested bodies included (pre-order)."""
     for eqn in eqns:

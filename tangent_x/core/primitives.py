@@ -191,7 +191,10 @@ _VIEWS = {
     # (``np.asarray``: the array itself when it has the dtype asked for;
     # ``np.atleast_2d``: the array itself, a view with new axes of it, or a
     # new array made from a number)
-    **dict.fromkeys("reshape ravel asarray atleast_1d atleast_2d atleast_3d".split(), "maybe"),
+    # (``np.real``: the array itself when real, its real part when complex, a
+    # new number made from a number)
+    **dict.fromkeys("reshape ravel asarray atleast_1d atleast_2d atleast_3d real".split(),
+                    "maybe"),
     **dict.fromkeys("diagonal broadcast_to".split(), "read_only"),
 }
 

@@ -183,6 +183,7 @@ linear(unbroadcast, unstack, untile, unrepeat, undiagonal, index_zero, last_writ
 linear(unindex, "unattr", "scan_unslice", args=((2, "g"),))
 linear("broadcast_like", args=((0, "t"),))
 linear("inplace_result", args=((0, "new"),))
+linear("with_real", args=((1, "real"),))
 linear("item_cotangent", args=((2, "like"),))
 linear("rejoin", args=((0, "cts"),))
 linear("with_item", args=((0, "items"), (2, "value")))

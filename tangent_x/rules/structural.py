@@ -176,6 +176,12 @@ def _(g, ans, new, old):
     new_bar = g
 
 
+@adjoint("with_real")
+def _(g, ans, base, real):
+    """(A real ``base``: the result is ``real`` itself.)"""
+    real_bar = g
+
+
 @adjoint("appended")
 def _(g, ans, items, item):
     items_bar = g[:-1]
@@ -281,7 +287,9 @@ def batch_getitem(eqn, b):
     if shape is None:
         return None
     if shape.kind not in ("array",):
-        if b.batched(idx):
+        if b.batched(idx) or shape.kind not in ("list", "tuple", "dict"):
+            # (another kind: the probe's example never gave it a value, its
+            # placeholder stood there -- an array in the other examples)
             return None
         flag = item_flag(b.flag(x), static_value(b, idx))
         if flag is None:
@@ -384,6 +392,18 @@ def batch_inplace_result(eqn, b):
     if not b.batched(new) or eqn.kwargs:
         return None
     b.mark(eqn.out, b.flag(new))
+    return respell(eqn)
+
+
+@batching("with_real")
+def batch_with_real(eqn, b):
+    """Elementwise in ``base`` and ``real``, which have one shape per example:
+    batched where either is (a shared ``base`` broadcasts against a batched
+    ``real``; a shared ``real`` in a batched ``base`` goes per example)."""
+    base, real = eqn.args
+    if b.batched(base) and not b.batched(real):
+        return None
+    b.mark(eqn.out, b.flag(real))
     return respell(eqn)
 
 

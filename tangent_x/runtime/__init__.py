@@ -52,7 +52,7 @@ from .shape_adjoints import (  # noqa: F401
     rejoin, unconcatenate, undiagonal, unhstack, unrepeat, unstack, untile)
 from .values import (  # noqa: F401
     Unbound, inplace_result, is_array, is_view_of, shaped, stop_gradient, tree_add, unbound,
-    zeros_like)
+    with_real, zeros_like)
 
 # Every name here is a primitive (core.primitives registers them in this
 # order) and may appear in a generated module's import line.
@@ -84,6 +84,8 @@ __all__ = ["unbroadcast", "unreduce", "unindex", "unattr", "zeros_like",
            # special functions (SciPy's ufuncs)
            "erf", "erfc",
            # tree_util inside transformed functions
-           "tree_leaves_like", "tree_rebuild", "tree_def"]
+           "tree_leaves_like", "tree_rebuild", "tree_def",
+           # a write into np.real(x)
+           "with_real"]
 
 __all__ = __all__ + list(_lanes_all)

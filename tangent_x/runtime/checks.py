@@ -17,8 +17,13 @@ def integer_output_message(dtype):
             f"derivative is not defined; return a float (or use tangent_x.vjp directly)")
 
 
-def check_grad_output(y):
-    """grad differentiates scalar-output functions only (as JAX)."""
+def check_grad_output(y, still_int=False):
+    """grad differentiates scalar-output functions only (as JAX).
+    ``still_int`` (compiled code only): ``y`` is a loop's variable that
+    Python started as an int and the loop never assigned, which Numba holds
+    as a float."""
+    if still_int:
+        raise TypeError(integer_output_message("int64"))
     if not _is_array_like(y):
         raise TypeError(f"grad requires real-valued outputs, but the function returned "
                         f"{type(y).__name__} {y!r}" if isinstance(y, (str, bytes, type(None)))

@@ -111,6 +111,16 @@ def is_array(x):
     return isinstance(x, np.ndarray)
 
 
+def with_real(base, real):
+    """``base`` after a write into its view ``np.real(base)`` (``base.real``)
+    made that view ``real``: for a real array ``np.real`` is the array
+    itself, so ``real`` is the result; for a complex one, ``real`` becomes
+    its real part and the imaginary part stays."""
+    if np.iscomplexobj(base):
+        return (real + 1j * np.imag(base)).astype(np.result_type(base), copy=False)
+    return real
+
+
 def is_view_of(view, base):
     """Whether ``view`` (``base.reshape(...)``, ``np.ravel(base)``) shares
     ``base``'s memory: NumPy copies instead where the layout does not allow

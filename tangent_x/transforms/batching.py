@@ -20,7 +20,10 @@ here knows only control flow:
   ``select_lanes``;
 - an operation without a rule (or whose ranks the probe did not see) is
   run once per example by ``map_lanes`` — always correct, just not
-  vectorised.
+  vectorised;
+- a ``print`` of batched values prints once per example (of shared values,
+  once), and inside a branch or loop whose condition differs between
+  examples only for the examples that get there (``Batcher.reaching``).
 """
 import gast
 
@@ -76,6 +79,9 @@ class Batcher:
         self.batch_size = batch_size    # gast atom: the number of examples
         self.unbound = set()            # names holding ``unbound(...)`` placeholders
         self.constants = {}             # names of tuples/lists of literals: their values
+        # the lanes that reach this code (a batched bool): None for all of them,
+        # else inside a branch or loop whose condition differs between lanes
+        self.reaching = None
 
     # --- what rules ask -----------------------------------------------------
 
@@ -147,6 +153,10 @@ class Batcher:
             for o in eqn.outs:
                 self.flags[o] = False
             _note_constant(self, eqn)
+            if ir.kept_for_effect(eqn) and self.reaching is not None:
+                # (``print`` of shared values: once, if any lane gets here)
+                return [gast.If(test=call("np.any", self.reaching), body=lower.lower([eqn]),
+                                orelse=[])]
             return lower.lower([eqn])
         rule = BATCHING.get(eqn.prim.name)
         self.stmts_out = []
@@ -178,6 +188,7 @@ class Batcher:
             for n in sorted(ir.names_in(a)):
                 if any_batched(self.flags.get(n)) and n not in lanes:
                     lanes.append(n)
+        reaching = self.reaching if ir.kept_for_effect(eqn) else None
         for i, n in enumerate(lanes):
             flag = self.flags[n]
             if not all_batched(flag):       # a container of batched and shared values
@@ -205,22 +216,9 @@ class Batcher:
                                  "compute it outside the vmapped function")
         else:
             body = ir.expr_of(eqn)
-        # the lambda's parameters get names of their own (``x_k``: example k of
-        # ``x``), so that later passes renaming ``x`` outside cannot capture them
-        params = [self.fresh(f"{n}_k") for n in lanes]
-        for n, p in zip(lanes, params):
-            body = _renamed(body, n, p)
-        fn = gast.Lambda(args=gast.arguments(
-            args=[ir.name(p, gast.Param()) for p in params], posonlyargs=[], vararg=None,
-            kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]), body=body)
-        value = call("map_lanes", fn, self.batch_size, *[ir.name(n) for n in lanes])
         for o in eqn.outs:
             self.flags[o] = full_flag(self.shapes.get(o))
-        if len(eqn.outs) == 1:
-            return setup + [assign(eqn.out, value)]
-        target = gast.Tuple(elts=[ir.name(o, gast.Store()) for o in eqn.outs],
-                            ctx=gast.Store())
-        return setup + [gast.Assign(targets=[target], value=value, type_comment=None)]
+        return setup + _per_example(self, body, lanes, eqn.outs, reaching)
 
     # --- control flow ---------------------------------------------------------
 
@@ -259,8 +257,11 @@ class Batcher:
         pred = eqn.args[0]
         branches = eqn.params["branches"]
         results = []
-        for body in branches:
+        for i, body in enumerate(branches):
             inner = self.sub()
+            if self.batched(pred):      # both sides run: each reaches its own lanes
+                inner.reaching = _both(self.reaching,
+                                       pred if i == 0 else call("np.logical_not", pred))
             stmts = inner.stmts(body.eqns)
             results.append((inner, stmts, body.results))
         out_flags = []
@@ -363,6 +364,7 @@ class Batcher:
         inner = Batcher(self.namer, dict(self.flags), self.shapes, self.batch_size, self.env,
                         self.axis_name)
         inner.unbound = self.unbound
+        inner.reaching = self.reaching
         return inner
 
     def trial(self, body, carry_flags):
@@ -422,6 +424,8 @@ class Batcher:
             init_atoms.append(atom)
         self.flags.update(flags)
         inner = self.sub()
+        if pred_batched:            # the body runs for the live lanes only
+            inner.reaching = _both(self.reaching, ir.clone(cond.results[0]))
         body_stmts = inner.stmts(body.eqns)
         results = []
         for c, r in zip(carry, body.results):
@@ -459,6 +463,41 @@ class Batcher:
         updates = lower.assign_many(carry, results)
         loop = lower.WHILE_TRUE.fill(cond=cond_stmts, pred=test, body=body_stmts + updates)
         return setup + lower.assign_many(carry, init_atoms) + loop
+
+
+def _per_example(b, body, lanes, outs, reaching):
+    """``outs = map_lanes(lambda x_k: body, batch_size, x)``: ``body`` run on
+    example k of each name in ``lanes``, in the lanes ``reaching`` (None:
+    all) only -- an effect (``print``) inside a branch or loop whose
+    condition differs between examples runs for the examples that get
+    there.  The lambda's parameters get names of their own (``x_k``), so
+    that later passes renaming ``x`` outside cannot capture them."""
+    params = [b.fresh(f"{n}_k") for n in lanes]
+    for n, p in zip(lanes, params):
+        body = _renamed(body, n, p)
+    lane_atoms = [ir.name(n) for n in lanes]
+    if reaching is not None:
+        params.insert(0, b.fresh("reaches_k"))
+        lane_atoms.insert(0, reaching)
+        body = gast.IfExp(test=ir.name(params[0]), body=body, orelse=ir.const(None))
+    fn = gast.Lambda(args=gast.arguments(
+        args=[ir.name(p, gast.Param()) for p in params], posonlyargs=[], vararg=None,
+        kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]), body=body)
+    value = call("map_lanes", fn, b.batch_size, *lane_atoms)
+    if not outs:        # kept for its effect (``print``): once per example
+        return [gast.Expr(value=value)]
+    if len(outs) == 1:
+        return [assign(outs[0], value)]
+    target = gast.Tuple(elts=[ir.name(o, gast.Store()) for o in outs], ctx=gast.Store())
+    return [gast.Assign(targets=[target], value=value, type_comment=None)]
+
+
+def _both(reaching, lanes):
+    """The lanes reaching code that only ``lanes`` (a batched bool) of the
+    lanes ``reaching`` (None: all) get to."""
+    if reaching is None:
+        return lanes
+    return call("np.logical_and", ir.clone(reaching), lanes)
 
 
 def _renamed(atom, old, new):

@@ -288,7 +288,9 @@ class Reverse:
             tapes[x] = self.namer.tape(f"{x}_shape")
             stand_ins.append(POP_SHAPE.stmt(value=x, tape=tapes[x]))
         eqns = [e for e in eqns if not set(e.outs) <= set(shaped)]
-        recompute = lower.lower(eqns, inner.tape_names)
+        originals = {}
+        eqns = _without_prints(eqns, originals)
+        recompute = lower.lower(eqns, lambda e: inner.tape_names(originals.get(id(e), e)))
         new_bars = [inner.bars.get(c) if ir.is_name(inner.bars.get(c)) else _zeros_like(c)
                     for c in active]
         update = lower.assign_many([carry_bars[c] for c in active], new_bars)
@@ -327,6 +329,30 @@ REPLAY_WHILE = quote("""
 # known: control flow (its branches' and inner loops' values feed their own
 # adjoints, inner loops fill tapes) and effects.
 _REPLAYED = ("cond", "while", "for_range", "custom", "effect")
+
+
+def _without_prints(eqns, originals):
+    """``eqns`` less the calls kept only for what they do (``print``), in
+    nested bodies too: replaying a loop's body recomputes its values, and
+    its prints ran in the forward pass.  A rebuilt equation is recorded in
+    ``originals`` (by id) against the one it stands for (its tapes)."""
+    out = []
+    for eqn in eqns:
+        if ir.kept_for_effect(eqn):
+            continue
+        if any(ir.kept_for_effect(e) for body in eqn.bodies() for e in ir.all_eqns(body.eqns)):
+            params = dict(eqn.params)
+            for key, value in eqn.params.items():
+                if key == "branches":
+                    params[key] = tuple(ir.Body(_without_prints(b.eqns, originals), b.results)
+                                        for b in value)
+                elif key in ("cond", "body"):
+                    params[key] = ir.Body(_without_prints(value.eqns, originals), value.results)
+            rebuilt = ir.Eqn(eqn.outs, eqn.prim, eqn.args, eqn.kwargs, params, eqn.origin)
+            originals[id(rebuilt)] = originals.get(id(eqn), eqn)
+            eqn = rebuilt
+        out.append(eqn)
+    return out
 
 
 def _results_from_carry(carry, body, tapes):

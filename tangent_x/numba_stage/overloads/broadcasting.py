@@ -1,8 +1,9 @@
 """Implementations of the runtime's broadcasting helpers: ``unbroadcast``
 (a cotangent summed back to its operand's shape), ``broadcast_like``,
-``unreduce``, ``shaped``, ``is_array``, ``inplace_result``.  Each is one
+``unreduce``, ``shaped``, ``is_array``, ``inplace_result``, ``with_real``.  Each is one
 flat generated function (see ``kernels.loops``)."""
 import numpy as np
+from numba.core import types
 from numba.extending import overload, register_jitable
 from numba.np.numpy_support import as_dtype
 
@@ -62,6 +63,14 @@ def _inplace_result(new, old):
         dtype = as_dtype(old.dtype)
         return lambda new, old: np.asarray(new).astype(dtype)
     return lambda new, old: new
+
+
+@overload(runtime.with_real)
+def _with_real(base, real):
+    if is_array(base) and isinstance(base.dtype, types.Complex):
+        dtype = as_dtype(base.dtype)
+        return lambda base, real: (real + 1j * np.imag(base)).astype(dtype)
+    return lambda base, real: real
 
 
 @overload(runtime.broadcast_like)

@@ -3,12 +3,13 @@ may be None too), ``check_grad_output``, ``stop_gradient``, ``tree_add``,
 ``iteration_item``."""
 import numpy as np
 from numba import types
-from numba.core.errors import TypingError
 from numba.extending import overload
+from numba.np.numpy_support import as_dtype
 
 from ... import runtime
 from ...runtime.checks import integer_output_message
 from ..kernels.common import CACHED, is_array
+from .assigned import optional_value
 
 
 @overload(runtime.zeros_like, jit_options=CACHED)
@@ -18,7 +19,16 @@ def _zeros_like(x):
         # read only where it was): its zero is the zero of its type.
         inner = x.type
         if is_array(inner):
-            raise TypingError("an array that may be None has no zero of known shape")
+            # Eagerly the zero of None is None, a symbolic zero no
+            # arithmetic reads: here a zero of the array's type that
+            # broadcasts (shape (1, ..., 1)) stands in for it.
+            ones, dtype = (1,) * inner.ndim, as_dtype(inner.dtype)
+
+            def optional_array(x):
+                if x is None:
+                    return np.zeros(ones, dtype)
+                return np.zeros_like(optional_value(x))
+            return optional_array
 
         def optional(x):
             if x is None:
@@ -26,7 +36,10 @@ def _zeros_like(x):
             return 0.0 * x
         return optional
     if isinstance(x, types.NoneType):
-        return lambda x: 0.0
+        # a variable started as None, typed before the loop's assignments
+        # are: resolved once they are (a None known when specialising is
+        # zero there, see specialize/container_calls.py)
+        return None
     if is_array(x):
         return lambda x: np.zeros_like(x)
     if isinstance(x, types.Integer) or isinstance(x, types.Boolean):
@@ -35,9 +48,9 @@ def _zeros_like(x):
 
 
 @overload(runtime.check_grad_output, jit_options=CACHED)
-def _check_grad_output(y):
+def _check_grad_output(y, still_int=False):
     if isinstance(y, (types.Optional, types.NoneType)):
-        def maybe_none(y):
+        def maybe_none(y, still_int=False):
             if y is None:
                 raise TypeError("Gradient only defined for scalar-output functions. "
                                 "Output was None.")
@@ -46,7 +59,7 @@ def _check_grad_output(y):
         message = ("Gradient only defined for scalar-output functions. "
                    f"Output was an array of {y.ndim} dimension{'s' if y.ndim > 1 else ''}.")
 
-        def impl(y):
+        def impl(y, still_int=False):
             raise TypeError(message)
         return impl
     if isinstance(getattr(y, "dtype", y), (types.Integer, types.Boolean)):
@@ -54,16 +67,24 @@ def _check_grad_output(y):
             "bool" if isinstance(getattr(y, "dtype", y), types.Boolean) else
             str(getattr(y, "dtype", y)))
 
-        def integer_output(y):
+        def integer_output(y, still_int=False):
             raise TypeError(message)
         return integer_output
     if isinstance(getattr(y, "dtype", y), types.Complex):
-        def complex_output(y):
+        def complex_output(y, still_int=False):
             raise TypeError("grad requires real-valued outputs (output dtype that is a "
                             "sub-dtype of np.floating); tangent_x differentiates real "
                             "values only")
         return complex_output
-    return lambda y: None
+    if isinstance(still_int, (types.Omitted, bool)):
+        return lambda y, still_int=False: None
+    message = integer_output_message("int64")
+
+    def float_or_still_int(y, still_int=False):
+        # a float to Numba, Python's int where the loop never assigned it
+        if still_int:
+            raise TypeError(message)
+    return float_or_still_int
 
 
 @overload(runtime.stop_gradient, jit_options=CACHED)

@@ -13,6 +13,7 @@ class Carry:
     def __init__(self):
         self.names = {}
         self.entry = {}
+        self.int_flags = {}     # carried variable started as a Python int -> its flag
 
 
 class Carries:
@@ -79,6 +80,8 @@ class Carries:
         body, self.code = self.code, saved
         header.body = body or [ast.Pass()]
         self.emit(header)
+        if self.emitting:
+            self.int_starts.update(carried.int_flags)
         self.env = dict(carried.entry)
         if isinstance(stmt, ast.For):
             self.env[stmt.target.id] = Dyn(stmt.target.id)
@@ -129,6 +132,15 @@ class Carries:
         carried.names[name] = canon
         self.initialize(canon, old, sized=name in self.stacks)
         self.env[name] = canon
+        if isinstance(canon, Dyn) and isinstance(old, Const) and type(old.value) is int \
+                and not self.loops and not self.dynamic_ifs and self.emitting:
+            # ``acc = 0`` before ``for ...: acc = acc + x``: Python's int
+            # while the loop has not run, a float after (grad of it is
+            # JAX's TypeError only in the first case; see check_grad_output)
+            flag = carried.int_flags.get(canon.name) or self.fresh(f"{canon.name}_is_int")
+            carried.int_flags[canon.name] = flag
+            self.int_flag_names.add(flag)
+            self.assign(flag, ast.Constant(True))
 
     def canonical(self, old, new, hint, leaf=False):
         if isinstance(old, list) and isinstance(new, list) and len(new) > len(old) and \
@@ -200,6 +212,15 @@ class Carries:
             else:
                 self.assign(canon.name, self.render(old, canon.name))
 
+    def drop_unread_int_flags(self):
+        """The flags of ``int_starts`` that no ``check_grad_output`` reads
+        (jit of a function rather than of its gradient) leave the code."""
+        read = {n.id for stmt in self.code for n in ast.walk(stmt)
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        unread = self.int_flag_names - read
+        if unread:
+            self.code = _without_stores(self.code, unread)
+
     def restore_carry(self):
         """At the end of an iteration (or at break/continue): carried
         variables get this iteration's values, all at once."""
@@ -238,3 +259,18 @@ class Carries:
             values.append(self.render(value, canon.name))
         elif not same(canon, value):
             self.fail("a loop variable changes value in a way that cannot be compiled")
+
+
+def _without_stores(stmts, names):
+    """``stmts`` less the assignments of a constant to one of ``names``."""
+    out = []
+    for stmt in stmts:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and \
+                isinstance(stmt.targets[0], ast.Name) and stmt.targets[0].id in names:
+            continue
+        for field in ("body", "orelse"):
+            if isinstance(getattr(stmt, field, None), list) and getattr(stmt, field):
+                setattr(stmt, field, _without_stores(getattr(stmt, field), names) or
+                        [ast.Pass()])
+        out.append(stmt)
+    return out

@@ -101,6 +101,10 @@ def _zeros_like(s, args, kwargs):
                            _materialized_zero(s, c) for c in children(x)])
     if isinstance(x, Zero):
         return x
+    if isinstance(x, Const) and x.value is None:
+        # (a run-time None is typed as an optional value still being
+        # settled, see overloads/cotangents.py: a known one is zero now)
+        return Const(0.0)
     return NotImplemented
 
 
@@ -212,6 +216,12 @@ def _check_grad_output(s, args, kwargs):
                f"{describe(y)}", "return a scalar")
     if isinstance(y, Const) and np.result_type(y.value).kind not in "biu":
         return Const(None)
+    if isinstance(y, Dyn) and y.name in s.int_starts:
+        # a loop's variable Python started as an int: still that int (an
+        # int output) when the loop never assigned it
+        return Expr(ast.Call(func=s.global_name(runtime.check_grad_output, "check_grad_output"),
+                             args=[s.render(y), ast.Name(s.int_starts[y.name], ast.Load())],
+                             keywords=[]))
     return NotImplemented       # (an integer constant: the run-time check raises)
 
 

@@ -28,6 +28,12 @@ class SpecializerState:
         self.namer = Namer(self.source_names | set(globals_))
         self.bound = {}          # name in the numba module -> object
         self.unbound_starts = set()  # variables started as None before a loop (optional.py)
+        # carried variables of a finished loop that Python started as an int
+        # before it -> the compiled flag saying they still hold that int (the
+        # loop never assigned them), which Numba's one type per variable
+        # (a float, joined with the loop's values) cannot say
+        self.int_starts = {}
+        self.int_flag_names = set()
         self.static_loops = []   # while loops being unrolled: dynamic_ifs at their start
         self.dynamic_ifs = 0     # depth of ifs on run-time tests being specialised
         self.hidden = []         # (parameter name, value)
@@ -115,6 +121,17 @@ class SpecializerState:
             if self.ranks:
                 for name in stored_names(stmt):
                     self.ranks.pop(name, None)
+            if self.int_starts and not self.loops:
+                for name in stored_names(stmt):
+                    self.int_starts.pop(name, None)
+            if self.loops and self.loops[0].int_flags and \
+                    isinstance(stmt, (ast.Assign, ast.AugAssign)):
+                flags = self.loops[0].int_flags
+                for name in stored_names(stmt):
+                    if name in flags:       # assigned by the loop: no longer the int
+                        self.code.append(ast.Assign(
+                            targets=[ast.Name(flags[name], ast.Store())],
+                            value=ast.Constant(False), lineno=0))
             if self.units is not None:
                 unit_axes.record(self, stmt)
 

@@ -34,7 +34,9 @@ class Statements:
                 "time", exc.where or self.where(),
                 "mark the index static (static_argnums/static_argnames), make the "
                 "container an array, or run without jit (tx.disable_jit())") from None
-        return self.finish(result)
+        out = self.finish(result)
+        self.drop_unread_int_flags()
+        return out
 
     def finish(self, result):
         """Flatten the result: compiled leaves are returned as a tuple, a
