@@ -127,6 +127,7 @@ RECURSION = {
     'f': (-0.07973505316447703, 'float64'),
     'grad': ([0.34512745806361306, 0.8546990438154453, -1.1154088912042697], 'float64'),
     'vmap_grad': ([0.017435749239934514, 0.33202237461159745, -11.086334782428978], 'float64'),
+    'horner_grad': ([-0.31, 7.039999999999999, 24.0], 'float64'),
 }
 
 LOG1PEXP = {
@@ -295,6 +296,9 @@ def test_recursion_gradients_against_differences():
     g = tx.vmap(tx.grad(lambda t: m.power(t, 4) * m.tree(t, 2)))(x)
     want = [numerical_grad(lambda t: m.power(t, 4) * m.tree(t, 2), (float(t),), 0) for t in x]
     assert_tree_allclose(g, np.array(want), rtol=1e-6)
+    # Horner's rule: the derivative of 0.5 - x + 0.25 x**2 + 2 x**3, by hand
+    np.testing.assert_allclose(tx.vmap(tx.grad(lambda t: m.horner(m.COEFFS, t)))(x),
+                               -1.0 + 0.5 * x + 6.0 * x ** 2, rtol=1e-13)
 
 
 def test_log1pexp_derivative_against_differences():
