@@ -58,17 +58,28 @@ def jit(fun=None, static_argnums=(), static_argnames=(), target="cpu", *, tape_c
 
 
 def _cuda(fun, static_argnums, static_argnames, tape_capacity):
-    """``jit(vmap(f), target="cuda")``: a kernel, one thread per example."""
+    """``jit(vmap(f), target="cuda")``: a kernel, one thread per example;
+    ``jit(lambda P, X: np.sum(vf(P, X), axis=0), target="cuda")`` with ``vf``
+    vmapped: one that sums the examples' results (``cuda_stage.reduction``)."""
+    reduction = None
     if not isinstance(fun, Vmapped):
-        where = call_site()
-        raise TypeError(
-            f"{where.where() + ': ' if where is not None else ''}jit(..., target='cuda') "
-            "compiles a vmapped function, one GPU thread per example: write "
-            f"jit(vmap({getattr(fun, '__name__', 'f')}), target='cuda'), or use target='cpu'")
+        # local import: the source reader of the CUDA target's reductions
+        from ..cuda_stage.reduction import match
+        reduction = None if isinstance(fun, Transformed) else \
+            match(fun, lambda v: isinstance(v, Vmapped))
+        if reduction is None:
+            where = call_site()
+            raise TypeError(
+                f"{where.where() + ': ' if where is not None else ''}jit(..., target='cuda') "
+                "compiles a vmapped function, one GPU thread per example: write "
+                f"jit(vmap({getattr(fun, '__name__', 'f')}), target='cuda') (or a sum over "
+                "its batch, jit(lambda *a: np.sum(vf(*a), axis=0), target='cuda') with vf "
+                "vmapped), or use target='cpu'")
+        fun = reduction.vmapped
     # local import: the CUDA target (and numba-cuda) loads only when asked for
     from ..cuda_stage.launch import TAPE_CAPACITY, CudaVmap
     return CudaVmap(fun, python_stage, static_argnums, static_argnames,
-                    TAPE_CAPACITY if tape_capacity is None else int(tape_capacity))
+                    TAPE_CAPACITY if tape_capacity is None else int(tape_capacity), reduction)
 
 
 @contextlib.contextmanager

@@ -186,6 +186,10 @@ class DeviceRewrite(ast.NodeTransformer):
                                                        ast.Store()), ast.Add(), value.args[2])
                 if helper == "shaped" and _is_number(t):
                     return ast.parse(f"{name} = np.{t}(0)").body[0]
+                if helper == "unindex" and _is_array(t):
+                    return self._unindex(node, name, value, t)
+                if helper == "tree_add" and _is_array(t):
+                    return self._tree_add(node, name, value, t)
             self._target_type = t
             if self._is_key_call(value) and isinstance(value.func, ast.Attribute) and \
                     value.func.attr in ("split", "fold_in") or \
@@ -210,12 +214,60 @@ class DeviceRewrite(ast.NodeTransformer):
         self.refuse(node, f"it makes a new array per example ({t}); a GPU thread cannot "
                     "allocate arrays of run-time size")
 
+    def _shape(self, node):
+        """The shape of the array ``node`` names where it is fixed when the
+        kernel compiles (a parameter's, or a local array's), else None."""
+        if isinstance(node, ast.Name):
+            return self.shapes.get(node.id)
+        return None
+
+    def _unindex(self, node, name, value, t):
+        """``name = unindex(x, index, g)`` (the gradient of ``x[index]``) with
+        ``x`` of a fixed shape and ``g`` a number: a zeroed local array of
+        ``x``'s shape, ``g`` added at ``index``."""
+        x, index, g = value.args
+        if self._shape(x) is None or not (_is_number(self.type_of(g)) or
+                                          isinstance(g, ast.Constant)):
+            self.refuse(node, f"the gradient of an indexed array of run-time size ({t})")
+        zeros = self._zeros(node, name, x, t)
+        index = self.visit(index)
+        g = self.visit(g)
+        add = ast.AugAssign(ast.Subscript(ast.Name(name, ast.Load()), index, ast.Store()),
+                            ast.Add(), g)
+        return zeros + [add]
+
+    def _tree_add(self, node, name, value, t):
+        """``name = tree_add(a, b)`` of two arrays of the same fixed shape:
+        element by element, into ``a`` where ``name`` is ``a``, else into a
+        new local array."""
+        a, b = value.args
+        shape = self._shape(a)
+        if shape is None or self._shape(b) != shape:
+            self.refuse(node, f"a sum of gradients of run-time size ({t}) per example")
+        idx = ", ".join(f"z{d}_" for d in range(len(shape))) or "()"
+        lines = []
+        if not (isinstance(a, ast.Name) and a.id == name):
+            if isinstance(b, ast.Name) and b.id == name:
+                a, b = b, a
+            else:
+                lines.append(self._zeros(node, name, a, t))
+        indent = ""
+        loops = []
+        for d, n in enumerate(shape):
+            loops.append(f"{indent}for z{d}_ in range({n}):")
+            indent += "    "
+        src = f"{name}[{idx}] += {b.id}[{idx}]" if a.id == name else \
+            f"{name}[{idx}] = {a.id}[{idx}] + {b.id}[{idx}]"
+        body = ast.parse("\n".join(loops + [indent + src])).body
+        return [s for block in lines for s in block] + body
+
     def _zeros(self, node, name, like, t):
         """``name = zeros_like(param)``: a thread's local array of the
         parameter's shape, zeroed (a gradient accumulated element by element)."""
         shape = self.shapes.get(like.id) if isinstance(like, ast.Name) else None
         if shape is None:
             self.refuse(node, f"zeros_like of an array of run-time size ({t}) per example")
+        self.shapes[name] = shape
         size = 1
         for n in shape:
             size *= n
@@ -354,6 +406,9 @@ class DeviceRewrite(ast.NodeTransformer):
             return node.args[0]
         if helper == "checked":
             return self._checked(node)
+        if helper == "tree_add" and len(node.args) == 2 and \
+                all(_is_number(self.type_of(a)) for a in node.args):
+            return ast.BinOp(node.args[0], ast.Add(), node.args[1])
         self.refuse(node, f"{helper} (a tangent_x helper that works on arrays) has no "
                     "CUDA device form")
 
@@ -423,7 +478,7 @@ def _call(name, args):
 
 
 def render_kernel_module(header, device, kernel_name, leaves, out_ndims, bare, batch_leaf,
-                         linemap, partitionable):
+                         linemap, partitionable, reduce=False):
     """The module text: ``header`` comment lines, imports, the device
     function ``device`` (rewritten ``ast.FunctionDef``), and the kernel.
 
@@ -433,8 +488,10 @@ def render_kernel_module(header, device, kernel_name, leaves, out_ndims, bare, b
     array result is copied into its row of the batched result element by
     element); ``batch_leaf``: the mapped leaf whose length is the batch;
     ``linemap``: numba-stage line -> the user's ``Origin`` (a comment naming
-    the user's line goes above each run of statements from it).  Returns the
-    text and its line map (kernel-module line -> ``Origin``)."""
+    the user's line goes above each run of statements from it); ``reduce``:
+    each result is added into one output (``cuda.atomic.add``: a sum over
+    the batch, in the order the threads reach it) instead of its row.
+    Returns the text and its line map (kernel-module line -> ``Origin``)."""
     lines = list(header)
     lines += ["import math", "", "import numpy as np", "from numba import cuda", "",
               "from tangent_x.cuda_stage.device_runtime import "
@@ -464,14 +521,18 @@ def render_kernel_module(header, device, kernel_name, leaves, out_ndims, bare, b
     for j, (out, ndim) in enumerate(zip(outs, out_ndims)):
         value = "lane" if bare else f"lane[{j}]"
         if ndim == 0:
-            lines.append(f"        {out}[k] = {value}")
+            lines.append(f"        cuda.atomic.add({out}, 0, {value})" if reduce else
+                         f"        {out}[k] = {value}")
             continue
-        lines.append(f"        row = {out}[k]")
+        lines.append(f"        row = {out}" if reduce else f"        row = {out}[k]")
         lines.append(f"        src = {value}")
         indent = "        "
         idx = [f"i{d}" for d in range(ndim)]
         for d in range(ndim):
             lines.append(f"{indent}for i{d} in range(src.shape[{d}]):")
             indent += "    "
-        lines.append(f"{indent}row[{', '.join(idx)}] = src[{', '.join(idx)}]")
+        where = ", ".join(idx)
+        at = where if ndim == 1 else f"({where})"
+        lines.append(f"{indent}cuda.atomic.add(row, {at}, src[{where}])" if reduce else
+                     f"{indent}row[{where}] = src[{where}]")
     return "\n".join(lines) + "\n", kernel_map
