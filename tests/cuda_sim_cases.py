@@ -65,6 +65,54 @@ def _mlp_args(n):
     return params, rng.normal(size=(n, 3)), rng.normal(size=(n, 2))
 
 
+def pair_loss(P, x):
+    return np.tanh(P[0] * x[0] + P[1] * x[1]) ** 2
+
+
+per_example_grads = tx.vmap(tx.grad(pair_loss), in_axes=(None, 0))
+per_example_losses = tx.vmap(pair_loss, in_axes=(None, 0))
+mlp_grads = tx.vmap(tx.grad(mlp_loss), in_axes=(None, 0, 0))
+
+
+def summed_grads(P, X):
+    """The gradient of the batch's total loss: a sum over the batch, which
+    the kernel adds up with atomics (no array of per-example gradients)."""
+    return np.sum(per_example_grads(P, X), axis=0)
+
+
+def reductions(n=64):
+    """name -> (function whose body reduces a vmapped call over the batch,
+    its arguments, the CPU reference: the CPU jit of the vmapped call,
+    reduced by NumPy)."""
+    rng = np.random.default_rng(5)
+    P, X = np.array([0.3, -0.7]), rng.normal(size=(n, 2))
+    return {
+        "sum_of_grads": (summed_grads, (P, X),
+                         lambda: np.sum(tx.jit(per_example_grads)(P, X), axis=0)),
+        "mean_loss": (lambda P, X: np.mean(per_example_losses(P, X), axis=0), (P, X),
+                      lambda: np.mean(tx.jit(per_example_losses)(P, X), axis=0)),
+        "sum_of_walk_steps": (lambda key, b: np.sum(walks(key, b), axis=0),
+                              (txr.split(txr.PRNGKey(7), n), 2.0),
+                              lambda: np.sum(tx.jit(walks)(txr.split(txr.PRNGKey(7), n),
+                                                           2.0), axis=0)),
+    }
+
+
+walks = tx.vmap(lambda key, b: walk_to_barrier(key, b)[0], in_axes=(0, None))
+
+
+def compare_reduction(name, fn, args, reference):
+    gpu = tx.jit(fn, target="cuda")(*args)
+    cpu = reference()
+    return {"case": name, "max_abs_diff": float(np.max(np.abs(np.asarray(gpu, float) -
+                                                              np.asarray(cpu, float)))),
+            "shapes_equal": np.shape(gpu) == np.shape(cpu),
+            "dtypes_equal": np.asarray(gpu).dtype == np.asarray(cpu).dtype,
+            "integers_equal": np.asarray(cpu).dtype.kind not in "iub" or
+            np.array_equal(gpu, cpu),
+            "finite": bool(np.all(np.isfinite(np.asarray(gpu, float))))}
+
+
 def cases(n=64):
     """name -> (per-example function, in_axes, batched arguments)."""
     xs = np.linspace(-3.0, 3.0, n)
@@ -135,6 +183,14 @@ def main(names=None):
             continue
         try:
             print(json.dumps(compare(name, fn, in_axes, args)), flush=True)
+        except Exception as exc:      # reported, and the test fails on it
+            print(json.dumps({"case": name, "error": f"{type(exc).__name__}: {exc}"}),
+                  flush=True)
+    for name, (fn, args, reference) in reductions().items():
+        if names and name not in names:
+            continue
+        try:
+            print(json.dumps(compare_reduction(name, fn, args, reference)), flush=True)
         except Exception as exc:      # reported, and the test fails on it
             print(json.dumps({"case": name, "error": f"{type(exc).__name__}: {exc}"}),
                   flush=True)

@@ -26,6 +26,7 @@ import ast
 
 from ..errors import TransformError
 from ..numba_stage.render import _render_function
+from .local_arrays import LOCAL_LIMIT, LocalArrays, is_array, is_number
 
 __all__ = ["DeviceRewrite", "render_kernel_module", "HINT", "CHECK_CODES"]
 
@@ -58,15 +59,10 @@ _CUDA_NUMPY = {"arccos", "arccosh", "arcsin", "arcsinh", "arctan2", "arctan", "a
 _PRODUCTS = {"dot", "matmul", "einsum", "tensordot", "inner", "vdot", "kron"}
 
 
-def _is_number(t):
-    return t is not None and str(t).startswith(_NUMBERS) and "array" not in str(t)
+_is_number, _is_array = is_number, is_array
 
 
-def _is_array(t):
-    return t is not None and str(t).startswith("array(")
-
-
-class DeviceRewrite(ast.NodeTransformer):
+class DeviceRewrite(LocalArrays, ast.NodeTransformer):
     """Rewrites the per-example function ``func`` (an ``ast.FunctionDef`` of
     the numba-stage text) for a CUDA thread (see the module doc).
 
@@ -109,6 +105,8 @@ class DeviceRewrite(ast.NodeTransformer):
                              self.origin(node), HINT)
 
     def type_of(self, node):
+        if hasattr(node, "_tx_type"):        # an array's element (local_arrays)
+            return node._tx_type
         if isinstance(node, ast.Name):
             return self.typemap.get(node.id)
         if isinstance(node, ast.Constant):
@@ -190,6 +188,14 @@ class DeviceRewrite(ast.NodeTransformer):
                     return self._unindex(node, name, value, t)
                 if helper == "tree_add" and _is_array(t):
                     return self._tree_add(node, name, value, t)
+            if _is_array(t) and name not in self.key_names:
+                fixed = self._fixed_shape(node, name, value, t)
+                if fixed is not None:
+                    return fixed
+            if _is_number(t) and isinstance(value, ast.Call):
+                loop = self._reduction(node, name, value, t)
+                if loop is not None:
+                    return loop
             self._target_type = t
             if self._is_key_call(value) and isinstance(value.func, ast.Attribute) and \
                     value.func.attr in ("split", "fold_in") or \
@@ -202,6 +208,33 @@ class DeviceRewrite(ast.NodeTransformer):
                 self._refuse_array(node, value, t)
         return self.generic_visit(node)
 
+    def _fixed_shape(self, node, name, value, t):
+        """Statements for ``name = value``, an array of a shape known when
+        compiling (``local_arrays``), or None to go on as before."""
+        helper = self._helper(value) if isinstance(value, ast.Call) else None
+        if helper == "unbroadcast" and isinstance(value.args[0], ast.Name) and \
+                self._shape(value.args[0]) is not None and \
+                self._shape(value.args[0]) == self._shape(value.args[1]):
+            value = value.args[0]         # a gradient already of its argument's shape
+        if helper == "numpy.copy" and len(value.args) == 1 and \
+                self._shape(value.args[0]) is not None:
+            return self._copy(node, name, value.args[0].id, t)
+        if isinstance(value, ast.Name):
+            if value.id in self.local:
+                return self._copy(node, name, value.id, t)
+            if self._shape(value) is not None and value.id not in self.key_names:
+                self._set_shape(node, name, self._shape(value))     # a parameter's alias
+            return None
+        if isinstance(value, ast.Subscript):
+            base = value.value
+            index = value.slice
+            if isinstance(base, ast.Name) and base.id in self.params and \
+                    self._shape(base) and not isinstance(index, (ast.Slice, ast.Tuple)) and \
+                    len(self._shape(base)) > 1:
+                self._set_shape(node, name, self._shape(base)[1:])   # a row of a parameter
+            return None
+        return self._elementwise(node, name, value, t)
+
     def _refuse_array(self, node, value, t):
         if any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.MatMult)
                for n in ast.walk(value)) or any(
@@ -213,77 +246,6 @@ class DeviceRewrite(ast.NodeTransformer):
                         "big a job for one GPU thread, and it allocates its result)")
         self.refuse(node, f"it makes a new array per example ({t}); a GPU thread cannot "
                     "allocate arrays of run-time size")
-
-    def _shape(self, node):
-        """The shape of the array ``node`` names where it is fixed when the
-        kernel compiles (a parameter's, or a local array's), else None."""
-        if isinstance(node, ast.Name):
-            return self.shapes.get(node.id)
-        return None
-
-    def _unindex(self, node, name, value, t):
-        """``name = unindex(x, index, g)`` (the gradient of ``x[index]``) with
-        ``x`` of a fixed shape and ``g`` a number: a zeroed local array of
-        ``x``'s shape, ``g`` added at ``index``."""
-        x, index, g = value.args
-        if self._shape(x) is None or not (_is_number(self.type_of(g)) or
-                                          isinstance(g, ast.Constant)):
-            self.refuse(node, f"the gradient of an indexed array of run-time size ({t})")
-        zeros = self._zeros(node, name, x, t)
-        index = self.visit(index)
-        g = self.visit(g)
-        add = ast.AugAssign(ast.Subscript(ast.Name(name, ast.Load()), index, ast.Store()),
-                            ast.Add(), g)
-        return zeros + [add]
-
-    def _tree_add(self, node, name, value, t):
-        """``name = tree_add(a, b)`` of two arrays of the same fixed shape:
-        element by element, into ``a`` where ``name`` is ``a``, else into a
-        new local array."""
-        a, b = value.args
-        shape = self._shape(a)
-        if shape is None or self._shape(b) != shape:
-            self.refuse(node, f"a sum of gradients of run-time size ({t}) per example")
-        idx = ", ".join(f"z{d}_" for d in range(len(shape))) or "()"
-        lines = []
-        if not (isinstance(a, ast.Name) and a.id == name):
-            if isinstance(b, ast.Name) and b.id == name:
-                a, b = b, a
-            else:
-                lines.append(self._zeros(node, name, a, t))
-        indent = ""
-        loops = []
-        for d, n in enumerate(shape):
-            loops.append(f"{indent}for z{d}_ in range({n}):")
-            indent += "    "
-        src = f"{name}[{idx}] += {b.id}[{idx}]" if a.id == name else \
-            f"{name}[{idx}] = {a.id}[{idx}] + {b.id}[{idx}]"
-        body = ast.parse("\n".join(loops + [indent + src])).body
-        return [s for block in lines for s in block] + body
-
-    def _zeros(self, node, name, like, t):
-        """``name = zeros_like(param)``: a thread's local array of the
-        parameter's shape, zeroed (a gradient accumulated element by element)."""
-        shape = self.shapes.get(like.id) if isinstance(like, ast.Name) else None
-        if shape is None:
-            self.refuse(node, f"zeros_like of an array of run-time size ({t}) per example")
-        self.shapes[name] = shape
-        size = 1
-        for n in shape:
-            size *= n
-        if size > _LOCAL_LIMIT:
-            self.refuse(node, f"a per-example array of {size} elements; a thread keeps at "
-                        f"most {_LOCAL_LIMIT} in its local memory")
-        self.imports.add("cuda")
-        dims = ", ".join(str(n) for n in shape) + ("," if len(shape) == 1 else "")
-        idx = [f"z{d}_" for d in range(len(shape))]
-        lines = [f"{name} = cuda.local.array(({dims}), np.{t.dtype})"]
-        indent = ""
-        for d, n in enumerate(shape):
-            lines.append(f"{indent}for {idx[d]} in range({n}):")
-            indent += "    "
-        lines.append(f"{indent}{name}[{', '.join(idx) or '()'}] = 0")
-        return ast.parse("\n".join(lines)).body
 
     def _tape(self, node, name):
         t = self.typemap.get(name)
@@ -376,8 +338,8 @@ class DeviceRewrite(ast.NodeTransformer):
             if attr in _ALLOCATING:
                 self.refuse(node, f"np.{attr} allocates an array per example; a GPU thread "
                             "cannot allocate arrays of run-time size")
-            numbers = all(_is_number(self.type_of(a)) or isinstance(a, ast.Constant)
-                          for a in node.args)
+            numbers = self._scalar_context or all(
+                _is_number(self.type_of(a)) or isinstance(a, ast.Constant) for a in node.args)
             if numbers and attr in _SCALAR_MATH:
                 self.imports.add("math")
                 return ast.Call(ast.parse(_SCALAR_MATH[attr], mode="eval").body,
@@ -469,7 +431,6 @@ class DeviceRewrite(ast.NodeTransformer):
 
 _HELPER_PRODUCTS = ("matmul", "dot", "tensordot", "einsum")     # numba_runtime's
 CHECK_CODES = 1_000_000  # an example's status past this: an index out of range
-_LOCAL_LIMIT = 4096      # elements of one per-example array in a thread's local memory
 _BUILTINS = {"abs", "min", "max", "range", "len", "float", "int", "bool", "round"}
 
 

@@ -1,0 +1,293 @@
+"""Per-example arrays of a shape fixed when the kernel compiles, as a
+GPU thread's local arrays.
+
+Under ``vmap`` every example's arrays have the same shape, so where an
+array's shape follows from the parameters' (elementwise arithmetic and
+NumPy ufuncs with broadcasting, copies, the gradients ``zeros_like``,
+``unindex`` and ``tree_add`` make), a thread can hold it in a
+``cuda.local.array`` of that constant shape, computed by loops, and a
+reduction of it to a number (``np.sum``, ``mean``, ``prod``, ``max``,
+``min``, ``var``, ``std``) is a loop too.  ``LocalArrays`` is the part of
+``kernel_text.DeviceRewrite`` that does this; an array whose shape is not
+known here (a view, a helper's result) is refused as before.
+
+Local arrays live in storage fixed per statement (Numba allocates them
+once per call), so a statement that runs again (in a loop) overwrites what
+it wrote before.  That is safe because only the statement's own target
+names such storage: an assignment of one local array to another name copies
+it, and views of local arrays are not given shapes (what uses them is
+refused).
+"""
+import ast
+
+__all__ = ["LocalArrays", "LOCAL_LIMIT", "is_number", "is_array"]
+
+LOCAL_LIMIT = 4096      # elements of one per-example array in a thread's local memory
+_NUMBERS = ("float", "int", "uint", "bool", "complex")
+# NumPy's elementwise functions a thread computes on numbers (kernel_text
+# rewrites each call of numbers into its device form)
+ELEMENTWISE = {"abs", "absolute", "fabs", "sqrt", "exp", "expm1", "log1p", "isfinite", "isinf",
+               "arctan", "arcsin", "arccos", "arctan2", "arcsinh", "arccosh", "arctanh",
+               "copysign", "cos", "cosh", "sin", "sinh", "tan", "tanh", "log", "log2", "log10",
+               "hypot", "maximum", "minimum", "fmax", "fmin", "isnan", "logical_and",
+               "logical_or", "logical_xor", "logical_not", "square", "power", "negative",
+               "greater", "greater_equal", "less", "less_equal", "equal", "not_equal",
+               "deg2rad", "rad2deg", "degrees", "radians", "divide"}
+_VMATH = {"exp", "log", "tanh", "expm1", "log1p", "sin", "cos", "sqrt"}
+_REDUCE = {"sum", "prod", "max", "min", "amax", "amin", "mean"}
+
+
+def is_number(t):
+    return t is not None and str(t).startswith(_NUMBERS) and "array" not in str(t)
+
+
+def is_array(t):
+    return t is not None and str(t).startswith("array(")
+
+
+class _Unknown(Exception):
+    """An expression that is not elementwise over arrays of known shapes."""
+
+
+def _broadcast(shapes):
+    out = ()
+    for shape in shapes:
+        if len(shape) > len(out):
+            out = (1,) * (len(shape) - len(out)) + out
+        shape = (1,) * (len(out) - len(shape)) + tuple(shape)
+        merged = []
+        for a, b in zip(out, shape):
+            if a != b and 1 not in (a, b):
+                raise _Unknown()
+            merged.append(max(a, b) if 1 in (a, b) else a)
+        out = tuple(merged)
+    return out
+
+
+class LocalArrays:
+    """Arrays of fixed shape as local arrays (see the module doc); mixed
+    into ``DeviceRewrite``, whose ``shapes`` (name -> shape), ``typemap``,
+    ``refuse``, ``visit`` and ``imports`` it uses."""
+
+    _scalar_context = False
+
+    @property
+    def local(self):
+        """Names holding a local array (storage of their own statement)."""
+        if "_local" not in self.__dict__:
+            self._local = set()
+        return self._local
+
+    def _set_shape(self, node, name, shape):
+        old = self.shapes.get(name)
+        if old is not None and tuple(old) != tuple(shape):
+            self.refuse(node, f"{name} holds arrays of different shapes ({old} and {shape}) "
+                        "per example; a thread's local array has one shape")
+        self.shapes[name] = tuple(shape)
+
+    def _local_array(self, node, name, shape, t):
+        size = 1
+        for n in shape:
+            size *= n
+        if size > LOCAL_LIMIT:
+            self.refuse(node, f"a per-example array of {size} elements; a thread keeps at "
+                        f"most {LOCAL_LIMIT} in its local memory")
+        self._set_shape(node, name, shape)
+        self.local.add(name)
+        self.imports.add("cuda")
+        dims = ", ".join(str(n) for n in shape) + ("," if len(shape) == 1 else "")
+        return f"{name} = cuda.local.array(({dims}), np.{t.dtype})"
+
+    @staticmethod
+    def _loops(shape):
+        """(loop header lines, the body's indent, the index variables)."""
+        lines, indent = [], ""
+        for d, n in enumerate(shape):
+            lines.append(f"{indent}for z{d}_ in range({n}):")
+            indent += "    "
+        return lines, indent, [f"z{d}_" for d in range(len(shape))]
+
+    # ---- elementwise
+    def _operand_shape(self, node):
+        if isinstance(node, ast.Constant):
+            return ()
+        if isinstance(node, ast.Name):
+            t = self.typemap.get(node.id)
+            if is_number(t):
+                return ()
+            shape = self.shapes.get(node.id)
+            if is_array(t) and shape:
+                return tuple(shape)
+            raise _Unknown()
+        if isinstance(node, ast.BinOp) and not isinstance(node.op, ast.MatMult):
+            return _broadcast([self._operand_shape(node.left), self._operand_shape(node.right)])
+        if isinstance(node, ast.UnaryOp):
+            return self._operand_shape(node.operand)
+        if isinstance(node, ast.Compare) and len(node.comparators) == 1:
+            return _broadcast([self._operand_shape(node.left),
+                               self._operand_shape(node.comparators[0])])
+        if isinstance(node, ast.IfExp):
+            if self._operand_shape(node.test) or self._operand_shape(node.body) or \
+                    self._operand_shape(node.orelse):
+                raise _Unknown()
+            return ()
+        if isinstance(node, ast.Call) and not node.keywords:
+            kind, _, attr = (self._helper(node) or "").partition(".")
+            if kind == "numpy" and attr in ELEMENTWISE or kind == "vmath" and attr in _VMATH \
+                    or kind == "numpy" and attr == "where" and len(node.args) == 3:
+                return _broadcast([self._operand_shape(a) for a in node.args])
+        raise _Unknown()
+
+    def _indexed(self, node, out):
+        """``node`` with each array read at the element the loop computes
+        (broadcast axes at 0), typed as its element (``_tx_type``)."""
+        if isinstance(node, ast.Name) and is_array(self.typemap.get(node.id)):
+            shape = self.shapes[node.id]
+            lead = len(out) - len(shape)
+            parts = [f"z{lead + d}_" if n == out[lead + d] else "0"
+                     for d, n in enumerate(shape)]
+            sub = ast.parse(f"{node.id}[{', '.join(parts)}]", mode="eval").body
+            sub._tx_type = self.typemap[node.id].dtype
+            return sub
+        if isinstance(node, ast.Call) and self._helper(node) == "numpy.where":
+            c, a, b = (self._indexed(x, out) for x in node.args)
+            return ast.IfExp(c, a, b)
+        for field, value in ast.iter_fields(node):
+            if isinstance(value, list):
+                setattr(node, field, [self._indexed(v, out) if isinstance(v, ast.expr) else v
+                                      for v in value])
+            elif isinstance(value, ast.expr) and field != "func":
+                setattr(node, field, self._indexed(value, out))
+        return node
+
+    def _elementwise(self, node, name, value, t):
+        """``name = <elementwise expression of arrays of known shapes>`` as a
+        local array and loops, or None where the expression is not one."""
+        try:
+            shape = self._operand_shape(value)
+        except _Unknown:
+            return None
+        if not shape:
+            return None
+        alloc = self._local_array(node, name, shape, t)
+        loops, indent, idx = self._loops(shape)
+        expr = self._indexed(value, shape)
+        saved, self._scalar_context = self._scalar_context, True
+        try:
+            expr = self.visit(expr)
+        finally:
+            self._scalar_context = saved
+        body = ast.parse("\n".join([alloc] + loops +
+                                   [f"{indent}{name}[{', '.join(idx)}] = 0"])).body
+        store = next(n for n in ast.walk(body[-1]) if isinstance(n, ast.Assign))
+        store.value = expr
+        return body
+
+    def _copy(self, node, name, src, t):
+        """``name = np.copy(a)``, or ``name = a`` of a local array: the
+        values into ``name``'s own local array."""
+        shape = self.shapes[src]
+        loops, indent, idx = self._loops(shape)
+        where = ", ".join(idx)
+        return ast.parse("\n".join([self._local_array(node, name, shape, t)] + loops +
+                                   [f"{indent}{name}[{where}] = {src}[{where}]"])).body
+
+    def _reduction(self, node, name, value, t):
+        """``name = np.sum(a)`` (``prod``, ``max``, ``min``, ``mean``, and the
+        runtime's ``var_all``/``std_all``) of a local or parameter array of
+        known shape: a loop, in NumPy's order of the elements."""
+        helper = self._helper(value) or ""
+        kind, _, attr = helper.partition(".")
+        if not (kind == "numpy" and attr in _REDUCE or helper in ("var_all", "std_all")) or \
+                len(value.args) != 1 or value.keywords or \
+                not isinstance(value.args[0], ast.Name):
+            return None
+        a = value.args[0].id
+        shape = self.shapes.get(a)
+        if not shape or not is_array(self.typemap.get(a)) or a in self.key_names:
+            return None
+        loops, indent, idx = self._loops(shape)
+        item = f"{a}[{', '.join(idx)}]"
+        size = 1
+        for n in shape:
+            size *= n
+        self.imports.add("math")
+        if attr in ("sum", "mean") or helper in ("var_all", "std_all"):
+            lines = [f"{name} = np.{t}(0)"] + loops + [f"{indent}{name} += {item}"]
+            if attr == "mean":
+                lines.append(f"{name} = {name} / {size}")
+            elif helper in ("var_all", "std_all"):
+                m = f"{name}_mean_"
+                lines = [f"{m} = np.{t}(0)"] + loops + [f"{indent}{m} += {item}"]
+                lines += [f"{m} = {m} / {size}", f"{name} = np.{t}(0)"] + loops + \
+                    [f"{indent}{name} += abs({item} - {m}) ** 2", f"{name} = {name} / {size}"]
+                if helper == "std_all":
+                    lines.append(f"{name} = math.sqrt({name})")
+        elif attr == "prod":
+            lines = [f"{name} = np.{t}(1)"] + loops + [f"{indent}{name} *= {item}"]
+        else:           # max, min: NaN wins, as in NumPy
+            first = ", ".join("0" for _ in shape)
+            op = ">" if attr in ("max", "amax") else "<"
+            lines = [f"{name} = {a}[{first}]"] + loops + [
+                f"{indent}if {item} {op} {name} or {item} != {item}:",
+                f"{indent}    if {name} == {name}:",
+                f"{indent}        {name} = {item}"]
+        return ast.parse("\n".join(lines)).body
+
+    # ---- what gradients make
+    def _shape(self, node):
+        """The shape of the array ``node`` names where it is fixed when the
+        kernel compiles (a parameter's, or a local array's), else None."""
+        if isinstance(node, ast.Name):
+            return self.shapes.get(node.id)
+        return None
+
+    def _unindex(self, node, name, value, t):
+        """``name = unindex(x, index, g)`` (the gradient of ``x[index]``) with
+        ``x`` of a fixed shape and ``g`` a number: a zeroed local array of
+        ``x``'s shape, ``g`` added at ``index``."""
+        x, index, g = value.args
+        if self._shape(x) is None or not (is_number(self.type_of(g)) or
+                                          isinstance(g, ast.Constant)):
+            self.refuse(node, f"the gradient of an indexed array of run-time size ({t})")
+        zeros = self._zeros(node, name, x, t)
+        index = self.visit(index)
+        g = self.visit(g)
+        add = ast.AugAssign(ast.Subscript(ast.Name(name, ast.Load()), index, ast.Store()),
+                            ast.Add(), g)
+        return zeros + [add]
+
+    def _tree_add(self, node, name, value, t):
+        """``name = tree_add(a, b)`` of two arrays of the same fixed shape:
+        element by element, into ``a`` where ``name`` is ``a``, else into a
+        new local array."""
+        a, b = value.args
+        shape = self._shape(a)
+        if shape is None or self._shape(b) != shape:
+            self.refuse(node, f"a sum of gradients of run-time size ({t}) per example")
+        idx = ", ".join(f"z{d}_" for d in range(len(shape))) or "()"
+        lines = []
+        if not (isinstance(a, ast.Name) and a.id == name):
+            if isinstance(b, ast.Name) and b.id == name:
+                a, b = b, a
+            else:
+                lines.append(self._zeros(node, name, a, t))
+        indent = ""
+        loops = []
+        for d, n in enumerate(shape):
+            loops.append(f"{indent}for z{d}_ in range({n}):")
+            indent += "    "
+        src = f"{name}[{idx}] += {b.id}[{idx}]" if a.id == name else \
+            f"{name}[{idx}] = {a.id}[{idx}] + {b.id}[{idx}]"
+        body = ast.parse("\n".join(loops + [indent + src])).body
+        return [s for block in lines for s in block] + body
+
+    def _zeros(self, node, name, like, t):
+        """``name = zeros_like(param)``: a thread's local array of the
+        parameter's shape, zeroed (a gradient accumulated element by element)."""
+        shape = self.shapes.get(like.id) if isinstance(like, ast.Name) else None
+        if shape is None:
+            self.refuse(node, f"zeros_like of an array of run-time size ({t}) per example")
+        loops, indent, idx = self._loops(shape)
+        return ast.parse("\n".join([self._local_array(node, name, shape, t)] + loops +
+                                   [f"{indent}{name}[{', '.join(idx) or '()'}] = 0"])).body
