@@ -91,6 +91,11 @@ def reductions(n=64):
                          lambda: np.sum(tx.jit(per_example_grads)(P, X), axis=0)),
         "mean_loss": (lambda P, X: np.mean(per_example_losses(P, X), axis=0), (P, X),
                       lambda: np.mean(tx.jit(per_example_losses)(P, X), axis=0)),
+        "grad_of_summed_loss": (tx.grad(lambda P, X: np.sum(per_example_losses(P, X))), (P, X),
+                                lambda: np.sum(tx.jit(per_example_grads)(P, X), axis=0)),
+        "grad_of_mean_loss": (tx.grad(lambda P, X: np.mean(per_example_losses(P, X), axis=0)),
+                              (P, X),
+                              lambda: np.mean(tx.jit(per_example_grads)(P, X), axis=0)),
         "sum_of_walk_steps": (lambda key, b: np.sum(walks(key, b), axis=0),
                               (txr.split(txr.PRNGKey(7), n), 2.0),
                               lambda: np.sum(tx.jit(walks)(txr.split(txr.PRNGKey(7), n),
@@ -140,6 +145,25 @@ def compare(name, fn, in_axes, args):
             "integers_equal": all(np.array_equal(g, c) for g, c in zip(g_leaves, c_leaves)
                                   if np.asarray(c).dtype.kind in "iub"),
             "finite": all(np.all(np.isfinite(np.asarray(g, float))) for g in g_leaves)}
+
+
+def corpus_rows():
+    """Every case of tests/vmap_corpus that the CUDA stage takes, run in the
+    simulator against the CPU's loop (a case refused with a located error is
+    a row saying so: tools/cuda_corpus.py counts those)."""
+    from vmap_corpus import BATCH, CASES, stack_examples
+    for name, (fn, make) in CASES.items():
+        examples = [make() for _ in range(BATCH)]
+        args = tuple(stack_examples([e[i] for e in examples], 0)
+                     for i in range(len(examples[0])))
+        try:
+            row = compare(f"corpus:{name}", fn, 0, args)
+        except tx.TransformError as exc:
+            row = {"case": f"corpus:{name}", "refused": True,
+                   "located": exc.origin is not None and "target='cpu'" in str(exc)}
+        except Exception as exc:      # reported, and the test fails on it
+            row = {"case": f"corpus:{name}", "error": f"{type(exc).__name__}: {exc}"}
+        yield row
 
 
 def checks():
@@ -194,6 +218,9 @@ def main(names=None):
         except Exception as exc:      # reported, and the test fails on it
             print(json.dumps({"case": name, "error": f"{type(exc).__name__}: {exc}"}),
                   flush=True)
+    if not names or "corpus" in names:
+        for row in corpus_rows():
+            print(json.dumps(row), flush=True)
     if not names:
         for name, (passed, detail) in checks().items():
             print(json.dumps({"check": name, "passed": bool(passed), "detail": detail}),

@@ -11,7 +11,7 @@ import contextlib
 import inspect
 import numbers
 
-from ..errors import call_site
+from ..errors import TransformError, call_site
 from ..numba_stage import dispatch
 from ..numba_stage.compile import Jitted
 from ..numba_stage.drivers import JittedDriver
@@ -65,7 +65,7 @@ def _cuda(fun, static_argnums, static_argnames, tape_capacity):
     if not isinstance(fun, Vmapped):
         # local import: the source reader of the CUDA target's reductions
         from ..cuda_stage.reduction import match
-        reduction = None if isinstance(fun, Transformed) else \
+        reduction = _grad_of_reduction(fun) if isinstance(fun, Transformed) else \
             match(fun, lambda v: isinstance(v, Vmapped))
         if reduction is None:
             where = call_site()
@@ -80,6 +80,35 @@ def _cuda(fun, static_argnums, static_argnames, tape_capacity):
     from ..cuda_stage.launch import TAPE_CAPACITY, CudaVmap
     return CudaVmap(fun, python_stage, static_argnums, static_argnames,
                     TAPE_CAPACITY if tape_capacity is None else int(tape_capacity), reduction)
+
+
+def _grad_of_reduction(fun):
+    """``grad(lambda P, X: np.sum(vf(P, X)))`` with ``vf`` vmapped and the
+    differentiated arguments shared (``in_axes`` None): the sum over the
+    batch of ``vmap(grad(f))``'s per-example gradients (the mean's: their
+    mean), a ``BatchReduction``; None for any other transform."""
+    # local import: the source reader of the CUDA target's reductions
+    from ..cuda_stage.reduction import BatchReduction, match
+    if getattr(fun, "_kind", None) != "grad" or fun._has_aux:
+        return None
+    found = match(fun._fun, lambda v: isinstance(v, Vmapped), whole=True)
+    if found is None:
+        return None
+    vf = found.vmapped
+    in_axes = vf.in_axes if isinstance(vf.in_axes, tuple) else None
+    if in_axes is None or any(n >= len(in_axes) or in_axes[n] is not None
+                              for n in fun._argnums):
+        raise TransformError(
+            "a CUDA kernel cannot run this reduction: grad of a sum over the batch "
+            "differentiates shared arguments only (in_axes None for each argnum); a mapped "
+            "argument's gradient is per example: jit(vmap(grad(f)), target='cuda')",
+            found.origin, "use jit(..., target='cpu') for this function")
+    argnums = fun._argnums[0] if fun._single else fun._argnums
+    # local import: derivatives imports this module (jit)
+    from .derivatives import grad
+    per_example = Vmapped(grad(vf._fun, argnums=argnums), vf.in_axes, 0, vf.method,
+                          vf.axis_name)
+    return BatchReduction(per_example, found.op, found.origin, f"grad_{found.name}")
 
 
 @contextlib.contextmanager

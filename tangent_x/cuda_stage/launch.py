@@ -299,7 +299,7 @@ class Kernel:
         types = []
         for (name, kind), value in zip(self._params_kinds(), self._example_values()):
             types.append(typeof(value))
-        types += [typeof(np.zeros((1,) + shape, d))
+        types += [typeof(np.zeros((shape or (1,)) if self.reduce else (1,) + shape, d))
                   for shape, d in zip(self.out_shapes, self.out_dtypes)]
         types.append(typeof(np.zeros(1, np.int32)))
         try:

@@ -37,10 +37,12 @@ class BatchReduction:
         self.name = name
 
 
-def match(fun, is_vmapped):
+def match(fun, is_vmapped, whole=False):
     """``fun``'s ``BatchReduction``, or None when its body is no reduction
     over a vmapped function's batch.  ``is_vmapped(value)``: whether a
-    value is a ``vmap`` of a function (the api's ``Vmapped``)."""
+    value is a ``vmap`` of a function (the api's ``Vmapped``); ``whole``:
+    ``np.sum(V(...))`` without ``axis`` is one too (the function is
+    differentiated, so its per-example results are numbers)."""
     try:
         parsed = parse(fun)
     except TransformError:
@@ -75,7 +77,8 @@ def match(fun, is_vmapped):
 
     keywords = {k.arg: k.value for k in expr.keywords}
     axis = keywords.pop("axis", None)
-    if keywords or axis is None or not (isinstance(axis, gast.Constant) and axis.value == 0):
+    if keywords or axis is None and not whole or axis is not None and \
+            not (isinstance(axis, gast.Constant) and axis.value == 0):
         refuse(f"np.{op} over the batch takes axis=0 and no other option, in a kernel "
                f"(np.{op}(f(...), axis=0))")
     if vmapped.out_axes != 0:
