@@ -216,9 +216,18 @@ class DeviceRewrite(LocalArrays, ast.NodeTransformer):
                 self._shape(value.args[0]) is not None and \
                 self._shape(value.args[0]) == self._shape(value.args[1]):
             value = value.args[0]         # a gradient already of its argument's shape
-        if helper == "numpy.copy" and len(value.args) == 1 and \
-                self._shape(value.args[0]) is not None:
-            return self._copy(node, name, value.args[0].id, t)
+        if helper in ("numpy.copy", "numpy.asarray") and len(value.args) == 1 and \
+                self._shape(value.args[0]) is not None and \
+                str(self.type_of(value.args[0])) == str(t) and not value.keywords or \
+                helper == "numpy.asarray" and len(value.args) == 1 and \
+                self._shape(value.args[0]) is not None and \
+                [k.arg for k in value.keywords] == ["dtype"] and \
+                str(getattr(self.type_of(value.args[0]), "dtype", "")) == str(t.dtype):
+            return self._copy(node, name, value.args[0].id, t)    # (asarray: a copy too)
+        if helper == "full_like" and self._shape(value.args[0]) is not None and \
+                (isinstance(value.args[1], ast.Constant) or
+                 _is_number(self.type_of(value.args[1]))):
+            return self._full(node, name, self._shape(value.args[0]), value.args[1], t)
         if isinstance(value, ast.Name):
             if value.id in self.local:
                 return self._copy(node, name, value.id, t)
@@ -332,6 +341,9 @@ class DeviceRewrite(LocalArrays, ast.NodeTransformer):
             if attr == "shape" and len(node.args) == 1 and \
                     _is_number(self.type_of(node.args[0])):
                 return ast.Constant(0)       # a number's shape, (), taped as a 0
+            if attr in ("shape", "size") and len(node.args) == 1 and \
+                    self._shape(node.args[0]) is not None:
+                return self._shape_constant(node.args[0], attr)
             if attr in _PRODUCTS:
                 self.refuse(node, "a matrix product per thread (one example's matmul is too "
                             "big a job for one GPU thread, and it allocates its result)")
@@ -368,6 +380,8 @@ class DeviceRewrite(LocalArrays, ast.NodeTransformer):
             return node.args[0]
         if helper == "checked":
             return self._checked(node)
+        if helper == "size" and len(node.args) == 1 and self._shape(node.args[0]) is not None:
+            return self._shape_constant(node.args[0], "size")
         if helper == "tree_add" and len(node.args) == 2 and \
                 all(_is_number(self.type_of(a)) for a in node.args):
             return ast.BinOp(node.args[0], ast.Add(), node.args[1])

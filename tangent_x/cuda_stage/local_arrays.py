@@ -45,6 +45,18 @@ def is_array(t):
     return t is not None and str(t).startswith("array(")
 
 
+_AXES = {"sum_axes": "sum", "mean_axes": "mean", "prod_axes": "prod", "max_axes": "max",
+         "min_axes": "min"}      # the runtime's reductions over given axes
+
+
+def _all_axes(node, ndim):
+    """Whether ``node`` is a constant tuple naming every one of ``ndim`` axes."""
+    if not isinstance(node, ast.Tuple) or not all(
+            isinstance(e, ast.Constant) and isinstance(e.value, int) for e in node.elts):
+        return False
+    return sorted(e.value % ndim for e in node.elts) == list(range(ndim))
+
+
 class _Unknown(Exception):
     """An expression that is not elementwise over arrays of known shapes."""
 
@@ -183,6 +195,26 @@ class LocalArrays:
         store.value = expr
         return body
 
+    def _full(self, node, name, shape, fill, t):
+        """``name = full_like(a, fill)`` (``zeros_like``, ``ones_like``) of an
+        array of known shape: a local array filled with ``fill``."""
+        loops, indent, idx = self._loops(shape)
+        body = ast.parse("\n".join([self._local_array(node, name, shape, t)] + loops +
+                                   [f"{indent}{name}[{', '.join(idx)}] = 0"])).body
+        store = next(n for n in ast.walk(body[-1]) if isinstance(n, ast.Assign))
+        store.value = self.visit(fill)
+        return body
+
+    def _shape_constant(self, array, what):
+        """``np.shape(a)`` (a tuple) or ``np.size(a)`` of an array of known shape."""
+        shape = self._shape(array)
+        if what == "size":
+            size = 1
+            for n in shape:
+                size *= n
+            return ast.Constant(size)
+        return ast.Tuple([ast.Constant(n) for n in shape], ast.Load())
+
     def _copy(self, node, name, src, t):
         """``name = np.copy(a)``, or ``name = a`` of a local array: the
         values into ``name``'s own local array."""
@@ -198,11 +230,14 @@ class LocalArrays:
         known shape: a loop, in NumPy's order of the elements."""
         helper = self._helper(value) or ""
         kind, _, attr = helper.partition(".")
+        args = value.args
+        if helper in _AXES and len(args) == 2 and isinstance(args[0], ast.Name) and \
+                self.shapes.get(args[0].id) and _all_axes(args[1], len(self.shapes[args[0].id])):
+            kind, attr, args = "numpy", _AXES[helper], args[:1]     # over every axis
         if not (kind == "numpy" and attr in _REDUCE or helper in ("var_all", "std_all")) or \
-                len(value.args) != 1 or value.keywords or \
-                not isinstance(value.args[0], ast.Name):
+                len(args) != 1 or value.keywords or not isinstance(args[0], ast.Name):
             return None
-        a = value.args[0].id
+        a = args[0].id
         shape = self.shapes.get(a)
         if not shape or not is_array(self.typemap.get(a)) or a in self.key_names:
             return None
