@@ -362,6 +362,20 @@ class DeviceRewrite(LocalArrays, ast.NodeTransformer):
                 return ast.BinOp(node.args[0], ast.Pow(), node.args[1])
             if numbers and attr == "negative" and len(node.args) == 1:
                 return ast.UnaryOp(ast.USub(), node.args[0])
+            if numbers and attr in _FLOAT_FORMS and all(
+                    str(self.type_of(a)).startswith("float") or
+                    isinstance(a, ast.Constant) and isinstance(a.value, float)
+                    for a in node.args):
+                self.imports.add("math")
+                form, arity = _FLOAT_FORMS[attr]
+                if len(node.args) == arity:
+                    text = form.format(*(f"({ast.unparse(a)})" for a in node.args))
+                    expr = ast.parse(text, mode="eval").body
+                    for n in ast.walk(expr):      # the operands' types, for what follows
+                        if isinstance(n, ast.Subscript):
+                            n._tx_type = next((getattr(a, "_tx_type", None) for a in node.args
+                                               if ast.unparse(a) == ast.unparse(n)), None)
+                    return expr
             if attr not in _CUDA_NUMPY:
                 self.refuse(node, f"np.{attr} has no device form in numba-cuda"
                             + ("" if numbers else " for arrays"))
@@ -443,6 +457,16 @@ class DeviceRewrite(LocalArrays, ast.NodeTransformer):
                     "uniform(key, ()) at a time")
 
 
+# NumPy functions of float numbers written with Python's operators and
+# math (numba-cuda has no device form of them): form, number of arguments
+_FLOAT_FORMS = {
+    "reciprocal": ("1.0 / {0}", 1),
+    "exp2": ("2.0 ** {0}", 1),
+    "cbrt": ("math.copysign(abs({0}) ** (1.0 / 3.0), {0})", 1),
+    "logaddexp": ("({0} + 0.6931471805599453) if {0} == {1} else "
+                  "max({0}, {1}) + math.log1p(math.exp(-abs({0} - {1})))", 2),
+    "conj": ("{0}", 1), "conjugate": ("{0}", 1), "real": ("{0}", 1),
+}
 _HELPER_PRODUCTS = ("matmul", "dot", "tensordot", "einsum")     # numba_runtime's
 CHECK_CODES = 1_000_000  # an example's status past this: an index out of range
 _BUILTINS = {"abs", "min", "max", "range", "len", "float", "int", "bool", "round"}

@@ -32,7 +32,8 @@ ELEMENTWISE = {"abs", "absolute", "fabs", "sqrt", "exp", "expm1", "log1p", "isfi
                "hypot", "maximum", "minimum", "fmax", "fmin", "isnan", "logical_and",
                "logical_or", "logical_xor", "logical_not", "square", "power", "negative",
                "greater", "greater_equal", "less", "less_equal", "equal", "not_equal",
-               "deg2rad", "rad2deg", "degrees", "radians", "divide"}
+               "deg2rad", "rad2deg", "degrees", "radians", "divide", "reciprocal", "exp2",
+               "cbrt", "logaddexp", "conj", "conjugate", "real"}
 _VMATH = {"exp", "log", "tanh", "expm1", "log1p", "sin", "cos", "sqrt"}
 _REDUCE = {"sum", "prod", "max", "min", "amax", "amin", "mean"}
 
