@@ -16,10 +16,13 @@ here (``DeviceRewrite``) replaces the helpers that allocate:
 * ``zeros_like``/``unbroadcast``/``check_grad_output`` of numbers, and
   ``checked`` indices, become the numbers and indices they are.
 
-Anything else that makes an array per example (NumPy allocations, array
-arithmetic, matrix products), and any helper or object the device lacks, is
-refused with a ``TransformError`` naming the user's line and suggesting
-the CPU target.  Types come from the CPU compile of the same text (Numba's
+Arrays of a shape fixed when compiling (elementwise arithmetic and ufuncs
+of the parameters, copies, ``full_like``, the gradients ``unindex`` and
+``tree_add`` make, reductions of them to numbers) become local arrays and
+loops (``local_arrays``).  Anything else that makes an array per example
+(other NumPy allocations, views of a run-time shape, matrix products), and
+any helper or object the device lacks, is refused with a
+``TransformError`` naming the user's line and suggesting the CPU target.  Types come from the CPU compile of the same text (Numba's
 type map), so the checks see what Numba saw.
 """
 import ast

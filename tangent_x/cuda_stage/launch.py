@@ -14,6 +14,12 @@ batch axis first), CUDA device arrays are used as they are (their batch
 axis must be 0); results come back as NumPy arrays, or stay on the device
 when any argument was a device array.  An example whose ``while`` loop
 outgrows the tape capacity raises a located error after the launch.
+
+A ``BatchReduction`` (``reduction``: the function sums or averages the
+batch of results) makes a kernel that adds every thread's result into one
+zeroed output with ``cuda.atomic.add``: no array of per-example results,
+and a float sum in the order the threads reach it (equal to NumPy's to
+rounding, not bit for bit); integers add exactly.
 """
 import ast
 import hashlib
