@@ -147,12 +147,14 @@ def compare(name, fn, in_axes, args):
             "finite": all(np.all(np.isfinite(np.asarray(g, float))) for g in g_leaves)}
 
 
-def corpus_rows():
+def corpus_rows(only=()):
     """Every case of tests/vmap_corpus that the CUDA stage takes, run in the
     simulator against the CPU's loop (a case refused with a located error is
     a row saying so: tools/cuda_corpus.py counts those)."""
     from vmap_corpus import BATCH, CASES, stack_examples
     for name, (fn, make) in CASES.items():
+        if only and name not in only:
+            continue
         examples = [make() for _ in range(BATCH)]
         args = tuple(stack_examples([e[i] for e in examples], 0)
                      for i in range(len(examples[0])))
@@ -218,8 +220,8 @@ def main(names=None):
         except Exception as exc:      # reported, and the test fails on it
             print(json.dumps({"case": name, "error": f"{type(exc).__name__}: {exc}"}),
                   flush=True)
-    if not names or "corpus" in names:
-        for row in corpus_rows():
+    if not names or "corpus" in names or any(n.startswith("corpus:") for n in names):
+        for row in corpus_rows([n[7:] for n in names or () if n.startswith("corpus:")]):
             print(json.dumps(row), flush=True)
     if not names:
         for name, (passed, detail) in checks().items():

@@ -227,6 +227,8 @@ class DeviceRewrite(LocalArrays, ast.NodeTransformer):
                 [k.arg for k in value.keywords] == ["dtype"] and \
                 str(getattr(self.type_of(value.args[0]), "dtype", "")) == str(t.dtype):
             return self._copy(node, name, value.args[0].id, t)    # (asarray: a copy too)
+        if helper in ("numpy.cumsum", "cumsum"):
+            return self._cumsum(node, name, value, t)
         if helper == "full_like" and self._shape(value.args[0]) is not None and \
                 (isinstance(value.args[1], ast.Constant) or
                  _is_number(self.type_of(value.args[1]))):

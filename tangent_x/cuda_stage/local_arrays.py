@@ -35,7 +35,8 @@ ELEMENTWISE = {"abs", "absolute", "fabs", "sqrt", "exp", "expm1", "log1p", "isfi
                "deg2rad", "rad2deg", "degrees", "radians", "divide", "reciprocal", "exp2",
                "cbrt", "logaddexp", "conj", "conjugate", "real"}
 _VMATH = {"exp", "log", "tanh", "expm1", "log1p", "sin", "cos", "sqrt"}
-_REDUCE = {"sum", "prod", "max", "min", "amax", "amin", "mean"}
+_REDUCE = {"sum", "prod", "max", "min", "amax", "amin", "mean", "argmax", "argmin", "all",
+           "any", "count_nonzero"}
 
 
 def is_number(t):
@@ -206,6 +207,25 @@ class LocalArrays:
         store.value = self.visit(fill)
         return body
 
+    def _cumsum(self, node, name, value, t):
+        """``name = np.cumsum(a)`` (or the runtime's ``cumsum(a, 0)``) of a
+        vector of known shape: a local vector of running sums, or None."""
+        helper = self._helper(value)
+        args = value.args
+        if value.keywords or not args or not isinstance(args[0], ast.Name) or \
+                helper == "numpy.cumsum" and len(args) != 1 or \
+                helper == "cumsum" and not (len(args) == 2 and isinstance(args[1], ast.Constant)
+                                            and args[1].value in (0, -1)):
+            return None
+        shape = self.shapes.get(args[0].id)
+        if shape is None or len(shape) != 1:
+            return None
+        a = args[0].id
+        lines = [self._local_array(node, name, shape, t), f"{name}_run_ = np.{t.dtype}(0)",
+                 f"for z0_ in range({shape[0]}):", f"    {name}_run_ += {a}[z0_]",
+                 f"    {name}[z0_] = {name}_run_"]
+        return ast.parse("\n".join(lines)).body
+
     def _shape_constant(self, array, what):
         """``np.shape(a)`` (a tuple) or ``np.size(a)`` of an array of known shape."""
         shape = self._shape(array)
@@ -261,6 +281,23 @@ class LocalArrays:
                     lines.append(f"{name} = math.sqrt({name})")
         elif attr == "prod":
             lines = [f"{name} = np.{t}(1)"] + loops + [f"{indent}{name} *= {item}"]
+        elif attr in ("argmax", "argmin"):    # the first best, or the first NaN
+            op = ">" if attr == "argmax" else "<"
+            at, best = f"{name}_at_", f"{name}_best_"
+            first = ", ".join("0" for _ in shape)
+            lines = [f"{name} = 0", f"{at} = 0", f"{best} = {a}[{first}]"] + loops + [
+                f"{indent}if {best} == {best} and ({item} {op} {best} or {item} != {item}):",
+                f"{indent}    {best} = {item}",
+                f"{indent}    {name} = {at}",
+                f"{indent}{at} += 1"]
+        elif attr in ("all", "any"):
+            start, flip, end = ("True", "not ", "False") if attr == "all" else \
+                ("False", "", "True")
+            lines = [f"{name} = {start}"] + loops + [
+                f"{indent}if {flip}{item}:", f"{indent}    {name} = {end}"]
+        elif attr == "count_nonzero":
+            lines = [f"{name} = np.{t}(0)"] + loops + [
+                f"{indent}if {item}:", f"{indent}    {name} += 1"]
         else:           # max, min: NaN wins, as in NumPy
             first = ", ".join("0" for _ in shape)
             op = ">" if attr in ("max", "amax") else "<"
