@@ -201,7 +201,7 @@ def draws_vectors(key):
 @pytest.mark.parametrize("fn, in_axes, args, message", [
     (sorts, 0, (np.ones(4),), "new array per example"),
     (floors, 0, (np.ones(4),), "np.floor has no device form"),
-    (dense, (None, 0), (np.ones((3, 3)), np.ones((4, 3))), "matrix product per thread"),
+    (dense, (None, 0), (np.ones((80, 80)), np.ones((4, 80))), "matrix product per thread"),
     (draws_vectors, 0, (tx.random.split(tx.random.PRNGKey(0), 4),), "draws an array"),
 ])
 def test_what_a_thread_cannot_do_is_a_located_error(fn, in_axes, args, message):

@@ -196,7 +196,8 @@ class DeviceRewrite(LocalArrays, ast.NodeTransformer):
                 if fixed is not None:
                     return fixed
             if _is_number(t) and isinstance(value, ast.Call):
-                loop = self._reduction(node, name, value, t)
+                loop = self._reduction(node, name, value, t) or \
+                    self._matmul(node, name, value, t)
                 if loop is not None:
                     return loop
             self._target_type = t
@@ -227,6 +228,8 @@ class DeviceRewrite(LocalArrays, ast.NodeTransformer):
                 [k.arg for k in value.keywords] == ["dtype"] and \
                 str(getattr(self.type_of(value.args[0]), "dtype", "")) == str(t.dtype):
             return self._copy(node, name, value.args[0].id, t)    # (asarray: a copy too)
+        if helper in ("matmul", "dot"):
+            return self._matmul(node, name, value, t)
         if helper in ("numpy.cumsum", "cumsum"):
             return self._cumsum(node, name, value, t)
         if helper == "full_like" and self._shape(value.args[0]) is not None and \

@@ -23,6 +23,7 @@ import ast
 __all__ = ["LocalArrays", "LOCAL_LIMIT", "is_number", "is_array"]
 
 LOCAL_LIMIT = 4096      # elements of one per-example array in a thread's local memory
+MATMUL_LIMIT = 4096     # multiply-adds of one matrix product a thread computes
 _NUMBERS = ("float", "int", "uint", "bool", "complex")
 # NumPy's elementwise functions a thread computes on numbers (kernel_text
 # rewrites each call of numbers into its device form)
@@ -224,6 +225,41 @@ class LocalArrays:
         lines = [self._local_array(node, name, shape, t), f"{name}_run_ = np.{t.dtype}(0)",
                  f"for z0_ in range({shape[0]}):", f"    {name}_run_ += {a}[z0_]",
                  f"    {name}[z0_] = {name}_run_"]
+        return ast.parse("\n".join(lines)).body
+
+    def _matmul(self, node, name, value, t):
+        """``name = matmul(a, b)`` (``@``, ``np.dot``) of vectors and matrices of
+        known shapes: loops over the result, each element a sum of products
+        (a number for two vectors); None where the shapes are not known.  A
+        product of more than ``MATMUL_LIMIT`` multiply-adds is refused."""
+        if self._helper(value) not in ("matmul", "dot") or len(value.args) != 2 or \
+                value.keywords or not all(isinstance(v, ast.Name) for v in value.args):
+            return None
+        a, b = (v.id for v in value.args)
+        sa, sb = self.shapes.get(a), self.shapes.get(b)
+        if sa is None or sb is None or not all(is_array(self.typemap.get(v)) for v in (a, b)) \
+                or len(sa) not in (1, 2) or len(sb) not in (1, 2) or sa[-1] != sb[0]:
+            return None
+        out = tuple(sa[:-1]) + tuple(sb[1:])
+        inner = sa[-1]
+        work = inner
+        for n in out:
+            work *= n
+        if work > MATMUL_LIMIT:
+            self.refuse(node, f"a matrix product per thread of {work} multiply-adds (a thread "
+                        f"computes at most {MATMUL_LIMIT}; one example's matmul this big is "
+                        "a job for the CPU's BLAS)")
+        i = ["z0_"] if len(sa) == 2 else []
+        j = [f"z{len(i)}_"] if len(sb) == 2 else []
+        term = f"{a}[{', '.join(i + ['r_'])}] * {b}[{', '.join(['r_'] + j)}]"
+        if not out:
+            lines = [f"{name} = np.{t}(0)", f"for r_ in range({inner}):", f"    {name} += {term}"]
+            return ast.parse("\n".join(lines)).body
+        loops, indent, idx = self._loops(out)
+        acc = f"{name}_acc_"
+        lines = [self._local_array(node, name, out, t)] + loops + [
+            f"{indent}{acc} = np.{t.dtype}(0)", f"{indent}for r_ in range({inner}):",
+            f"{indent}    {acc} += {term}", f"{indent}{name}[{', '.join(idx)}] = {acc}"]
         return ast.parse("\n".join(lines)).body
 
     def _shape_constant(self, array, what):
