@@ -58,6 +58,20 @@ def mlp_loss(params, x, y):
     return loss
 
 
+def matrix_mlp_loss(params, x, y):
+    """The same kind of network with matrix products: a thread computes
+    them (and their gradients) as loops over local arrays of fixed shape."""
+    W1, b1, W2 = params
+    h = np.tanh(W1 @ x + b1)
+    return np.sum((W2 @ h - y) ** 2)
+
+
+def _matrix_mlp_args(n):
+    rng = np.random.default_rng(4)
+    return ((rng.normal(size=(4, 3)), rng.normal(size=4), rng.normal(size=(2, 4))),
+            rng.normal(size=(n, 3)), rng.normal(size=(n, 2)))
+
+
 def _mlp_args(n):
     rng = np.random.default_rng(3)
     params = {"W1": rng.normal(size=(4, 3)), "b1": rng.normal(size=4),
@@ -71,6 +85,7 @@ def pair_loss(P, x):
 
 per_example_grads = tx.vmap(tx.grad(pair_loss), in_axes=(None, 0))
 per_example_losses = tx.vmap(pair_loss, in_axes=(None, 0))
+matrix_mlp_losses = tx.vmap(matrix_mlp_loss, in_axes=(None, 0, 0))
 mlp_grads = tx.vmap(tx.grad(mlp_loss), in_axes=(None, 0, 0))
 
 
@@ -96,6 +111,10 @@ def reductions(n=64):
         "grad_of_mean_loss": (tx.grad(lambda P, X: np.mean(per_example_losses(P, X), axis=0)),
                               (P, X),
                               lambda: np.mean(tx.jit(per_example_grads)(P, X), axis=0)),
+        "grad_of_summed_matrix_mlp_loss": (
+            tx.grad(lambda p, X, Y: np.sum(matrix_mlp_losses(p, X, Y))), _matrix_mlp_args(n),
+            lambda: tree_util.tree_map(lambda g: np.sum(g, axis=0), tx.jit(tx.vmap(
+                tx.grad(matrix_mlp_loss), in_axes=(None, 0, 0)))(*_matrix_mlp_args(n)))),
         "sum_of_walk_steps": (lambda key, b: np.sum(walks(key, b), axis=0),
                               (txr.split(txr.PRNGKey(7), n), 2.0),
                               lambda: np.sum(tx.jit(walks)(txr.split(txr.PRNGKey(7), n),
@@ -109,13 +128,16 @@ walks = tx.vmap(lambda key, b: walk_to_barrier(key, b)[0], in_axes=(0, None))
 def compare_reduction(name, fn, args, reference):
     gpu = tx.jit(fn, target="cuda")(*args)
     cpu = reference()
-    return {"case": name, "max_abs_diff": float(np.max(np.abs(np.asarray(gpu, float) -
-                                                              np.asarray(cpu, float)))),
-            "shapes_equal": np.shape(gpu) == np.shape(cpu),
-            "dtypes_equal": np.asarray(gpu).dtype == np.asarray(cpu).dtype,
-            "integers_equal": np.asarray(cpu).dtype.kind not in "iub" or
-            np.array_equal(gpu, cpu),
-            "finite": bool(np.all(np.isfinite(np.asarray(gpu, float))))}
+    assert tree_util.tree_structure(gpu) == tree_util.tree_structure(cpu), (gpu, cpu)
+    pairs = list(zip(tree_util.tree_leaves(gpu), tree_util.tree_leaves(cpu)))
+    return {"case": name,
+            "max_abs_diff": max(float(np.max(np.abs(np.asarray(g, float) -
+                                                    np.asarray(c, float)))) for g, c in pairs),
+            "shapes_equal": all(np.shape(g) == np.shape(c) for g, c in pairs),
+            "dtypes_equal": all(np.asarray(g).dtype == np.asarray(c).dtype for g, c in pairs),
+            "integers_equal": all(np.array_equal(g, c) for g, c in pairs
+                                  if np.asarray(c).dtype.kind in "iub"),
+            "finite": all(bool(np.all(np.isfinite(np.asarray(g, float)))) for g, _ in pairs)}
 
 
 def cases(n=64):
@@ -128,6 +150,8 @@ def cases(n=64):
         "grad_newton_sqrt": (tx.grad(newton_sqrt), 0, (np.linspace(0.5, 900.0, n),)),
         "walk_to_barrier": (walk_to_barrier, (0, None), (keys, 3.0)),
         "mlp_per_example_grads": (tx.grad(mlp_loss), (None, 0, 0), _mlp_args(n)),
+        "matrix_mlp_per_example_grads": (tx.grad(matrix_mlp_loss), (None, 0, 0),
+                                         _matrix_mlp_args(n)),
     }
 
 

@@ -230,6 +230,13 @@ class DeviceRewrite(LocalArrays, ast.NodeTransformer):
             return self._copy(node, name, value.args[0].id, t)    # (asarray: a copy too)
         if helper in ("matmul", "dot"):
             return self._matmul(node, name, value, t)
+        if helper in ("matmul_adjoint_lhs", "matmul_adjoint_rhs"):
+            return self._matmul_adjoint(node, name, value, t)
+        if helper == "unreduce" and len(value.args) == 2 and not value.keywords and \
+                self._shape(value.args[1]) is not None and \
+                (isinstance(value.args[0], ast.Constant) or
+                 _is_number(self.type_of(value.args[0]))):
+            return self._full(node, name, self._shape(value.args[1]), value.args[0], t)
         if helper in ("numpy.cumsum", "cumsum"):
             return self._cumsum(node, name, value, t)
         if helper == "full_like" and self._shape(value.args[0]) is not None and \
