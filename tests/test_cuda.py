@@ -134,14 +134,17 @@ def test_ptx_assembles_for_sm80_and_sm90(case):
 
 
 @pytest.mark.cuda
-def test_sum_over_the_batch_kernel_uses_atomics_and_assembles():
+@pytest.mark.parametrize("case, atomic", [
+    ("sum_of_grads", "cuda.atomic.add(row, i0, src[i0])"),
+    ("grad_of_summed_matrix_mlp_loss", "cuda.atomic.add(row, (i0, i1), src[i0, i1])")])
+def test_sum_over_the_batch_kernel_uses_atomics_and_assembles(case, atomic):
     from tangent_x.cuda_stage.ptxas import assemble
-    fn, args, _ = cuda_sim_cases.reductions(4)["sum_of_grads"]
+    fn, args, _ = cuda_sim_cases.reductions(4)[case]
     kernel = tx.jit(fn, target="cuda")
     text = kernel.cuda_source(*args)
-    assert "cuda.atomic.add(row, i0, src[i0])" in text and "cuda.local.array((2,)" in text
+    assert atomic in text and "cuda.local.array(" in text
     ptx = kernel.ptx(*args, cc=(9, 0))
-    assert "atom.global.add.f64" in ptx
+    assert "atom.global.add.f64" in ptx or "red.global.add.f64" in ptx
     ok, message = assemble(ptx, (9, 0))
     assert ok, message
 
