@@ -103,11 +103,10 @@ def _grad_of_reduction(fun):
             "differentiates shared arguments only (in_axes None for each argnum); a mapped "
             "argument's gradient is per example: jit(vmap(grad(f)), target='cuda')",
             found.origin, "use jit(..., target='cpu') for this function")
-    argnums = fun._argnums[0] if fun._single else fun._argnums
-    # local import: derivatives imports this module (jit)
-    from .derivatives import grad
-    per_example = Vmapped(grad(vf._fun, argnums=argnums), vf.in_axes, 0, vf.method,
-                          vf.axis_name)
+    # grad(f) of the same arguments: the same transform, finished the same way
+    grad_f = Transformed(vf._fun, "grad", fun._argnums, False, fun._finish)
+    grad_f._single = fun._single
+    per_example = Vmapped(grad_f, vf.in_axes, 0, vf.method, vf.axis_name)
     return BatchReduction(per_example, found.op, found.origin, f"grad_{found.name}")
 
 

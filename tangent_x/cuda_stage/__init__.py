@@ -8,7 +8,8 @@ loop over the batch (``kernel_text``), compiled by ``numba-cuda``
 (``launch``).  ``available`` says whether the extra is installed;
 ``device_runtime`` holds what the kernels call that allocates nothing
 (Threefry keys as pairs of words, fixed-capacity tapes); ``local_arrays``
-turns per-example arrays of a fixed shape into a thread's local arrays;
+turns per-example arrays of a fixed shape into a thread's local arrays
+(``local_products``: small matrix products and their gradients as loops);
 ``reduction`` finds a sum over the batch a function asks for
 (``np.sum(vf(P, X), axis=0)``, or ``grad`` of one), which the kernel adds
 up with ``cuda.atomic.add``.

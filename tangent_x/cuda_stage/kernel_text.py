@@ -29,7 +29,8 @@ import ast
 
 from ..errors import TransformError
 from ..numba_stage.render import _render_function
-from .local_arrays import LOCAL_LIMIT, LocalArrays, is_array, is_number
+from .local_arrays import LocalArrays, is_array, is_number
+from .local_products import LocalProducts
 
 __all__ = ["DeviceRewrite", "render_kernel_module", "HINT", "CHECK_CODES"]
 
@@ -65,7 +66,7 @@ _PRODUCTS = {"dot", "matmul", "einsum", "tensordot", "inner", "vdot", "kron"}
 _is_number, _is_array = is_number, is_array
 
 
-class DeviceRewrite(LocalArrays, ast.NodeTransformer):
+class DeviceRewrite(LocalArrays, LocalProducts, ast.NodeTransformer):
     """Rewrites the per-example function ``func`` (an ``ast.FunctionDef`` of
     the numba-stage text) for a CUDA thread (see the module doc).
 
@@ -211,53 +212,6 @@ class DeviceRewrite(LocalArrays, ast.NodeTransformer):
                     not self._is_key_call(value):
                 self._refuse_array(node, value, t)
         return self.generic_visit(node)
-
-    def _fixed_shape(self, node, name, value, t):
-        """Statements for ``name = value``, an array of a shape known when
-        compiling (``local_arrays``), or None to go on as before."""
-        helper = self._helper(value) if isinstance(value, ast.Call) else None
-        if helper == "unbroadcast" and isinstance(value.args[0], ast.Name) and \
-                self._shape(value.args[0]) is not None and \
-                self._shape(value.args[0]) == self._shape(value.args[1]):
-            value = value.args[0]         # a gradient already of its argument's shape
-        if helper in ("numpy.copy", "numpy.asarray") and len(value.args) == 1 and \
-                self._shape(value.args[0]) is not None and \
-                str(self.type_of(value.args[0])) == str(t) and not value.keywords or \
-                helper == "numpy.asarray" and len(value.args) == 1 and \
-                self._shape(value.args[0]) is not None and \
-                [k.arg for k in value.keywords] == ["dtype"] and \
-                str(getattr(self.type_of(value.args[0]), "dtype", "")) == str(t.dtype):
-            return self._copy(node, name, value.args[0].id, t)    # (asarray: a copy too)
-        if helper in ("matmul", "dot"):
-            return self._matmul(node, name, value, t)
-        if helper in ("matmul_adjoint_lhs", "matmul_adjoint_rhs"):
-            return self._matmul_adjoint(node, name, value, t)
-        if helper == "unreduce" and len(value.args) == 2 and not value.keywords and \
-                self._shape(value.args[1]) is not None and \
-                (isinstance(value.args[0], ast.Constant) or
-                 _is_number(self.type_of(value.args[0]))):
-            return self._full(node, name, self._shape(value.args[1]), value.args[0], t)
-        if helper in ("numpy.cumsum", "cumsum"):
-            return self._cumsum(node, name, value, t)
-        if helper == "full_like" and self._shape(value.args[0]) is not None and \
-                (isinstance(value.args[1], ast.Constant) or
-                 _is_number(self.type_of(value.args[1]))):
-            return self._full(node, name, self._shape(value.args[0]), value.args[1], t)
-        if isinstance(value, ast.Name):
-            if value.id in self.local:
-                return self._copy(node, name, value.id, t)
-            if self._shape(value) is not None and value.id not in self.key_names:
-                self._set_shape(node, name, self._shape(value))     # a parameter's alias
-            return None
-        if isinstance(value, ast.Subscript):
-            base = value.value
-            index = value.slice
-            if isinstance(base, ast.Name) and base.id in self.params and \
-                    self._shape(base) and not isinstance(index, (ast.Slice, ast.Tuple)) and \
-                    len(self._shape(base)) > 1:
-                self._set_shape(node, name, self._shape(base)[1:])   # a row of a parameter
-            return None
-        return self._elementwise(node, name, value, t)
 
     def _refuse_array(self, node, value, t):
         if any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.MatMult)

@@ -23,7 +23,6 @@ import ast
 __all__ = ["LocalArrays", "LOCAL_LIMIT", "is_number", "is_array"]
 
 LOCAL_LIMIT = 4096      # elements of one per-example array in a thread's local memory
-MATMUL_LIMIT = 4096     # multiply-adds of one matrix product a thread computes
 _NUMBERS = ("float", "int", "uint", "bool", "complex")
 # NumPy's elementwise functions a thread computes on numbers (kernel_text
 # rewrites each call of numbers into its device form)
@@ -121,6 +120,53 @@ class LocalArrays:
             lines.append(f"{indent}for z{d}_ in range({n}):")
             indent += "    "
         return lines, indent, [f"z{d}_" for d in range(len(shape))]
+
+    def _fixed_shape(self, node, name, value, t):
+        """Statements for ``name = value``, an array of a shape known when
+        compiling (``local_arrays``), or None to go on as before."""
+        helper = self._helper(value) if isinstance(value, ast.Call) else None
+        if helper == "unbroadcast" and isinstance(value.args[0], ast.Name) and \
+                self._shape(value.args[0]) is not None and \
+                self._shape(value.args[0]) == self._shape(value.args[1]):
+            value = value.args[0]         # a gradient already of its argument's shape
+        if helper in ("numpy.copy", "numpy.asarray") and len(value.args) == 1 and \
+                self._shape(value.args[0]) is not None and \
+                str(self.type_of(value.args[0])) == str(t) and not value.keywords or \
+                helper == "numpy.asarray" and len(value.args) == 1 and \
+                self._shape(value.args[0]) is not None and \
+                [k.arg for k in value.keywords] == ["dtype"] and \
+                str(getattr(self.type_of(value.args[0]), "dtype", "")) == str(t.dtype):
+            return self._copy(node, name, value.args[0].id, t)    # (asarray: a copy too)
+        if helper in ("matmul", "dot"):
+            return self._matmul(node, name, value, t)
+        if helper in ("matmul_adjoint_lhs", "matmul_adjoint_rhs"):
+            return self._matmul_adjoint(node, name, value, t)
+        if helper == "unreduce" and len(value.args) == 2 and not value.keywords and \
+                self._shape(value.args[1]) is not None and \
+                (isinstance(value.args[0], ast.Constant) or
+                 is_number(self.type_of(value.args[0]))):
+            return self._full(node, name, self._shape(value.args[1]), value.args[0], t)
+        if helper in ("numpy.cumsum", "cumsum"):
+            return self._cumsum(node, name, value, t)
+        if helper == "full_like" and self._shape(value.args[0]) is not None and \
+                (isinstance(value.args[1], ast.Constant) or
+                 is_number(self.type_of(value.args[1]))):
+            return self._full(node, name, self._shape(value.args[0]), value.args[1], t)
+        if isinstance(value, ast.Name):
+            if value.id in self.local:
+                return self._copy(node, name, value.id, t)
+            if self._shape(value) is not None and value.id not in self.key_names:
+                self._set_shape(node, name, self._shape(value))     # a parameter's alias
+            return None
+        if isinstance(value, ast.Subscript):
+            base = value.value
+            index = value.slice
+            if isinstance(base, ast.Name) and base.id in self.params and \
+                    self._shape(base) and not isinstance(index, (ast.Slice, ast.Tuple)) and \
+                    len(self._shape(base)) > 1:
+                self._set_shape(node, name, self._shape(base)[1:])   # a row of a parameter
+            return None
+        return self._elementwise(node, name, value, t)
 
     # ---- elementwise
     def _operand_shape(self, node):
@@ -225,91 +271,6 @@ class LocalArrays:
         lines = [self._local_array(node, name, shape, t), f"{name}_run_ = np.{t.dtype}(0)",
                  f"for z0_ in range({shape[0]}):", f"    {name}_run_ += {a}[z0_]",
                  f"    {name}[z0_] = {name}_run_"]
-        return ast.parse("\n".join(lines)).body
-
-    def _matmul(self, node, name, value, t):
-        """``name = matmul(a, b)`` (``@``, ``np.dot``) of vectors and matrices of
-        known shapes: loops over the result, each element a sum of products
-        (a number for two vectors); None where the shapes are not known.  A
-        product of more than ``MATMUL_LIMIT`` multiply-adds is refused."""
-        if self._helper(value) not in ("matmul", "dot") or len(value.args) != 2 or \
-                value.keywords or not all(isinstance(v, ast.Name) for v in value.args):
-            return None
-        a, b = (v.id for v in value.args)
-        sa, sb = self.shapes.get(a), self.shapes.get(b)
-        if sa is None or sb is None or not all(is_array(self.typemap.get(v)) for v in (a, b)) \
-                or len(sa) not in (1, 2) or len(sb) not in (1, 2) or sa[-1] != sb[0]:
-            return None
-        out = tuple(sa[:-1]) + tuple(sb[1:])
-        inner = sa[-1]
-        work = inner
-        for n in out:
-            work *= n
-        if work > MATMUL_LIMIT:
-            self.refuse(node, f"a matrix product per thread of {work} multiply-adds (a thread "
-                        f"computes at most {MATMUL_LIMIT}; one example's matmul this big is "
-                        "a job for the CPU's BLAS)")
-        i = ["z0_"] if len(sa) == 2 else []
-        j = [f"z{len(i)}_"] if len(sb) == 2 else []
-        term = f"{a}[{', '.join(i + ['r_'])}] * {b}[{', '.join(['r_'] + j)}]"
-        if not out:
-            lines = [f"{name} = np.{t}(0)", f"for r_ in range({inner}):", f"    {name} += {term}"]
-            return ast.parse("\n".join(lines)).body
-        loops, indent, idx = self._loops(out)
-        acc = f"{name}_acc_"
-        lines = [self._local_array(node, name, out, t)] + loops + [
-            f"{indent}{acc} = np.{t.dtype}(0)", f"{indent}for r_ in range({inner}):",
-            f"{indent}    {acc} += {term}", f"{indent}{name}[{', '.join(idx)}] = {acc}"]
-        return ast.parse("\n".join(lines)).body
-
-    def _matmul_adjoint(self, node, name, value, t):
-        """``name = matmul_adjoint_lhs(g, A, B)`` (the gradient of ``A @ B``
-        with respect to ``A``) or ``..._rhs`` (to ``B``), for vectors and
-        matrices of known shapes: loops, each element a sum of products."""
-        helper = self._helper(value)
-        if len(value.args) != 3 or value.keywords or \
-                not all(isinstance(v, ast.Name) for v in value.args):
-            return None
-        g, a, b = (v.id for v in value.args)
-        sa, sb = self.shapes.get(a), self.shapes.get(b)
-        if sa is None or sb is None or len(sa) not in (1, 2) or len(sb) not in (1, 2) or \
-                sa[-1] != sb[0]:
-            return None
-        gshape = tuple(sa[:-1]) + tuple(sb[1:])
-        if (self.shapes.get(g) if gshape else ()) != gshape or \
-                not gshape and not is_number(self.typemap.get(g)):
-            return None
-        i = ("i_", sa[0]) if len(sa) == 2 else None
-        j = ("j_", sb[1]) if len(sb) == 2 else None
-        r = ("r_", sa[-1])
-        a_idx, b_idx, g_idx = [v for v in (i, r) if v], [v for v in (r, j) if v], \
-            [v for v in (i, j) if v]
-
-        def ref(array, idx):
-            return f"{array}[{', '.join(v for v, _ in idx)}]" if idx else array
-        if helper == "matmul_adjoint_lhs":
-            out, summed, term = a_idx, j, f"{ref(g, g_idx)} * {ref(b, b_idx)}"
-        else:
-            out, summed, term = b_idx, i, f"{ref(g, g_idx)} * {ref(a, a_idx)}"
-        work = summed[1] if summed else 1
-        for _, n in out:
-            work *= n
-        if work > MATMUL_LIMIT:
-            self.refuse(node, f"a matrix product's gradient per thread of {work} "
-                        f"multiply-adds (a thread computes at most {MATMUL_LIMIT})")
-        lines = [self._local_array(node, name, tuple(n for _, n in out), t)]
-        indent = ""
-        for v, n in out:
-            lines.append(f"{indent}for {v} in range({n}):")
-            indent += "    "
-        acc = f"{name}_acc_"
-        if summed:
-            lines += [f"{indent}{acc} = np.{t.dtype}(0)",
-                      f"{indent}for {summed[0]} in range({summed[1]}):",
-                      f"{indent}    {acc} += {term}"]
-        else:
-            lines.append(f"{indent}{acc} = {term}")
-        lines.append(f"{indent}{ref(name, out)} = {acc}")
         return ast.parse("\n".join(lines)).body
 
     def _shape_constant(self, array, what):
