@@ -123,7 +123,26 @@ class LocalArrays:
 
     def _fixed_shape(self, node, name, value, t):
         """Statements for ``name = value``, an array of a shape known when
-        compiling (``local_arrays``), or None to go on as before."""
+        compiling (``local_arrays``), or None to go on as before.  Where
+        ``value`` reads ``name`` (``x = x * 2``), it reads ``name``'s value
+        before the statement (``name_prev_``): the new local array would
+        otherwise hide it."""
+        helper = self._helper(value) if isinstance(value, ast.Call) else None
+        if helper != "tree_add" and self.shapes.get(name) is not None and any(
+                isinstance(n, ast.Name) and n.id == name for n in ast.walk(value)):
+            prev = f"{name}_prev_"
+            if helper in ("matmul", "dot", "matmul_adjoint_lhs", "matmul_adjoint_rhs") and \
+                    name in self.local:
+                self.refuse(node, f"a matrix product written into its own operand ({name}); "
+                            "name the product differently")
+            for n in ast.walk(value):
+                if isinstance(n, ast.Name) and n.id == name:
+                    n.id = prev
+            self.typemap[prev] = self.typemap.get(name)
+            self.shapes[prev] = self.shapes[name]
+            rest = self._fixed_shape(node, name, value, t)
+            before = ast.parse(f"{prev} = {name}").body
+            return before + rest if rest is not None else None
         helper = self._helper(value) if isinstance(value, ast.Call) else None
         if helper == "unbroadcast" and isinstance(value.args[0], ast.Name) and \
                 self._shape(value.args[0]) is not None and \
@@ -387,11 +406,10 @@ class LocalArrays:
             self.refuse(node, f"a sum of gradients of run-time size ({t}) per example")
         idx = ", ".join(f"z{d}_" for d in range(len(shape))) or "()"
         lines = []
-        if not (isinstance(a, ast.Name) and a.id == name):
-            if isinstance(b, ast.Name) and b.id == name:
-                a, b = b, a
-            else:
-                lines.append(self._zeros(node, name, a, t))
+        if isinstance(b, ast.Name) and b.id == name:
+            a, b = b, a
+        if not (a.id == name and name in self.local):     # (a parameter: not in place)
+            lines.append(self._zeros(node, name, a, t))
         indent = ""
         loops = []
         for d, n in enumerate(shape):
