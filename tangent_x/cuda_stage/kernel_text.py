@@ -287,6 +287,23 @@ class DeviceRewrite(LocalArrays, LocalProducts, ast.NodeTransformer):
     def _is_key_call(self, value):
         return isinstance(value, ast.Call) and (self._helper(value) or "").startswith("random.")
 
+    def visit_Subscript(self, node):
+        """``x[slice(a, b, c)]`` (how the numba stage writes ``x[a:b:c]``): a
+        slice again, which Numba's CUDA target reads as a view."""
+        def as_slice(part):
+            if isinstance(part, ast.Call) and isinstance(part.func, ast.Name) and \
+                    part.func.id == "slice" and "slice" not in self.bound and \
+                    len(part.args) == 3 and not part.keywords:
+                return ast.Slice(*(None if isinstance(a, ast.Constant) and a.value is None
+                                   else a for a in part.args))
+            return part
+        node = self.generic_visit(node)
+        if isinstance(node.slice, ast.Tuple):
+            node.slice.elts = [as_slice(p) for p in node.slice.elts]
+        else:
+            node.slice = as_slice(node.slice)
+        return node
+
     def visit_BinOp(self, node):
         if isinstance(node.op, ast.MatMult):
             self.refuse(node, "a matrix product per thread (one example's matmul is too big "
@@ -294,6 +311,10 @@ class DeviceRewrite(LocalArrays, LocalProducts, ast.NodeTransformer):
         return self.generic_visit(node)
 
     def visit_Call(self, node):
+        if isinstance(node.func, ast.Name) and node.func.id == "slice" and \
+                "slice" not in self.bound:
+            node.args = [self.visit(a) for a in node.args]
+            return node             # an index's slice: visit_Subscript writes it a:b:c
         helper = self._helper(node)
         node = self.generic_visit(node)
         if helper is None:

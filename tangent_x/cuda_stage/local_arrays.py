@@ -326,13 +326,21 @@ class LocalArrays:
             return None
         a = args[0].id
         shape = self.shapes.get(a)
-        if not shape or not is_array(self.typemap.get(a)) or a in self.key_names:
+        ta = self.typemap.get(a)
+        if not is_array(ta) or a in self.key_names:
             return None
+        if not shape:
+            # a view of a size known only when running (x[k:k + 1]): the sums
+            # and tests that mean something for any size, over its shape
+            if attr not in ("sum", "prod", "all", "any", "count_nonzero") or \
+                    not getattr(ta, "ndim", 0):
+                return None
+            shape = tuple(f"{a}.shape[{d}]" for d in range(ta.ndim))
         loops, indent, idx = self._loops(shape)
         item = f"{a}[{', '.join(idx)}]"
         size = 1
         for n in shape:
-            size *= n
+            size = size * n if isinstance(n, int) and size else None    # (mean: sizes known)
         self.imports.add("math")
         if attr in ("sum", "mean") or helper in ("var_all", "std_all"):
             lines = [f"{name} = np.{t}(0)"] + loops + [f"{indent}{name} += {item}"]
