@@ -66,6 +66,17 @@ def matrix_mlp_loss(params, x, y):
     return np.sum((W2 @ h - y) ** 2)
 
 
+def carried_arrays(x, y):
+    """Local arrays carried around a loop and rebound to themselves: each
+    statement's local storage is rewritten while its old value is read."""
+    z = x * 1.0
+    for i in range(3):
+        z = z * 0.5 + y
+    w = x
+    w = w + 1.0
+    return np.sum(z) + np.sum(w) + np.sum(x[1:3])
+
+
 def _matrix_mlp_args(n):
     rng = np.random.default_rng(4)
     return ((rng.normal(size=(4, 3)), rng.normal(size=4), rng.normal(size=(2, 4))),
@@ -150,6 +161,8 @@ def cases(n=64):
         "grad_newton_sqrt": (tx.grad(newton_sqrt), 0, (np.linspace(0.5, 900.0, n),)),
         "walk_to_barrier": (walk_to_barrier, (0, None), (keys, 3.0)),
         "mlp_per_example_grads": (tx.grad(mlp_loss), (None, 0, 0), _mlp_args(n)),
+        "carried_arrays": (carried_arrays, 0, (np.linspace(-1.0, 1.0, 3 * n).reshape(n, 3),
+                                               np.linspace(2.0, 0.5, 3 * n).reshape(n, 3))),
         "matrix_mlp_per_example_grads": (tx.grad(matrix_mlp_loss), (None, 0, 0),
                                          _matrix_mlp_args(n)),
     }
