@@ -15,7 +15,7 @@
 # tests 4 min 21 s, the corpus 2 min.  Since the corpus runs in the simulator too
 # (issue 21) the cuda tests took 16 min with -n 0 here while three other jobs shared
 # the 2 cores (12.5 min of it the simulator's subprocess, which each xdist worker
-# should take far less, unmeasured.  Usage: bash .ci/cuda_step.sh (from anywhere);
+# runs once); on an idle runner unmeasured.  Usage: bash .ci/cuda_step.sh (from anywhere);
 # .ci/run can call it after the slow step.
 set -euo pipefail
 cd "$(dirname "$0")/.."
