@@ -96,11 +96,7 @@ class Calls:
             base = self.expr(scope, func.value)
             if not isinstance(base, Static):
                 return self.method_call(scope, base, func.attr, node, target)
-            try:
-                obj = getattr(base.obj, func.attr)
-            except AttributeError:
-                raise self.error(f"'{ir.ast_text(func.value)}' has no attribute '{func.attr}'",
-                                 node, "check the spelling", scope) from None
+            obj = self.static_attribute(scope, base.obj, func)
         else:
             callee = self.expr(scope, func)
             if not isinstance(callee, Static):
