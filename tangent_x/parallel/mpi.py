@@ -20,6 +20,7 @@ stop waiting (they raise ``WorkerAborted``) and, with more than one
 process, the traceback is printed with the rank and ``MPI_Abort`` stops
 every process of the launch (nothing hangs in a collective).
 """
+import hashlib
 import threading
 import traceback
 
@@ -56,8 +57,8 @@ class MPIGroup:
             raise ValueError(f"MPIGroup: local_devices must be at least 1, got {self.local_count}")
         self.process_index = self.comm.Get_rank()
         self.process_count = self.comm.Get_size()
-        counts = self.comm.allgather(self.local_count)
-        if len(set(counts)) != 1:
+        if not _alike(self.comm, self.local_count):
+            counts = self.comm.allgather(self.local_count)
             raise MismatchError("MPIGroup: every process must have the same number of local devices; "
                              f"per process: {counts} (set TANGENT_X_NUM_DEVICES alike on every rank)")
         self.size = self.local_count * self.process_count
@@ -80,8 +81,12 @@ class MPIGroup:
         arguments ``named`` (a dict: argument name -> array or scalar) must
         have the same shapes and dtypes; else every rank raises the same
         ValueError naming the first argument that differs and its shape on
-        each process.  One small allgather (of the shapes, not the data)."""
+        each process.  One all-reduce of two int64 (a digest of the shapes
+        and dtypes); only when they differ, an allgather of the shapes to
+        name the argument."""
         mine = [(name, np.shape(value), np.asarray(value).dtype.name) for name, value in named.items()]
+        if _alike(self.comm, repr(mine)):
+            return
         everyone = self.comm.allgather(mine)
         for position, (name, _, _) in enumerate(mine):
             seen = [described[position] if position < len(described) else None
@@ -173,6 +178,19 @@ class MPIGroup:
 
 
 MAX_DIMS = 64       # NumPy's limit
+
+
+def _alike(comm, value):
+    """Whether ``value`` (an int, or a string: its digest) is the same on
+    every process of ``comm``; the same answer on every rank (one buffer
+    all-reduce of a number and its negation, MAX)."""
+    if isinstance(value, str):
+        value = int.from_bytes(hashlib.sha1(value.encode()).digest()[:8], "little", signed=True)
+        value = max(value, -2 ** 63 + 1)     # its negation fits
+    probe = np.array([value, -value], dtype=np.int64)
+    seen = np.empty(2, dtype=np.int64)
+    comm.Allreduce(probe, seen, distributed.mpi().MAX)
+    return seen[0] == -seen[1]
 
 
 def _header(array):
