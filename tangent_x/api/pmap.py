@@ -17,7 +17,9 @@ Why threads, and eager by default: a worker is a slot, not an accelerator,
 and NumPy and Numba release the GIL in the heavy operations, so threads
 share the arrays without copies; ``jit(pmap(f))`` compiles the shards.
 After ``tangent_x.distributed.initialize()`` the group spans every process
-(``MPIGroup``), each process running its local devices as threads.
+(``MPIGroup``), each process running its local devices as threads; with
+one local device, ``jit(pmap(f))``'s shard calls MPI itself for its
+collectives (``numba_stage.mpi_shard``: no callback into Python).
 
 Differences from JAX: ``out_axes=None`` returns device 0's value (JAX
 checks that the values agree only under a flag); ``backend`` is accepted
