@@ -11,6 +11,7 @@ budget).  Where mpi4py or mpiexec is missing they are skipped, saying so.
 The tests without the marker need no MPI.
 """
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -175,7 +176,8 @@ def test_compiled_collectives_with_one_device_per_rank_equal_threads_bitwise(pro
     result = launch(processes, "pmap_compiled.py", env={"TANGENT_X_NUM_DEVICES": "1"},
                     timeout=2 * TIMEOUT)
     assert_ok(result, processes)
-    per_device = [sorted(line for line in run.stdout.splitlines() if line.startswith("device "))
+    # (the ranks' lines may interleave)
+    per_device = [sorted(re.findall(r"device \d+ digest [0-9a-f]{40}", run.stdout))
                   for run in (alone, result)]
     assert len(per_device[0]) == processes and per_device[0] == per_device[1], \
         (alone.stdout, result.stdout)
