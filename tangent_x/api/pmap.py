@@ -361,14 +361,13 @@ def _make_group(size, named=None):
     if device_table._distributed() is not None:
         # local import: MPI is optional and loads only in an mpiexec launch
         from ..parallel.mpi import MPIGroup
-        group = MPIGroup(size)
-        if named:
-            leaves = {}
-            for name, value in named.items():
-                parts = tree_util.tree_leaves(value)
-                for i, leaf in enumerate(parts):
-                    leaves[name if len(parts) == 1 else f"{name} (leaf {i})"] = leaf
-            group.check_arguments(leaves)
+        leaves = {}
+        for name, value in (named or {}).items():
+            parts = tree_util.tree_leaves(value)
+            for i, leaf in enumerate(parts):
+                leaves[name if len(parts) == 1 else f"{name} (leaf {i})"] = leaf
+        # the device counts and the arguments: one all-reduce
+        group = MPIGroup(size, arguments=leaves)
         return [group.worker(k) for k in range(size)]
     return ThreadGroup.create(size, timeout=RENDEZVOUS_TIMEOUT)
 

@@ -50,17 +50,24 @@ class MPIGroup:
     ``abort``); with one local device the group is also its own worker 0.
     """
 
-    def __init__(self, local_devices=1, comm=None, timeout=None):
+    def __init__(self, local_devices=1, comm=None, timeout=None, arguments=None):
+        """``arguments``: as ``check_arguments``'s, checked with the device
+        counts in one all-reduce (what pmap passes)."""
         self.comm = distributed.communicator() if comm is None else comm
         self.local_count = local_devices if isinstance(local_devices, int) else len(local_devices)
         if self.local_count < 1:
             raise ValueError(f"MPIGroup: local_devices must be at least 1, got {self.local_count}")
         self.process_index = self.comm.Get_rank()
         self.process_count = self.comm.Get_size()
-        if not _alike(self.comm, self.local_count):
+        mine = None if arguments is None else _shapes_of(arguments)
+        if not _alike(self.comm, repr((self.local_count, mine))):
             counts = self.comm.allgather(self.local_count)
-            raise MismatchError("MPIGroup: every process must have the same number of local devices; "
-                             f"per process: {counts} (set TANGENT_X_NUM_DEVICES alike on every rank)")
+            if len(set(counts)) != 1:
+                raise MismatchError("MPIGroup: every process must have the same number of local "
+                                    f"devices; per process: {counts} (set TANGENT_X_NUM_DEVICES "
+                                    "alike on every rank)")
+            if mine is not None:
+                self._name_mismatch(mine, "pmap")
         self.size = self.local_count * self.process_count
         self._meeting = threading.Barrier(self.local_count, timeout=timeout)
         self._slots = [None] * self.local_count
@@ -84,9 +91,13 @@ class MPIGroup:
         each process.  One all-reduce of two int64 (a digest of the shapes
         and dtypes); only when they differ, an allgather of the shapes to
         name the argument."""
-        mine = [(name, np.shape(value), np.asarray(value).dtype.name) for name, value in named.items()]
-        if _alike(self.comm, repr(mine)):
-            return
+        mine = _shapes_of(named)
+        if not _alike(self.comm, repr(mine)):
+            self._name_mismatch(mine, what)
+
+    def _name_mismatch(self, mine, what):
+        """Raise, alike on every rank, naming the first argument whose shape
+        or dtype differs (``mine``: this process's, from ``_shapes_of``)."""
         everyone = self.comm.allgather(mine)
         for position, (name, _, _) in enumerate(mine):
             seen = [described[position] if position < len(described) else None
@@ -178,6 +189,10 @@ class MPIGroup:
 
 
 MAX_DIMS = 64       # NumPy's limit
+
+
+def _shapes_of(named):
+    return [(name, np.shape(value), np.asarray(value).dtype.name) for name, value in named.items()]
 
 
 def _alike(comm, value):

@@ -6,7 +6,8 @@ result's bits (the test compares them).  Each run checks its results
 against the unmapped loop over the devices (bitwise: sums in device order)
 and a data-parallel gradient against the single-process gradient (1e-12);
 under mpiexec also that the direct path ran, and that an operand whose
-shape differs across ranks gets the same MismatchError on every rank."""
+shape (or an argument whose shape) differs across ranks gets the same
+MismatchError on every rank."""
 import hashlib
 import sys
 
@@ -106,6 +107,13 @@ def check_mismatch():
         assert "lax.psum over axis 'i'" in str(exc) and "every rank raises" in str(exc), exc
     else:
         raise AssertionError("operands of different shapes were summed")
+    try:        # checked before the shards start, naming the argument
+        tx.jit(tx.pmap(ragged, axis_name=AXIS))(np.ones((1, 4 + RANK)))
+    except MismatchError as exc:
+        assert str(exc).startswith("pmap: argument 'x' differs across processes"), exc
+        assert "process 0: shape (1, 4) float64, process 1: shape (1, 5) float64" in str(exc), exc
+    else:
+        raise AssertionError("arguments of different shapes were mapped")
 
 
 if __name__ == "__main__":
