@@ -204,7 +204,7 @@ def interleaved(comm, alone, together, rounds, repeat):
                 time.sleep(0.001)
             comm.recv(source=0, tag=7)
         alls.append(median_seconds(together, 1, repeat, before=comm.Barrier))
-    return float(np.median(ones)), float(np.median(alls))
+    return (float(np.median(ones)) if ones else float("nan")), float(np.median(alls))
 
 
 def bench_step(args, comm):
@@ -261,8 +261,13 @@ def main():
     from tangent_x.parallel.mpi import MPIGroup
     comm, group = distributed.communicator(), MPIGroup(1)
     ranks = comm.Get_size()
+    progress = (lambda what: print(what, file=sys.stderr, flush=True)) if comm.Get_rank() == 0 \
+        else (lambda what: None)
+    progress("all-reduces ...")
     reduce_rows = bench_allreduce(args, comm, group)
+    progress("eager gradient ...")
     parallel = bench_gradient(args, comm, group)
+    progress("jit(pmap(step)) and control, interleaved ...")
     direct, callback, control = bench_step(args, comm)
     alone = json.loads(args.alone)
     if comm.Get_rank() != 0:
