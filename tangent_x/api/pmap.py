@@ -17,7 +17,9 @@ Why threads, and eager by default: a worker is a slot, not an accelerator,
 and NumPy and Numba release the GIL in the heavy operations, so threads
 share the arrays without copies; ``jit(pmap(f))`` compiles the shards.
 After ``tangent_x.distributed.initialize()`` the group spans every process
-(``MPIGroup``), each process running its local devices as threads.
+(``MPIGroup``), each process running its local devices as threads; with
+one local device, ``jit(pmap(f))``'s shard calls MPI itself for its
+collectives (``numba_stage.mpi_shard``: no callback into Python).
 
 Differences from JAX: ``out_axes=None`` returns device 0's value (JAX
 checks that the values agree only under a flag); ``backend`` is accepted
@@ -37,7 +39,7 @@ from ..core.custom import custom_vjp
 from ..errors import call_site
 from ..lax import collectives
 from ..parallel import ThreadGroup, devices as device_table, perform
-from .. import tree_util
+from .. import distributed, tree_util
 from .derivatives import jvp, vjp
 from ..numba_stage.compile import Jitted
 from .jit import jit as _jit, python_stage
@@ -88,6 +90,7 @@ class Pmapped(custom_vjp):
         self.jvp = self._jvp            # forward mode too (rules/structural.py)
         self._shard = None
         self._jitted = None
+        self._mpi_jitted = None     # one device per MPI process (_mpi_shard)
         self._call_site = call_site()
 
     def __repr__(self):
@@ -128,6 +131,24 @@ class Pmapped(custom_vjp):
             self._jitted.nogil = True
         return self._jitted
 
+    def _mpi_shard(self, shard_fn):
+        """Under MPI with one device per process: the per-shard code whose
+        collectives over the axis are direct MPI calls
+        (``numba_stage.mpi_shard``), pointed at this launch's communicator;
+        else ``shard_fn`` (several local devices keep the callback)."""
+        if shard_fn is not getattr(self._jitted, "front", lambda: None)() or \
+                not isinstance(self.axis_name, str):
+            return shard_fn
+        # local import: MPI is optional and loads only in an mpiexec launch
+        from ..numba_stage import mpi_shard
+        if self._mpi_jitted is None:
+            jitted = Jitted(self.fun, python_stage, static_argnums=self.static_argnums)
+            jitted.nogil = True
+            jitted.rebind = mpi_shard.rebinding(self.axis_name)
+            self._mpi_jitted = jitted
+        mpi_shard.activate(distributed.communicator())
+        return self._mpi_jitted.front()
+
     def jitted(self):
         """``jit(pmap(f))``: the same map, each shard compiled by Numba."""
         if self.compiled:
@@ -144,7 +165,10 @@ class Pmapped(custom_vjp):
                             f"{', '.join(kwargs)}: bind them with functools.partial")
         shards, size = self._split(args)
         named = dict(zip(param_names(self.fun, len(args)), args))
-        return self._run(self.shard_function, shards, size, self.out_axes, named)
+        shard_fn = self.shard_function
+        if self.compiled and size == 1 and device_table._distributed() is not None:
+            shard_fn = self._mpi_shard(shard_fn)
+        return self._run(shard_fn, shards, size, self.out_axes, named)
 
     def _split(self, args):
         """Per-worker argument lists and the number of shards."""
@@ -337,14 +361,13 @@ def _make_group(size, named=None):
     if device_table._distributed() is not None:
         # local import: MPI is optional and loads only in an mpiexec launch
         from ..parallel.mpi import MPIGroup
-        group = MPIGroup(size)
-        if named:
-            leaves = {}
-            for name, value in named.items():
-                parts = tree_util.tree_leaves(value)
-                for i, leaf in enumerate(parts):
-                    leaves[name if len(parts) == 1 else f"{name} (leaf {i})"] = leaf
-            group.check_arguments(leaves)
+        leaves = {}
+        for name, value in (named or {}).items():
+            parts = tree_util.tree_leaves(value)
+            for i, leaf in enumerate(parts):
+                leaves[name if len(parts) == 1 else f"{name} (leaf {i})"] = leaf
+        # the device counts and the arguments: one all-reduce
+        group = MPIGroup(size, arguments=leaves)
         return [group.worker(k) for k in range(size)]
     return ThreadGroup.create(size, timeout=RENDEZVOUS_TIMEOUT)
 
