@@ -130,6 +130,8 @@ class Calls:
     def call_object(self, scope, obj, node, target):
         if obj is len and len(node.args) == 1 and not node.keywords:
             length = self._static_len(scope, node.args[0])
+            if length is None and isinstance(node.args[0], gast.Name):
+                length = self.tuple_length(self.expr(scope, node.args[0]))
             if length is not None:      # a recursion's depth may hang on it
                 return ir.const(length)
         if isinstance(obj, LocalFunction):
