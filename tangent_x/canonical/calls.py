@@ -186,6 +186,8 @@ class Calls:
             _, kwargs = self.call_args(scope, node)
             return self.emit(P.get("dict"), list(kwargs.values()),
                              params={"keys": tuple(kwargs)}, target=target, base="d")
+        if _is_transform(obj) and hasattr(obj, "for_primals"):
+            return self.jvp_call(scope, obj, node, target)
         if _is_transform(obj):
             # tx.grad(g)(x) inside: the transform is applied now, to static
             # arguments (module-level functions, literal argnums/in_axes), and
@@ -219,6 +221,48 @@ class Calls:
         return self.emit(P.get("opaque"), args, kwargs,
                          params={"callee": self.env_name(obj, label), "label": label},
                          target=target, base=label)
+
+    def jvp_call(self, scope, jvp, node, target):
+        """``tx.jvp(f, primals, tangents)`` inside a transformed function (JAX
+        allows transforms inside jit): ``f`` is known now (a function, or
+        ``tx.grad(g)``: an hvp), so its jvp code for that many primals is
+        made now (``jvp.for_primals``) and inlined, called with the primals
+        then the tangents; it returns ``(out, out_tangent)``."""
+        if len(node.args) != 3 or node.keywords:
+            raise self.error("tx.jvp takes (fun, primals, tangents)", node,
+                             "call it as tx.jvp(f, (x,), (v,))", scope)
+        fun = self.expr(scope, node.args[0])
+        if not isinstance(fun, Static) or isinstance(fun.obj, LocalFunction) \
+                or not callable(fun.obj):
+            raise self.error(
+                f"tx.jvp({ir.ast_text(node.args[0])}, ...) inside a transformed function "
+                "needs a function known when transforming, not a lambda or nested def "
+                "(its jvp code is made when transforming)", node,
+                "define the function at module level (it may close over module "
+                "constants) and pass its name, or tx.grad(f) of it", scope)
+        primals = self._sequence_atoms(scope, node.args[1], "primals")
+        tangents = self._sequence_atoms(scope, node.args[2], "tangents")
+        if len(primals) != len(tangents):
+            raise self.error(f"jvp called with different primal and tangent counts: "
+                             f"{len(primals)} and {len(tangents)}", node, None, scope)
+        parsed = parser.parse(jvp.for_primals(fun.obj, len(primals)).function)
+        return self.inline(parsed.node, parsed, None, primals + tangents, {}, target,
+                           scope, node)
+
+    def _sequence_atoms(self, scope, node, what):
+        """The items of a tuple or list whose length is known now (jvp's
+        primals and tangents): a literal ``(x, y)``, or a tuple of known length."""
+        if isinstance(node, (gast.Tuple, gast.List)):
+            return [self.atom(scope, e) for e in node.elts]
+        seq = self.atom(scope, node)
+        length = self.tuple_length(seq)
+        if length is None:
+            raise self.error(f"tx.jvp's {what} inside a transformed function must be a "
+                             f"tuple whose length is known when transforming", node,
+                             f"write the {what} out as a tuple: tx.jvp(f, (x,), (v,))", scope)
+        return [self.static_item(seq, ir.const(i), None)
+                or self.emit(P.get("getitem"), [seq, ir.const(i)], base=what)
+                for i in range(length)]
 
     def generator_call(self, scope, obj, node, target):
         """``list(g)``, ``tuple(g)``, ``sum(g)`` of a generator expression
