@@ -16,6 +16,7 @@ import gast
 import numpy as np
 
 from ..core import custom
+from ..runtime.custom import custom_jvp_cotangents, pullback_of
 from ..core import ir, primitives as P
 from . import parser
 from ..core.naming import base_name
@@ -171,6 +172,8 @@ class Calls:
                                 base=base_name("", arg) or kind)
                 self._containers[out.id] = kind
                 return out
+        if obj is custom_jvp_cotangents and len(node.args) == 3 and not node.keywords:
+            return self.custom_cotangents_call(scope, node, target)
         prim = P.lookup(obj)
         if prim is not None:
             args, kwargs = self.call_args(scope, node)
@@ -274,6 +277,30 @@ class Calls:
             return self.comprehension(scope, gen, "list", target)
         items = self.comprehension(scope, gen, "list", None)
         return self.emit(P.get("list_to_tuple"), [items], target=target, base=target or "tup")
+
+    def custom_cotangents_call(self, scope, node, target):
+        """``custom_jvp_cotangents(fun, (args...), g)`` in derivative code being
+        differentiated again (hessian, jacfwd(grad) of a custom_jvp function):
+        the transposed tangent map of ``fun``'s rule is inlined as the code it
+        is (``pullback_of``), so it differentiates like any code -- JAX
+        differentiates the rule again.  Returns the tuple of cotangents."""
+        fun = self.expr(scope, node.args[0])
+        if not isinstance(fun, Static) or not isinstance(fun.obj, custom.custom_jvp) \
+                or not isinstance(node.args[1], gast.Tuple):
+            raise self.error("custom_jvp_cotangents is derivative code's own helper",
+                             node, "call the custom_jvp function itself", scope)
+        obj = fun.obj
+        args = [self.atom(scope, a) for a in node.args[1].elts]
+        g = self.atom(scope, node.args[2])
+        nondiff, primals = obj.split(args)
+        zeros = [self.emit(P.get("zeros_like"), [p], base="zeros") for p in primals]
+        pullback = parser.parse(pullback_of(obj, len(args)).function)
+        out_and_bars = self.inline(pullback.node, pullback, None,
+                                   zeros + [g] + nondiff + primals, {}, None, scope, node)
+        bars = self.emit(P.get("getitem"), [out_and_bars, ir.const(1)], base="cotangents")
+        if len(primals) == 1:
+            bars = self.emit(P.get("tuple"), [bars], target=target, base="cotangents")
+        return bars
 
     def custom_call(self, scope, obj, node, target):
         """A custom_jvp/custom_vjp function: one equation; its rule decides."""
