@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from functools import partial
 
 import numpy as np
 import pytest
@@ -605,15 +606,19 @@ def _hvp(x, v):
 def test_jvp_called_inside_jit_grad_and_vmap():
     """``tx.jvp(f, primals, tangents)`` inside a transformed function, as JAX
     allows: f's jvp code is made when transforming and inlined, under jit,
-    grad and vmap, and ``jvp(grad(f), ...)`` is an hvp."""
+    grad and vmap; ``jvp(grad(f), ...)`` is an hvp, and ``partial(f, x)``
+    binds a value of the code."""
     x, v = np.array([0.5, -1.0, 2.0]), np.array([1.0, 0.0, -2.0])
     u, w = np.array([0.3, 0.2, -0.1]), np.array([-1.0, 0.5, 0.25])
-    both = tx.jit(lambda x, v, u, w: (tx.jvp(_pair, (x, u), (v, w)), _hvp(x, v)))
-    (out, tangent), hv = both(x, v, u, w)
+    both = tx.jit(lambda x, v, u, w: (tx.jvp(_pair, (x, u), (v, w)), _hvp(x, v),
+                                      tx.jvp(partial(_pair, x), (u,), (w,))[1]))
+    (out, tangent), hv, along_u = both(x, v, u, w)
     assert out == pytest.approx(_pair(x, u), rel=1e-13)
     eps = 1e-6
     fd = (_pair(x + eps * v, u + eps * w) - _pair(x - eps * v, u - eps * w)) / (2 * eps)
     assert tangent == pytest.approx(fd, rel=1e-7)
+    fd_u = (_pair(x, u + eps * w) - _pair(x, u - eps * w)) / (2 * eps)   # x bound by partial
+    assert along_u == pytest.approx(fd_u, rel=1e-7)
     hess = np.diag(12.0 * x ** 2 + 2.0 * np.cos(x) - x * np.sin(x))   # by hand
     np.testing.assert_allclose(hv, hess @ v, rtol=1e-12)
     with tx.disable_jit():

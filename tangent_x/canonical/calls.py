@@ -10,6 +10,7 @@ call, fine while no gradient has to flow through it.
 """
 import ast
 import builtins
+import functools
 import types
 
 import gast
@@ -241,23 +242,38 @@ class Calls:
         if len(node.args) != 3 or node.keywords:
             raise self.error("tx.jvp takes (fun, primals, tangents)", node,
                              "call it as tx.jvp(f, (x,), (v,))", scope)
-        fun = self.expr(scope, node.args[0])
-        if not isinstance(fun, Static) or isinstance(fun.obj, LocalFunction) \
-                or not callable(fun.obj):
-            raise self.error(
-                f"tx.jvp({ir.ast_text(node.args[0])}, ...) inside a transformed function "
-                "needs a function known when transforming, not a lambda or nested def "
-                "(its jvp code is made when transforming)", node,
-                "define the function at module level (it may close over module "
-                "constants) and pass its name, or tx.grad(f) of it", scope)
+        fun, bound = self._jvp_target(scope, node.args[0], node)
         primals = self._sequence_atoms(scope, node.args[1], "primals")
         tangents = self._sequence_atoms(scope, node.args[2], "tangents")
         if len(primals) != len(tangents):
             raise self.error(f"jvp called with different primal and tangent counts: "
                              f"{len(primals)} and {len(tangents)}", node, None, scope)
-        parsed = parser.parse(jvp.for_primals(fun.obj, len(primals)).function)
-        return self.inline(parsed.node, parsed, None, primals + tangents, {}, target,
-                           scope, node)
+        code = jvp.for_primals(fun, len(primals), first=len(bound)).function
+        parsed = parser.parse(code)
+        return self.inline(parsed.node, parsed, None, primals + tangents + bound, {},
+                           target, scope, node)
+
+    def _jvp_target(self, scope, fun_node, node):
+        """The function ``tx.jvp`` differentiates inside a transformed
+        function, and the values bound before its primals: a function
+        known now (``f``, ``tx.grad(f)``), or ``functools.partial(f, a, ...)``
+        whose positional ``a`` may be values of the code."""
+        if isinstance(fun_node, gast.Call) and not fun_node.keywords and fun_node.args:
+            maker = self.expr(scope, fun_node.func)
+            if isinstance(maker, Static) and maker.obj is functools.partial:
+                fun, bound = self._jvp_target(scope, fun_node.args[0], node)
+                return fun, bound + [self.atom(scope, a) for a in fun_node.args[1:]]
+        fun = self.expr(scope, fun_node)
+        if not isinstance(fun, Static) or isinstance(fun.obj, LocalFunction) \
+                or not callable(fun.obj):
+            raise self.error(
+                f"tx.jvp({ir.ast_text(fun_node)}, ...) inside a transformed function "
+                "needs a function known when transforming, not a lambda or nested def "
+                "(its jvp code is made when transforming)", node,
+                "define the function at module level and pass its name, or "
+                "functools.partial(f, params) to bind values of the code first "
+                "(tx.jvp(partial(f, params), (x,), (v,)))", scope)
+        return fun.obj, []
 
     def _sequence_atoms(self, scope, node, what):
         """The items of a tuple or list whose length is known now (jvp's
