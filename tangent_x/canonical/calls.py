@@ -257,23 +257,58 @@ class Calls:
         """The function ``tx.jvp`` differentiates inside a transformed
         function, and the values bound before its primals: a function
         known now (``f``, ``tx.grad(f)``), or ``functools.partial(f, a, ...)``
-        whose positional ``a`` may be values of the code."""
+        or ``lambda y: f(a, y)`` whose ``a`` may be values of the code."""
         if isinstance(fun_node, gast.Call) and not fun_node.keywords and fun_node.args:
             maker = self.expr(scope, fun_node.func)
             if isinstance(maker, Static) and maker.obj is functools.partial:
                 fun, bound = self._jvp_target(scope, fun_node.args[0], node)
                 return fun, bound + [self.atom(scope, a) for a in fun_node.args[1:]]
         fun = self.expr(scope, fun_node)
+        if isinstance(fun, Static) and isinstance(fun.obj, LocalFunction):
+            found = self._partial_in_disguise(fun.obj)
+            if found is not None:
+                return found
         if not isinstance(fun, Static) or isinstance(fun.obj, LocalFunction) \
                 or not callable(fun.obj):
             raise self.error(
                 f"tx.jvp({ir.ast_text(fun_node)}, ...) inside a transformed function "
-                "needs a function known when transforming, not a lambda or nested def "
-                "(its jvp code is made when transforming)", node,
-                "define the function at module level and pass its name, or "
-                "functools.partial(f, params) to bind values of the code first "
-                "(tx.jvp(partial(f, params), (x,), (v,)))", scope)
+                "needs a function whose jvp code can be made when transforming: a "
+                "module-level function, tx.grad(f) of one, functools.partial(f, a) or "
+                "lambda y: f(a, y) (one call, the primals last)", node,
+                "define the function at module level, with the values it closes over "
+                "as its first parameters, and pass partial(f, params)", scope)
         return fun.obj, []
+
+    def _partial_in_disguise(self, local):
+        """``lambda y: f(params, y)`` (or a nested def returning that call):
+        ``partial(f, params)``, its bound values read in the scope the lambda
+        was made in.  (f, bound atoms), or None for any other body."""
+        node = local.node
+        if isinstance(node, gast.Lambda):
+            body = node.body
+        elif len(node.body) == 1 and isinstance(node.body[0], gast.Return):
+            body = node.body[0].value
+        else:
+            return None
+        a = node.args
+        if a.vararg or a.kwarg or a.kwonlyargs or a.defaults or a.posonlyargs \
+                or not isinstance(body, gast.Call) or body.keywords:
+            return None
+        params = [p.id for p in a.args]
+        k = len(body.args) - len(params)
+        tail = body.args[k:] if k >= 0 else []
+        if len(tail) != len(params) or not all(
+                isinstance(t, gast.Name) and t.id == p for t, p in zip(tail, params)):
+            return None
+        head = body.args[:k]
+        if any(isinstance(n, gast.Name) and n.id in params
+               for e in head + [body.func] for n in gast.walk(e)):
+            return None
+        fun = self.expr(local.scope, body.func)
+        if not isinstance(fun, Static) or isinstance(fun.obj, LocalFunction) \
+                or not callable(fun.obj):
+            return None
+        return fun.obj, [self.atom(local.scope, e) for e in head]
 
     def _sequence_atoms(self, scope, node, what):
         """The items of a tuple or list whose length is known now (jvp's
