@@ -249,15 +249,23 @@ class Expressions:
         if length is None:
             return None
         constant = self.env.get(base.id) if base.id in self.env else None
+        # items are named after the tuple the slices were cut from: W_1, not item
+        root, start, step = self._tuple_roots.get(base.id, (base.id, 0, 1))
         if isinstance(idx, gast.Constant) and type(idx.value) is int and constant is not None:
             if not -length <= idx.value < length:
                 return None          # Python's IndexError, at run time
-            return self.classify(constant[idx.value], "item")
+            return self.classify(constant[idx.value],
+                                 f"{root}_{start + (idx.value % length) * step}")
         window = _constant_slice(idx)
         if window is None:
             return None
         if constant is not None:
-            return self.value_atom(constant[window], "items")
+            kept = range(length)[window]
+            out = self.value_atom(constant[window], f"{root}_rest")
+            if ir.is_name(out):
+                self._tuple_roots[out.id] = (root, start + kept.start * step,
+                                             step * kept.step)
+            return out
         out = self.emit(P.get("getitem"), [base, idx], target=target,
                         base=item_name(base, idx))
         self._tuple_lengths[out.id] = len(range(length)[window])
