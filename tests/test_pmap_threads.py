@@ -13,7 +13,8 @@ from tangent_x import lax
 from tangent_x.lax import collectives as lax_collectives
 from tangent_x.parallel.pool import POOL
 
-from test_pmap import devices, within, fails_on_device_1, skips_a_collective_on_device_0  # noqa: F401
+from test_pmap import (devices, within, fails_on_device_1,  # noqa: F401 (devices: a fixture)
+                       skips_a_collective_on_device_0)
 
 
 @pytest.fixture

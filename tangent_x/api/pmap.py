@@ -19,7 +19,11 @@ share the arrays without copies; ``jit(pmap(f))`` compiles the shards.
 After ``tangent_x.distributed.initialize()`` the group spans every process
 (``MPIGroup``), each process running its local devices as threads; with
 one local device, ``jit(pmap(f))``'s shard calls MPI itself for its
-collectives (``numba_stage.mpi_shard``: no callback into Python).
+collectives (``numba_stage.mpi_shard``: no callback into Python).  With
+threads, ``jit(pmap(f))``'s collectives over its axis are compiled too
+(``numba_stage.thread_shard``: a rendezvous in shared memory, no GIL), and
+its shards run on worker threads kept across calls (``parallel.pool``)
+while the caller blocks.
 
 Differences from JAX: ``out_axes=None`` returns device 0's value (JAX
 checks that the values agree only under a flag); ``backend`` is accepted

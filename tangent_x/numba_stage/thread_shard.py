@@ -467,7 +467,8 @@ class Session:
             shapes = []
             for k in range(self.size):
                 base = _RECORDS + k * _RECORD
-                shapes.append(f"device {k}: {tuple(int(d) for d in _STATE[base + 4:base + 4 + _STATE[base + 2]])}")
+                dims = _STATE[base + 4:base + 4 + _STATE[base + 2]]
+                shapes.append(f"device {k}: {tuple(int(d) for d in dims)}")
             return ValueError(f"collective: the workers' values have different shapes "
                               f"({', '.join(shapes)}); every worker must pass a value of "
                               "the same shape")
