@@ -319,7 +319,7 @@ class Pmapped(custom_vjp):
                     session.abort()
 
         if session is not None:
-            POOL.run(size, work)
+            POOL.run(size, work, interrupted=session.abort)
             if failures:
                 raise failures[0]
             return _stack(results, out_axes)

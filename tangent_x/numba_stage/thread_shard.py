@@ -32,6 +32,7 @@ call at a time uses the state (``Session`` holds a lock; a second,
 concurrent call takes the callback path).
 """
 import hashlib
+import os
 import threading
 import types as pytypes
 
@@ -424,6 +425,14 @@ def rebinding(axis):
 # --- one pmap call, from Python --------------------------------------------------------
 
 _LOCK = threading.Lock()
+
+
+def _forked():
+    global _LOCK
+    _LOCK = threading.Lock()      # a forked child: no call of the parent's runs here
+
+
+os.register_at_fork(after_in_child=_forked)
 
 
 class Session:
