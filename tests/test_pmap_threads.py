@@ -33,7 +33,8 @@ def no_callbacks(monkeypatch):
 def every_collective(v):
     return (lax.psum(v, "i"), lax.pmean(v, "i"), lax.pmax(v, "i"), lax.pmin(np.sum(v), "i"),
             lax.all_gather(v, "i"), lax.all_gather(v, "i", tiled=True), lax.psum(v[0], "i"),
-            lax.all_gather(v[1], "i"), lax.axis_index("i"))
+            lax.all_gather(v[1], "i"), lax.axis_index("i"),
+            lax.pmean(v.astype(np.float32), "i"), lax.psum(2 * lax.axis_index("i"), "i"))
 
 
 def test_compiled_collectives_equal_a_loop_vmap_and_eager_pmap_bitwise(devices, no_callbacks):
@@ -45,7 +46,9 @@ def test_compiled_collectives_equal_a_loop_vmap_and_eager_pmap_bitwise(devices, 
     total = functools.reduce(lambda a, b: a + b, list(x))                   # device order
     loop = (total, total / n, functools.reduce(np.maximum, list(x)),
             functools.reduce(np.minimum, [np.sum(r) for r in x]), x, x.reshape(-1),
-            functools.reduce(lambda a, b: a + b, list(x[:, 0])), x[:, 1], None)
+            functools.reduce(lambda a, b: a + b, list(x[:, 0])), x[:, 1], None,
+            functools.reduce(lambda a, b: a + b, list(x.astype(np.float32))) / np.float32(n),
+            np.int64(2 * sum(range(n))))
     for k, (g, w) in enumerate(zip(got, loop)):
         want = np.arange(n) if w is None else np.stack([w] * n)
         np.testing.assert_array_equal(g, want, err_msg=f"result {k}")
