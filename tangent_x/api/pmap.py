@@ -98,6 +98,7 @@ class Pmapped(custom_vjp):
         self._jitted = None
         self._mpi_jitted = None     # one device per MPI process (_mpi_shard)
         self._thread_jitted = None  # threads with compiled collectives (_thread_shard)
+        self._names = {}            # number of arguments -> their names
         self._call_site = call_site()
 
     def __repr__(self):
@@ -186,7 +187,7 @@ class Pmapped(custom_vjp):
                             f"arguments only, but was given keyword argument(s) "
                             f"{', '.join(kwargs)}: bind them with functools.partial")
         shards, size = self._split(args)
-        named = dict(zip(param_names(self.fun, len(args)), args))
+        named = dict(zip(self._param_names(len(args)), args))
         shard_fn = self.shard_function
         if self.compiled and size == 1 and device_table._distributed() is not None:
             shard_fn = self._mpi_shard(shard_fn)
@@ -201,9 +202,17 @@ class Pmapped(custom_vjp):
                         session.close()
         return self._run(shard_fn, shards, size, self.out_axes, named)
 
+    def _param_names(self, n):
+        """``param_names(fun, n)``, kept (inspecting a signature costs tens
+        of microseconds a call)."""
+        names = self._names.get(n)
+        if names is None:
+            names = self._names[n] = param_names(self.fun, n)
+        return names
+
     def _split(self, args):
         """Per-worker argument lists and the number of shards."""
-        names = param_names(self.fun, len(args))
+        names = self._param_names(len(args))
         for i in self.static_argnums:
             if not -len(args) <= i < len(args):
                 raise ValueError(f"pmap static_broadcasted_argnums={self.static_argnums} "
