@@ -28,6 +28,10 @@ _UNIFY_ARRAYS = re.compile(r"Cannot unify array\((\w+), (\d+)d, \w+\) and "
                            r"array\((\w+), (\d+)d, \w+\) for '([A-Za-z_]\w*)\.\d+'")
 # weak_scalars' mark of vmap's lanes of a Python number (numba_runtime.WeakLanes)
 _WEAK_LANES = re.compile(r"weak_scalar\((broadcast_lanes\([^()]*\))\)")
+# a variable holding a number on one path and an array on another (or arrays
+# of two ranks): no one Numba type holds both (join_error)
+_UNIFY_KINDS = re.compile(r"Cannot unify (\S+?(?:\([^()]*\))?) and (\S+?(?:\([^()]*\))?) "
+                          r"for '([A-Za-z_]\w*)\.\d+', defined at (.+?) \((\d+)\)")
 MAX_WIDENED = 8          # variables widened, at most, before the refusal stands
 _COLOURS = re.compile(r"\x1b\[[0-9;]*m")
 _LINE = re.compile(r'File "([^"]+)", line (\d+)')
@@ -126,10 +130,99 @@ def translate(exc, compiled, leaves):
                 "(with tx.disable_jit(): ...) or write it with NumPy")
     else:
         hint = static_hint(_arguments_read(compiled, code_line, leaves))
+    joined = join_error(message, compiled)
+    if joined is not None:
+        error = JitError(*joined)
+        error.numba_error = exc
+        return error
     error = JitError(f"Numba cannot compile this: {what}{where}; the compiled function's "
                      f"arguments are ({types_})", origin or compiled.origin, hint)
     error.numba_error = exc         # for a caller that can still mend it (LaneLoop)
     return error
+
+
+def join_error(message, compiled):
+    """(message, origin, hint) for Numba refusing a variable that holds a
+    number on one path and an array on another, or arrays of two ranks
+    (``a = x * 2.0`` under an ``if``, ``a = 1.5`` under its ``else``): NumPy
+    runs either, but compiled code gives a variable one type, and making the
+    number an array would change what later lines compute (``np.sum(a)``).
+    Names the user's assignments; None for any other refusal."""
+    match = _UNIFY_KINDS.search(_COLOURS.sub("", message))
+    if match is None:
+        return None
+    a, b, var, path, _ = match.groups()
+    ranks = {_rank(t) for t in (a, b)}
+    if None in ranks or len(ranks) != 2:
+        return None
+    path = os.path.abspath(path)
+    if path == os.path.abspath(compiled.path):
+        text, linemap = compiled.text, compiled.linemap
+    else:
+        linemap = modules.LINEMAPS.get(path, {})
+        try:
+            with open(path) as f:
+                text = f.read()
+        except OSError:
+            return None
+    assigned = re.compile(rf"^\s*{re.escape(var)}\s*=[^=]")
+    origins = []
+    for i, line in enumerate(text.split("\n"), 1):
+        origin = linemap.get(i) if assigned.match(line) else None
+        if origin is not None and all(origin.short() != o.short() for o in origins):
+            origins.append(origin)
+    if not origins:
+        return None
+    name, lines = _user_assignments(var, origins)
+    kinds = " and ".join(sorted(f"{r}-d arrays" if r else "numbers" for r in ranks))
+    where = ", ".join(lines or [f"{o.short()}: {o.text.strip()}" for o in origins])
+    message = (f"'{name}' holds {kinds} on different paths ({where}); compiled code "
+               "gives a variable one type, and NumPy's result depends on the path taken")
+    hint = ("give it the same kind of value on every path (an array of one shape, "
+            "e.g. np.full(shape, number) or np.broadcast_to(number, shape), if that is "
+            "what the later lines should see; or float(...) of a 0-d value), or run "
+            "without jit (with tx.disable_jit(): ...)")
+    return message, origins[0], hint
+
+
+def _user_assignments(var, origins):
+    """The user's name for the numba stage's ``var`` (``a`` for ``a_1``) and
+    its assignments ("file:line: text") in the user's statements ``origins``
+    name (an ``if`` names its branches' lines), or (var, [])."""
+    base = re.sub(r"_\d+$", "", var)
+    found = []
+    for origin in origins:
+        try:
+            with open(origin.filename) as f:
+                source = f.read()
+            tree = ast.parse(source)
+        except (OSError, SyntaxError, ValueError):
+            continue
+        source_lines = source.split("\n")
+        for node in ast.walk(tree):
+            if isinstance(node, ast.stmt) and node.lineno == origin.lineno:
+                for inner in ast.walk(node):
+                    targets = inner.targets if isinstance(inner, ast.Assign) else \
+                        [inner.target] if isinstance(inner, (ast.AugAssign, ast.AnnAssign)) else []
+                    if any(isinstance(t, ast.Name) and t.id in (var, base) for t in targets):
+                        line = f"{os.path.basename(origin.filename)}:{inner.lineno}: " \
+                            f"{source_lines[inner.lineno - 1].strip()}"
+                        if line not in found:
+                            found.append(line)
+                            base = next(t.id for t in targets if isinstance(t, ast.Name)
+                                        and t.id in (var, base))
+                break
+    return (base, found) if found else (var, [])
+
+
+def _rank(numba_type):
+    """The rank of a Numba type's text (0 for a number), None for others."""
+    m = re.fullmatch(r"array\(\w+, (\d+)d, \w+\)", numba_type)
+    if m is not None:
+        return int(m.group(1))
+    if re.fullmatch(r"(float|int|uint|complex)\d+|bool", numba_type):
+        return 0
+    return None
 
 
 def _arguments_read(compiled, code_line, leaves):
