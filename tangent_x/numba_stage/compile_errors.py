@@ -14,6 +14,7 @@ import numpy as np
 
 from ..errors import TransformError
 from ..python_stage import loader as modules
+from .overloads.lanes import SELECT_KINDS
 from .specialize import depends_on, static_hint
 
 __all__ = ["JitError", "translate", "widened_text", "MAX_WIDENED"]
@@ -67,7 +68,9 @@ def widened_text(exc, compiled):
         dtype = np.promote_types(np.dtype(a), np.dtype(b))
     except TypeError:
         return None
-    if dtype.kind not in "biufc":
+    if dtype.kind not in "biufc" or np.dtype(a).kind != np.dtype(b).kind:
+        # integers on one path and floats on the other: cast, the path
+        # that keeps the integers would give floats (``join_error``)
         return None
     lines = compiled.text.split("\n")
     pattern = re.compile(rf"^(\s*){re.escape(var)} = (.+)$")
@@ -128,6 +131,13 @@ def translate(exc, compiled, leaves):
         hint = (f"compiled code can call NumPy functions and functions tangent_x "
                 f"inlines, not '{name}' (a {kind.rpartition('.')[2]}); run without jit "
                 "(with tx.disable_jit(): ...) or write it with NumPy")
+    elif SELECT_KINDS in message:
+        what = _COLOURS.sub("", message)
+        what = what[what.index(SELECT_KINDS):].split("\n")[0].rstrip(". ")
+        what += "; NumPy's dtype depends on the side the examples take, compiled code has one"
+        hint = ("give the variable one dtype on both sides (make the integers floats "
+                "where they are made: np.arange(3.0), x.astype(np.float64)), or run "
+                "without jit (with tx.disable_jit(): ...)")
     else:
         hint = static_hint(_arguments_read(compiled, code_line, leaves))
     joined = join_error(message, compiled)
@@ -147,13 +157,17 @@ def join_error(message, compiled):
     (``a = x * 2.0`` under an ``if``, ``a = 1.5`` under its ``else``): NumPy
     runs either, but compiled code gives a variable one type, and making the
     number an array would change what later lines compute (``np.sum(a)``).
+    Likewise integer arrays on one path and float arrays on another
+    (``i = np.arange(3)``, then ``i = i * x`` under an ``if``): cast to
+    floats, the path that keeps the integers would end in floats.
     Names the user's assignments; None for any other refusal."""
     match = _UNIFY_KINDS.search(_COLOURS.sub("", message))
     if match is None:
         return None
     a, b, var, path, _ = match.groups()
     ranks = {_rank(t) for t in (a, b)}
-    if None in ranks or len(ranks) != 2:
+    kinds_ = {_dtype(t).kind for t in (a, b) if _dtype(t) is not None}
+    if None in ranks or (len(ranks) != 2 and len(kinds_) != 2):
         return None
     path = os.path.abspath(path)
     if path == os.path.abspath(compiled.path):
@@ -174,10 +188,18 @@ def join_error(message, compiled):
     if not origins:
         return None
     name, lines = _user_assignments(var, origins)
-    kinds = " and ".join(sorted(f"{r}-d arrays" if r else "numbers" for r in ranks))
+    if len(ranks) == 2:
+        kinds = " and ".join(sorted(f"{r}-d arrays" if r else "numbers" for r in ranks))
+    else:
+        kinds = " and ".join(f"{_dtype(t).name} arrays" for t in (a, b))
     where = ", ".join(lines or [f"{o.short()}: {o.text.strip()}" for o in origins])
     message = (f"'{name}' holds {kinds} on different paths ({where}); compiled code "
                "gives a variable one type, and NumPy's result depends on the path taken")
+    if len(ranks) != 2:
+        hint = ("give it one dtype on every path: make the integers floats where they "
+                "are made (np.arange(3.0), x.astype(np.float64)), or run without jit "
+                "(with tx.disable_jit(): ...)")
+        return message, origins[0], hint
     hint = ("give it the same kind of value on every path (an array of one shape, "
             "e.g. np.full(shape, number) or np.broadcast_to(number, shape), if that is "
             "what the later lines should see; or float(...) of a 0-d value), or run "
@@ -187,8 +209,9 @@ def join_error(message, compiled):
 
 def _user_assignments(var, origins):
     """The user's name for the numba stage's ``var`` (``a`` for ``a_1``) and
-    its assignments ("file:line: text") in the user's statements ``origins``
-    name (an ``if`` names its branches' lines), or (var, [])."""
+    its assignments ("file:line: text") in the user's functions that hold
+    the statements ``origins`` name (an ``if`` names its branches' lines),
+    or (var, [])."""
     base = re.sub(r"_\d+$", "", var)
     found = []
     for origin in origins:
@@ -199,20 +222,35 @@ def _user_assignments(var, origins):
         except (OSError, SyntaxError, ValueError):
             continue
         source_lines = source.split("\n")
-        for node in ast.walk(tree):
-            if isinstance(node, ast.stmt) and node.lineno == origin.lineno:
-                for inner in ast.walk(node):
-                    targets = inner.targets if isinstance(inner, ast.Assign) else \
-                        [inner.target] if isinstance(inner, (ast.AugAssign, ast.AnnAssign)) else []
-                    if any(isinstance(t, ast.Name) and t.id in (var, base) for t in targets):
-                        line = f"{os.path.basename(origin.filename)}:{inner.lineno}: " \
-                            f"{source_lines[inner.lineno - 1].strip()}"
-                        if line not in found:
-                            found.append(line)
-                            base = next(t.id for t in targets if isinstance(t, ast.Name)
-                                        and t.id in (var, base))
-                break
+        # the function the statement is in: every assignment of the name there
+        scope = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.Lambda))
+                 and n.lineno <= origin.lineno <= getattr(n, "end_lineno", n.lineno)]
+        nodes = scope[-1:] or [n for n in ast.walk(tree) if isinstance(n, ast.stmt)
+                               and n.lineno == origin.lineno]
+        for inner in sorted((n for node in nodes for n in ast.walk(node)
+                             if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign))),
+                            key=lambda n: n.lineno):
+            targets = inner.targets if isinstance(inner, ast.Assign) else [inner.target]
+            if any(isinstance(t, ast.Name) and t.id in (var, base) for t in targets):
+                line = f"{os.path.basename(origin.filename)}:{inner.lineno}: " \
+                    f"{source_lines[inner.lineno - 1].strip()}"
+                if line not in found:
+                    found.append(line)
+                    base = next(t.id for t in targets if isinstance(t, ast.Name)
+                                and t.id in (var, base))
+        if found:
+            break
+    found = found[:3] + (["..."] if len(found) > 3 else [])
     return (base, found) if found else (var, [])
+
+
+def _dtype(numba_type):
+    """The dtype of a Numba type's text (an array's or a number's), or None."""
+    m = re.fullmatch(r"array\((\w+), \d+d, \w+\)", numba_type)
+    try:
+        return np.dtype(m.group(1) if m else numba_type)
+    except TypeError:
+        return None
 
 
 def _rank(numba_type):

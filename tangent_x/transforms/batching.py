@@ -454,13 +454,9 @@ class Batcher:
                                   "lane's list would have its own length", eqn.origin,
                                   "vmap runs the function once per example instead")
             live = pred
-            if self.reaching is not None:
-                # only the lanes that reach the loop run it: the others (an
-                # early return, the other side of a batched ``if``) may never
-                # stop it
+            if self.reaching is not None:   # lanes that never get here may never stop it
                 live = ir.name(self.fresh("live"))
-                self.flags[live.id] = True
-                cond_stmts = cond_stmts + [assign(live.id, _both(self.reaching, ir.clone(pred)))]
+                cond_stmts.append(assign(live.id, _both(self.reaching, ir.clone(pred))))
             test = call("np.any", live)         # while any lane is live
             results = [call("select_lanes", live, r, ir.name(c))
                        if not (ir.is_name(r) and r.id == c) else r
