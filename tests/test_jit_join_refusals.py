@@ -48,7 +48,7 @@ def test_number_on_one_path_array_on_the_other_is_refused_at_its_assignments(tra
     x = np.stack([X, -X]) if transform == "jit_vmap" else X
     with pytest.raises(tx.TransformError) as error:
         f(x, 0.7)
-    _assert_names_the_assignments(error, "'a' holds 1-d arrays and numbers",
+    _assert_names_the_assignments(error, "'a' holds 1-d arrays and numbers on different paths",
                                   "a = x * 2.0", "a = 1.5", "np.full")
 
 
@@ -59,5 +59,5 @@ def test_integers_on_one_path_floats_on_the_other_are_refused(transform):
     x = np.stack([-X, -X]) if transform == "jit_vmap" else -X
     with pytest.raises(tx.TransformError) as error:
         f(x)
-    _assert_names_the_assignments(error, "'i' holds int64 arrays and float64 arrays",
+    _assert_names_the_assignments(error, "'i' holds int64 arrays and float64 arrays on different paths",
                                   "i = np.arange(3)", "i = i * x", "np.arange(3.0)")

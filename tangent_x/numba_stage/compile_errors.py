@@ -140,7 +140,7 @@ def translate(exc, compiled, leaves):
                 "without jit (with tx.disable_jit(): ...)")
     else:
         hint = static_hint(_arguments_read(compiled, code_line, leaves))
-    joined = join_error(message, compiled)
+    joined = join_error(message, compiled, hint if hint.startswith("if ") else None)
     if joined is not None:
         error = JitError(*joined)
         error.numba_error = exc
@@ -151,7 +151,7 @@ def translate(exc, compiled, leaves):
     return error
 
 
-def join_error(message, compiled):
+def join_error(message, compiled, static=None):
     """(message, origin, hint) for Numba refusing a variable that holds a
     number on one path and an array on another, or arrays of two ranks
     (``a = x * 2.0`` under an ``if``, ``a = 1.5`` under its ``else``): NumPy
@@ -160,7 +160,9 @@ def join_error(message, compiled):
     Likewise integer arrays on one path and float arrays on another
     (``i = np.arange(3)``, then ``i = i * x`` under an ``if``): cast to
     floats, the path that keeps the integers would end in floats.
-    Names the user's assignments; None for any other refusal."""
+    Names the user's assignments; ``static``: the hint to mark arguments
+    static (a loop whose trip count they give is then unrolled), if any.
+    None for any other refusal."""
     match = _UNIFY_KINDS.search(_COLOURS.sub("", message))
     if match is None:
         return None
@@ -193,7 +195,8 @@ def join_error(message, compiled):
     else:
         kinds = " and ".join(f"{_dtype(t).name} arrays" for t in (a, b))
     where = ", ".join(lines or [f"{o.short()}: {o.text.strip()}" for o in origins])
-    message = (f"'{name}' holds {kinds} on different paths ({where}); compiled code "
+    message = (f"Numba cannot compile this: '{name}' holds {kinds} on different paths "
+               f"or loop turns ({where}); compiled code "
                "gives a variable one type, and NumPy's result depends on the path taken")
     if len(ranks) != 2:
         hint = ("give it one dtype on every path: make the integers floats where they "
@@ -204,6 +207,9 @@ def join_error(message, compiled):
             "e.g. np.full(shape, number) or np.broadcast_to(number, shape), if that is "
             "what the later lines should see; or float(...) of a 0-d value), or run "
             "without jit (with tx.disable_jit(): ...)")
+    if static is not None:       # a loop with a fixed trip count is unrolled
+        hint = static.replace("; or run without jit (with tx.disable_jit(): ...)", "") + \
+            "; or " + hint
     return message, origins[0], hint
 
 
