@@ -3,7 +3,10 @@
 A Numba compile failure names a line of the generated numba stage;
 ``translate`` turns it into a ``JitError`` at the user's line, with a hint
 (mark an argument static, run without jit).  One refusal is mended rather
-than reported: a variable holding arrays of two dtypes (``widened_text``).
+than reported: a variable holding arrays of two float (or two integer)
+dtypes (``widened_text``).  A variable holding a number on one path and an
+array on another, or integers and floats, is reported at the user's
+assignments of it (``join_error``): no one type follows NumPy on both.
 """
 import ast
 import os
