@@ -20,7 +20,8 @@ from .boundary import check_inputs
 from .derivatives import grad
 from .transformed import argnums_tuple, cached, call_with_extra, extra_in_axes
 from ..core.arguments import refuse_masked
-from ..errors import TransformError
+from ..errors import TransformError, call_site
+from .jacobian_source import JacobianSource
 from .vmap import vmap
 
 
@@ -114,7 +115,7 @@ def _vmapped(fun, in_axes, wrap=None):
     return table[key]
 
 
-def _driver(jacobian, rebuild):
+def _driver(jacobian, rebuild, source=None):
     """Mark ``jacobian`` as Python driver code around generated functions.
 
     A Jacobian is a few NumPy calls (one-hot bases, stacking) around one
@@ -129,6 +130,10 @@ def _driver(jacobian, rebuild):
     on which thread or ``with`` block the driver runs in."""
     jacobian.__tangent_x_loop__ = True
     jacobian.__tangent_x_rebuild__ = rebuild
+    # another transform of the Jacobian reads its plain-source form
+    # (``jacobian_source``), specialised by each eager call
+    if source is not None:
+        jacobian.__tangent_x__ = source
     return jacobian
 
 
@@ -145,10 +150,11 @@ def _no_aux(which, fun, has_aux):
 def jacfwd(fun, argnums=0, has_aux=False):
     """Jacobian by forward mode: one jvp per input element."""
     _no_aux("jacfwd", fun, has_aux)
-    return _jacfwd(fun, argnums, None)
+    return _jacfwd(fun, argnums, None, JacobianSource("jacfwd", fun, argnums_tuple(argnums)[0],
+                                                      call_site()))
 
 
-def _jacfwd(fun, argnums, wrap):
+def _jacfwd(fun, argnums, wrap, source=None):
     """jacfwd's driver; ``wrap`` (None eagerly, ``jit`` under jit: see
     ``_driver``) is applied to the generated callables it runs."""
     nums, single = argnums_tuple(argnums)
@@ -157,6 +163,8 @@ def _jacfwd(fun, argnums, wrap):
     def jacobian(*args, **kwargs):
         refuse_masked("jacfwd", fun, args, kwargs)
         check_inputs("jacfwd", fun, args, nums)
+        if source is not None and not kwargs:
+            source.specialize(*args)
         transformed = cached(fun, "jvp", nums, lambda out, a: out)
         wrt = [args[i] for i in nums]
         in_leaves, in_tree = tree_util.tree_flatten(list(wrt))
@@ -178,7 +186,7 @@ def _jacfwd(fun, argnums, wrap):
             out = fun(*args, **kwargs)
         return _assemble(out, columns, in_leaves, in_tree, single, axis_last=True)
 
-    return _driver(jacobian, lambda w: _jacfwd(fun, argnums, w))
+    return _driver(jacobian, lambda w: _jacfwd(fun, argnums, w), source)
 
 
 _ONCE = weakref.WeakKeyDictionary()
@@ -214,10 +222,11 @@ def jacrev(fun, argnums=0, has_aux=False):
     """Jacobian by reverse mode: one forward pass, one backward pass per
     output element."""
     _no_aux("jacrev", fun, has_aux)
-    return _jacrev(fun, argnums, None)
+    return _jacrev(fun, argnums, None, JacobianSource("jacrev", fun, argnums_tuple(argnums)[0],
+                                                      call_site()))
 
 
-def _jacrev(fun, argnums, wrap):
+def _jacrev(fun, argnums, wrap, source=None):
     """jacrev's driver (``wrap``: see ``_jacfwd``).  Eagerly: the generated
     forward pass once, then its backward pass batched over all one-hot
     cotangents.  Compiled, the backward function cannot be a piece of its
@@ -230,6 +239,8 @@ def _jacrev(fun, argnums, wrap):
     def jacobian(*args, **kwargs):
         refuse_masked("jacrev", fun, args, kwargs)
         check_inputs("jacrev", fun, args, nums)
+        if source is not None and not kwargs:
+            source.specialize(*args)
         if wrap is not None:
             return _jacrev_wrapped(fun, args, nums, single, wrap, kwargs)
         # keyword arguments pass through, not differentiated (as in JAX):
@@ -271,7 +282,7 @@ def _jacrev(fun, argnums, wrap):
             blocks.append(inner[0] if single else tuple(inner))
         return tree_util.tree_unflatten(out_tree, blocks)
 
-    return _driver(jacobian, lambda w: _jacrev(fun, argnums, w))
+    return _driver(jacobian, lambda w: _jacrev(fun, argnums, w), source)
 
 
 def _jacrev_wrapped(fun, args, nums, single, wrap, kwargs=None):
