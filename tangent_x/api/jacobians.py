@@ -18,7 +18,7 @@ import numpy as np
 from .. import tree_util
 from .boundary import check_inputs
 from .derivatives import grad
-from .transformed import argnums_tuple, cached, call_with_extra, extra_in_axes
+from .transformed import Unspecialized, argnums_tuple, cached, call_with_extra, extra_in_axes
 from ..core.arguments import refuse_masked
 from ..errors import TransformError, call_site
 from .jacobian_source import JacobianSource
@@ -186,7 +186,7 @@ def _jacfwd(fun, argnums, wrap, source=None):
             out = fun(*args, **kwargs)
         return _assemble(out, columns, in_leaves, in_tree, single, axis_last=True)
 
-    return _driver(jacobian, lambda w: _jacfwd(fun, argnums, w), source)
+    return _driver(jacobian, lambda w: _jacfwd(fun, argnums, w, source), source)
 
 
 _ONCE = weakref.WeakKeyDictionary()
@@ -282,7 +282,7 @@ def _jacrev(fun, argnums, wrap, source=None):
             blocks.append(inner[0] if single else tuple(inner))
         return tree_util.tree_unflatten(out_tree, blocks)
 
-    return _driver(jacobian, lambda w: _jacrev(fun, argnums, w), source)
+    return _driver(jacobian, lambda w: _jacrev(fun, argnums, w, source), source)
 
 
 def _jacrev_wrapped(fun, args, nums, single, wrap, kwargs=None):
@@ -325,9 +325,63 @@ def _jacrev_wrapped(fun, args, nums, single, wrap, kwargs=None):
 
 
 def hessian(fun, argnums=0):
-    """Forward over reverse: the jacfwd of the gradient (so ``jit`` of it is
-    jacfwd's rebuild: the batched jvp of the gradient, compiled)."""
-    return jacfwd(grad(fun, argnums=argnums), argnums=argnums)
+    """JAX's hessian, ``jacfwd(jacrev(fun))``.  For a scalar output jacrev
+    is the gradient, so that case is forward over ``grad`` (one backward
+    pass, any pytree of arguments); other outputs (shape ``out + in + in``)
+    are jacfwd of jacrev.  Which one: decided per structure of the
+    arguments by one plain call (so ``jit`` of it is the rebuild of the one
+    chosen: its batched jvp, compiled)."""
+    by_grad = jacfwd(grad(fun, argnums=argnums), argnums=argnums)
+    by_jacrev = jacfwd(jacrev(fun, argnums=argnums), argnums=argnums)
+    return _hessian(fun, by_grad, by_jacrev, {})
+
+
+def _hessian(fun, by_grad, by_jacrev, scalar):
+    """hessian's driver over its two forms; ``scalar``: per structure of
+    the arguments, whether ``fun``'s output is a number."""
+    def pick(args, kwargs):
+        key = tuple((type(a), np.shape(a)) for a in tree_util.tree_leaves((args, kwargs)))
+        key = (tree_util.tree_structure((args, kwargs)), key)
+        if key not in scalar:
+            out = fun(*args, **kwargs)
+            scalar[key] = not isinstance(out, (dict, list, tuple)) and np.shape(out) == ()
+        return by_grad if scalar[key] else by_jacrev
+
+    source = _PickedSource(pick)
+
+    @functools.wraps(fun)
+    def hessian_of(*args, **kwargs):
+        chosen = pick(args, kwargs)
+        if not kwargs:
+            source.specialize(*args)
+        return chosen(*args, **kwargs)
+
+    rebuild = lambda w: _hessian(fun, by_grad.__tangent_x_rebuild__(w),  # noqa: E731
+                                 by_jacrev.__tangent_x_rebuild__(w), scalar)
+    return _driver(hessian_of, rebuild, source)
+
+
+class _PickedSource:
+    """hessian's ``__tangent_x__``: the source form of the form it picks."""
+
+    def __init__(self, pick):
+        self._pick = pick
+        self._last = None
+
+    def specialize(self, *args):
+        self._last = self._pick(args, {}).__tangent_x__
+        return self._last.specialize(*args)
+
+    @property
+    def generated(self):
+        if self._last is None:
+            raise Unspecialized("hessian is transformed again: its source form depends on "
+                                "the arguments' shapes; call it once first")
+        return self._last.generated
+
+    @property
+    def function(self):
+        return self.generated.function
 
 
 def _rev_blocks(grad_leaves, out_leaves, out_tree, sizes, in_leaves, in_tree, single):
