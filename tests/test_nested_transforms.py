@@ -319,14 +319,18 @@ REFUSED_JACOBIAN = r"is transformed again, and its source form takes"
 
 
 def refusal(names, case):
-    """The message a refused composition raises, or None."""
-    for k, name in enumerate(names[1:], start=1):
-        if name == "vjp":
-            return REFUSED_VJP
+    """A pattern of the messages a refused composition may raise, or None.
+    hessian is jacfwd of jacrev for a non-scalar output (every use here), so
+    it transforms a Jacobian itself."""
+    reasons = set()
+    for k, name in enumerate(names):
+        if name == "vjp" and k > 0:
+            reasons.add(REFUSED_VJP)
+        transformed_again = (k > 0 and names[k - 1] != "vmap") or name == "hessian"
         if name in ("jacfwd", "jacrev", "hessian") and case in ("two", "params") and \
-                names[k - 1] != "vmap":
-            return REFUSED_JACOBIAN
-    return None
+                transformed_again:
+            reasons.add(REFUSED_JACOBIAN)
+    return "|".join(sorted(reasons)) or None
 
 
 def check_or_refused(names, case):

@@ -137,6 +137,18 @@ def _driver(jacobian, rebuild, source=None):
     return jacobian
 
 
+def _specialize(fun, source, args):
+    """Specialise for ``args`` the source forms a transform reads: the
+    Jacobian's own (``source``), and ``fun``'s where it is a transformed
+    function whose code depends on its arguments' structure (a Jacobian,
+    a vmapped function): jacfwd's batched jvp of ``fun`` reads it."""
+    inner = getattr(fun, "__tangent_x__", None)
+    if hasattr(inner, "specialize"):
+        inner.specialize(*args)
+    if source is not None:
+        source.specialize(*args)
+
+
 def _no_aux(which, fun, has_aux):
     """``has_aux`` is JAX's signature, not yet tangent_x's: say so rather
     than treat ``(value, aux)`` as the output to differentiate."""
@@ -163,8 +175,8 @@ def _jacfwd(fun, argnums, wrap, source=None):
     def jacobian(*args, **kwargs):
         refuse_masked("jacfwd", fun, args, kwargs)
         check_inputs("jacfwd", fun, args, nums)
-        if source is not None and not kwargs:
-            source.specialize(*args)
+        if not kwargs:
+            _specialize(fun, source, args)
         transformed = cached(fun, "jvp", nums, lambda out, a: out)
         wrt = [args[i] for i in nums]
         in_leaves, in_tree = tree_util.tree_flatten(list(wrt))
@@ -239,8 +251,8 @@ def _jacrev(fun, argnums, wrap, source=None):
     def jacobian(*args, **kwargs):
         refuse_masked("jacrev", fun, args, kwargs)
         check_inputs("jacrev", fun, args, nums)
-        if source is not None and not kwargs:
-            source.specialize(*args)
+        if not kwargs:
+            _specialize(fun, source, args)
         if wrap is not None:
             return _jacrev_wrapped(fun, args, nums, single, wrap, kwargs)
         # keyword arguments pass through, not differentiated (as in JAX):
