@@ -351,7 +351,7 @@ PAIRS = [(o, i) for o in TRANSFORMS for i in TRANSFORMS]
 @pytest.mark.parametrize("case", list(CASES))
 @pytest.mark.parametrize("name", TRANSFORMS)
 def test_one_deep(name, case):
-    check([name], case)
+    check_or_refused([name], case)
 
 
 @pytest.mark.parametrize("case", list(CASES))
@@ -367,3 +367,26 @@ THREE = [("vmap", "grad", "grad"), ("jacfwd", "jacrev", "jacfwd"), ("grad", "vma
 @pytest.mark.parametrize("names", THREE, ids=["-".join(t) for t in THREE])
 def test_three_deep(names, case):
     check_or_refused(list(names), case)
+
+
+# ---- under jit: the whole composition wrapped, a few of them (each compiles) ---
+
+JITTED = [("jacfwd", "jacrev", "elementwise"), ("hessian", None, "matmul"),
+          ("vmap", "grad", "branch")]
+
+
+@pytest.mark.parametrize("outer,inner,case", JITTED,
+                         ids=[f"{o}-{i}-{c}" for o, i, c in JITTED])
+def test_jit_of_composition(outer, inner, case):
+    """jit(outer(inner(f))) equals the eager composition and the reference."""
+    f, args, argnums = CASES[case]
+    names = [outer] + ([inner] if inner else [])
+    top = _batched(args, [2 + k for k in range(names.count("vmap"))])
+    level = tuple(_index(x, 0) for x in top) if outer == "vmap" else top
+    g = apply(inner, f, level, argnums) if inner else f
+    composed = apply(outer, g, top, argnums)
+    expected = reference(outer, g, top, argnums)
+    eager = composed(*top)
+    compiled = tx.jit(composed)(*top)
+    assert_tree_allclose(compiled, eager, rtol=1e-12, atol=1e-12)
+    assert_tree_allclose(compiled, expected, rtol=2e-4, atol=2e-5)
