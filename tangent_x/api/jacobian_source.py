@@ -52,16 +52,16 @@ class JacobianSource:
         self._argnums = argnums
         self._call_site = call_site
         self._cache = {}
-        self._last = None
+        self._latest = None
 
     @property
     def generated(self):
-        if self._last is None:
-            raise Unspecialized(f"{self._which} is transformed again: its source form "
-                                f"depends on the arguments' shapes; call it once first")
-        if isinstance(self._last, TransformError):
-            raise self._last
-        return self._last
+        if self._latest is None:
+            raise Unspecialized(f"the source form of {self._which} depends on the arguments' "
+                                f"shapes: call it once first (or pass example_args)")
+        if isinstance(self._latest, TransformError):
+            raise self._latest
+        return self._latest
 
     @property
     def function(self):
@@ -81,8 +81,8 @@ class JacobianSource:
             except Exception as exc:     # the eager Jacobian still runs; a transform of it refuses
                 self._cache[key] = self._refuse(f"its source form fails here "
                                                 f"({type(exc).__name__}: {exc})")
-        self._last = self._cache[key]
-        return self._last
+        self._latest = self._cache[key]
+        return self._latest
 
     def _refuse(self, why):
         name = getattr(self._fun, "__name__", "f")

@@ -378,18 +378,18 @@ class _PickedSource:
 
     def __init__(self, pick):
         self._pick = pick
-        self._last = None
+        self._latest = None
 
     def specialize(self, *args):
-        self._last = self._pick(args, {}).__tangent_x__
-        return self._last.specialize(*args)
+        self._latest = self._pick(args, {}).__tangent_x__
+        return self._latest.specialize(*args)
 
     @property
     def generated(self):
-        if self._last is None:
-            raise Unspecialized("hessian is transformed again: its source form depends on "
-                                "the arguments' shapes; call it once first")
-        return self._last.generated
+        if self._latest is None:
+            raise Unspecialized("the source form of hessian depends on the arguments' "
+                                "shapes: call it once first (or pass example_args)")
+        return self._latest.generated
 
     @property
     def function(self):
