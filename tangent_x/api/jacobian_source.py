@@ -103,7 +103,9 @@ class JacobianSource:
             if isinstance(arg, (dict, list, tuple)) or np.asarray(arg).dtype.kind != "f":
                 raise self._refuse(f"its source form takes float arrays and numbers "
                                    f"(argument {i} is {type(arg).__name__})")
-        out = self._fun(*args)
+        # copies: the function may update its arguments in place, and the
+        # caller's arrays must come out as they went in
+        out = self._fun(*_copies(args))
         if isinstance(out, (dict, list, tuple)):
             raise self._refuse("its source form returns one array (this function "
                                f"returns a {type(out).__name__})")
@@ -125,5 +127,11 @@ class JacobianSource:
         namespace = {"np": np, "jvp": jvp, "vmap": vmap, "fun": self._fun}
         exec(compile(text, filename, "exec"), namespace)
         function = namespace[f"{self._which}_of_{name}"]
-        function(*args)         # one run specialises the vmap inside, as JAX traces
+        function(*_copies(args))    # one run specialises the vmap inside, as JAX traces
         return _Specialised(function, text)
+
+
+def _copies(args):
+    """Arguments to run the function on: it may update arrays in place, and
+    the caller's must come out as they went in."""
+    return tuple(a.copy() if isinstance(a, np.ndarray) else a for a in args)

@@ -341,22 +341,39 @@ def hessian(fun, argnums=0):
     is the gradient, so that case is forward over ``grad`` (one backward
     pass, any pytree of arguments); other outputs (shape ``out + in + in``)
     are jacfwd of jacrev.  Which one: decided per structure of the
-    arguments by one plain call (so ``jit`` of it is the rebuild of the one
-    chosen: its batched jvp, compiled)."""
-    by_grad = jacfwd(grad(fun, argnums=argnums), argnums=argnums)
+    arguments by one call of the gradient, whose output check says whether
+    the output is a number (not a plain call of ``fun``: it would change
+    arrays the function updates in place, and NumPy arrays have no
+    ``.at``); ``jit`` of it is the rebuild of the one chosen: its batched
+    jvp, compiled."""
+    probe = grad(fun, argnums=argnums)
+    by_grad = jacfwd(probe, argnums=argnums)
     by_jacrev = jacfwd(jacrev(fun, argnums=argnums), argnums=argnums)
-    return _hessian(fun, by_grad, by_jacrev, {})
+    return _hessian(probe, by_grad, by_jacrev, {})
 
 
-def _hessian(fun, by_grad, by_jacrev, scalar):
+def _scalar_output(probe, args, kwargs):
+    """Whether the function ``probe`` differentiates returns a number."""
+    try:
+        probe(*args, **kwargs)
+    except TypeError as exc:
+        if "scalar-output" not in str(exc):
+            raise
+        return False
+    return True
+
+
+def _hessian(probe, by_grad, by_jacrev, scalar):
     """hessian's driver over its two forms; ``scalar``: per structure of
-    the arguments, whether ``fun``'s output is a number."""
+    the arguments, whether the output is a number (``probe``: the
+    function's gradient)."""
+    fun = probe.__wrapped__ if hasattr(probe, "__wrapped__") else probe
+
     def pick(args, kwargs):
         key = tuple((type(a), np.shape(a)) for a in tree_util.tree_leaves((args, kwargs)))
         key = (tree_util.tree_structure((args, kwargs)), key)
         if key not in scalar:
-            out = fun(*args, **kwargs)
-            scalar[key] = not isinstance(out, (dict, list, tuple)) and np.shape(out) == ()
+            scalar[key] = _scalar_output(probe, args, kwargs)
         return by_grad if scalar[key] else by_jacrev
 
     source = _PickedSource(pick)
@@ -368,7 +385,7 @@ def _hessian(fun, by_grad, by_jacrev, scalar):
             source.specialize(*args)
         return chosen(*args, **kwargs)
 
-    rebuild = lambda w: _hessian(fun, by_grad.__tangent_x_rebuild__(w),  # noqa: E731
+    rebuild = lambda w: _hessian(probe, by_grad.__tangent_x_rebuild__(w),  # noqa: E731
                                  by_jacrev.__tangent_x_rebuild__(w), scalar)
     return _driver(hessian_of, rebuild, source)
 
