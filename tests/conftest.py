@@ -59,9 +59,10 @@ def _listed_slow():
 # ``-m "slow and not exhaustive"``; ``python -m pytest -m slow -n 2`` runs
 # them all (the README says when that was last done, and its result).
 _SAMPLED = {
-    "tests/test_corpus.py::test_grad_matches_finite_differences": 4,
-    "tests/test_jit_mixed_precision.py::": 4,
-    "tests/test_at_updates.py::": 4,
+    "tests/test_corpus.py::test_grad_matches_finite_differences": 8,
+    "tests/test_jit_mixed_precision.py::": 8,
+    "tests/test_at_updates.py::": 8,
+    "tests/test_jit_vmap.py::": 2,
 }
 
 
