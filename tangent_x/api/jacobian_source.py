@@ -42,9 +42,20 @@ class _Specialised:
         self.text = text
 
 
+class _Pending:
+    """Arguments seen by an eager call, kept (as copies: the caller may
+    update its arrays later) until a transform asks for their source form."""
+
+    def __init__(self, args):
+        self.args = _copies(args)
+
+
 class JacobianSource:
-    """``__tangent_x__`` of a Jacobian driver: its plain-source form, built
-    per argument structure (as vmap's is: ``specialize`` on each call)."""
+    """``__tangent_x__`` of a Jacobian driver: its plain-source form, per
+    argument structure.  An eager call only notes its arguments (``note``);
+    the form is built when a transform or ``tx.source`` asks for it
+    (``generated``, ``specialize``), so a plain call of a Jacobian runs
+    ``fun`` no more than its own computation needs."""
 
     def __init__(self, which, fun, argnums, call_site):
         self._which = which
@@ -53,12 +64,15 @@ class JacobianSource:
         self._call_site = call_site
         self._cache = {}
         self._latest = None
+        self._built = 0
 
     @property
     def generated(self):
         if self._latest is None:
             raise Unspecialized(f"the source form of {self._which} depends on the arguments' "
                                 f"shapes: call it once first (or pass example_args)")
+        if isinstance(self._latest, _Pending):
+            self._latest = self._resolve(self._key(self._latest.args), self._latest.args)
         if isinstance(self._latest, TransformError):
             raise self._latest
         return self._latest
@@ -67,13 +81,30 @@ class JacobianSource:
     def function(self):
         return self.generated.function
 
+    def note(self, *args):
+        """An eager call's arguments: the source form is for arguments like
+        these from now on, built only when asked for."""
+        key = self._key(args)
+        if key not in self._cache:
+            self._cache[key] = _Pending(args)
+        self._latest = self._cache[key]
+
     def specialize(self, *args):
         """The source form for arguments like ``args`` (or a located
         refusal, raised when a transform asks for it)."""
-        key = tuple((type(a), np.shape(a), np.asarray(a).dtype.kind) if not
-                    isinstance(a, (dict, list, tuple)) else tree_util.tree_structure(a)
-                    for a in args)
-        if key not in self._cache:
+        self._latest = self._resolve(self._key(args), args)
+        return self._latest
+
+    @staticmethod
+    def _key(args):
+        return tuple((type(a), np.shape(a), np.asarray(a).dtype.kind) if not
+                     isinstance(a, (dict, list, tuple)) else tree_util.tree_structure(a)
+                     for a in args)
+
+    def _resolve(self, key, args):
+        """The cached form for ``key``, built from ``args`` if not yet."""
+        entry = self._cache.get(key)
+        if entry is None or isinstance(entry, _Pending):
             try:
                 self._cache[key] = self._build(args)
             except TransformError as exc:
@@ -81,8 +112,7 @@ class JacobianSource:
             except Exception as exc:     # the eager Jacobian still runs; a transform of it refuses
                 self._cache[key] = self._refuse(f"its source form fails here "
                                                 f"({type(exc).__name__}: {exc})")
-        self._latest = self._cache[key]
-        return self._latest
+        return self._cache[key]
 
     def _refuse(self, why):
         name = getattr(self._fun, "__name__", "f")
@@ -122,7 +152,8 @@ class JacobianSource:
             in_axes=(None,) * len(args) + (0,),
             out_size=int(np.prod(out_shape, dtype=int)),
             result_shape=out_shape + in_shape)
-        filename = f"<tangent_x {self._which} source of {name} {id(self)} {len(self._cache)}>"
+        filename = f"<tangent_x {self._which} source of {name} {id(self)} {self._built}>"
+        self._built += 1
         linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
         namespace = {"np": np, "jvp": jvp, "vmap": vmap, "fun": self._fun}
         exec(compile(text, filename, "exec"), namespace)

@@ -131,22 +131,23 @@ def _driver(jacobian, rebuild, source=None):
     jacobian.__tangent_x_loop__ = True
     jacobian.__tangent_x_rebuild__ = rebuild
     # another transform of the Jacobian reads its plain-source form
-    # (``jacobian_source``), specialised by each eager call
+    # (``jacobian_source``), for the arguments of the latest eager call
     if source is not None:
         jacobian.__tangent_x__ = source
     return jacobian
 
 
 def _specialize(fun, source, args):
-    """Specialise for ``args`` the source forms a transform reads: the
-    Jacobian's own (``source``), and ``fun``'s where it is a transformed
-    function whose code depends on its arguments' structure (a Jacobian,
-    a vmapped function): jacfwd's batched jvp of ``fun`` reads it."""
+    """Specialise for ``args`` the source forms a transform reads: ``fun``'s
+    where it is a transformed function whose code depends on its
+    arguments' structure (a Jacobian, a vmapped function), which this
+    call's batched derivative of ``fun`` reads now; and the Jacobian's own
+    (``source``), only noted: it is built when a transform asks for it."""
     inner = getattr(fun, "__tangent_x__", None)
     if hasattr(inner, "specialize"):
         inner.specialize(*args)
     if source is not None:
-        source.specialize(*args)
+        source.note(*args)
 
 
 def _no_aux(which, fun, has_aux):
@@ -382,7 +383,7 @@ def _hessian(probe, by_grad, by_jacrev, scalar):
     def hessian_of(*args, **kwargs):
         chosen = pick(args, kwargs)
         if not kwargs:
-            source.specialize(*args)
+            source.note(*args)
         return chosen(*args, **kwargs)
 
     rebuild = lambda w: _hessian(probe, by_grad.__tangent_x_rebuild__(w),  # noqa: E731
@@ -396,6 +397,10 @@ class _PickedSource:
     def __init__(self, pick):
         self._pick = pick
         self._latest = None
+
+    def note(self, *args):
+        self._latest = self._pick(args, {}).__tangent_x__
+        self._latest.note(*args)
 
     def specialize(self, *args):
         self._latest = self._pick(args, {}).__tangent_x__
