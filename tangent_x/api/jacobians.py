@@ -137,6 +137,15 @@ def _driver(jacobian, rebuild, source=None):
     return jacobian
 
 
+def _check_and_specialize(which, fun, source, nums, args, kwargs):
+    """What a Jacobian driver does first: refuse masked and wrong inputs
+    with located errors, then (positional arguments only) ``_specialize``."""
+    refuse_masked(which, fun, args, kwargs)
+    check_inputs(which, fun, args, nums)
+    if not kwargs:
+        _specialize(fun, source, args)
+
+
 def _specialize(fun, source, args):
     """Specialise for ``args`` the source forms a transform reads: ``fun``'s
     where it is a transformed function whose code depends on its
@@ -174,10 +183,7 @@ def _jacfwd(fun, argnums, wrap, source=None):
 
     @functools.wraps(fun)
     def jacobian(*args, **kwargs):
-        refuse_masked("jacfwd", fun, args, kwargs)
-        check_inputs("jacfwd", fun, args, nums)
-        if not kwargs:
-            _specialize(fun, source, args)
+        _check_and_specialize("jacfwd", fun, source, nums, args, kwargs)
         transformed = cached(fun, "jvp", nums, lambda out, a: out)
         wrt = [args[i] for i in nums]
         in_leaves, in_tree = tree_util.tree_flatten(list(wrt))
@@ -250,10 +256,7 @@ def _jacrev(fun, argnums, wrap, source=None):
 
     @functools.wraps(fun)
     def jacobian(*args, **kwargs):
-        refuse_masked("jacrev", fun, args, kwargs)
-        check_inputs("jacrev", fun, args, nums)
-        if not kwargs:
-            _specialize(fun, source, args)
+        _check_and_specialize("jacrev", fun, source, nums, args, kwargs)
         if wrap is not None:
             return _jacrev_wrapped(fun, args, nums, single, wrap, kwargs)
         # keyword arguments pass through, not differentiated (as in JAX):
