@@ -34,7 +34,10 @@ def every_collective(v):
     return (lax.psum(v, "i"), lax.pmean(v, "i"), lax.pmax(v, "i"), lax.pmin(np.sum(v), "i"),
             lax.all_gather(v, "i"), lax.all_gather(v, "i", tiled=True), lax.psum(v[0], "i"),
             lax.all_gather(v[1], "i"), lax.axis_index("i"),
-            lax.pmean(v.astype(np.float32), "i"), lax.psum(2 * lax.axis_index("i"), "i"))
+            lax.pmean(v.astype(np.float32), "i"), lax.psum(2 * lax.axis_index("i"), "i"),
+            lax.psum_scatter(lax.all_gather(v, "i"), "i"),
+            lax.psum_scatter(lax.all_gather(v, "i", tiled=True), "i", tiled=True),
+            lax.ppermute(v, "i", [(0, 1), (1, 2), (2, 0)]), lax.ppermute(v[2], "i", ((3, 0),)))
 
 
 def test_compiled_collectives_equal_a_loop_vmap_and_eager_pmap_bitwise(devices, no_callbacks):
@@ -48,9 +51,13 @@ def test_compiled_collectives_equal_a_loop_vmap_and_eager_pmap_bitwise(devices, 
             functools.reduce(np.minimum, [np.sum(r) for r in x]), x, x.reshape(-1),
             functools.reduce(lambda a, b: a + b, list(x[:, 0])), x[:, 1], None,
             functools.reduce(lambda a, b: a + b, list(x.astype(np.float32))) / np.float32(n),
-            np.int64(2 * sum(range(n))))
+            np.int64(2 * sum(range(n))),
+            # per device (a list): psum_scatter's entry and block, ppermute's receipts
+            [functools.reduce(lambda a, b: a + b, [r] * n) for r in x],
+            [functools.reduce(lambda a, b: a + b, [r] * n) for r in x],
+            [x[2], x[0], x[1], np.zeros(3)], [x[3, 2], 0.0, 0.0, 0.0])
     for k, (g, w) in enumerate(zip(got, loop)):
-        want = np.arange(n) if w is None else np.stack([w] * n)
+        want = np.arange(n) if w is None else np.stack(w if isinstance(w, list) else [w] * n)
         np.testing.assert_array_equal(g, want, err_msg=f"result {k}")
         assert np.asarray(g).dtype == want.dtype
     for g, w in zip(got, tx.vmap(every_collective, axis_name="i")(x)):

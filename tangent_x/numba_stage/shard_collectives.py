@@ -4,11 +4,14 @@ Under ``jit(pmap(f))`` the shard's module is loaded with its ``lax``
 replaced by ``namespace(backend, axis_name)`` (``loading.load``'s
 ``rebind``, through ``Rebinding``): its ``psum``, ``pmean``, ``pmax``,
 ``pmin``, ``all_gather`` (``axis=0``) and ``axis_index`` over pmap's axis
-compile to the backend's primitives, with no callback into Python.  Every
-other case (another axis, an operand type the backend does not take,
-``axis_index_groups``, ``all_gather`` on another axis, integer ``pmean``)
-keeps the ``objmode`` callback of ``overloads.collectives``; so do
-``psum_scatter`` and ``ppermute`` (every other name is ``lax``'s own).
+compile to the backend's primitives, with no callback into Python; so do
+``psum_scatter`` (``scatter_dimension=0``: the sum, then this device's
+entry or block) and ``ppermute`` (a gather, then the source's part; the
+pairs must be constants).  Every other case (another axis, an operand type
+the backend does not take, ``axis_index_groups``, ``all_gather`` or
+``psum_scatter`` on another dimension, integer ``pmean``, a ``perm`` Numba
+does not see as constant) keeps the ``objmode`` callback of
+``overloads.collectives`` (every other name is ``lax``'s own).
 
 A backend (``thread_shard.BACKEND``: threads meeting in shared memory;
 ``mpi_shard.BACKEND``: one MPI rank per device; a CUDA one would be a
@@ -177,6 +180,146 @@ def _axis_index(backend, mapped):
     return axis_index
 
 
+def _psum_scatter(backend, mapped):
+    original = lax.psum_scatter
+    reduce, index, error = backend.reduce, backend.index, backend.error
+    message = backend.message("psum_scatter", mapped)
+
+    def psum_scatter(x, axis_name, scatter_dimension=0, axis_index_groups=None, tiled=False):
+        return original(x, axis_name, scatter_dimension=scatter_dimension,
+                        axis_index_groups=axis_index_groups, tiled=tiled)
+
+    def typer(x, axis_name, scatter_dimension=0, axis_index_groups=None, tiled=False):
+        x = types.unliteral(x)
+        code = backend.code(x) if isinstance(x, types.Array) and operand_dims_ok(x) else None
+        dim = callback._literal(scatter_dimension, 0, "scatter_dimension")
+        is_tiled = callback._literal(tiled, False, "tiled")
+        if literal_axis(axis_name) != mapped or code is None or not no_groups(axis_index_groups) \
+                or dim % max(getattr(x, "ndim", 1), 1) != 0:
+            return callback._psum_scatter(x, axis_name, scatter_dimension, axis_index_groups, tiled)
+        if is_tiled:
+            def impl_tiled(x, axis_name, scatter_dimension=0, axis_index_groups=None, tiled=False):
+                total, size, ok = reduce(np.ascontiguousarray(x), code, 0, True)
+                if not ok:
+                    raise error(message)
+                if total.shape[0] % size:
+                    raise ValueError("psum_scatter(..., tiled=True): dimension 0 does not split "
+                                     "into the axis size's equal blocks")
+                block = total.shape[0] // size
+                k = index()
+                return total[k * block:(k + 1) * block].copy()
+            return impl_tiled
+
+        def impl(x, axis_name, scatter_dimension=0, axis_index_groups=None, tiled=False):
+            total, size, ok = reduce(np.ascontiguousarray(x), code, 0, True)
+            if not ok:
+                raise error(message)
+            if total.shape[0] != size:
+                raise ValueError("psum_scatter: the scattered dimension 0 must have the axis "
+                                 "size as its length (or pass tiled=True)")
+            return _entry(total, index())
+        return impl
+    overload(psum_scatter, prefer_literal=True)(typer)
+    return psum_scatter
+
+
+def _entry(total, k):
+    pass
+
+
+@overload(_entry)
+def _entry_compiled(total, k):
+    """``total[k]``: a copy of the sub-array, or the scalar of a 1-d ``total``."""
+    if total.ndim == 1:
+        return lambda total, k: total[k]
+    return lambda total, k: total[k].copy()
+
+
+def _pair_list(perm):
+    """How ``perm`` reaches compiled code: "runtime" for a list or tuple of
+    integer pairs read at run time, a tuple of Python pairs when Numba sees
+    them as literals, else None (keep the callback)."""
+    pair = types.UniTuple(types.int64, 2)
+    if isinstance(perm, (types.List, types.UniTuple)) and \
+            isinstance(perm.dtype, types.UniTuple) and perm.dtype.count == 2 and \
+            isinstance(perm.dtype.dtype, types.Integer) and types.unliteral(perm.dtype) == pair:
+        return "runtime"
+    if not isinstance(perm, types.BaseTuple) or len(perm) == 0:
+        return None
+    pairs = []
+    for item in perm:
+        if not isinstance(item, types.BaseTuple) or len(item) != 2 or \
+                not all(isinstance(v, types.IntegerLiteral) for v in item):
+            return None
+        pairs.append(tuple(int(v.literal_value) for v in item))
+    return tuple(pairs)
+
+
+def _ppermute(backend, mapped, inverse):
+    original = lax.collectives.ppermute_inverse if inverse else lax.ppermute
+    gather, index, error = backend.gather, backend.index, backend.error
+    what = "ppermute_inverse" if inverse else "ppermute"
+    message = backend.message(what, mapped)
+
+    def ppermute(x, axis_name, perm):
+        return original(x, axis_name, perm)
+    ppermute.__name__ = ppermute.__qualname__ = what
+
+    def typer(x, axis_name, perm):
+        x = types.unliteral(x)
+        code = backend.code(x) if operand_dims_ok(x) else None
+        pairs = _pair_list(perm)
+        if literal_axis(axis_name) != mapped or code is None or pairs is None:
+            return callback._permute(inverse)(x, axis_name, perm)
+        constant = pairs if pairs != "runtime" else None
+
+        if not isinstance(x, types.Array):
+            def impl_scalar(x, axis_name, perm):
+                parts, ok = gather(np.full(1, x), code, False)
+                return _received(parts, perm if constant is None else constant, index(),
+                                 inverse)[0]
+            return impl_scalar
+
+        def impl(x, axis_name, perm):
+            parts, ok = gather(np.ascontiguousarray(x), code, True)
+            if not ok:
+                raise error(message)
+            return _received(parts, perm if constant is None else constant, index(), inverse)
+        return impl
+    overload(ppermute, prefer_literal=True)(typer)
+    return ppermute
+
+
+def _received(parts, perm, me, inverse):
+    pass
+
+
+@overload(_received)
+def _received_compiled(parts, perm, me, inverse):
+    """What device ``me`` receives along ``perm`` (its (source, destination)
+    pairs; ``inverse``: each the other way): the source's part, zeros
+    where ``me`` is no destination.  A repeated source or destination, or
+    a device beyond the axis, raises (alike on every device)."""
+    def impl(parts, perm, me, inverse):
+        size = parts.shape[0]
+        sources = np.zeros(size, np.bool_)
+        targets = np.zeros(size, np.bool_)
+        src = -1
+        for pair in perm:
+            s, d = (pair[1], pair[0]) if inverse else (pair[0], pair[1])
+            if not (0 <= s < size and 0 <= d < size):
+                raise ValueError("ppermute: a device index in perm is outside the axis")
+            if sources[s] or targets[d]:
+                raise ValueError("ppermute perm has a repeated source or destination")
+            sources[s] = True
+            targets[d] = True
+            if d == me:
+                src = s
+        if src < 0:
+            return np.zeros_like(parts[0])
+        return parts[src].copy()
+    return impl
+
 _NAMESPACES = {}
 
 
@@ -192,6 +335,9 @@ def namespace(backend, axis):
             setattr(ns, op, _reduction(backend, op, axis))
         ns.all_gather = _all_gather(backend, axis)
         ns.axis_index = _axis_index(backend, axis)
+        ns.psum_scatter = _psum_scatter(backend, axis)
+        ns.ppermute = _ppermute(backend, axis, False)
+        ns.ppermute_inverse = _ppermute(backend, axis, True)
         ns.__getattr__ = lambda name: getattr(lax, name)
         _NAMESPACES[key] = ns
     return ns
