@@ -39,6 +39,7 @@ small array the compiled code addresses by symbol name
 (``tangent_x_pmap_mpi_state``, registered with llvmlite), so Numba's disk
 cache serves later processes; ``activate(comm)`` fills it before a call.
 """
+import numba
 import numpy as np
 from llvmlite import binding as llvm
 from llvmlite import ir
@@ -184,15 +185,9 @@ def _gather_compiled(send, code, check):
     return impl
 
 
+@numba.njit(cache=True)
 def _index():
-    pass
-
-
-@overload(_index)
-def _index_compiled():
-    def impl():
-        return _state(2)
-    return impl
+    return _state(2)
 
 
 def _mismatch(what, axis):

@@ -40,6 +40,7 @@ count in the operand's dtype, a scalar travels as a 1-element array,
 """
 import hashlib
 import types as pytypes
+from typing import Callable, NamedTuple
 
 import numpy as np
 from numba import types
@@ -52,19 +53,17 @@ MAX_DIMS = 8            # operands of more dimensions keep the callback
 OPS = {"psum": 0, "pmean": 0, "pmax": 1, "pmin": 2}
 
 
-class Backend:
+class Backend(NamedTuple):
     """What one kind of device gives the compiled collectives (see the
     module docstring); ``tag`` names it in the shard's module file."""
-
-    def __init__(self, tag, description, code, reduce, gather, index, error, message):
-        self.tag = tag
-        self.description = description
-        self.code = code
-        self.reduce = reduce
-        self.gather = gather
-        self.index = index
-        self.error = error
-        self.message = message
+    tag: str
+    description: str
+    code: Callable
+    reduce: Callable
+    gather: Callable
+    index: Callable
+    error: type
+    message: Callable
 
 
 def literal_axis(axis_name):

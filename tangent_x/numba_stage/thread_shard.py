@@ -277,15 +277,9 @@ def _gather_compiled(send, code, check):
     return impl
 
 
+@numba.njit(cache=True)
 def _index():
-    pass
-
-
-@overload(_index)
-def _index_compiled():
-    def impl():
-        return _device()[0]
-    return impl
+    return _device()[0]
 
 
 # --- the backend of shard_collectives ---------------------------------------------
