@@ -380,13 +380,16 @@ class Session:
         # stop it is, and the worker that stopped the group is named.
         if not isinstance(exc, Stopped) and not (isinstance(exc, SystemError) and stop):
             return exc
+        # (its text says which of Numba's two SystemErrors it was, if seen again)
+        seen = f" (the worker saw SystemError: {exc})" if isinstance(exc, SystemError) else ""
         if stop == 1:
-            return WorkerAborted("pmap: another worker failed; its error is the one reported")
+            return WorkerAborted("pmap: another worker failed; its error is the one reported"
+                                 + seen)
         if stop == 2:
             done = sorted(self.finished)
             return CollectiveMismatch(
                 f"pmap: device {index} waits in a collective that device(s) "
                 f"{', '.join(map(str, done))} returned without reaching: every "
-                "device must call the same collectives in the same order")
+                "device must call the same collectives in the same order" + seen)
         return CollectiveMismatch(f"pmap: device {index} waited {RENDEZVOUS_TIMEOUT:.0f} s in a "
                                   "collective that not every device reached")
