@@ -312,10 +312,9 @@ def check(names, case, tol=None):
 
 # Compositions tangent_x refuses, with a located TransformError saying what
 # to write instead (matched here): a pullback made inside a function that is
-# transformed again, and the source form of a Jacobian of several or pytree
-# arguments.  vmap of a Jacobian loops over its driver, so it is never refused.
+# transformed again.  (A Jacobian of several or pytree arguments transformed
+# again has a source form: test_jacobians_again.py.)
 REFUSED_VJP = "tx.vjp\\(f, x\\) inside a transformed function is not supported"
-REFUSED_JACOBIAN = r"is transformed again, and its source form takes"
 
 
 def refusal(names, case):
@@ -326,10 +325,6 @@ def refusal(names, case):
     for k, name in enumerate(names):
         if name == "vjp" and k > 0:
             reasons.add(REFUSED_VJP)
-        transformed_again = (k > 0 and names[k - 1] != "vmap") or name == "hessian"
-        if name in ("jacfwd", "jacrev", "hessian") and case in ("two", "params") and \
-                transformed_again:
-            reasons.add(REFUSED_JACOBIAN)
     return "|".join(sorted(reasons)) or None
 
 

@@ -126,6 +126,17 @@ def _jvp_for_primals(fun, n, first=0):
 jvp.for_primals = _jvp_for_primals
 
 
+def _vjp_for_primals(fun, n, first=0):
+    """The vjp code of ``fun`` for ``n`` primals (after ``first`` bound
+    arguments), taking the primals, a cotangent, then the bound arguments
+    and returning ``(out, cotangents)``: what a pullback made by
+    ``tx.vjp(fun, ...)`` inside a transformed function inlines."""
+    return cached(fun, "vjp", tuple(range(first, first + n)), lambda out, a: out)
+
+
+vjp.pullback_for_primals = _vjp_for_primals
+
+
 STAGES = ("parse", "canonical", "python", "numba", "cuda", "ptx")
 
 

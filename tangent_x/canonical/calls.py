@@ -22,6 +22,7 @@ from ..core import ir, primitives as P
 from . import parser
 from ..core.naming import base_name
 from .mutation import _at_update
+from .pullbacks import Pullback
 from .scope import LocalFunction, NotStatic, Static
 
 # Array methods and attributes, as the NumPy functions they mean.
@@ -192,6 +193,10 @@ class Calls:
                              params={"keys": tuple(kwargs)}, target=target, base="d")
         if _is_transform(obj) and hasattr(obj, "for_primals"):
             return self.jvp_call(scope, obj, node, target)
+        if _is_transform(obj) and hasattr(obj, "pullback_for_primals"):
+            return self.vjp_call(scope, obj, node, target)
+        if isinstance(obj, Pullback):
+            return self.pullback_call(scope, obj, node, target)
         if _is_transform(obj):
             # tx.grad(g)(x) inside: the transform is applied now, to static
             # arguments (module-level functions, literal argnums/in_axes), and

@@ -44,6 +44,7 @@ from .iteration import Iteration
 from .lax_calls import LaxCalls
 from .loops import Loops
 from .mutation import Mutation
+from .pullbacks import Pullbacks
 from .scope import MAX_RECURSION, Scope, Static
 from .statements import Statements
 from .trees import Trees
@@ -55,7 +56,7 @@ RESERVED = {"np", "slice", "float", "len", "int", "range", "bool", "print",
 
 
 class Converter(Expressions, Statements, Calls, Inlining, Checks, Mutation, Branches, Loops,
-                Iteration, LaxCalls, Trees):
+                Iteration, LaxCalls, Trees, Pullbacks):
     """One canonicalisation: the equations emitted so far and the state
     the mixins share (bindings, views, aliases, CSE)."""
 
