@@ -311,10 +311,12 @@ def check(names, case, tol=None):
 
 
 # Compositions tangent_x refuses, with a located TransformError saying what
-# to write instead (matched here): a pullback made inside a function that is
-# transformed again.  (A Jacobian of several or pytree arguments transformed
-# again has a source form: test_jacobians_again.py.)
-REFUSED_VJP = "tx.vjp\\(f, x\\) inside a transformed function is not supported"
+# to write instead (matched here): a Jacobian of a Jacobian (a hessian) of
+# several or pytree arguments, transformed again.  (A Jacobian of several or
+# pytree arguments has a source form: test_jacobians_again.py; a pullback
+# made inside a function transformed again works: test_vjp_inside.py.)
+REFUSED_JACOBIAN = r"is transformed again, and it is a Jacobian of a Jacobian"
+JACOBIANS = ("jacfwd", "jacrev", "hessian")
 
 
 def refusal(names, case):
@@ -323,8 +325,10 @@ def refusal(names, case):
     it transforms a Jacobian itself."""
     reasons = set()
     for k, name in enumerate(names):
-        if name == "vjp" and k > 0:
-            reasons.add(REFUSED_VJP)
+        of_a_jacobian = name == "hessian" or (name in JACOBIANS and k + 1 < len(names)
+                                               and names[k + 1] in JACOBIANS)
+        if of_a_jacobian and k > 0 and names[k - 1] != "vmap" and case in ("two", "params"):
+            reasons.add(REFUSED_JACOBIAN)
     return "|".join(sorted(reasons)) or None
 
 
