@@ -205,13 +205,6 @@ class Calls:
                 args = [self._static_argument(scope, a) for a in node.args]
                 kwargs = {k.arg: self._static_argument(scope, k.value) for k in node.keywords}
             except NotStatic:
-                if obj.__name__ == "vjp":
-                    raise self.error(
-                        "tx.vjp(f, x) inside a transformed function is not supported "
-                        "(its pullback is a function made at run time)", node,
-                        "a pullback is a gradient: define def f_dot_ct(x, ct): return "
-                        "np.sum(f(x) * ct) at module level and call tx.grad(f_dot_ct)(x, ct) "
-                        "inside, or use tx.jvp(f, (x,), (v,))", scope) from None
                 raise self.error(f"tx.{obj.__name__}(...) inside a transformed function "
                                  "needs static arguments (a module-level function, literal "
                                  "options)", node,

@@ -47,10 +47,8 @@ class Pullbacks:
                              "call it as tx.vjp(f, x)", scope)
         fun, bound = self._jvp_target(scope, node.args[0], node)
         primals = [self.atom(scope, a) for a in node.args[1:]]
-        code = vjp.pullback_for_primals(fun, len(primals), first=len(bound))
-        # the primal output: f itself, inlined
-        source = getattr(getattr(fun, "__tangent_x__", None), "function", None) or fun
-        parsed = parser.parse(source)
+        code, primal = vjp.pullback_for_primals(fun, len(primals), first=len(bound))
+        parsed = parser.parse(primal)       # the primal output: f itself, inlined
         out = self.inline(parsed.node, parsed, None, bound + primals, {}, target, scope, node)
         return Static(VjpPair(out, Pullback(code, primals, bound)))
 
