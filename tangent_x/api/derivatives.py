@@ -18,6 +18,7 @@ from ..core.arguments import refuse_masked
 from ..core import lower
 from ..python_stage import emit, loader as modules
 from .. import tree_util
+from ..errors import TransformError
 from . import complex_values
 from .boundary import cast_grads, fill, owned
 from .generate import build
@@ -196,6 +197,11 @@ def source(fun, stage="python", example_args=None):
         return compiled.numba_source(*example_args) if example_args is not None \
             else compiled.numba_source()
     _specialize_for_source(fun, example_args)
+    inner = getattr(fun, "__tangent_x__", None)
+    if example_args is not None and stage == "python" and isinstance(inner, Transformed) \
+            and getattr(fun, "__tangent_x_source__", None) is None:
+        # (code specialised on the examples' Python ints where it must be)
+        return inner.generated_for(example_args, {}).text
     fun = getattr(fun, "__tangent_x_source__", None) or getattr(fun, "__tangent_x__", fun)
     if hasattr(fun, "specialize") and stage == "python":    # vmap: its latest specialisation
         return fun.generated.text
@@ -250,6 +256,9 @@ def _specialize_for_source(fun, example_args):
             inner.generated
         except Unspecialized:
             inner._fun(*inner._primal_args(example_args))
+        except TransformError as exc:
+            if not getattr(exc, "specialisable", False):
+                raise       # (else specialised on the examples: ``source``)
 
 
 def _generic_examples(vmapped):
