@@ -179,9 +179,12 @@ def _shared(which, fun, argnums, driver):
     except TypeError:
         table = {}
     key = (which, nums, single)
+    where = call_site()
     if key not in table:
-        table[key] = driver(fun, argnums, None, JacobianSource(which, fun, nums, call_site(),
+        table[key] = driver(fun, argnums, None, JacobianSource(which, fun, nums, where,
                                                                tuple_argnums=not single))
+    else:       # its refusals name the latest line that made it
+        table[key].__tangent_x__._call_site = where
     return table[key]
 
 
