@@ -34,6 +34,9 @@ def test_grad_of_a_recursion_on_an_int_argument():
                              rtol=1e-12, atol=1e-12)
     assert tx.grad(power)(2.0, n=5) == pytest.approx(80.0, rel=1e-14)   # by keyword
     assert tx.hessian(power)(2.0, 3) == pytest.approx(12.0, rel=1e-14)
+    # an int argument deciding a shape needs no specialisation (it is a run-time value)
+    tiled = tx.grad(lambda x, n: np.sum(np.tile(x, n) ** 2))
+    assert_tree_allclose(tiled(X, 3), 6 * X, rtol=1e-14, atol=1e-14)
     value, grad = tx.value_and_grad(signed)(X, 3, True)
     assert value == pytest.approx(-np.sum(X ** 3), rel=1e-14)
     assert_tree_allclose(grad, numerical_grad(lambda x: signed(x, 3, True), (X,), 0),
