@@ -325,9 +325,10 @@ def refusal(names, case):
     it transforms a Jacobian itself."""
     reasons = set()
     for k, name in enumerate(names):
-        of_a_jacobian = name == "hessian" or (name in JACOBIANS and k + 1 < len(names)
-                                               and names[k + 1] in JACOBIANS)
-        if of_a_jacobian and k > 0 and names[k - 1] != "vmap" and case in ("two", "params"):
+        of_jacobian = k + 1 < len(names) and names[k + 1] in JACOBIANS
+        of_a_jacobian = name == "hessian" or (name in JACOBIANS and of_jacobian)
+        again = (k > 0 and names[k - 1] != "vmap") or (name == "hessian" and of_jacobian)
+        if of_a_jacobian and again and case in ("two", "params"):
             reasons.add(REFUSED_JACOBIAN)
     return "|".join(sorted(reasons)) or None
 
