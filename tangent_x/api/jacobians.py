@@ -172,8 +172,30 @@ def _no_aux(which, fun, has_aux):
 def jacfwd(fun, argnums=0, has_aux=False):
     """Jacobian by forward mode: one jvp per input element."""
     _no_aux("jacfwd", fun, has_aux)
-    return _jacfwd(fun, argnums, None, JacobianSource("jacfwd", fun, argnums_tuple(argnums)[0],
-                                                      call_site()))
+    return _shared("jacfwd", fun, argnums, _jacfwd)
+
+
+_SHARED = weakref.WeakKeyDictionary()
+
+
+def _shared(which, fun, argnums, driver):
+    """One Jacobian per (function, kind, argnums): a ``tx.jacrev(f)`` made
+    inside a transformed function (a new object at each run) is the one
+    the eager run specialised (``JacobianSource.specialize``), so the
+    transform can read its source form."""
+    nums, single = argnums_tuple(argnums)
+    try:
+        table = _SHARED.setdefault(fun, {})
+    except TypeError:
+        table = {}
+    key = (which, nums, single)
+    where = call_site()
+    if key not in table:
+        table[key] = driver(fun, argnums, None, JacobianSource(which, fun, nums, where,
+                                                               tuple_argnums=not single))
+    else:       # its refusals name the latest line that made it
+        table[key].__tangent_x__._call_site = where
+    return table[key]
 
 
 def _jacfwd(fun, argnums, wrap, source=None):
@@ -241,8 +263,7 @@ def jacrev(fun, argnums=0, has_aux=False):
     """Jacobian by reverse mode: one forward pass, one backward pass per
     output element."""
     _no_aux("jacrev", fun, has_aux)
-    return _jacrev(fun, argnums, None, JacobianSource("jacrev", fun, argnums_tuple(argnums)[0],
-                                                      call_site()))
+    return _shared("jacrev", fun, argnums, _jacrev)
 
 
 def _jacrev(fun, argnums, wrap, source=None):

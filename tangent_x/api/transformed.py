@@ -21,6 +21,7 @@ from ..python_stage import loader as modules
 from .. import runtime
 from .boundary import cast_like, check_inputs, fill
 from .generate import build
+from .specialised import key_of, static_arguments
 
 
 class Unspecialized(TypeError):
@@ -43,6 +44,7 @@ class Transformed:
         self._has_aux = has_aux
         self._finish = finish
         self._generated = None
+        self._specialised = None    # {key: Generated} once the generic code was refused
         self._call_site = call_site()
 
     @property
@@ -57,18 +59,22 @@ class Transformed:
                 return self._build()
         return gen
 
-    def _build(self):
-        gen = self._generated
+    def _build(self, static=None):
+        gen = None if static else self._generated
         if gen is None or not canonical.deps_current(gen.deps):
             try:
                 gen = build(self._fun, self._kind, self._argnums, self._has_aux,
-                            grads_tuple=getattr(self, "_single", None) is False)
+                            grads_tuple=getattr(self, "_single", None) is False,
+                            static=static)
             except TransformError as exc:
                 if exc.origin is None and self._call_site is not None:
+                    marked = getattr(exc, "specialisable", False)
                     exc = TransformError(exc.bare_message, self._call_site, exc.hint)
+                    exc.specialisable = marked
                     raise exc from None
                 raise
-            self._generated = gen
+            if not static:
+                self._generated = gen
         return gen
 
     @property
@@ -79,11 +85,47 @@ class Transformed:
         """``generated``, for a call with ``args``: a vmapped function called
         inside is first specialised by one plain run of the function on the
         arguments it really gets (as JAX traces); jit asks this too."""
-        try:
-            return self.generated
-        except Unspecialized:
-            self._fun(*self._primal_args(args), **kwargs)
-            return self.generated
+        if self._specialised is None:
+            try:
+                return self.generated
+            except Unspecialized:
+                self._fun(*self._primal_args(args), **kwargs)
+                return self.generated
+            except TransformError as exc:
+                if not getattr(exc, "specialisable", False):
+                    raise
+                static = static_arguments(self._user_fun(), self._primal_args(args),
+                                          kwargs, self._argnums)
+                if not static:
+                    raise
+                self._specialised = {}
+        else:
+            static = static_arguments(self._user_fun(), self._primal_args(args), kwargs,
+                                      self._argnums)
+        return self.generated_with(static)
+
+    def generated_with(self, static):
+        """The code specialised on ``static`` (``specialised``): this call's
+        Python int/bool arguments folded in, its tuple/list arguments'
+        lengths known, so a recursion they decide unrolls; built once per
+        key, again when what it was built from changes."""
+        if self._specialised is None:
+            self._specialised = {}
+        key = key_of(static)
+        gen = self._specialised.get(key)
+        if gen is None or not canonical.deps_current(gen.deps):
+            with _BUILDING:
+                gen = self._build(static)
+                self._specialised[key] = gen
+        return gen
+
+    def _user_fun(self):
+        """The user's function under any transforms (its signature)."""
+        fun = self._fun
+        while getattr(fun, "__tangent_x__", None) is not None and \
+                getattr(fun.__tangent_x__, "_fun", None) is not None:
+            fun = fun.__tangent_x__._fun
+        return fun
 
     def __call__(self, *args, **kwargs):
         plain = plain_real((args, kwargs))

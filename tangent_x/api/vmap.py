@@ -28,6 +28,7 @@ from ..canonical import converter as canonical
 from ..python_stage import emit, loader as modules
 from ..python_stage.pipeline import optimize
 from .generate import unwrap
+from .specialised import key_of, static_arguments
 from .transformed import Unspecialized
 from ..core import ir, lower, primitives as P
 from ..core.builders import assign, call
@@ -115,6 +116,14 @@ class Vmapped:
         self.method = method
         self._cache = {}
         self._last = None
+        self._static_needed = False
+
+    def _user_fun(self):
+        """The user's function under any transforms (its signature)."""
+        fun = self._fun
+        while getattr(getattr(fun, "__tangent_x__", None), "_fun", None) is not None:
+            fun = fun.__tangent_x__._fun
+        return fun
 
     @property
     def __tangent_x__(self):
@@ -139,14 +148,31 @@ class Vmapped:
             raise TypeError("vmap wrapped function must be passed at least one argument "
                             "containing an array")
         axes, size, key = self._boundary(args)
+        static = None
+        if self._static_needed:     # the generic code was refused (api.specialised)
+            static = static_arguments(self._user_fun(), args, {}, ())
+            key = (key, key_of(static))
         gen = self._cache.get(key)
         if gen is None or not canonical.deps_current(gen.deps):
             examples = [tree_util.tree_map(lambda a, ax: a if ax is None
                                            else np.take(a, 0, axis=ax), arg, ax,
                                            is_leaf=lambda v: v is None)
                         for arg, ax in zip(args, axes)]
-            gen = build(self._fun, args, axes, examples, self.out_axes, self.method,
-                        self.axis_name, size)
+            try:
+                gen = build(self._fun, args, axes, examples, self.out_axes, self.method,
+                            self.axis_name, size, static)
+            except TransformError as exc:
+                # a recursion's depth hangs on an unmapped Python int or a
+                # tuple's length: code specialised on them, as JAX traces
+                if static is not None or not getattr(exc, "specialisable", False):
+                    raise
+                static = static_arguments(self._user_fun(), args, {}, ())
+                if not static:
+                    raise
+                self._static_needed = True
+                key = (key, key_of(static))
+                gen = build(self._fun, args, axes, examples, self.out_axes, self.method,
+                            self.axis_name, size, static)
             self._cache[key] = gen
         self._last = gen
         return gen
@@ -336,7 +362,8 @@ def _fill_grads(fun, out_axes, out, args, boundary):
         return out
 
 
-def build(fun, args, axes, examples, out_axes, method, axis_name=None, size=None):
+def build(fun, args, axes, examples, out_axes, method, axis_name=None, size=None,
+          static=None):
     spec = getattr(fun, "__tangent_x__", None)
     if getattr(fun, "__tangent_x_loop__", False):
         inner = fun
@@ -348,8 +375,8 @@ def build(fun, args, axes, examples, out_axes, method, axis_name=None, size=None
             with probing(axis_name, size):
                 inner = spec.specialize(*examples).function
         else:
-            inner = unwrap(fun)
-        fn, namer = canonical.canonicalize(inner)
+            inner = unwrap(fun, static)
+        fn, namer = canonical.canonicalize(inner, static)
     params = fn.positional
     if len(args) > len(params):
         raise TypeError(f"{fn.name}() takes {len(params)} positional argument(s) but vmap "

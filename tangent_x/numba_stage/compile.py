@@ -312,6 +312,8 @@ class Jitted:
         names = list(signature.parameters)
         statics = {names[i] for i in self._static_argnums if -len(names) <= i < len(names)}
         statics |= set(self._static_argnames)
+        # code specialised on a Python number (api.specialised) keys on it too
+        statics |= set(getattr(generated, "static_params", ()))
         out = {}
         for name, param in signature.parameters.items():
             if name in bound.arguments:
