@@ -25,15 +25,19 @@ def _names_used(blocks, result):
     return ir.names_in(result) | mentioned_names(s for block in blocks for s in block.stmts)
 
 
-def unwrap(fun, static=None):
+def unwrap(fun, static=None, examples=None):
     """The plain function behind a transformed one (``__tangent_x__``);
     with ``static`` (``specialised.static_arguments``), the inner
-    transform's code specialised the same way."""
+    transform's code specialised the same way; with ``examples`` (the
+    arguments one call of it gets, as vmap's lanes), its code for a call
+    like that (``Transformed.generated_for``)."""
     inner = getattr(fun, "__tangent_x__", None)
     if inner is None:
         return fun
     if static and hasattr(inner, "generated_with"):
         return inner.generated_with(static).function
+    if examples is not None and hasattr(inner, "generated_for"):
+        return inner.generated_for(list(examples), {}).function
     return inner.function
 
 

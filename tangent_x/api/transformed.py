@@ -14,11 +14,13 @@ import threading
 import numbers
 import weakref
 
+import numpy as np
+
 from ..canonical import converter as canonical
 from ..core.arguments import plain_real, refuse_masked
 from ..errors import TransformError, call_site
 from ..python_stage import loader as modules
-from .. import runtime
+from .. import runtime, tree_util
 from .boundary import cast_like, check_inputs, fill
 from .generate import build
 from .specialised import key_of, static_arguments
@@ -45,6 +47,7 @@ class Transformed:
         self._finish = finish
         self._generated = None
         self._specialised = None    # {key: Generated} once the generic code was refused
+        self._by_structure = {}     # {structure_key: Generated} (``_for_structure``)
         self._call_site = call_site()
 
     @property
@@ -87,10 +90,16 @@ class Transformed:
         arguments it really gets (as JAX traces); jit asks this too."""
         if self._specialised is None:
             try:
-                return self.generated
+                gen = self.generated
+                if structure_dependent(gen):
+                    gen = self._for_structure(args, kwargs)
+                return gen
             except Unspecialized:
                 self._fun(*self._primal_args(args), **kwargs)
-                return self.generated
+                gen = self.generated
+                if structure_dependent(gen):
+                    self._by_structure[structure_key(args, kwargs)] = gen
+                return gen
             except TransformError as exc:
                 if not getattr(exc, "specialisable", False):
                     raise
@@ -103,6 +112,24 @@ class Transformed:
             static = static_arguments(self._user_fun(), self._primal_args(args), kwargs,
                                       self._argnums)
         return self.generated_with(static)
+
+    def _for_structure(self, args, kwargs):
+        """The code for a call like this one, where the code inlines a
+        transform specialised to the structure of its arguments (a vmapped
+        function or a Jacobian called inside): one build per structure of
+        this call's arguments, after one plain run of the function on them
+        specialises the inner transforms (as ``Unspecialized`` does); else
+        a new rank or shape would run code made for the old one."""
+        key = structure_key(args, kwargs)
+        gen = self._by_structure.get(key)
+        if gen is None or not canonical.deps_current(gen.deps):
+            self._fun(*self._primal_args(args), **kwargs)
+            with _BUILDING:
+                self._generated = None
+                gen = self._build()
+            self._by_structure[key] = gen
+        self._generated = gen
+        return gen
 
     def generated_with(self, static):
         """The code specialised on ``static`` (``specialised``): this call's
@@ -191,6 +218,19 @@ class Transformed:
         if getattr(self, "_inner_generated", None) is not specialised:
             self._inner_generated = specialised
             self._generated = None
+
+
+def structure_dependent(gen):
+    """True when ``gen`` inlines a transform specialised to its arguments'
+    structure (``canonical.calls`` records a ``specialised`` dependency)."""
+    return any(dep[0] == "specialised" for dep in gen.deps)
+
+
+def structure_key(args, kwargs):
+    """A call's argument structure: types, shapes and dtype kinds of its
+    leaves, and the containers' structure."""
+    leaves, tree = tree_util.tree_flatten((args, kwargs))
+    return tree, tuple((type(x), np.shape(x), np.asarray(x).dtype.kind) for x in leaves)
 
 
 # The runtime's custom_jvp_cotangents transposes a custom_jvp rule by

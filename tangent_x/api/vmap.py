@@ -29,7 +29,7 @@ from ..python_stage import emit, loader as modules
 from ..python_stage.pipeline import optimize
 from .generate import unwrap
 from .specialised import key_of, static_arguments
-from .transformed import Unspecialized
+from .transformed import Unspecialized, structure_dependent, structure_key
 from ..core import ir, lower, primitives as P
 from ..core.builders import assign, call
 from .. import runtime, tree_util
@@ -117,6 +117,7 @@ class Vmapped:
         self._cache = {}
         self._last = None
         self._static_needed = False
+        self._structure_keyed = False
 
     def _user_fun(self):
         """The user's function under any transforms (its signature)."""
@@ -152,6 +153,8 @@ class Vmapped:
         if self._static_needed:     # the generic code was refused (api.specialised)
             static = static_arguments(self._user_fun(), args, {}, ())
             key = (key, key_of(static))
+        if self._structure_keyed:   # code inlining a structure-specialised transform
+            key = (key, structure_key(args, {}))
         gen = self._cache.get(key)
         if gen is None or not canonical.deps_current(gen.deps):
             examples = [tree_util.tree_map(lambda a, ax: a if ax is None
@@ -173,6 +176,11 @@ class Vmapped:
                 key = (key, key_of(static))
                 gen = build(self._fun, args, axes, examples, self.out_axes, self.method,
                             self.axis_name, size, static)
+            if not self._structure_keyed and structure_dependent(gen):
+                # from now on one code per shape, not per rank: the code
+                # inlines one specialised to its examples' shapes
+                self._structure_keyed = True
+                key = (key, structure_key(args, {}))
             self._cache[key] = gen
         self._last = gen
         return gen
@@ -375,8 +383,12 @@ def build(fun, args, axes, examples, out_axes, method, axis_name=None, size=None
             with probing(axis_name, size):
                 inner = spec.specialize(*examples).function
         else:
-            inner = unwrap(fun, static)
+            with probing(axis_name, size):
+                inner = unwrap(fun, static, examples)
         fn, namer = canonical.canonicalize(inner, static)
+        if not static and hasattr(spec, "generated_for") and structure_dependent(spec.generated):
+            # the inner transform's code holds for examples like these only
+            fn.deps.append(("specialised", spec, None, spec.generated))
     params = fn.positional
     if len(args) > len(params):
         raise TypeError(f"{fn.name}() takes {len(params)} positional argument(s) but vmap "

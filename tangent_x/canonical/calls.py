@@ -213,6 +213,12 @@ class Calls:
             return Static(obj(*args, **kwargs))
         wrapped = _transformed_source(obj)
         if wrapped is not None:
+            source = obj.__tangent_x__
+            if hasattr(source, "specialize"):
+                # code specialised to the structure of the arguments it last
+                # got (a vmapped function, a Jacobian): this code holds only
+                # for calls like the one that specialised it (deps_current)
+                self.deps.append(("specialised", source, None, source.generated))
             obj = wrapped
         if not isinstance(obj, (type, types.FunctionType, types.MethodType,
                                 types.BuiltinFunctionType, np.ufunc)) \

@@ -230,6 +230,13 @@ def deps_current(deps):
     """True while every global, closure cell and attribute the code was
     built from still holds the same object (else the code is stale)."""
     for kind, holder, name_, value in deps:
+        if kind == "specialised":
+            # a structure-specialised transform inlined here: current while
+            # what it was built from is (its structure is the caller's key:
+            # api.transformed's ``structure_dependent``)
+            if not deps_current(getattr(value, "deps", ())):
+                return False
+            continue
         if kind == "global":
             current = holder.get(name_, _MISSING)
         elif kind == "cell":
