@@ -34,7 +34,8 @@ _UNIFY_ARRAYS = re.compile(r"Cannot unify array\((\w+), (\d+)d, \w+\) and "
 _WEAK_LANES = re.compile(r"weak_scalar\((broadcast_lanes\([^()]*\))\)")
 # a variable holding a number on one path and an array on another (or arrays
 # of two ranks): no one Numba type holds both (join_error)
-_UNIFY_KINDS = re.compile(r"Cannot unify (\S+?(?:\([^()]*\))?) and (\S+?(?:\([^()]*\))?) "
+_UNIFY_KINDS = re.compile(r"Cannot unify (\S+?(?:\([^()]*\))?(?: \(a Python number\))?) and "
+                          r"(\S+?(?:\([^()]*\))?(?: \(a Python number\))?) "
                           r"for '([A-Za-z_]\w*)\.\d+', defined at (.+?) \((\d+)\)")
 MAX_WIDENED = 8          # variables widened, at most, before the refusal stands
 _COLOURS = re.compile(r"\x1b\[[0-9;]*m")
@@ -269,6 +270,7 @@ def _user_assignments(var, origins):
 
 def _dtype(numba_type):
     """The dtype of a Numba type's text (an array's or a number's), or None."""
+    numba_type = numba_type.replace(" (a Python number)", "")
     m = re.fullmatch(r"array\((\w+), \d+d, \w+\)", numba_type)
     try:
         return np.dtype(m.group(1) if m else numba_type)
@@ -278,6 +280,7 @@ def _dtype(numba_type):
 
 def _rank(numba_type):
     """The rank of a Numba type's text (0 for a number), None for others."""
+    numba_type = numba_type.replace(" (a Python number)", "")
     m = re.fullmatch(r"array\(\w+, (\d+)d, \w+\)", numba_type)
     if m is not None:
         return int(m.group(1))
