@@ -186,6 +186,13 @@ class DeviceRewrite(LocalArrays, LocalProducts, ast.NodeTransformer):
                     index = value.args[1]
                     return ast.AugAssign(ast.Subscript(ast.Name(name, ast.Load()), index,
                                                        ast.Store()), ast.Add(), value.args[2])
+                if helper == "weak_number" and _is_number(t) and len(value.args) == 1:
+                    # a carry started as a Python number, in the type the CPU's
+                    # compile gave the variable (float32 next to float32 steps)
+                    self.generic_visit(value)
+                    return ast.Assign([ast.Name(name, ast.Store())],
+                                      ast.Call(ast.parse(f"np.{t}", mode="eval").body,
+                                               [value.args[0]], []))
                 if helper == "shaped" and _is_number(t):
                     return ast.parse(f"{name} = np.{t}(0)").body[0]
                 if helper == "unindex" and _is_array(t):

@@ -176,7 +176,10 @@ class Kernel:
         self.checks = rewrite.checks
         self.capacity = capacity
         flat = (self.first,) if compiled.plan.bare else tuple(self.first)
-        self.out_dtypes = [np.asarray(v).dtype for v in flat]
+        self.out_dtypes = _result_dtypes(compiled.dispatcher, flat, compiled.plan.bare)
+        flat = tuple(np.asarray(v, d)[()] if np.ndim(v) == 0 else v
+                     for v, d in zip(flat, self.out_dtypes))
+        self.first = flat[0] if compiled.plan.bare else flat
         self.out_shapes = [np.shape(v) for v in flat]
         if reduce:
             # the sum's dtype, as np.sum gives it (ints widen to int64), added in
@@ -427,6 +430,24 @@ def _bound_names(tree):
     return bound
 
 
+def _result_dtypes(dispatcher, flat, bare):
+    """The per-example results' dtypes: Numba's return types where they are
+    numbers (it boxes a float32 number as a Python float, which NumPy reads
+    as float64), else the values' own."""
+    from numba.core import types   # local import: numba's types, for the return type
+    ret = next(iter(dispatcher.overloads.values())).signature.return_type
+    kinds = [ret] if bare else list(ret) if isinstance(ret, types.BaseTuple) else []
+    if len(kinds) != len(flat):
+        kinds = [None] * len(flat)
+    return [np.dtype(str(t)) if isinstance(t, types.Number) and
+            not isinstance(t, types.Literal) else np.asarray(v).dtype
+            for v, t in zip(flat, kinds)]
+
+
+def _weak(t):
+    return str(t).endswith("(a Python number)")
+
+
 def _typemap(dispatcher):
     """Numba's types of the compiled per-example function's variables (the
     first name an SSA variable had)."""
@@ -443,6 +464,9 @@ def _typemap(dispatcher):
         if str(t) == "none":
             continue
         if base not in typemap or str(t).startswith("array(") and \
-                not str(typemap[base]).startswith("array("):
+                not str(typemap[base]).startswith("array(") or \
+                _weak(typemap[base]) and not _weak(t):
+            # an array over its scalar versions; a number's type after its
+            # loop or if over the Python number it started as (weak_number)
             typemap[base] = t
-    return typemap
+    return {base: getattr(t, "number", t) if _weak(t) else t for base, t in typemap.items()}
