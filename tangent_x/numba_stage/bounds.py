@@ -42,6 +42,16 @@ def check_integer(i, n):
         raise OutOfBounds("index out of bounds")
 
 
+@register_jitable
+def position(i, n):
+    """Item ``i`` (negative: from the end) of ``n`` items, checked: how a
+    list filled by a loop and kept as one list per leaf (a tape, whose
+    number lists are allocated ahead of their size) is indexed."""
+    if i < -n or i >= n:
+        raise OutOfBounds("list index out of range")
+    return i + n if i < 0 else i
+
+
 def _consumed(t):
     """How many axes of the indexed array the index part of type ``t`` selects."""
     if isinstance(t, (types.NoneType, types.EllipsisType)):

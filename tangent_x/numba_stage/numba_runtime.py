@@ -12,7 +12,7 @@ order of the imports below is the order in which implementations register,
 which decides which of two overloads of one function answers first
 (``shape_ops`` and ``contractions`` add implementations after those of
 ``overloads``).  Every name imported here is exported."""
-from .bounds import check_integer, checked  # noqa: F401
+from .bounds import check_integer, checked, position  # noqa: F401
 from .kernels.allocation import empty  # noqa: F401
 from .kernels.blas import BLAS_WORK as _BLAS_WORK  # noqa: F401
 # the names the matrix product kernel's generated module imports (gemm._kernel_text)
@@ -52,4 +52,4 @@ __all__ = ["sum_axes", "mean_axes", "max_axes", "min_axes", "prod_axes", "var_ax
            "moveaxis", "broadcast_to", "cumsum", "flip", "dot", "matmul", "inner", "reshape",
            "clip", "full_like", "ndim", "size", "array", "add_at", "minimum_at", "maximum_at",
            "multiply_at", "whole", "mask_select", "mask_assign",
-           "add_matmul_adjoint_lhs", "add_matmul_adjoint_rhs", "grown", "checked"]
+           "add_matmul_adjoint_lhs", "add_matmul_adjoint_rhs", "grown", "checked", "position"]

@@ -240,6 +240,8 @@ def _iteration_item(s, args, kwargs):
         return Const(list(items)[static_index(s, k)])
     if is_container(items):
         return items[static_index(s, k)]
+    if isinstance(items, Tape) and is_container(items.template):
+        return s.tape_item(items, k, in_range=True)     # ``for a, b in items``
     return NotImplemented
 
 

@@ -11,7 +11,7 @@ from ... import runtime
 from . import calls
 from .signals import NeedUnroll
 from .syntax import is_simple
-from .values import Const, Dyn, Expr, Steps, Zero, as_av, describe, is_container, \
+from .values import Const, Dyn, Expr, Steps, Tape, Zero, as_av, describe, is_container, \
     is_namedtuple, is_numeric_array, truth_of
 
 _BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
@@ -118,6 +118,9 @@ class Expressions:
                     return self.outside_array(item, getattr(node.value, "id", "item"))
                 return as_av(item)
             return item
+        if isinstance(base, Tape) and is_container(base.template) and \
+                not (isinstance(index, Const) and isinstance(index.value, slice)):
+            return self.tape_item(base, index)
         if isinstance(base, Zero):
             return Zero(Expr(ast.Subscript(value=self.render(base.like), slice=self.render(index),
                                            ctx=ast.Load())))

@@ -33,6 +33,8 @@ class Rendering:
         if isinstance(av, Const):
             return self.render_const(av, hint)
         if isinstance(av, Tape):
+            if is_container(av.template):
+                return self.render_rows(av, hint)
             return self.render(av.template, hint)
         if isinstance(av, dict):
             self.fail(f"a dict ({describe(av)}) would have to be passed into compiled "
@@ -48,6 +50,36 @@ class Rendering:
                 return ast.List(elts=elts, ctx=ast.Load())
             return ast.Tuple(elts=elts, ctx=ast.Load())
         raise AssertionError(av)
+
+    def render_rows(self, tape, hint):
+        """A list filled by a loop with containers (``items.append((d, x))``)
+        as the value the user has: a list of its items, built from the tape's
+        per-leaf lists, ``[(items_0[i], items_1[i]) for i in range(n)]``.  The
+        per-leaf lists themselves, read as the value, are its transpose: they
+        index ``items[i][j]`` as ``items[j][i]`` and give ``np.array(items)``
+        the other shape.  Tapes' own operations (append, pop, len, a scan's
+        stacking) read the per-leaf lists and never come here."""
+        n = self.tape_size(tape)
+        if n is None:
+            self.fail("a list filled by a loop with items that hold no value")
+        i = self.fresh("i")
+
+        def item(template):
+            if isinstance(template, dict):
+                self.fail("a list of dicts filled by a loop, used as a value, cannot be "
+                          "compiled", "keep its items as tuples, or read it by index "
+                          "in the loop that fills it")
+            if is_container(template):
+                return ast.Tuple(elts=[item(c) for c in children(template)], ctx=ast.Load())
+            if isinstance(template, Dyn):
+                return ast.Subscript(value=ast.Name(template.name, ast.Load()),
+                                     slice=ast.Name(i, ast.Load()), ctx=ast.Load())
+            return self.render(template, hint)
+        rows = ast.ListComp(elt=item(tape.template), generators=[ast.comprehension(
+            target=ast.Name(i, ast.Store()),
+            iter=ast.Call(func=ast.Name("range", ast.Load()), args=[n], keywords=[]),
+            ifs=[], is_async=0)])
+        return self.render(self.materialize(Expr(rows), f"{hint}_items"), hint)
 
     def render_const(self, av, hint):
         value = av.value

@@ -4,7 +4,7 @@ size where it is used only as a stack (``Specializer.sizes``)."""
 import ast
 import copy
 
-from .values import Const, Dyn, Expr, Tape, children, is_container, rebuild
+from .values import Const, Dyn, Expr, Tape, av_leaves, children, is_container, rebuild
 
 
 class Tapes:
@@ -27,6 +27,46 @@ class Tapes:
             self.fail(f"pop from the empty list {target}")
         self.env[target] = list(lst[:-1])
         return lst[-1]
+
+    def tape_size(self, tape):
+        """The number of items of ``tape``: its size variable, or its first
+        leaf list's length (None when no leaf holds a value)."""
+        leaves = [leaf for leaf in av_leaves(tape.template) if isinstance(leaf, Dyn)]
+        if not leaves:
+            return None
+        size = self.sizes.get(leaves[0].name)
+        return ast.Name(size, ast.Load()) if size else ast.Call(
+            func=ast.Name("len", ast.Load()), args=[ast.Name(leaves[0].name, ast.Load())],
+            keywords=[])
+
+    def tape_item(self, tape, index, in_range=False):
+        """Item ``index`` of a list filled by a loop (``items[i]``, or the
+        item of ``for a, b in items``): the item's structure, each leaf read
+        from its own list at the same position.  ``in_range``: the index is a
+        loop's counter below the size; else it is checked and a negative one
+        counts from the end (``position``)."""
+        n = self.tape_size(tape)
+        if n is None:
+            self.fail("indexing a list filled by a loop with items that hold no value")
+        if in_range:
+            at = self.render(index, "index")
+        else:
+            from .. import numba_runtime  # local import: heavy (Numba), loaded at the first use
+            at = self.render(self.materialize(Expr(ast.Call(
+                func=self.global_name(numba_runtime.position, "position"),
+                args=[self.render(index, "index"), n], keywords=[])), "at"), "at")
+
+        def leaf(template):
+            if isinstance(template, Dyn):
+                return Expr(ast.Subscript(value=ast.Name(template.name, ast.Load()),
+                                          slice=copy.deepcopy(at), ctx=ast.Load()))
+            return template
+        return self.tape_map(tape.template, leaf)
+
+    def tape_map(self, template, fn):
+        if is_container(template):
+            return rebuild(template, [self.tape_map(c, fn) for c in children(template)])
+        return fn(template)
 
     def tape_push(self, tape, item):
         def push(template, value):
