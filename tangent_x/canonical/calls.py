@@ -20,6 +20,7 @@ from ..core import custom
 from ..runtime.custom import custom_jvp_cotangents, pullback_of
 from ..core import ir, primitives as P
 from . import parser
+from .comprehensions import _loc as located, loaded
 from ..core.naming import base_name
 from .mutation import _at_update
 from .pullbacks import Pullback
@@ -130,6 +131,24 @@ class Calls:
         except (ValueError, TypeError, SyntaxError):
             raise NotStatic() from None
 
+    def _iterated(self, scope, node, copy):
+        """Whether ``list``/``tuple``/``sum`` of ``node`` is written as the
+        loop over it: not for a generator (already one), a value known when
+        transforming (a shape, a literal: folded as it is), or, for a copy
+        (``list``, ``tuple``), a tuple, list or dict the code built."""
+        if isinstance(node, (gast.GeneratorExp, gast.ListComp)):
+            return False
+        try:
+            self.static_value(scope, node)
+            return False
+        except (NotStatic, TypeError):
+            pass
+        if copy and isinstance(node, gast.Name) and (
+                self._containers.get(node.id) in ("list", "dict") or
+                self.tuple_length(self.expr(scope, node)) is not None):
+            return False
+        return True
+
     def call_object(self, scope, obj, node, target):
         if obj is len and len(node.args) == 1 and not node.keywords:
             length = self._static_len(scope, node.args[0])
@@ -155,8 +174,17 @@ class Calls:
             return self.generator_call(scope, obj, node, target)
         if obj in (builtins.max, builtins.min) and len(node.args) == 2 and not node.keywords:
             return self.builtin_extreme(scope, obj, node, target)
-        if obj in (builtins.max, builtins.min) and len(node.args) == 1 and not node.keywords:
-            obj = np.max if obj is builtins.max else np.min
+        if obj in (builtins.max, builtins.min) and len(node.args) == 1 and not node.keywords \
+                and not isinstance(node.args[0], (gast.GeneratorExp, gast.ListComp)):
+            # max(vals) of a list of numbers (or a 1-d array): NumPy's max of
+            # it as an array, whose adjoint sees an array, not a list
+            arg = self.expr(scope, node.args[0]) if isinstance(node.args[0], gast.Name) else None
+            if not (ir.is_name(arg) and self._containers.get(arg.id) == "list"):
+                obj = np.max if obj is builtins.max else np.min
+            else:
+                items = self.emit(P.lookup(np.asarray), [arg], base=base_name("", arg) or "items")
+                return self.emit(P.lookup(np.max if obj is builtins.max else np.min), [items],
+                                 target=target, base=obj.__name__)
         if obj is builtins.reversed and len(node.args) == 1 and not node.keywords:
             # reversed(seq) iterates as seq[::-1] (a range, list or array view),
             # which has a length: loops over it (as backward passes print
@@ -174,6 +202,19 @@ class Calls:
                                 base=base_name("", arg) or kind)
                 self._containers[out.id] = kind
                 return out
+        if obj in (list, tuple, builtins.sum) and len(node.args) == 1 and not node.keywords \
+                and self._iterated(scope, node.args[0], copy=obj is not builtins.sum):
+            # list(zip(a, b)), tuple(enumerate(xs)), list(x), sum(items): the
+            # loop over the iterable they are, as for a generator expression
+            # (an opaque builtin here would hide the derivative through it)
+            item = "item"
+            while item in loaded(node.args[0]):
+                item += "_"
+            gen = located(gast.GeneratorExp(elt=gast.Name(item, gast.Load(), None, None), generators=[
+                gast.comprehension(target=gast.Name(item, gast.Store(), None, None),
+                                   iter=node.args[0], ifs=[], is_async=0)]), node)
+            return self.generator_call(scope, obj, gast.Call(func=node.func, args=[gen],
+                                                             keywords=[]), target)
         if obj is custom_jvp_cotangents and len(node.args) == 3 and not node.keywords:
             return self.custom_cotangents_call(scope, node, target)
         prim = P.lookup(obj)

@@ -150,7 +150,11 @@ class Loops:
             guarded[n] = guarded.get(n, []) + [m for m in others if m not in guarded.get(n, [])]
         outer_guard = self._carry_guard
         self._carry_guard = dict(outer_guard)
-        for n, c in zip(carry, carry_names):
+        for n, c, init in zip(carry, carry_names, inits):
+            if ir.is_name(init) and init.id in self._containers:
+                # a dict or list carried: its item updates in the body copy
+                # it as the container it is (not as an array)
+                self._containers[c] = self._containers[init.id]
             if n in shared:      # aliases of one array: one object in the body too
                 self.bind(scope, n, ir.name(carry_names[carry.index(shared[n])]))
             else:

@@ -42,6 +42,14 @@ def _zeros_like(x):
         return None
     if is_array(x):
         return lambda x: np.zeros_like(x)
+    if isinstance(x, types.List):
+        # a list filled in a loop: a list as long of its items' zeros
+        return lambda x: [runtime.zeros_like(x[i]) for i in range(len(x))]
+    if isinstance(x, types.BaseTuple):
+        # item by item (Numba has no map over a tuple of mixed types)
+        if len(x) == 0:
+            return lambda x: ()
+        return lambda x: (runtime.zeros_like(x[0]),) + runtime.zeros_like(x[1:])
     if isinstance(x, types.Integer) or isinstance(x, types.Boolean):
         return lambda x: 0.0
     return lambda x: 0.0 * x
@@ -104,9 +112,34 @@ def _tree_add(a, b):
             # two lists would join them)
             if len(a) != len(b):
                 raise ValueError("cannot add the cotangents of lists of different lengths")
-            return [a[i] + b[i] for i in range(len(a))]
+            return [runtime.tree_add(a[i], b[i]) for i in range(len(a))]
         return items
+    if isinstance(a, types.BaseTuple) and _sequence(b):
+        # an item of a list of lists (kept as a tuple of its items) and its
+        # cotangent as a list, or as an array's row (``np.array(m)``'s)
+        if len(a) == 0:
+            return lambda a, b: ()
+        return lambda a, b: (runtime.tree_add(a[0], b[0]),) + runtime.tree_add(a[1:], b[1:])
+    if isinstance(a, types.List) and is_array(b) and b.ndim >= 1:
+        # a list's cotangent and an array's made from it (``np.array(items)``)
+        def rows(a, b):
+            if len(a) != b.shape[0]:
+                raise ValueError("cannot add the cotangents of a list and an array of "
+                                 "different lengths")
+            return [runtime.tree_add(a[i], b[i]) for i in range(len(a))]
+        return rows
+    if _sequence(a) and isinstance(b, (types.BaseTuple, types.List)):
+        return lambda a, b: runtime.tree_add(b, a)
+    if isinstance(a, types.BaseTuple) and isinstance(b, types.BaseTuple) and len(a) == len(b):
+        # an item of a list of tuples (a + b of two tuples would join them)
+        if len(a) == 0:
+            return lambda a, b: ()
+        return lambda a, b: (runtime.tree_add(a[0], b[0]),) + runtime.tree_add(a[1:], b[1:])
     return lambda a, b: a + b
+
+
+def _sequence(t):
+    return isinstance(t, types.List) or is_array(t) and t.ndim >= 1
 
 
 @overload(runtime.iteration_item, jit_options=CACHED)

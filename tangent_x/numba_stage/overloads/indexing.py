@@ -8,7 +8,7 @@ from numba.core.errors import TypingError
 from numba.extending import overload, register_jitable
 
 from ... import runtime
-from ..bounds import checked
+from ..bounds import checked, position
 from ..kernels.allocation import empty
 from ..kernels.common import CACHED, is_array
 from ..kernels.dtypes import result_dtype
@@ -48,9 +48,29 @@ def _unindex_list(x, index, g):
     """The cotangent of item ``index`` of a run-time list (one filled in a
     loop): a list as long, zeros but ``g`` at ``index`` (a list is not an
     array: its cotangent is never ``g`` itself)."""
+    if isinstance(index, types.SliceType) and isinstance(g, types.List):
+        def sliced(x, index, g):
+            # ``parts[::-1]``: g's items back at the positions they came from
+            out = [runtime.zeros_like(x[i]) for i in range(len(x))]
+            start, stop, step = index.indices(len(x))
+            j = 0
+            for k in range(start, stop, step):
+                out[k] = runtime.tree_add(out[k], g[j])
+                j += 1
+            return out
+        return sliced
     if not isinstance(index, types.Integer):
-        raise TypingError("unindex: a list's cotangent is compiled for an integer index only")
+        raise TypingError("unindex: a list's cotangent is compiled for an integer index "
+                          "or a slice only")
     item = x.dtype
+    if isinstance(item, (types.BaseTuple, types.List)):
+        def tuples(x, index, g):
+            # a list of tuples or lists: each item's zeros, g added at the index
+            k = index + len(x) if index < 0 else index
+            out = [runtime.zeros_like(x[i]) for i in range(len(x))]
+            out[k] = runtime.tree_add(out[k], g)
+            return out
+        return tuples
     dtype = (result_dtype(item, g) or np.dtype(np.float64)).type
     if is_array(item):
         def arrays(x, index, g):
@@ -70,6 +90,14 @@ def _unindex_list(x, index, g):
 
 @overload(runtime.add_at, jit_options=CACHED)
 def _add_at(acc, index, g):
+    if isinstance(acc, types.List) and isinstance(index, types.Integer):
+        def items(acc, index, g):
+            # the cotangent of a run-time list: g added to item ``index``
+            # (``acc + g`` would join a list to it)
+            k = position(index, len(acc))
+            acc[k] = runtime.tree_add(acc[k], g)
+            return acc
+        return items
     if not is_array(acc):
         return lambda acc, index, g: acc + g
     if isinstance(index, (types.Integer, types.SliceType)):

@@ -50,6 +50,18 @@ def _unindex(s, args, kwargs):
         items[key] = s.materialize(g, "g")
         return rebuild(x, list(items.values()))
     items = [_zero_of(s, v) for v in children(x)]
+    if isinstance(key, slice):
+        # ``parts[::-1]``: its cotangent's items go back to the positions
+        # the slice took them from
+        g = opened(g)
+        taken = range(len(items))[key]
+        if is_container(g) and len(children(g)) == len(taken):
+            for k, item in zip(taken, children(g)):
+                items[k] = s.materialize(item, "g")
+            return rebuild(x, items)
+        if is_zero(g):
+            return rebuild(x, items)
+        return NotImplemented
     items[key] = s.materialize(g, "g")
     return rebuild(x, items)
 
