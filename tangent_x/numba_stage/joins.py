@@ -47,6 +47,7 @@ from numba.core import ir, types
 from numba.core.analysis import compute_cfg_from_blocks
 from numba.np.numpy_support import as_dtype
 
+from .. import runtime
 from .compile_errors import join_error
 
 __all__ = ["observed", "refusal"]
@@ -61,6 +62,14 @@ _INTEGER_EXACT = {operator.add, operator.sub, operator.mul, operator.floordiv, o
                   np.fmax, np.fmin}
 _COMPARISONS = {operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne,
                 np.less, np.less_equal, np.greater, np.greater_equal, np.equal, np.not_equal}
+
+
+# The runtime helpers the derivative code calls on numbers, as NumPy computes
+# them (``unbroadcast(g, x)`` reads only ``x``'s shape; ``add_at(acc, i, g)``
+# adds ``g`` into ``acc``, in ``acc``'s dtype).
+_HELPERS = {runtime.unbroadcast: runtime.unbroadcast, runtime.unreduce: runtime.unreduce,
+            runtime.zeros_like: runtime.zeros_like,
+            runtime.add_at: lambda acc, index, g: np.add(acc, g)}
 
 
 class _Eager:
@@ -263,6 +272,8 @@ def _through(st, divergent, typemap, definitions):
         if isinstance(fn, np.ufunc) and fn.nout == 1 and len(value.args) == fn.nin and \
                 value.func.name not in divergent:
             return _operation(fn, value.args, target, divergent, typemap, definitions)
+        if fn in _HELPERS:
+            return _operation(_HELPERS[fn], value.args, target, divergent, typemap, definitions)
         return False
     if value.op == "arrayexpr":
         return _array_expression(value.expr, target, divergent, typemap, definitions)
@@ -312,8 +323,9 @@ def _judge(fn, kinds, result, target):
         with np.errstate(all="ignore"):
             try:
                 got = np.result_type(fn(*eager))
-                comparing = np.result_type(*eager)
-                numba_comparing = np.result_type(*[n for _, n, _ in combo])
+                if fn in _COMPARISONS or got.kind == "b" and result[0].kind == "b":
+                    comparing = np.result_type(*eager)
+                    numba_comparing = np.result_type(*[n for _, n, _ in combo])
             except Exception:
                 return False
         if fn in _COMPARISONS or got.kind == "b" and result[0].kind == "b":
@@ -380,7 +392,10 @@ def refusal(compiled, cres):
         joined = join_error(message, compiled, numbers=True)
         if joined is not None:
             message, origin, hint = joined
-            where = compiled.linemap.get(shown)
+            # the user's line of the statement where it shows (a return
+            # ending the function has no line of its own: the one before)
+            mapped = [n for n in compiled.linemap if n <= shown and compiled.linemap[n]]
+            where = compiled.linemap[max(mapped)] if mapped else None
             if where is not None:
                 message += (f"; here the joined {_plain(b)} would change what "
                             f"{where.short()} gives: {where.text.strip()}")
