@@ -163,9 +163,10 @@ class Jitted:
     @staticmethod
     def _check_joins(compiled):
         """Refuse a compiled signature that joins numbers of two types at an
-        ``if`` (see ``joins``): its results would have another dtype than
-        NumPy's on one path.  Once refused, every call is (the signature
-        stays compiled, and may come from the disk cache)."""
+        ``if`` where the widened type shows (see ``joins``): its results
+        would have other numbers or another dtype than NumPy's on one path.
+        Once refused, every call is (the signature stays compiled, and may
+        come from the disk cache)."""
         dispatcher = compiled.dispatcher
         if compiled.join_refusal is None:
             seen, count = compiled.joins_checked

@@ -167,7 +167,7 @@ def joins(blocks, typemap):
         type(typemap[s]).__name__ != "WeakNumber" for s, _ in sides)}
 
 
-def observed(blocks, typemap, calltypes=None):
+def observed(blocks, typemap):
     """[(variable, its type on one path, the joined type, line of that
     path's assignment, line where the join shows)] for each join of
     numbers of two types (``joins``) whose widening changes a value or a
@@ -182,18 +182,14 @@ def observed(blocks, typemap, calltypes=None):
             dtype = _number_dtype(typemap[source])
             e = _Eager(dtype, _is_weak(source, typemap[source], definitions))
             eager[e.key()] = e
-        joined = _number_dtype(typemap[target])
         line = _shows(target, list(eager.values()), blocks, typemap, definitions)
         if line is None:
             continue
-        for source, side_line in sides:
-            if _number_dtype(typemap[source]) != joined:
-                found.append((target.split(".")[0], str(typemap[source]), str(typemap[target]),
-                              side_line, line))
-                break
-        else:
-            found.append((target.split(".")[0], str(typemap[sides[0][0]]),
-                          str(typemap[target]), sides[0][1], line))
+        joined = _number_dtype(typemap[target])
+        source, side_line = next((s, n) for s, n in sides
+                                 if _number_dtype(typemap[s]) != joined)
+        found.append((target.split(".")[0], str(typemap[source]), str(typemap[target]),
+                      side_line, line))
     return found
 
 
@@ -407,7 +403,7 @@ def _verdict(compiled, cres):
     annotation = getattr(cres, "type_annotation", None)
     path = _verdict_path(compiled, cres)
     if getattr(annotation, "blocks", None) is not None:
-        found = observed(annotation.blocks, annotation.typemap, annotation.calltypes)
+        found = observed(annotation.blocks, annotation.typemap)
         _write(path, found)
         return found
     try:
@@ -419,7 +415,7 @@ def _verdict(compiled, cres):
     again = numba.njit(cache=False)(compiled.dispatcher.py_func)
     again.compile(cres.signature.args)
     annotation = again.overloads[tuple(cres.signature.args)].type_annotation
-    found = observed(annotation.blocks, annotation.typemap, annotation.calltypes)
+    found = observed(annotation.blocks, annotation.typemap)
     _write(path, found)
     return found
 
