@@ -232,3 +232,14 @@ def test_joins_whose_widening_shows_are_refused_where_they_show(fn, args, assign
         with pytest.raises(tx.TransformError) as error:
             tx.jit(fn)(*args)
         _assert_names_the_assignments(error, "numbers and float64 numbers", *assigned)
+
+
+def test_a_join_that_shows_in_each_example_of_jit_vmap_is_refused():
+    # fuzz seed 98064 (jit_vmap): the loop over examples calls the example's
+    # compiled code, whose joins are checked as jit's
+    xs, y32 = np.stack([-X, -X]), np.float32(0.75)
+    assert tx.vmap(float32_widened, in_axes=(0, None))(xs, y32).dtype == np.float32
+    with pytest.raises(tx.TransformError) as error:
+        tx.jit(tx.vmap(float32_widened, in_axes=(0, None)))(xs, y32)
+    _assert_names_the_assignments(error, "'z' holds float32 numbers and float64 numbers",
+                                  "z = y32 * np.float32(2.0)", "z = x[1] * 1.0")

@@ -176,7 +176,9 @@ class Jitted:
                     break
         if compiled.join_refusal is not None:
             compiled.joins_checked = (None, 0)      # checked again: raised at every call
-            raise JitError(*compiled.join_refusal)
+            error = JitError(*compiled.join_refusal)
+            error.number_join = True      # jit(vmap) tries no other strategy for it
+            raise error
         compiled.joins_checked = (dispatcher, len(dispatcher.overloads))
 
     def _widened(self, exc, compiled):
