@@ -20,20 +20,28 @@ the same numbers (both cast ``v`` to that dtype first): the result is
 clean.  An operation on integers that Numba does in floats (``k // 2``,
 ``k + 1``) has the same value in another dtype: the result is divergent in
 turn, followed further.  A comparison is safe where both compare in one
-dtype, or the value is an integer.  Anything else that reads a divergent
-value (returned, put in a tuple, passed to a function not known here,
-float32 arithmetic done in float64) shows the join: it is refused.
+dtype, or the value is an integer; so are ``int(k)``, ``float(k)``, a store
+into an array (cast to its dtype), NumPy's ufuncs and the runtime helpers
+derivative code calls (``_HELPERS``), judged the same way on samples of
+each dtype.  Anything else that reads a divergent value (returned, put in
+a tuple, passed to a function not known here, float32 arithmetic done in
+float64) shows the join: it is refused.  The analysis follows values, not
+paths (a value read only on the path where it has the joined type still
+counts), and takes integers as exact in float64 (below 2**53).
 
 Joins of a loop (its head, a copy in its body, the join after it) are
 widened, as arrays are (``compile_errors.widened_text``): NumPy's value has
 the wider type once the loop has run.  A Python number spelled
 ``weak_number`` unifies as NumPy promotes, so it is no join here.
 
-Read from Numba's IR (``type_annotation.blocks``, its ``typemap`` and
-``calltypes``) of a signature compiled in this process; a signature Numba
+Read from Numba's IR (``type_annotation.blocks`` and its ``typemap``)
+of a signature compiled in this process; a signature Numba
 loads from its disk cache keeps only its annotation's text, so the verdict
 found at compile time is kept beside the module (``_verdict_path``) and
 read back; where it is missing the signature is typed again, uncached.
+``jit(vmap)``'s loop over examples checks the example's code the same way
+(``lane_loop.LaneLoop``).  Functions compiled beside the code (custom_jvp
+and custom_vjp rules: ``callees``) are not checked.
 """
 import hashlib
 import json
