@@ -8,10 +8,14 @@ floats changes the dtype of what the integer path returns), so jit,
 jit(grad) and jit(vmap) refuse it with a located error naming the user's
 assignments and what to write, never a value of another dtype.  Each
 expected value is the plain function's."""
+import glob
+import os
+
 import numpy as np
 import pytest
 
 import tangent_x as tx
+from tangent_x.cachedir import cache_dir
 
 X = np.array([0.3, 0.9, -0.2])
 
@@ -121,3 +125,121 @@ def test_a_loop_carry_started_as_a_number_that_becomes_an_array_is_refused():
     with pytest.raises(tx.TransformError) as error:
         tx.jit(number_then_arrays_in_a_loop)(X.astype(np.float32))
     _assert_names_the_assignments(error, "'acc' holds 1-d arrays and numbers", "acc = 0")
+
+
+# Only where the widening shows: a join of numbers of two types is followed
+# through Numba's typed IR (numba_stage/joins.py).  Where every reader
+# computes NumPy's numbers in NumPy's dtype (``x * k`` with a float64 ``x``,
+# ``k // 2`` then times a float64, a comparison, ``int(k)``, a float32
+# promoted by a float64 array) the join compiles; where the joined type
+# reaches a result (returned, float32 arithmetic done in float64) it is
+# refused at the user's assignments, naming the line where it shows.
+
+def harmless_joins(x, y32):
+    k = 1
+    j = 2
+    if x[0] > 0:
+        k = 2.5
+        j = 3.5
+    z = y32 * np.float32(2.0)
+    if x[1] > 0:
+        z = x[1] * 1.0
+    a = x * k
+    b = x * (j // 2)
+    c = x[int(k)]
+    d = x * z
+    if j > 2.5:
+        e = x * 2.0
+    else:
+        e = x * 3.0
+    return a, b, c, d, e
+
+
+def harmless_loss(x, y32):
+    a, b, c, d, e = harmless_joins(x, y32)
+    return np.sum(a * b) + c * np.sum(d * e)
+
+
+PATHS = [X, -X, X * np.array([1.0, -1.0, 1.0]), X * np.array([-1.0, 1.0, 1.0])]
+
+
+def _same_dtypes_and_values(got, want):
+    for g, w in zip(got, want):
+        assert np.result_type(g) == np.result_type(w)
+        np.testing.assert_array_equal(g, w)
+
+
+def test_joins_whose_widening_does_not_show_compile_and_equal_eager():
+    f = tx.jit(harmless_joins)
+    y32 = np.float32(0.75)
+    for x in PATHS:
+        _same_dtypes_and_values(f(x, y32), harmless_joins(x, y32))
+    # a second wrapper: the signature comes back from Numba's disk cache,
+    # its verdict from beside the module
+    f = tx.jit(harmless_joins)
+    _same_dtypes_and_values(f(PATHS[2], y32), harmless_joins(PATHS[2], y32))
+
+
+def test_jit_grad_through_joins_whose_widening_does_not_show():
+    y32 = np.float32(0.75)
+    f, g = tx.jit(tx.grad(harmless_loss)), tx.grad(harmless_loss)
+    for x in PATHS:
+        got, want = f(x, y32), g(x, y32)
+        assert got.dtype == want.dtype == np.float64
+        np.testing.assert_allclose(got, want, rtol=1e-14)
+        # and the derivative itself: central differences
+        h = 1e-6
+        for i in range(3):
+            e = np.zeros(3)
+            e[i] = h
+            fd = (harmless_loss(x + e, y32) - harmless_loss(x - e, y32)) / (2 * h)
+            assert got[i] == pytest.approx(fd, rel=1e-6, abs=1e-8)
+
+
+def floor_divided(x):
+    k = 2
+    if x[0] > 0:
+        k = 3.5
+    return k // 2          # eagerly an int on the path of k = 2
+
+
+def float32_widened(x, y32):
+    z = y32 * np.float32(2.0)
+    if x[0] > 0:
+        z = x[1] * 1.0
+    return y32 * z         # eagerly float32 times float32 on the path of y32
+
+
+@pytest.mark.parametrize("fn, args, assigned, shown", [
+    (floor_divided, (-X,), ("k = 2", "k = 3.5"), "return k // 2"),
+    (float32_widened, (-X, np.float32(0.75)), ("z = y32 * np.float32(2.0)", "z = x[1] * 1.0"),
+     "return y32 * z")], ids=["int_result", "float32_arithmetic"])
+def test_joins_whose_widening_shows_are_refused_where_they_show(fn, args, assigned, shown):
+    want = fn(*args)
+    assert np.result_type(want) in (np.int64, np.float32)      # what jit would not give
+    for _ in range(2):         # the second: a new wrapper, the signature from the disk cache
+        with pytest.raises(tx.TransformError) as error:
+            tx.jit(fn)(*args)
+        _assert_names_the_assignments(error, "numbers and float64 numbers", *assigned)
+        assert "would change what test_jit_join_refusals.py:" in str(error.value)
+        assert shown in str(error.value)
+    if fn is floor_divided:
+        # the verdict kept beside the cached module gone: typed again, uncached
+        kept = glob.glob(os.path.join(cache_dir(), "floor_divided_numba_*.joins-*.json"))
+        assert kept
+        for path in kept:
+            os.remove(path)
+        with pytest.raises(tx.TransformError) as error:
+            tx.jit(fn)(*args)
+        _assert_names_the_assignments(error, "numbers and float64 numbers", *assigned)
+
+
+def test_a_join_that_shows_in_each_example_of_jit_vmap_is_refused():
+    # fuzz seed 98064 (jit_vmap): the loop over examples calls the example's
+    # compiled code, whose joins are checked as jit's
+    xs, y32 = np.stack([-X, -X]), np.float32(0.75)
+    assert tx.vmap(float32_widened, in_axes=(0, None))(xs, y32).dtype == np.float32
+    with pytest.raises(tx.TransformError) as error:
+        tx.jit(tx.vmap(float32_widened, in_axes=(0, None)))(xs, y32)
+    _assert_names_the_assignments(error, "'z' holds float32 numbers and float64 numbers",
+                                  "z = y32 * np.float32(2.0)", "z = x[1] * 1.0")

@@ -163,9 +163,10 @@ class Jitted:
     @staticmethod
     def _check_joins(compiled):
         """Refuse a compiled signature that joins numbers of two types at an
-        ``if`` (see ``joins``): its results would have another dtype than
-        NumPy's on one path.  Once refused, every call is (the signature
-        stays compiled, and may come from the disk cache)."""
+        ``if`` where the widened type shows (see ``joins``): its results
+        would have other numbers or another dtype than NumPy's on one path.
+        Once refused, every call is (the signature stays compiled, and may
+        come from the disk cache)."""
         dispatcher = compiled.dispatcher
         if compiled.join_refusal is None:
             seen, count = compiled.joins_checked
@@ -175,7 +176,9 @@ class Jitted:
                     break
         if compiled.join_refusal is not None:
             compiled.joins_checked = (None, 0)      # checked again: raised at every call
-            raise JitError(*compiled.join_refusal)
+            error = JitError(*compiled.join_refusal)
+            error.number_join = True      # jit(vmap) tries no other strategy for it
+            raise error
         compiled.joins_checked = (dispatcher, len(dispatcher.overloads))
 
     def _widened(self, exc, compiled):

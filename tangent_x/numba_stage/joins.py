@@ -1,145 +1,455 @@
-"""Joins Numba widens without a word: a variable holding numbers of two
-types on the two sides of an ``if``.
+"""Joins Numba widens without a word, refused where the widening shows.
 
 Numba refuses a variable holding arrays of two dtypes or ranks (see
-``compile_errors``), but numbers of two types it unifies silently: ``a = 2``
-under an ``if`` and ``a = x[0] * 1.5`` under its ``else`` make ``a`` a
-float64 on both paths, where NumPy keeps the int on its path; a float32
-value on one path and a float64 one on the other become float64.  The
-compiled function would give another dtype than the plain one, so such a
-join is refused at the user's assignments (``refusal``), as Numba's own
-refusals are.
+``compile_errors``), but numbers of two types it unifies silently: ``k = 1``
+under an ``if`` and ``k = 2.5`` under its ``else`` make ``k`` a float64 on
+both paths, where NumPy keeps the int on its path; a float32 value on one
+path and a float64 one on the other become float64.  Whether that changes
+anything depends on what reads the joined value: ``x * k`` with a float64
+``x`` is float64 either way, with the same numbers, but ``return k`` gives
+another dtype, ``x32 * k`` another dtype too, and float32 arithmetic done
+in float64 other numbers.  So each join is followed forward through
+Numba's typed IR (``observed``), and refused at the user's assignments
+(``refusal``) only where jit would differ from eager, in values or dtypes.
 
-Read from Numba's type annotation of each compiled signature (its text,
-which a signature loaded from the disk cache keeps too): once Numba has
-removed its phi nodes, a join is a copy ``a.2 = a.1`` at the end of each
-path whose two sides have different types.  Joins at a loop's head (a
-counter ``s = 0`` that the loop makes ``s = s + x[i]``), and joins of a
-variable copied inside a loop (the join after a ``while``, whose guard
-``if`` skips it), are widened, as
-arrays are (``compile_errors.widened_text``): NumPy's value has the wider
-type once the loop has run.  A derivative's variable (``_bar``, ``_dot``:
-the cotangent of an integer loop counter is a zero of it) and a Python
-number spelled ``weak_number`` (which unifies as NumPy promotes) are left.
+The rule, per statement reading a joined ("divergent") value ``v``: Numba
+holds ``v`` in the joined type ``U``, NumPy in the path's own type ``E``
+(a Python number there is weak), with the same value.  An operation whose
+result dtype NumPy computes from ``E`` as Numba does from ``U`` computes
+the same numbers (both cast ``v`` to that dtype first): the result is
+clean.  An operation on integers that Numba does in floats (``k // 2``,
+``k + 1``) has the same value in another dtype: the result is divergent in
+turn, followed further.  A comparison is safe where both compare in one
+dtype, or the value is an integer; so are ``int(k)``, ``float(k)``, a store
+into an array (cast to its dtype), NumPy's ufuncs and the runtime helpers
+derivative code calls (``_HELPERS``), judged the same way on samples of
+each dtype.  Anything else that reads a divergent value (returned, put in
+a tuple, passed to a function not known here, float32 arithmetic done in
+float64) shows the join: it is refused.  The analysis follows values, not
+paths (a value read only on the path where it has the joined type still
+counts), and takes integers as exact in float64 (below 2**53).
+
+Joins of a loop (its head, a copy in its body, the join after it) are
+widened, as arrays are (``compile_errors.widened_text``): NumPy's value has
+the wider type once the loop has run.  A Python number spelled
+``weak_number`` unifies as NumPy promotes, so it is no join here.
+
+Read from Numba's IR (``type_annotation.blocks`` and its ``typemap``)
+of a signature compiled in this process; a signature Numba
+loads from its disk cache keeps only its annotation's text, so the verdict
+found at compile time is kept beside the module (``_verdict_path``) and
+read back; where it is missing the signature is typed again, uncached.
+``jit(vmap)``'s loop over examples checks the example's code the same way
+(``lane_loop.LaneLoop``).  Functions compiled beside the code (custom_jvp
+and custom_vjp rules: ``callees``) are not checked.
 """
-import ast
-import re
+import hashlib
+import json
+import operator
+import os
+import tempfile
 
+import numba
 import numpy as np
+from numba.core import ir, types
+from numba.core.analysis import compute_cfg_from_blocks
+from numba.np.numpy_support import as_dtype
 
+from .. import runtime
 from .compile_errors import join_error
 
-__all__ = ["silent_joins", "refusal"]
+__all__ = ["observed", "refusal"]
 
-_STATEMENT = re.compile(r"^\s*#\s+([\w.$]+) = (.+?)  :: (.+?)\s*$")
-_COPY = re.compile(r"^[\w.$]+$")
-_LABEL = re.compile(r"^\s*#\s+label (\d+)\s*$")
-_JUMP = re.compile(r"^\s*#\s+(?:jump (\d+)|branch [\w.$]+, (\d+), (\d+))\s*$")
-_LINE = re.compile(r"^\s*# --- LINE (\d+) --- ")
-_LITERAL = re.compile(r"Literal\[(int|bool)\]\(.*\)")
-_DERIVATIVE = re.compile(r"_(bar|dot)(_\d+)*$")
+# Operations on integers whose value Numba's float computation keeps exactly
+# (for integers below 2**53): the result is the same number in a float dtype.
+_INTEGER_EXACT = {operator.add, operator.sub, operator.mul, operator.floordiv, operator.mod,
+                  operator.iadd, operator.isub, operator.imul, operator.ifloordiv,
+                  operator.imod, operator.neg, operator.pos, abs,
+                  np.add, np.subtract, np.multiply, np.floor_divide, np.remainder,
+                  np.negative, np.positive, np.absolute, np.maximum, np.minimum,
+                  np.fmax, np.fmin}
+_COMPARISONS = {operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne,
+                np.less, np.less_equal, np.greater, np.greater_equal, np.equal, np.not_equal}
 
 
-def _number_dtype(numba_type):
-    """The dtype of a Numba number type's text (``float32``,
-    ``Literal[int](2)``), or None for anything else (arrays, a Python
-    number spelled weak_number, optional values)."""
-    m = _LITERAL.fullmatch(numba_type)
-    if m is not None:
-        return np.dtype(np.int64 if m.group(1) == "int" else np.bool_)
-    if re.fullmatch(r"(float|int|uint|complex)\d+|bool", numba_type):
-        return np.dtype(numba_type)
+# The runtime helpers the derivative code calls on numbers, as NumPy computes
+# them (``unbroadcast(g, x)`` reads only ``x``'s shape; ``add_at(acc, i, g)``
+# adds ``g`` into ``acc``, in ``acc``'s dtype).
+_HELPERS = {runtime.unbroadcast: runtime.unbroadcast, runtime.unreduce: runtime.unreduce,
+            runtime.zeros_like: runtime.zeros_like,
+            runtime.add_at: lambda acc, index, g: np.add(acc, g)}
+
+
+class _Eager:
+    """What NumPy holds where Numba holds a joined value: its ``dtype``
+    and whether it is a Python number (``weak``)."""
+
+    def __init__(self, dtype, weak):
+        self.dtype, self.weak = np.dtype(dtype), weak
+
+    def sample(self, ndim=0):
+        if ndim:
+            return np.full((1,) * ndim, 3, dtype=self.dtype)
+        if self.weak:
+            return {"b": True, "i": 3, "u": 3, "f": 1.5, "c": 1.5 + 0.5j}[self.dtype.kind]
+        return self.dtype.type(3)
+
+    def key(self):
+        return (self.dtype.str, self.weak)
+
+
+def _number_dtype(ty):
+    """The dtype of a Numba number type (a literal: its type), or None."""
+    ty = getattr(ty, "number", ty)                 # weak_number's WeakNumber
+    if isinstance(ty, types.Literal):
+        ty = getattr(ty, "literal_type", None)
+    if isinstance(ty, (types.Number, types.Boolean)):
+        try:
+            return as_dtype(ty)
+        except (NotImplementedError, TypeError):
+            return None
     return None
 
 
-def silent_joins(annotation, loop_lines=frozenset()):
-    """[(variable, type of one side, type of the join, line)] for each join
-    of numbers of two types at an ``if`` in Numba's type annotation text
-    ``annotation`` (a signature's ``type_annotation``, as text); ``line``:
-    the compiled module's line of the side's assignment."""
-    types, copies, blocks = {}, [], {}
-    label, line, jumps = None, None, []
-    for text in annotation.split("\n"):
-        m = _LINE.match(text)
-        if m is not None:
-            line = int(m.group(1))
-            continue
-        m = _LABEL.match(text)
-        if m is not None:
-            label = int(m.group(1))
-            continue
-        m = _JUMP.match(text)
-        if m is not None and label is not None:
-            targets = [int(t) for t in m.groups() if t is not None]
-            blocks[label] = targets
-            jumps += [(label, t) for t in targets]
-            continue
-        m = _STATEMENT.match(text)
-        if m is None:
-            continue
-        target, value, type_ = m.groups()
-        types.setdefault(target, type_)
-        if _COPY.match(value):
-            copies.append((target, value, label, line))
-    heads = {t for source, t in jumps if t <= source}     # a loop's head: a jump back
-    looped = set()
-    for target, value, label, line in copies:
-        # a copy on the way back to a loop's head, or on a line of a loop's
-        # body (``loop_lines``; a ``while`` is a guard ``if`` and a loop
-        # testing at its bottom: the join after it meets the value from
-        # before the loop and the one from its last turn; the annotation's
-        # text is ordered by line, so its labels do not place every jump)
-        if any(t in heads for t in blocks.get(label, ())) or line in loop_lines:
-            looped.add(_base(target))
+def _dtype_ndim(ty):
+    """(dtype, ndim) of a Numba number or array type, or None."""
+    if isinstance(ty, types.Array):
+        try:
+            return as_dtype(ty.dtype), ty.ndim
+        except (NotImplementedError, TypeError):
+            return None
+    dtype = _number_dtype(ty)
+    return None if dtype is None else (dtype, 0)
+
+
+def _definitions(blocks):
+    return {st.target.name: st.value for block in blocks.values() for st in block.body
+            if isinstance(st, ir.Assign)}
+
+
+def _is_weak(name, ty, definitions):
+    """Whether the variable ``name`` holds a Python number eagerly: a
+    literal, or ``weak_number(...)``, or a copy of one."""
+    seen = set()
+    while True:
+        if type(ty).__name__ == "WeakNumber" or isinstance(ty, types.Literal):
+            return True
+        value = definitions.get(name)
+        if isinstance(value, ir.Const):
+            return isinstance(value.value, (bool, int, float, complex))
+        if not isinstance(value, ir.Var) or value.name in seen:
+            return False
+        seen.add(value.name)
+        name = value.name
+
+
+def _loop_blocks(blocks):
+    """Labels of blocks inside a loop or leading into its head."""
+    cfg = compute_cfg_from_blocks(blocks)
+    inside = set()
+    for loop in cfg.loops().values():
+        inside |= set(loop.body) | set(loop.entries)
+    return inside
+
+
+def joins(blocks, typemap):
+    """{joined variable: [(its source on one path, its line)]} for each
+    variable Numba gives a number type other than one of its sources' (a
+    copy ``k.2 = k.1`` ending a path, where Numba removed its phi node),
+    loops' joins left out."""
+    looped = _loop_blocks(blocks)
+    found, loop_joined = {}, set()
+    for label, block in blocks.items():
+        for st in block.body:
+            if not (isinstance(st, ir.Assign) and isinstance(st.value, ir.Var)):
+                continue
+            target, source = st.target.name, st.value.name
+            a, b = typemap.get(source), typemap.get(target)
+            if a is None or b is None or _number_dtype(b) is None or _number_dtype(a) is None:
+                continue
+            if label in looped:
+                loop_joined.add(target)
+            found.setdefault(target, []).append((source, st.loc.line))
+    return {t: sides for t, sides in found.items() if t not in loop_joined and any(
+        _number_dtype(typemap[s]) != _number_dtype(typemap[t]) and
+        type(typemap[s]).__name__ != "WeakNumber" for s, _ in sides)}
+
+
+def observed(blocks, typemap):
+    """[(variable, its type on one path, the joined type, line of that
+    path's assignment, line where the join shows)] for each join of
+    numbers of two types (``joins``) whose widening changes a value or a
+    dtype that NumPy would give (see the module doc)."""
+    definitions = _definitions(blocks)
     found = []
-    for target, value, label, line in copies:
-        base = _base(target)
-        if base in looped or base.startswith("$") or _DERIVATIVE.search(base):
+    for target, sides in joins(blocks, typemap).items():
+        eager = {}
+        for source, _ in sides:
+            if type(typemap[source]).__name__ == "WeakNumber":
+                continue                    # unified as NumPy promotes
+            dtype = _number_dtype(typemap[source])
+            e = _Eager(dtype, _is_weak(source, typemap[source], definitions))
+            eager[e.key()] = e
+        line = _shows(target, list(eager.values()), blocks, typemap, definitions)
+        if line is None:
             continue
-        a, b = _number_dtype(types.get(value, "")), _number_dtype(types.get(target, ""))
-        if a is None or b is None or a == b:
-            continue
-        found.append((base, types[value], types[target], line))
+        joined = _number_dtype(typemap[target])
+        source, side_line = next((s, n) for s, n in sides
+                                 if _number_dtype(typemap[s]) != joined)
+        found.append((target.split(".")[0], str(typemap[source]), str(typemap[target]),
+                      side_line, line))
     return found
 
 
-def _base(name):
-    return name.split(".")[0]
+def _shows(start, eager, blocks, typemap, definitions):
+    """The line of the first statement where the divergent variable
+    ``start`` (NumPy's types of it: ``eager``) shows, or None."""
+    divergent = {start: eager}
+    work = [start]
+    while work:
+        name = work.pop()
+        for block in blocks.values():
+            for st in block.body:
+                if name not in _reads(st):
+                    continue
+                result = _through(st, divergent, typemap, definitions)
+                if result is False:
+                    return st.loc.line
+                if result is None:
+                    continue
+                target, kinds = result
+                known = {e.key() for e in divergent.get(target, [])}
+                if any(e.key() not in known for e in kinds):
+                    divergent[target] = list(divergent.get(target, [])) + \
+                        [e for e in kinds if e.key() not in known]
+                    work.append(target)
+    return None
 
+
+def _reads(st):
+    """Names of the variables statement ``st`` reads."""
+    if isinstance(st, ir.Del):
+        return set()
+    if isinstance(st, ir.Assign):
+        value = st.value
+        if isinstance(value, ir.Var):
+            return {value.name}
+        return {v.name for v in value.list_vars()} if isinstance(value, ir.Expr) else set()
+    return {v.name for v in st.list_vars()}
+
+
+def _through(st, divergent, typemap, definitions):
+    """What statement ``st`` makes of the divergent values it reads:
+    None (nothing divergent follows), (target, NumPy's types of it), or
+    False (the join shows)."""
+    if isinstance(st, (ir.SetItem, ir.StaticSetItem)):
+        # stored in an array: cast to its dtype, the same number either way
+        index = getattr(st, "index_var", None) if isinstance(st, ir.StaticSetItem) \
+            else st.index
+        stored = isinstance(typemap.get(st.target.name), types.Array) and \
+            st.target.name not in divergent and \
+            (index is None or index.name not in divergent)
+        return None if stored else False
+    if isinstance(st, ir.Branch):
+        return None                         # truth of the same number
+    if not isinstance(st, ir.Assign):
+        return False                        # returned, printed, ...
+    value, target = st.value, st.target.name
+    if isinstance(value, ir.Var):
+        return target, divergent[value.name]
+    if not isinstance(value, ir.Expr):
+        return False
+    if value.op in ("binop", "inplace_binop"):
+        return _operation(value.fn, [value.lhs, value.rhs], target, divergent, typemap,
+                          definitions)
+    if value.op == "unary":
+        return _operation(value.fn, [value.value], target, divergent, typemap, definitions)
+    if value.op == "call" and not value.kws and not value.vararg:
+        fn = _callee(typemap.get(value.func.name))
+        if fn in (bool, int, float) and len(value.args) == 1:
+            return None                     # the same number, typed by the call
+        if getattr(fn, "__name__", None) == "weak_scalar" and value.args and \
+                value.args[0].name in divergent and \
+                all(v.name not in divergent for v in value.args[1:]) and \
+                all(e.weak for e in divergent[value.args[0].name]):
+            return None                     # a Python number cast as NumPy would
+        if isinstance(fn, np.ufunc) and fn.nout == 1 and len(value.args) == fn.nin and \
+                value.func.name not in divergent:
+            return _operation(fn, value.args, target, divergent, typemap, definitions)
+        if fn in _HELPERS:
+            return _operation(_HELPERS[fn], value.args, target, divergent, typemap, definitions)
+        return False
+    if value.op == "arrayexpr":
+        return _array_expression(value.expr, target, divergent, typemap, definitions)
+    return False
+
+
+def _callee(fnty):
+    """The Python function of a Numba function type, or None."""
+    key = getattr(fnty, "typing_key", None)
+    return key if callable(key) else None
+
+
+def _operand_kinds(var, divergent, typemap, definitions):
+    """[(eager sample, Numba's sample)] for the operand ``var``."""
+    ty = typemap.get(var.name)
+    dn = _dtype_ndim(ty)
+    if dn is None:
+        return None
+    numba_sample = _Eager(dn[0], False).sample(dn[1])
+    if var.name in divergent:
+        return [(e.sample(dn[1]), numba_sample, True) for e in divergent[var.name]]
+    weak = dn[1] == 0 and _is_weak(var.name, ty, definitions)
+    return [(_Eager(dn[0], weak).sample(dn[1]), numba_sample, False)]
+
+
+def _operation(fn, operands, target, divergent, typemap, definitions):
+    kinds = [_operand_kinds(v, divergent, typemap, definitions) for v in operands]
+    if any(k is None for k in kinds):
+        return False
+    return _judge(fn, kinds, _dtype_ndim(typemap.get(target)), target)
+
+
+def _judge(fn, kinds, result, target):
+    """None, (target, NumPy's types), or False (see ``_through``) for ``fn``
+    applied to operands each given as [(eager sample, Numba's sample,
+    whether divergent)], giving Numba's ``result`` (dtype, ndim)."""
+    if result is None:
+        return False
+    combos = [[]]
+    for options in kinds:
+        combos = [c + [o] for c in combos for o in options]
+    out = {}
+    for combo in combos:
+        eager = [e for e, _, _ in combo]
+        # the divergent operands hold integers: Numba's floats hold them exactly
+        exact = all(np.result_type(e).kind in "biu" for e, _, d in combo if d)
+        with np.errstate(all="ignore"):
+            try:
+                got = np.result_type(fn(*eager))
+                if fn in _COMPARISONS or got.kind == "b" and result[0].kind == "b":
+                    comparing = np.result_type(*eager)
+                    numba_comparing = np.result_type(*[n for _, n, _ in combo])
+            except Exception:
+                return False
+        if fn in _COMPARISONS or got.kind == "b" and result[0].kind == "b":
+            if comparing != numba_comparing and not (exact and comparing.kind in "biu"):
+                return False
+            continue
+        if got == result[0]:
+            continue
+        if exact and fn in _INTEGER_EXACT and got.kind in "biu" and result[0].kind in "fc":
+            weak = result[1] == 0 and all(isinstance(e, (bool, int)) for e in eager)
+            out[(got.str, weak)] = _Eager(got, weak)
+            continue
+        return False
+    return (target, list(out.values())) if out else None
+
+
+def _array_expression(expr, target, divergent, typemap, definitions):
+    """``_judge`` through each operation of Numba's fused array expression
+    ``expr`` (``(op, [operands])``, operands variables, constants or
+    expressions again), each operand as [(eager sample, Numba's sample,
+    whether divergent)]."""
+    def walk(node):
+        if isinstance(node, ir.Var):
+            return _operand_kinds(node, divergent, typemap, definitions)
+        if isinstance(node, ir.Const):
+            return [(node.value, np.asarray(node.value)[()], False)]
+        fn, args = node
+        kinds = [walk(a) for a in args]
+        if any(k is None for k in kinds):
+            return None
+        with np.errstate(all="ignore"):
+            try:
+                numba_value = fn(*[k[0][1] for k in kinds])
+                if not any(d for k in kinds for _, _, d in k):
+                    return [(fn(*[k[0][0] for k in kinds]), numba_value, False)]
+            except Exception:
+                return None
+        result = (np.result_type(numba_value), np.ndim(numba_value))
+        verdict = _judge(fn, kinds, result, "")
+        if verdict is False:
+            return None
+        if verdict is None:
+            return [(numba_value, numba_value, False)]
+        return [(e.sample(result[1]), numba_value, True) for e in verdict[1]]
+    kinds = walk(expr)
+    if kinds is None:
+        return False
+    if not any(d for _, _, d in kinds):
+        return None
+    return target, [_Eager(np.result_type(e), False) for e, _, d in kinds if d]
+
+
+# --- refusing, and the verdict of a cached signature ------------------------
 
 def refusal(compiled, cres):
-    """(message, origin, hint) for the first silent join (``silent_joins``)
-    of a user's variable in ``cres``, one compiled signature of
-    ``compiled``, or None."""
-    annotation = getattr(cres, "type_annotation", None)
-    if annotation is None:
-        return None
-    for var, a, b, line in silent_joins(str(annotation), _loop_lines(compiled.path)):
-        if line is None or compiled.linemap.get(line) is None:
+    """(message, origin, hint) for the first join of a user's variable in
+    ``cres`` (one compiled signature of ``compiled``) whose widening shows
+    (``observed``), or None."""
+    for var, a, b, line, shown in _verdict(compiled, cres):
+        if compiled.linemap.get(line) is None:
             continue
         message = (f"Cannot unify {_plain(a)} and {_plain(b)} for '{var}.1', "
                    f"defined at {compiled.path} ({line})")
         joined = join_error(message, compiled, numbers=True)
         if joined is not None:
-            return joined
+            message, origin, hint = joined
+            # the user's line of the statement where it shows (a return
+            # ending the function has no line of its own: the one before)
+            mapped = [n for n in compiled.linemap if n <= shown and compiled.linemap[n]]
+            where = compiled.linemap[max(mapped)] if mapped else None
+            if where is not None:
+                message += (f"; here the joined {_plain(b)} would change what "
+                            f"{where.short()} gives: {where.text.strip()}")
+            return message, origin, hint
     return None
 
 
-def _loop_lines(path):
-    """The lines of the compiled module ``path`` inside a ``for`` or
-    ``while`` statement."""
+def _verdict(compiled, cres):
+    annotation = getattr(cres, "type_annotation", None)
+    path = _verdict_path(compiled, cres)
+    if getattr(annotation, "blocks", None) is not None:
+        found = observed(annotation.blocks, annotation.typemap)
+        _write(path, found)
+        return found
     try:
         with open(path, encoding="utf-8") as f:
-            tree = ast.parse(f.read())
-    except (OSError, SyntaxError, ValueError, TypeError):
-        return frozenset()
-    lines = set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.For, ast.While)):
-            lines.update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
-    return frozenset(lines)
+            return [tuple(item) for item in json.load(f)]
+    except (OSError, ValueError):
+        pass
+    # loaded from Numba's disk cache without a verdict beside it: typed again
+    again = numba.njit(cache=False)(compiled.dispatcher.py_func)
+    again.compile(cres.signature.args)
+    annotation = again.overloads[tuple(cres.signature.args)].type_annotation
+    found = observed(annotation.blocks, annotation.typemap)
+    _write(path, found)
+    return found
+
+
+def _verdict_path(compiled, cres):
+    signature = hashlib.sha256(str(cres.signature).encode()).hexdigest()[:16]
+    return f"{compiled.path}.joins-{signature}.json"
+
+
+def _write(path, found):
+    try:
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump([list(item) for item in found], f)
+        os.replace(tmp, path)
+    except OSError:
+        pass
 
 
 def _plain(numba_type):
-    dtype = _number_dtype(numba_type)
-    return numba_type if dtype is None else dtype.name
+    for dtype in ("float64", "float32", "float16", "int64", "int32", "int16", "int8",
+                  "uint64", "uint32", "uint16", "uint8", "complex128", "complex64", "bool"):
+        if numba_type == dtype:
+            return dtype
+    if numba_type.startswith("Literal[int]"):
+        return "int64"
+    if numba_type.startswith("Literal[bool]"):
+        return "bool"
+    return numba_type

@@ -95,7 +95,8 @@ class JittedVmap(Jitted):
         except (JitError, SpecializationError) as exc:
             # Numba compiles at the first call: a loop the cost model chose
             # whose example does not compile leaves the batched code to try
-            if self._vmapped.method == "loop" or loop.ran:
+            if self._vmapped.method == "loop" or loop.ran or \
+                    getattr(exc, "number_join", False):
                 raise
             self._loops[key] = None
             self._loop_errors[key] = exc
@@ -312,6 +313,8 @@ class LaneLoop:
             # an example raised inside prange on this thread: Numba left
             # its exception set, and the driver's results are lost
             lost = exc
+        if lost is None:
+            self._check_example_joins(leaves)
         self.ran = True
         if lost is not None:
             self._rerun(leaves, range(1, size), None)
@@ -321,6 +324,21 @@ class LaneLoop:
             self._rerun(leaves, np.flatnonzero(~done), values)
         return _finish(self.compiled.plan.out, values, size, self.out_axes,
                        self._example_result(args, axes, values))
+
+    def _check_example_joins(self, leaves):
+        """Refuse, as ``jit`` does, a join of numbers in the example's code
+        whose widening shows (``joins``).  The example's signature is
+        Numba's once the driver has called it; a driver loaded from Numba's
+        disk cache holds the example's code without compiling it, so it is
+        compiled (from its own cache) for example 0's leaves."""
+        example = self.compiled
+        dispatcher = example.dispatcher
+        if not dispatcher.overloads:
+            first = [leaf if ax is None else leaf[(slice(None),) * ax + (0,)]
+                     for leaf, ax in zip(leaves, self.leaf_axes)]
+            dispatcher.compile(tuple(numba.typeof(v) for v in first + list(example.hidden)))
+        if example.joins_checked != (dispatcher, len(dispatcher.overloads)):
+            Jitted._check_joins(example)
 
     def _example_result(self, args, axes, values):
         """Example 0's result as the transform finishes it eagerly (grad's
