@@ -1,24 +1,34 @@
 """Elementwise fusion for the numba stage: a chain of elementwise statements
-around a ``vmath`` kernel becomes one Numba ufunc, so one loop.
+becomes one kernel, so one pass over memory with no temporaries.
 
-Why: ``y = vmath.tanh(x); y_times_y = y * y; x_bar = 1.0 - y_times_y`` is
-three loops and two temporary arrays under Numba (its array-expression pass
-fuses only unnamed temporaries within one statement).  On large arrays the
-passes over memory, and the page faults of fresh temporaries, cost more
-than the math.  The chain is instead emitted as a scalar function compiled
-with ``numba.vectorize`` (lazily, per input types)::
+Why: ``x_times_x = x * x; times_x = x * 2.0; plus = x_times_x + times_x``
+is three loops and two temporary arrays under Numba (its array-expression
+pass fuses only unnamed temporaries within one statement).  On large arrays
+the passes over memory, and the page faults of fresh temporaries, cost more
+than the math.  The chain is instead emitted as a scalar function, and
+its call::
 
-    @vectorize(cache=True)
-    def elementwise_x_bar(x):
-        y = vmath.tanh(x)
-        y_times_y = y * y
-        return 1.0 - y_times_y
+    @elementwise
+    def elementwise_plus(x):
+        x_times_x = x * x
+        times_x = x * 2.0
+        return x_times_x + times_x
 
     ...
-    x_bar = elementwise_x_bar(x)
+    plus = elementwise_plus(x)
 
-A ufunc broadcasts its inputs and returns a number for numbers, exactly as
-the statements did, so nothing about shapes needs to be known here.
+``fused`` holds what the decorator compiles: per Numba types of the
+arguments, either one fused pass (a ``numba.vectorize`` ufunc into one
+result, broadcasting as the statements did) or, where fusing could change
+the result (tuples added to tuples, which is shape arithmetic also spelled
+with ``+``; small integers and booleans, whose Numba scalar types are wider
+than their array types), the statements as written.  So nothing about
+kinds, shapes or dtypes needs to be known here: the decision is made on
+Numba's types, where they are certain.
+
+A sum at the end joins the group: ``sq = x * x; s = np.sum(sq)`` becomes
+``s = elementwise_sum_s(x)`` under ``@elementwise_sum``, one pass with no
+array at all (its summation order is in ``fused``'s doc).
 
 Which statements: an assignment ``name = expr`` whose ``expr`` is built of
 names, numbers, ``+ - * / **``, unary ``-``/``+`` and ``vmath`` calls is
@@ -27,33 +37,39 @@ statements defining its operands join the group when the name they define is
 assigned once in the whole function and read only inside the group, and
 when every statement between them and the group's end is in the group: a
 group is a run of adjacent statements, so nothing is reordered (a call in
-between may update an array in place: ``mask_assign(x, m, v)``).  A group
-is emitted only if it calls a ``vmath`` kernel and has at least two
-statements: plain arithmetic in one statement is already fused by Numba,
-and tuples added to tuples (shape arithmetic, also spelled with ``+``)
-never meet a ``vmath`` kernel.
+between may update an array in place: ``mask_assign(x, m, v)``).  Names
+read several times inside the group are fine (one kernel variable).  A
+group is emitted when it has at least two statements (one statement's
+arithmetic Numba fuses already), or one followed by its ``np.sum``.
 """
 import ast
-import copy
 from collections import Counter
 
 _BINOPS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow)
 _UNARY = (ast.USub, ast.UAdd)
 
 
-def fuse(body, params, vmath_name, taken):
-    """(new body, kernels): the function body ``body`` (parameters
-    ``params``) with fused groups replaced by calls, and the kernels'
-    ``ast.FunctionDef``s (decorated).  ``taken``: names in use in the module
+def fuse(body, params, vmath_name, numpy_names, taken):
+    """(new body, kernels, decorators): the function body ``body``
+    (parameters ``params``) with fused groups replaced by calls, the
+    kernels' ``ast.FunctionDef``s (decorated) and the names of the
+    decorators they use (``elementwise``, ``elementwise_sum``: to import
+    from the numba runtime).  ``vmath_name``/``numpy_names``: the names
+    binding ``vmath`` and NumPy; ``taken``: names in use in the module
     (kernel names are chosen outside it, and added)."""
-    if vmath_name is None:
-        return body, []
     loads, stores = Counter(), Counter()
     for stmt in body:
         _count(stmt, loads, stores)
     local = set(stores) | set(params)
-    kernels = []
-    return _fuse_body(body, vmath_name, loads, stores, local, taken, kernels), kernels
+    ctx = _Context(vmath_name, set(numpy_names), loads, stores, local, taken)
+    return _fuse_body(body, ctx), ctx.kernels, sorted(ctx.decorators)
+
+
+class _Context:
+    def __init__(self, vmath_name, numpy_names, loads, stores, local, taken):
+        self.vmath_name, self.numpy_names = vmath_name, numpy_names
+        self.loads, self.stores, self.local, self.taken = loads, stores, local, taken
+        self.kernels, self.decorators = [], set()
 
 
 def _count(stmt, loads, stores):
@@ -71,43 +87,67 @@ def _count(stmt, loads, stores):
             stores[node.func.value.id] += 1
 
 
-def _fuse_body(body, vmath_name, loads, stores, local, taken, kernels):
-    body = [_fuse_nested(s, vmath_name, loads, stores, local, taken, kernels) for s in body]
+def _fuse_body(body, ctx):
+    body = [_fuse_nested(s, ctx) for s in body]
     elementwise = {i: s.targets[0].id for i, s in enumerate(body) if _is_elementwise_assign(
-        s, vmath_name)}
+        s, ctx.vmath_name)}
     defined_at = {}
     for i, name in elementwise.items():
         defined_at.setdefault(name, i)
     groups, used = [], set()
-    for j in sorted(elementwise, reverse=True):
+    for j in range(len(body) - 1, -1, -1):
         if j in used:
             continue
-        members = _group(body, j, elementwise, defined_at, loads, stores, local, used)
-        if len(members) >= 2 and any(_calls_vmath(body[i].value, vmath_name) for i in members):
-            groups.append(members)
+        summed = _summed_name(body[j], ctx)
+        if summed is not None:
+            k = j - 1        # the statement defining the summed array, right before
+            if k in elementwise and k not in used and elementwise[k] == summed and \
+                    ctx.stores[summed] == 1 and ctx.loads[summed] == 1 and \
+                    body[j].targets[0].id != summed:
+                members = _group(body, k, elementwise, defined_at, ctx, used)
+                groups.append((members | {j}, True))
+                used.update(members | {j})
+            continue
+        if j not in elementwise:
+            continue
+        members = _group(body, j, elementwise, defined_at, ctx, used)
+        if len(members) >= 2:
+            groups.append((members, False))
             used.update(members)
     if not groups:
         return body
     replaced = {}
-    for members in groups:
+    for members, reduce in groups:
         root = max(members)
-        call, kernel = _kernel(body, sorted(members), local, loads, taken)
+        call = _kernel(body, sorted(members), reduce, ctx)
         replaced.update({i: None for i in members})
         replaced[root] = call
-        if kernel is not None:
-            kernels.append(kernel)
     return [replaced.get(i, s) for i, s in enumerate(body) if replaced.get(i, s) is not None]
 
 
-def _fuse_nested(stmt, *rest):
+def _summed_name(stmt, ctx):
+    """``a`` when ``stmt`` is ``name = np.sum(a)`` (no axis), else None."""
+    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and
+            isinstance(stmt.targets[0], ast.Name)):
+        return None
+    call = stmt.value
+    if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and \
+            call.func.attr == "sum" and isinstance(call.func.value, ast.Name) and \
+            call.func.value.id in ctx.numpy_names and len(call.args) == 1 and \
+            not call.keywords and isinstance(call.args[0], ast.Name):
+        return call.args[0].id
+    return None
+
+
+def _fuse_nested(stmt, ctx):
     for field in ("body", "orelse"):
         inner = getattr(stmt, field, None)
         if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
-            setattr(stmt, field, _fuse_body(inner, *rest))
+            setattr(stmt, field, _fuse_body(inner, ctx))
     return stmt
 
 
-def _group(body, j, elementwise, defined_at, loads, stores, local, used):
+def _group(body, j, elementwise, defined_at, ctx, used):
     """Indices of the statements that fuse into statement ``j``."""
     members = {j}
     changed = True
@@ -118,8 +158,8 @@ def _group(body, j, elementwise, defined_at, loads, stores, local, used):
             inside.update(n.id for n in ast.walk(body[i].value) if isinstance(n, ast.Name))
         for name in list(inside):
             k = defined_at.get(name)
-            if k is None or k in members or k in used or k > j or stores[name] != 1 or \
-                    loads[name] != inside[name]:
+            if k is None or k in members or k in used or k > j or ctx.stores[name] != 1 or \
+                    ctx.loads[name] != inside[name]:
                 continue
             if any(m not in members for m in range(k + 1, j)):
                 continue          # only a run of adjacent statements: nothing reordered
@@ -154,54 +194,37 @@ def _is_vmath_call(node, vmath_name):
         len(node.args) == 1 and not node.keywords
 
 
-def _calls_vmath(node, vmath_name):
-    return any(_is_vmath_call(n, vmath_name) for n in ast.walk(node))
-
-
-def _kernel(body, members, local, loads, taken):
-    """(the call statement, the kernel's FunctionDef or None) for one group."""
+def _kernel(body, members, reduce, ctx):
+    """The call statement replacing the group ``members`` (its last one
+    ``np.sum`` of the one before when ``reduce``); its kernel goes to
+    ``ctx.kernels``."""
     root = body[members[-1]]
-    defined = {body[i].targets[0].id for i in members}
+    maps = members[:-1] if reduce else members
     params, so_far = [], set()
-    for i in members:                     # names read before the group defines them
+    for i in maps:                        # names read before the group defines them
         for n in ast.walk(body[i].value):
-            if isinstance(n, ast.Name) and n.id in local and n.id not in so_far and \
+            if isinstance(n, ast.Name) and n.id in ctx.local and n.id not in so_far and \
                     n.id not in params:
                 params.append(n.id)
         so_far.add(body[i].targets[0].id)
-    if all(loads[n] == 1 for n in defined - {root.targets[0].id}):
-        # a tree: one expression, which Numba's array-expression pass
-        # already compiles to one loop (no kernel to compile)
-        values = {body[i].targets[0].id: body[i].value for i in members[:-1]}
-        call = ast.copy_location(
-            ast.Assign(targets=[root.targets[0]], value=_substitute(root.value, values)), root)
-        call._tx_src = getattr(root, "_tx_src", None)
-        return call, None
-    name = _fresh(f"elementwise_{root.targets[0].id}", taken)
-    stmts = [body[i] for i in members[:-1]] + [ast.Return(value=root.value)]
+    decorator = "elementwise_sum" if reduce else "elementwise"
+    ctx.decorators.add(decorator)
+    name = _fresh(f"{decorator}_{root.targets[0].id}", ctx.taken)
+    stmts = [body[i] for i in maps[:-1]] + [ast.Return(value=body[maps[-1]].value)]
     kernel = ast.FunctionDef(
         name=name, args=ast.arguments(posonlyargs=[], args=[ast.arg(p) for p in params],
                                       vararg=None, kwonlyargs=[], kw_defaults=[],
                                       kwarg=None, defaults=[]),
-        body=stmts, decorator_list=[ast.parse("vectorize(cache=True)", mode="eval").body],
+        body=stmts, decorator_list=[ast.Name(decorator, ast.Load())],
         returns=None, type_params=[])
     ast.fix_missing_locations(ast.copy_location(kernel, root))
+    ctx.kernels.append(kernel)
     call = ast.copy_location(ast.Assign(
         targets=[root.targets[0]], value=ast.Call(func=ast.Name(name, ast.Load()),
                                                   args=[ast.Name(p, ast.Load()) for p in params],
                                                   keywords=[])), root)
     call._tx_src = getattr(root, "_tx_src", None)
-    return call, kernel
-
-
-def _substitute(node, values):
-    """``node`` with each name in ``values`` replaced by its expression."""
-    class Inline(ast.NodeTransformer):
-        def visit_Name(self, name):
-            if name.id in values:
-                return self.visit(copy.deepcopy(values[name.id]))
-            return name
-    return Inline().visit(copy.deepcopy(node))
+    return call
 
 
 def _fresh(base, taken):

@@ -60,8 +60,15 @@ def numba_stage(generated, avs, call_site=None, ranks=None, units=None, weak=Fal
     params += [name for name, _ in spec.hidden]
     plan = Plan(out, spec.hidden, params, dict(spec.bound))
     vmath_name = next((n for n, obj in spec.bound.items() if obj is vmath), None)
-    code, kernels = fusion.fuse(spec.code, params, vmath_name,
-                                set(spec.taken) | set(spec.bound) | {fname})
+    numpy_names = {n for n, obj in spec.bound.items() if obj is np}
+    taken = set(spec.taken) | set(spec.bound) | {fname}
+    if {"elementwise", "elementwise_sum"} & taken:
+        code, kernels = spec.code, []         # (a user's name: no fusion)
+    else:
+        code, kernels, decorators = fusion.fuse(spec.code, params, vmath_name, numpy_names,
+                                                taken)
+        for used in decorators:
+            spec.bound[used] = plan.bound[used] = getattr(numba_runtime, used)
 
     def takes_optional(call):
         return isinstance(call.func, ast.Name) and \
@@ -103,7 +110,7 @@ def render_module(name, params, stmts, src_linemap, origin, description, avs, fu
                   kernels=()):
     """(text, line map) of the numba-stage module: the function ``name``
     taking ``params`` and running ``stmts``, after the ``kernels``
-    (``numba.vectorize`` functions, see fusion) and the imports of what
+    (fused elementwise functions, see fusion) and the imports of what
     ``bound`` binds."""
     # local import: Numba's overloads load at the first compile, not at import
     from . import numba_runtime
@@ -134,8 +141,6 @@ def render_module(name, params, stmts, src_linemap, origin, description, avs, fu
         header.append(f"from tangent_x.numba_stage.numba_runtime import {', '.join(numba_names)}")
     if others:
         header.append(f"# bound when loaded, from the function's globals: {', '.join(others)}")
-    if kernels:
-        header.append("from numba import vectorize")
     sections = []
     for kernel in kernels:
         kernel_lines = emit.unparse_ast(kernel).splitlines()
