@@ -136,6 +136,7 @@ def _python_ints(stmts, numpy_names, numbers=()):
                 not stmt.args.kwonlyargs and not stmt.args.defaults:
             kernels[stmt.name] = [a.arg for a in stmt.args.args]
     assigned = {}
+    fed, fed_values = [], {}     # (kernel parameter, the argument a call passes it)
     known = set()           # the Name targets read below; any other store is unknown
     for stmt in stmts:
         for node in ast.walk(stmt):
@@ -164,10 +165,18 @@ def _python_ints(stmts, numpy_names, numbers=()):
                 params = kernels[node.func.id]
                 for k, param in enumerate(params):
                     arg = node.args[k] if k < len(node.args) and not node.keywords else None
-                    assigned.setdefault(param, []).append(
-                        None if isinstance(arg, ast.Starred) else arg)
+                    fed.append((param, None if isinstance(arg, ast.Starred) else arg))
     for name in numbers:
         assigned.setdefault(name, []).append(_RANGE)     # a Python number
+    for param, arg in fed:
+        # a name the statements never assign is a parameter of the compiled
+        # function (not a Python number: those are in ``numbers``); a kernel
+        # parameter is often named like it, which must not read as a cycle
+        if isinstance(arg, ast.Name) and arg.id not in assigned:
+            arg = None
+        fed_values.setdefault(param, []).append(arg)
+    for param, values in fed_values.items():
+        assigned.setdefault(param, []).extend(values)
     shapes, ints = set(), set()
 
     def shape_like(value):
