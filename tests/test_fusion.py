@@ -235,3 +235,31 @@ def test_gradients_of_chains_under_jit(f, args):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
     tx.test_util.check_grads(tx.jit(f), args, order=1, modes=("rev",))
     assert "@elementwise" in g.numba_source(*args)
+
+
+def test_inline_kernels_gives_the_statements_back():
+    """The CUDA stage compiles one function alone: its fused calls become
+    the kernels' statements again (a sum as ``np.sum`` of its terms)."""
+    import ast
+    import textwrap
+    from tangent_x.numba_stage import fusion
+    body = ast.parse(textwrap.dedent("""
+        y = x * w
+        z = y + y * x
+        xz = x * z
+        s = np.sum(xz)
+        return (s, z)
+    """)).body
+    code, kernels, decorators = fusion.fuse(body, ["x", "w"], None, {"np"}, {"f"})
+    assert decorators == ["elementwise", "elementwise_sum"]
+    func = ast.FunctionDef(name="f", args=ast.arguments(
+        posonlyargs=[], args=[ast.arg("x"), ast.arg("w")], vararg=None, kwonlyargs=[],
+        kw_defaults=[], kwarg=None, defaults=[]), body=code, decorator_list=[], returns=None,
+        type_params=[])
+    tree = ast.Module(body=[ast.Import(names=[ast.alias("numpy", "np")])] + kernels + [func],
+                      type_ignores=[])
+    inlined = [ast.unparse(s) for s in fusion.inline_kernels(tree, func).body]
+    assert [ast.unparse(s) for s in code] == ["z = elementwise_z(x, w)",
+                                              "s = elementwise_sum_s(x, z)", "return (s, z)"]
+    assert inlined == ["y = x * w", "z = y + y * x", "s_terms = x * z", "s = np.sum(s_terms)",
+                       "return (s, z)"]

@@ -233,3 +233,55 @@ def _fresh(base, taken):
         name, i = f"{base}_{i}", i + 1
     taken.add(name)
     return name
+
+
+def inline_kernels(tree, func):
+    """``func`` (a function of the numba-stage module ``tree``) with each
+    call of a fused kernel replaced by the kernel's statements again, for a
+    backend that compiles the function alone (the CUDA stage's device
+    function: one example's numbers, where fusing gains nothing).  A
+    kernel's parameters are named like the arguments its call passes, and
+    its variables like the statements it replaced."""
+    kernels = {k.name: k for k in tree.body if isinstance(k, ast.FunctionDef) and
+               any(isinstance(d, ast.Name) and d.id in ("elementwise", "elementwise_sum")
+                   for d in k.decorator_list)}
+    if not kernels:
+        return func
+    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    numpy_name = next((a.asname or a.name for n in tree.body if isinstance(n, ast.Import)
+                       for a in n.names if a.name == "numpy"), "np")
+
+    def block(body):
+        out = []
+        for stmt in body:
+            for field in ("body", "orelse"):
+                inner = getattr(stmt, field, None)
+                if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
+                    setattr(stmt, field, block(inner))
+            call = getattr(stmt, "value", None)
+            kernel = kernels.get(call.func.id) if isinstance(stmt, ast.Assign) and \
+                isinstance(call, ast.Call) and isinstance(call.func, ast.Name) else None
+            if kernel is None or [a.arg for a in kernel.args.args] != \
+                    [getattr(a, "id", None) for a in call.args]:
+                out.append(stmt)
+                continue
+            target = stmt.targets[0]
+            value = kernel.body[-1].value
+            if any(isinstance(d, ast.Name) and d.id == "elementwise_sum"
+                   for d in kernel.decorator_list):
+                summed = _fresh(f"{target.id}_terms", names)
+                mapped = ast.Assign(targets=[ast.Name(summed, ast.Store())], value=value)
+                value = ast.Call(func=ast.Attribute(ast.Name(numpy_name, ast.Load()), "sum",
+                                                    ast.Load()),
+                                 args=[ast.Name(summed, ast.Load())], keywords=[])
+                tail = [mapped]
+            else:
+                tail = []
+            for new in kernel.body[:-1] + tail + [ast.Assign(targets=[target], value=value)]:
+                new = ast.copy_location(new, stmt)
+                new._tx_src = getattr(stmt, "_tx_src", None)
+                out.append(new)
+        return out
+    func.body = block(func.body)
+    ast.fix_missing_locations(func)
+    return func
