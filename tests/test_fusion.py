@@ -263,3 +263,28 @@ def test_inline_kernels_gives_the_statements_back():
                                               "s = elementwise_sum_s(x, z)", "return (s, z)"]
     assert inlined == ["y = x * w", "z = y + y * x", "s_terms = x * z", "s = np.sum(s_terms)",
                        "return (s, z)"]
+
+
+def named_like_the_implementation(out, shape, dtype, v, n):
+    y = out * shape + dtype
+    return y * v - n
+
+
+fused_names = elementwise(named_like_the_implementation)
+summed_names = elementwise_sum(named_like_the_implementation)
+
+
+@numba.njit
+def run_names(out, shape, dtype, v, n):
+    return fused_names(out, shape, dtype, v, n), summed_names(out, shape, dtype, v, n)
+
+
+def test_parameters_named_like_the_implementations_locals():
+    """A kernel's parameters are the numba stage's names (``out`` was
+    shadowed by the result array once: a wrong number)."""
+    rng = np.random.default_rng(3)
+    args = (rng.normal(size=(3, 4)), rng.normal(size=4), 0.5, rng.normal(size=(3, 1)), 2.0)
+    got, total = run_names(*args)
+    want = named_like_the_implementation(*args)
+    np.testing.assert_allclose(got, want, rtol=1e-15)
+    np.testing.assert_allclose(total, np.sum(want), rtol=1e-12)

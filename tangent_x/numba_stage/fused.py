@@ -169,49 +169,59 @@ class _Fused:
             return None
         return result_n
 
+    def _prefix(self):
+        """A prefix for the names of generated implementations that no
+        parameter starts with (an implementation takes the parameters by
+        their names, so its own names must not shadow them)."""
+        prefix = "_fz_"
+        while any(p.startswith(prefix) for p in self.params):
+            prefix += "_"
+        return prefix
+
     def as_written(self):
-        params, plain = ", ".join(self.params), self.plain
-        body = f"np.sum(plain({params}))" if self.reduce else f"plain({params})"
+        params, q = ", ".join(self.params), self._prefix()
+        body = f"{q}np.sum({q}plain({params}))" if self.reduce else f"{q}plain({params})"
         return _function(f"def impl({params}):\n    return {body}\n", "impl",
-                         {"plain": plain, "np": np})
+                         {f"{q}plain": self.plain, f"{q}np": np})
 
     # -- fused ------------------------------------------------------------------
 
     def mapped(self, argtypes, element):
-        params = ", ".join(self.params)
-        lines = [f"def impl({params}):"] + _shape_lines(self.params, argtypes) + [
-            "    out = empty(shape, dtype)",
-            "    advise_huge(out)",
-            f"    ufunc({params}, out)",
-            "    return out"]
+        params, q = ", ".join(self.params), self._prefix()
+        lines = [f"def impl({params}):"] + _shape_lines(self.params, argtypes, q) + [
+            f"    {q}out = {q}empty({q}shape, {q}dtype)",
+            f"    {q}advise_huge({q}out)",
+            f"    {q}ufunc({params}, {q}out)",
+            f"    return {q}out"]
         return _function("\n".join(lines) + "\n", "impl", {
-            "empty": empty, "advise_huge": advise_huge, "ufunc": self.ufunc,
-            "dtype": np.dtype(str(element)), "np": np})
+            f"{q}empty": empty, f"{q}advise_huge": advise_huge, f"{q}ufunc": self.ufunc,
+            f"{q}dtype": np.dtype(str(element))})
 
     def summed(self, argtypes, element):
         key = tuple(argtypes)
         if key not in self.drivers:
             self.drivers[key] = self.driver(argtypes, element)
-        params = ", ".join(self.params)
-        lines = [f"def impl({params}):"] + _shape_lines(self.params, argtypes) + [
-            f"    return driver({params}, shape)"]
-        return _function("\n".join(lines) + "\n", "impl",
-                         {"driver": self.drivers[key], "np": np})
+        params, q = ", ".join(self.params), self._prefix()
+        lines = [f"def impl({params}):"] + _shape_lines(self.params, argtypes, q) + [
+            f"    return {q}driver({params}, {q}shape)"]
+        return _function("\n".join(lines) + "\n", "impl", {f"{q}driver": self.drivers[key]})
 
     def driver(self, argtypes, element):
         """The loop nest summing the kernel over the broadcast shape, compiled
-        with the numpy error model (as the kernel is)."""
+        with the numpy error model (as the kernel is).  Its parameters are
+        ``a0, a1, ...`` and ``shape``: every name in it is its own."""
         ndim = max(t.ndim for t in argtypes if isinstance(t, types.Array))
         floating = isinstance(element, types.Float)
         zero = "0.0" if floating else "0"
-        lines = [f"def driver({', '.join(self.params)}, shape):", f"    total = {zero}"]
-        arrays = [(p, t) for p, t in zip(self.params, argtypes) if isinstance(t, types.Array)]
+        names = [f"a{i}" for i in range(len(argtypes))]
+        lines = [f"def driver({', '.join(names)}, shape):", f"    total = {zero}"]
+        arrays = [(p, t) for p, t in zip(names, argtypes) if isinstance(t, types.Array)]
         if all(t.layout == "C" and t.ndim == ndim for _, t in arrays):
             # no broadcasting and C-ordered at run time: the same sums, in the
             # same order, over the flat data (a loop LLVM vectorises)
             flat = {p: f"{p}_flat[r * n + j]" for p, _ in arrays}
             rows = " * ".join(f"shape[{d}]" for d in range(ndim - 1)) or "1"
-            term = f"kernel({', '.join(flat.get(p, p) for p in self.params)})"
+            term = f"kernel({', '.join(flat.get(p, p) for p in names)})"
             lines += [f"    if {' and '.join(f'{p}.shape == shape' for p, _ in arrays)}:",
                       f"        n = shape[{ndim - 1}]"] + [
                       f"        {p}_flat = {p}.ravel()" for p, _ in arrays] + [
@@ -222,7 +232,7 @@ class _Fused:
                       "            total += part",
                       f"        return {_CAST[element]}(total)"]
         reads = []
-        for p, t in zip(self.params, argtypes):
+        for p, t in zip(names, argtypes):
             if not isinstance(t, types.Array):
                 reads.append(p)
                 continue
@@ -249,48 +259,26 @@ class _Fused:
 _CAST = {types.float32: "np.float32", types.float64: "np.float64", types.int64: "np.int64"}
 
 
-def _shape_lines(params, argtypes):
-    """Lines computing ``shape``, the NumPy broadcast of the array
-    arguments' shapes (ValueError when they do not broadcast)."""
+def _shape_lines(params, argtypes, q):
+    """Lines computing ``{q}shape``, the NumPy broadcast of the array
+    arguments' shapes (ValueError when they do not broadcast); ``q``: the
+    prefix of the names they assign."""
     arrays = [(p, t.ndim) for p, t in zip(params, argtypes) if isinstance(t, types.Array)]
     ndim = max(n for _, n in arrays)
     lines = []
     for d in range(ndim):
-        lines.append(f"    s{d} = 1")
+        lines.append(f"    {q}s{d} = 1")
         for p, n in arrays:
             k = d - (ndim - n)
             if k < 0:
                 continue
-            lines += [f"    v = {p}.shape[{k}]",
-                      f"    if v != 1:",
-                      f"        if s{d} != 1 and s{d} != v:",
+            lines += [f"    {q}v = {p}.shape[{k}]",
+                      f"    if {q}v != 1:",
+                      f"        if {q}s{d} != 1 and {q}s{d} != {q}v:",
                       "            raise ValueError('operands could not be broadcast together')",
-                      f"        s{d} = v"]
-    lines.append("    shape = (" + "".join(f"s{d}, " for d in range(ndim)) + ")")
+                      f"        {q}s{d} = {q}v"]
+    lines.append(f"    {q}shape = (" + "".join(f"{q}s{d}, " for d in range(ndim)) + ")")
     return lines
-
-
-@register_pass(mutates_CFG=False, analysis_only=True)
-class _Typed(FunctionPass):
-    """The last pass of ``_TypesOnly``: it ends the pipeline with the types."""
-    _name = "tangent_x_types_only"
-
-    def __init__(self):
-        FunctionPass.__init__(self)
-
-    def run_pass(self, state):
-        state.cr = (state.typemap, state.return_type, state.calltypes)
-        return False
-
-
-class _TypesOnly(compiler.CompilerBase):
-    """Numba's front end and type inference, and nothing compiled."""
-    def define_pipelines(self):
-        pm = compiler.DefaultPassBuilder.define_untyped_pipeline(self.state)
-        pm.add_pass(typed_passes.NopythonTypeInference, "nopython frontend")
-        pm.add_pass(_Typed, "the types")
-        pm.finalize()
-        return [pm]
 
 
 def _infer(fn, argtypes):
