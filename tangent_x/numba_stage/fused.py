@@ -59,6 +59,7 @@ from numba import types
 from llvmlite import ir
 from numba.core import cgutils, compiler, typed_passes
 from numba.core.compiler_machinery import FunctionPass, register_pass
+from numba.core.errors import NumbaError
 from numba.core.registry import cpu_target
 from numba.extending import intrinsic, overload, register_jitable
 
@@ -158,7 +159,7 @@ class _Fused:
         try:
             on_arrays, result_a = _infer(self.fn, argtypes)
             on_numbers, result_n = _infer(self.fn, elements)
-        except Exception:        # the body does not type one way or the other
+        except (NumbaError, _IntegerPower):  # it does not type one way or the other
             return None
         if not _same_elements(on_arrays, on_numbers):
             return None
@@ -281,6 +282,33 @@ def _shape_lines(params, argtypes, q):
     return lines
 
 
+class _IntegerPower(Exception):
+    """An integer raised to an integer power: run as written."""
+
+
+@register_pass(mutates_CFG=False, analysis_only=True)
+class _Typed(FunctionPass):
+    """The last pass of ``_TypesOnly``: it ends the pipeline with the types."""
+    _name = "tangent_x_types_only"
+
+    def __init__(self):
+        FunctionPass.__init__(self)
+
+    def run_pass(self, state):
+        state.cr = (state.typemap, state.return_type, state.calltypes)
+        return False
+
+
+class _TypesOnly(compiler.CompilerBase):
+    """Numba's front end and type inference, and nothing compiled."""
+    def define_pipelines(self):
+        pm = compiler.DefaultPassBuilder.define_untyped_pipeline(self.state)
+        pm.add_pass(typed_passes.NopythonTypeInference, "nopython frontend")
+        pm.add_pass(_Typed, "the types")
+        pm.finalize()
+        return [pm]
+
+
 def _infer(fn, argtypes):
     """(type map, return type) of ``fn`` for ``argtypes`` by Numba's type
     inference alone (nothing is compiled)."""
@@ -293,7 +321,7 @@ def _infer(fn, argtypes):
         if getattr(expr, "op", None) in ("binop", "inplace_binop") and \
                 getattr(expr, "fn", None) is operator.pow and sig is not None and \
                 all(isinstance(_element(a), types.Integer) for a in sig.args):
-            raise TypeError("an integer power")     # NumPy refuses negative exponents
+            raise _IntegerPower()       # NumPy refuses negative exponents
     return typemap, restype
 
 
