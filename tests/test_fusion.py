@@ -265,9 +265,9 @@ def test_inline_kernels_gives_the_statements_back():
                        "return (s, z)"]
 
 
-def named_like_the_implementation(out, shape, dtype, v, n):
+def named_like_the_implementation(out, shape, dtype, v, fn):
     y = out * shape + dtype
-    return y * v - n
+    return y * v - fn
 
 
 fused_names = elementwise(named_like_the_implementation)

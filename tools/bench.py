@@ -685,7 +685,8 @@ def main(argv=None):
         print(f"\n{note}\n")
 
         old = chain_rows + [bench_transform(), bench_mlp_eager(), bench_loop_cost(),
-                            bench_tape_memory(), bench_per_example.eager_and_jit(median_time, check)]
+                            bench_tape_memory(),
+                            bench_per_example.eager_and_jit(median_time, check)]
         old += bench_forward_and_hvp()
         print(table(old, ["workload", "tangent_x", "reference", "ratio"]))
         parallel = bench_pmap.bench_pmap(QUICK)

@@ -125,15 +125,16 @@ class _Fused:
         self.scalar = numba.njit(error_model="numpy")(fn) if reduce else None
         self.drivers = {}
         args = ", ".join(self.params)
-        namespace = {"fn": fn, "np": np, "choose": self.choose}
-        body = f"np.sum(fn({args}))" if reduce else f"fn({args})"
+        q = self._prefix()
+        namespace = {f"{q}fn": fn, f"{q}np": np, f"{q}choose": self.choose}
+        body = f"{q}np.sum({q}fn({args}))" if reduce else f"{q}fn({args})"
+        one = "," if len(self.params) == 1 else ""
         exec(f"def {fn.__name__}({args}):\n    return {body}\n"
-             f"def typer({args}):\n    return choose(({args}{',' if len(self.params) == 1 else ''}))\n",
-             namespace)
+             f"def {q}typer({args}):\n    return {q}choose(({args}{one}))\n", namespace)
         self.stub = namespace[fn.__name__]
         self.stub.__doc__ = fn.__doc__
         self.stub.__wrapped__ = fn
-        overload(self.stub)(namespace["typer"])
+        overload(self.stub)(namespace[f"{q}typer"])
 
     # -- which implementation --------------------------------------------------
 
