@@ -5,13 +5,17 @@
 # the project and its test dependencies are not installed twice), or into a venv of
 # its own when none is active, then runs
 #   1. tests/test_cuda.py -m cuda: the acceptance cases in Numba's CUDA simulator
-#      (a subprocess with NUMBA_ENABLE_CUDASIM=1) equal to the CPU's jit, their PTX
+#      (a subprocess with NUMBA_ENABLE_CUDASIM=1) equal to the CPU's jit, the sums
+#      over the batch (atomics), every vmap_corpus case the stage takes, their PTX
 #      for sm_80 and sm_90 assembled by the nvcc wheel's ptxas, the located refusals;
 #   2. tools/cuda_corpus.py: every case of tests/vmap_corpus compiles to sm_90 PTX
 #      that ptxas accepts, or is refused with a located error (exit 1 otherwise).
 # Measured on this 2-core machine while other jobs shared it: 8 min 21 s in all
 # (3 min 11 s of CPU): installing the project with the extra 115-174 s, the cuda
-# tests 4 min 21 s, the corpus 2 min.  Usage: bash .ci/cuda_step.sh (from anywhere);
+# tests 4 min 21 s, the corpus 2 min.  Since the corpus runs in the simulator too
+# (issue 21) the cuda tests took 16 min with -n 0 here while three other jobs shared
+# the 2 cores (12.5 min of it the simulator's subprocess, which each xdist worker
+# runs once); on an idle runner unmeasured.  Usage: bash .ci/cuda_step.sh (from anywhere);
 # .ci/run can call it after the slow step.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -138,12 +138,7 @@ def cuda_source(target, args):
         axes = in_axes if isinstance(in_axes, tuple) else (in_axes,) * n
         example = tuple(0.5 if ax is None else np.full(8, 0.5) for ax in axes)
     else:
-        try:
-            example = eval(args.example_args, {"np": np, "numpy": np})
-        except Exception as exc:
-            raise CLIError(f"--example-args: {type(exc).__name__}: {exc}") from exc
-        if not isinstance(example, tuple):
-            example = (example,)
+        example = _example_args(args.example_args)
     try:
         return api_jit.jit(vmapped, target="cuda").cuda_source(*example)
     except ImportError as exc:
@@ -169,14 +164,18 @@ def jit_source(fn, args):
         # with example arguments, what jit(hessian(f)) really compiles: the
         # jvp of the gradient batched over every one-hot tangent
         jitted = api_jit.jit(jacobians.hessian(fn, argnums=args.argnums))
+    return jitted.numba_source(*_example_args(args.example_args))
+
+
+def _example_args(text):
+    """``--example-args``: a Python expression (``np`` in scope) for the
+    arguments, a tuple of them or one argument."""
     import numpy as np
     try:
-        example = eval(args.example_args, {"np": np, "numpy": np})
+        example = eval(text, {"np": np, "numpy": np})
     except Exception as exc:
         raise CLIError(f"--example-args: {type(exc).__name__}: {exc}") from exc
-    if not isinstance(example, tuple):
-        example = (example,)
-    return jitted.numba_source(*example)
+    return example if isinstance(example, tuple) else (example,)
 
 
 def transformed_for(fn, command, argnums=0, has_aux=False):

@@ -500,3 +500,22 @@ def test_recursion_on_an_argument_of_the_transformed_function_is_located():
     assert f"{HERE}:{_line_of(power, 'x * power(x, n - 1)')}" in str(info.value)
     assert_tree_allclose(tx.grad(lambda x: np.sum(power(x, 3)))(X4), 3.0 * X4 ** 2,
                          rtol=1e-12, atol=1e-12)
+
+
+_COEFFS = (0.5, -1.0, 0.25, 2.0)
+
+
+def _horner(coeffs, x, i=0):
+    if i == len(coeffs) - 1:
+        return coeffs[i]
+    return coeffs[i] + x * _horner(coeffs, x, i + 1)
+
+
+def test_recursion_whose_depth_is_the_len_of_a_constant_tuple():
+    """``len`` of a tuple known when transforming is a number then, so the
+    recursion stops where Python's does (it ran past the end: 'more than 100
+    calls deep')."""
+    x = np.array([0.3, -1.2, 2.0])
+    got = tx.vmap(tx.grad(lambda t: _horner(_COEFFS, t)))(x)
+    np.testing.assert_allclose(got, -1.0 + 0.5 * x + 6.0 * x ** 2, rtol=1e-13)
+    assert tx.grad(lambda t: _horner(_COEFFS, t))(0.7) == pytest.approx(2.29, rel=1e-13)

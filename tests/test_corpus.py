@@ -4,8 +4,11 @@ The corpus lives in ``tests/corpus/`` (one module per theme; see
 ``tests/corpus/__init__.py`` for how cases and their inputs are declared).
 Two parametrized tests run over every case and every input variant, eagerly
 and compiled (``tx.jit`` of the transform; ids ending in ``-jit``: the
-first case of each theme by default, every other case as a ``slow`` test,
-which CI runs; see ``corpus.jit_params``):
+first case of each theme by default; every other case's gradient as a
+``slow`` test, which CI runs, and its primal -- the same compiled
+``value_and_grad`` -- under ``TANGENT_X_JIT_CORPUS=all``, which
+``tools/jit_corpus.py`` sets: compiling both in CI did not fit its 30
+minutes; see ``corpus.jit_params``):
 
 * ``test_grad_matches_finite_differences``: ``tx.grad`` equals central
   differences in float64, with the pytree structure of the argument(s), and
@@ -54,7 +57,7 @@ def test_grad_matches_finite_differences(case, jit):
     check_grad(case, jit)
 
 
-@pytest.mark.parametrize("case, jit", jit_params(CASES))
+@pytest.mark.parametrize("case, jit", jit_params(CASES, rest="env"))
 def test_primal_matches_original(case, jit):
     check_primal(case, jit)
 

@@ -83,6 +83,35 @@ def test_simulator_equals_cpu_jit(simulated, case):
 
 
 @pytest.mark.cuda
+@pytest.mark.parametrize("case", sorted(cuda_sim_cases.reductions(2)))
+def test_simulator_sum_over_the_batch_equals_cpu(simulated, case):
+    """np.sum(vf(...), axis=0) of a vmapped vf: the kernel adds each thread's
+    result with atomics, in whatever order the threads reach it, so floats
+    agree to rounding (1e-12), integers exactly."""
+    row = simulated[case]
+    assert "error" not in row, row
+    assert row["max_abs_diff"] <= 1e-12, row
+    assert row["shapes_equal"] and row["dtypes_equal"] and row["finite"], row
+    assert row["integers_equal"], row
+
+
+@pytest.mark.cuda
+def test_simulator_runs_the_corpus_cases_it_takes(simulated):
+    """Each vmap_corpus case the CUDA stage takes (local arrays of fixed
+    shape included) equals the CPU's loop in the simulator; the others are
+    refused with a located error."""
+    rows = [row for name, row in simulated.items() if name.startswith("corpus:")]
+    assert len(rows) >= 30, rows
+    ran = [row for row in rows if not row.get("refused")]
+    assert all("error" not in row for row in rows), [r for r in rows if "error" in r]
+    assert all(row["located"] for row in rows if row.get("refused")), rows
+    assert len(ran) >= 10, ran
+    for row in ran:
+        assert row["max_abs_diff"] <= 1e-12, row
+        assert row["shapes_equal"] and row["dtypes_equal"] and row["integers_equal"], row
+
+
+@pytest.mark.cuda
 @pytest.mark.parametrize("check", ["device_arrays", "tape_overflow", "index_out_of_range",
                                    "index_in_range"])
 def test_simulator_checks(simulated, check):
@@ -102,6 +131,46 @@ def test_ptx_assembles_for_sm80_and_sm90(case):
         assert f".target sm_{cc[0]}{cc[1]}" in ptx
         ok, message = assemble(ptx, cc)
         assert ok, message
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("case, atomic", [
+    ("sum_of_grads", "cuda.atomic.add(row, i0, src[i0])"),
+    ("grad_of_summed_matrix_mlp_loss", "cuda.atomic.add(row, (i0, i1), src[i0, i1])")])
+def test_sum_over_the_batch_kernel_uses_atomics_and_assembles(case, atomic):
+    from tangent_x.cuda_stage.ptxas import assemble
+    fn, args, _ = cuda_sim_cases.reductions(4)[case]
+    kernel = tx.jit(fn, target="cuda")
+    text = kernel.cuda_source(*args)
+    assert atomic in text and "cuda.local.array(" in text
+    ptx = kernel.ptx(*args, cc=(9, 0))
+    assert "atom.global.add.f64" in ptx or "red.global.add.f64" in ptx
+    ok, message = assemble(ptx, (9, 0))
+    assert ok, message
+
+
+def sum_over_rows(P, X):
+    return np.sum(cuda_sim_cases.per_example_grads(P, X), axis=1)
+
+
+def sum_of_other_arguments(P, X):
+    return np.sum(cuda_sim_cases.per_example_grads(X, P), axis=0)
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("fn, message", [
+    (sum_over_rows, "takes axis=0"),
+    (sum_of_other_arguments, "own parameters, in order"),
+])
+def test_a_reduction_the_kernel_cannot_do_is_a_located_error(fn, message):
+    with pytest.raises(tx.TransformError, match=message) as info:
+        tx.jit(fn, target="cuda")
+    assert "test_cuda.py:" in str(info.value) and "target='cpu'" in str(info.value)
+
+
+def test_cuda_target_of_a_plain_function_says_what_it_takes():
+    with pytest.raises(TypeError, match=r"np.sum\(vf\(\*a\), axis=0\)"):
+        tx.jit(lambda x: np.sum(x, axis=0), target="cuda")
 
 
 @pytest.mark.cuda
@@ -135,7 +204,7 @@ def draws_vectors(key):
 @pytest.mark.parametrize("fn, in_axes, args, message", [
     (sorts, 0, (np.ones(4),), "new array per example"),
     (floors, 0, (np.ones(4),), "np.floor has no device form"),
-    (dense, (None, 0), (np.ones((3, 3)), np.ones((4, 3))), "matrix product per thread"),
+    (dense, (None, 0), (np.ones((80, 80)), np.ones((4, 80))), "matrix product per thread"),
     (draws_vectors, 0, (tx.random.split(tx.random.PRNGKey(0), 4),), "draws an array"),
 ])
 def test_what_a_thread_cannot_do_is_a_located_error(fn, in_axes, args, message):

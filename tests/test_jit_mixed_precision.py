@@ -246,3 +246,55 @@ def test_float64_join_keeps_its_literal_code():
 def test_jit_grad_through_a_join_with_a_python_number(t):
     x = np.linspace(-1, 1, 4, dtype=np.float32)
     _same(tx.jit(tx.grad(join_loss))(x, t), tx.grad(join_loss)(x, t))
+
+
+# --- a gradient taken inside the jitted function (issue #19's corpus) ---------
+
+def _relu_mean_loss(w, x):
+    return np.mean(np.maximum(x @ w, 0.0) ** 2) + np.mean(np.minimum(w, 0.25))
+
+
+def relu_sgd_step(w, x):
+    return w - 0.5 * tx.grad(_relu_mean_loss)(w, x)
+
+
+@pytest.mark.parametrize("compiled", [False, True], ids=["python_stage", "jit"])
+def test_float32_gradient_inside_jit_stays_float32(compiled):
+    """The seed of a gradient taken inside a transformed function (``mean``'s
+    ``1 / count``, a Python number) and the masks of maximum/minimum's rules
+    are weak: the step of a float32 model is float32, as NumPy and JAX give
+    (it was float64: the seed broadcast as float64, the masks float64)."""
+    rng = np.random.default_rng(3)
+    w = rng.normal(size=(3, 2)).astype(np.float32)
+    x = rng.normal(size=(5, 3)).astype(np.float32)
+    w[0, 0] = 0.25                         # a tie in np.minimum(w, 0.25)
+    step = tx.jit(relu_sgd_step)
+    if compiled:
+        got = step(w, x)
+    else:
+        with tx.disable_jit():
+            got = step(w, x)
+    assert got.dtype == np.float32
+    want = w.astype(np.float64) - 0.5 * tx.grad(_relu_mean_loss)(w.astype(np.float64),
+                                                                 x.astype(np.float64))
+    np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-7)
+
+
+def _tanh_row(w, x):
+    return np.tanh(w @ x)
+
+
+def _vmapped_loss(w, xs):
+    preds = tx.vmap(_tanh_row, in_axes=(None, 0))(w, xs)
+    return np.mean(preds ** 2)
+
+
+def test_jit_of_a_gradient_through_a_vmap_made_inside_on_its_first_call():
+    """``tx.vmap(...)`` written inside the loss, jitted before any eager
+    call: jit specialises the vmap on one plain run, as a grad call does (it
+    raised ``Unspecialized`` when jit was the first caller)."""
+    rng = np.random.default_rng(4)
+    w, xs = rng.normal(size=(2, 3)), rng.normal(size=(5, 3))
+    got = tx.jit(tx.grad(_vmapped_loss))(w, xs)
+    want = tx.grad(lambda v: np.mean(np.tanh(xs @ v.T) ** 2))(w)
+    np.testing.assert_allclose(got, want, rtol=1e-12)

@@ -11,7 +11,10 @@ Every expected value is computed by NumPy / plain Python on the same
 inputs, or by the eager function; Numba compiles are kept few (one
 function per test, called many times).
 """
+import importlib
 import re
+import sys
+import types
 
 import numpy as np
 import pytest
@@ -159,6 +162,62 @@ def test_a_closure_container_changed_in_place_is_seen():
     np.testing.assert_allclose(g(x), [10.0, 0.0])
     np.testing.assert_allclose(g(x), tx.grad(f)(x))
 
+
+
+class _Scaler:
+    def __init__(self, k):
+        self.k = k
+
+    def apply(self, x):
+        return x * self.k
+
+
+HELPERS = types.SimpleNamespace(activate=np.tanh)
+
+
+def test_attributes_rebound_between_calls_are_seen_by_the_fast_path(tmp_path, monkeypatch):
+    """The fast path checks each attribute the code read (a namespace's
+    function, an instance's bound method, a user module's function after
+    ``importlib.reload``) before calling compiled code: by identity, or by
+    equality for bound methods, which are new objects on every access.
+    Eager transforms see the same changes."""
+    scaler = _Scaler(2.0)
+    (tmp_path / "trust_helpers.py").write_text("def inner(x):\n    return x * 3.0\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import trust_helpers
+
+    def f(x):
+        return np.sum(HELPERS.activate(scaler.apply(x)))
+
+    def g(x):
+        return np.sum(trust_helpers.inner(x) * x)
+
+    jf, jg, dg = tx.jit(f), tx.jit(g), tx.grad(g)
+    x = np.array([0.1, -0.2, 0.3])
+    saved = HELPERS.activate
+    try:
+        for _ in range(2):                     # the general path, then the fast path
+            np.testing.assert_allclose(jf(x), f(x))
+        compiled = jitted_of(jf)._last
+        jf(x)
+        assert jitted_of(jf)._last is compiled     # a bound method compares equal
+        HELPERS.activate = np.sin
+        for _ in range(2):
+            np.testing.assert_allclose(jf(x), np.sum(np.sin(2.0 * x)))
+        scaler.apply = lambda v: v * 5.0       # an instance's method replaced
+        for _ in range(2):
+            np.testing.assert_allclose(jf(x), np.sum(np.sin(5.0 * x)))
+        for _ in range(2):
+            np.testing.assert_allclose(jg(x), np.sum(3.0 * x * x))
+            np.testing.assert_allclose(dg(x), 6.0 * x)
+        (tmp_path / "trust_helpers.py").write_text("def inner(x):\n    return x * 7.0\n")
+        importlib.reload(trust_helpers)        # the module's source edited and reloaded
+        for _ in range(2):
+            np.testing.assert_allclose(jg(x), np.sum(7.0 * x * x))
+            np.testing.assert_allclose(dg(x), 14.0 * x)
+    finally:
+        HELPERS.activate = saved
+        sys.modules.pop("trust_helpers", None)
 
 # --- item 13: byte order -------------------------------------------------------
 

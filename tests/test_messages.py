@@ -212,14 +212,34 @@ def test_no_static_advice_for_an_array_argument():
     assert "static" not in info.value.hint and "disable_jit" in info.value.hint
 
 
-def test_calling_an_object_numba_cannot_compile_names_it():
+def test_custom_vjp_compiles_under_jit_and_what_numba_cannot_compile_is_named():
+    """A custom_vjp used to be an object Numba could not call (named, with
+    no static advice); since #19 its primal and rules compile as Numba
+    functions of their own, so jit runs it.  A primal Numba cannot compile
+    is named at its own line, without advice to mark anything static."""
+    x = np.array([1.0, 2.0])
+    assert tx.jit(_uses_custom)(x) == pytest.approx(9.0)
+    np.testing.assert_allclose(tx.jit(tx.grad(_uses_custom))(x), [1.0, 1.0])
     with pytest.raises(tx.TransformError) as info:
-        tx.jit(_uses_custom)(np.array([1.0, 2.0]))
-    assert _at("CUSTOM-CALL") in str(info.value)
-    hint = info.value.hint
-    assert "clipped'" in hint and "custom_vjp" in hint and "static" not in hint
-    with tx.disable_jit():       # the advice given works
-        assert tx.jit(_uses_custom)(np.array([1.0, 2.0])) == pytest.approx(9.0)
+        tx.jit(_uses_spectral)(x)
+    message = str(info.value)
+    assert "fft" in message and _at("# SPECTRAL" + "-PRIMAL") in message
+    assert "static" not in (info.value.hint or "")
+    with tx.disable_jit():       # eagerly it runs
+        np.testing.assert_allclose(tx.jit(_uses_spectral)(x),
+                                   np.sum(np.real(np.fft.fft(x))))
+
+
+@tx.custom_vjp
+def _spectral(x):
+    return np.real(np.fft.fft(x))  # SPECTRAL-PRIMAL
+
+
+_spectral.defvjp(lambda x: (_spectral(x), None), lambda res, g: (g,))
+
+
+def _uses_spectral(x):
+    return np.sum(_spectral(x))
 
 
 def _scaled_if(x, flag):  # SCALED-IF

@@ -17,7 +17,6 @@ import sys
 
 import pytest
 
-import tangent_x
 from tangent_x import distributed
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -145,7 +144,6 @@ def _digests(output):
 
 
 @needs_mpi
-@pytest.mark.skipif(not hasattr(tangent_x, "pmap"), reason="tangent_x.pmap is not on this branch yet")
 @pytest.mark.parametrize("mode", ["eager", pytest.param("jit", marks=pytest.mark.slow)])
 def test_pmap_sgd_across_processes_equals_threads_bitwise(mode):
     alone = subprocess.run([sys.executable, os.path.join(PROGRAMS, "pmap_sgd.py"), mode],

@@ -5,9 +5,9 @@ foundation corpus also passes under jit") and print the pytest summary.
     python tools/jit_corpus.py -n 2       # pytest-xdist, two processes
 
 The default test run compiles one representative case per corpus module
-(``tests/corpus.jit_params``); the foundation corpus's other cases are slow
-tests (``python -m pytest -m slow``, which CI runs); the control-flow
-corpus's run only here.  This runs every case of both, including the strict
+(``tests/corpus.jit_params``); the foundation corpus's other gradients are
+slow tests (``python -m pytest -m slow``, which CI runs); its other primals
+and the control-flow corpus's cases run only here.  This runs every case of both, including the strict
 xfails listed in ``JIT_KNOWN_FAILURES`` (a fixed case fails until removed).
 """
 import os

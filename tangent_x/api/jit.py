@@ -11,7 +11,7 @@ import contextlib
 import inspect
 import numbers
 
-from ..errors import call_site
+from ..errors import TransformError, call_site
 from ..numba_stage import dispatch
 from ..numba_stage.compile import Jitted
 from ..numba_stage.drivers import JittedDriver
@@ -58,17 +58,56 @@ def jit(fun=None, static_argnums=(), static_argnames=(), target="cpu", *, tape_c
 
 
 def _cuda(fun, static_argnums, static_argnames, tape_capacity):
-    """``jit(vmap(f), target="cuda")``: a kernel, one thread per example."""
+    """``jit(vmap(f), target="cuda")``: a kernel, one thread per example;
+    ``jit(lambda P, X: np.sum(vf(P, X), axis=0), target="cuda")`` with ``vf``
+    vmapped: one that sums the examples' results (``cuda_stage.reduction``)."""
+    reduction = None
     if not isinstance(fun, Vmapped):
-        where = call_site()
-        raise TypeError(
-            f"{where.where() + ': ' if where is not None else ''}jit(..., target='cuda') "
-            "compiles a vmapped function, one GPU thread per example: write "
-            f"jit(vmap({getattr(fun, '__name__', 'f')}), target='cuda'), or use target='cpu'")
+        # local import: the source reader of the CUDA target's reductions
+        from ..cuda_stage.reduction import match
+        reduction = _grad_of_reduction(fun) if isinstance(fun, Transformed) else \
+            match(fun, lambda v: isinstance(v, Vmapped))
+        if reduction is None:
+            where = call_site()
+            raise TypeError(
+                f"{where.where() + ': ' if where is not None else ''}jit(..., target='cuda') "
+                "compiles a vmapped function, one GPU thread per example: write "
+                f"jit(vmap({getattr(fun, '__name__', 'f')}), target='cuda') (or a sum over "
+                "its batch, jit(lambda *a: np.sum(vf(*a), axis=0), target='cuda') with vf "
+                "vmapped), or use target='cpu'")
+        fun = reduction.vmapped
     # local import: the CUDA target (and numba-cuda) loads only when asked for
     from ..cuda_stage.launch import TAPE_CAPACITY, CudaVmap
     return CudaVmap(fun, python_stage, static_argnums, static_argnames,
-                    TAPE_CAPACITY if tape_capacity is None else int(tape_capacity))
+                    TAPE_CAPACITY if tape_capacity is None else int(tape_capacity), reduction)
+
+
+def _grad_of_reduction(fun):
+    """``grad(lambda P, X: np.sum(vf(P, X)))`` with ``vf`` vmapped and the
+    differentiated arguments shared (``in_axes`` None): the sum over the
+    batch of ``vmap(grad(f))``'s per-example gradients (the mean's: their
+    mean), a ``BatchReduction``; None for any other transform."""
+    # local import: the source reader of the CUDA target's reductions
+    from ..cuda_stage.reduction import BatchReduction, match
+    if getattr(fun, "_kind", None) != "grad" or fun._has_aux:
+        return None
+    found = match(fun._fun, lambda v: isinstance(v, Vmapped), whole=True)
+    if found is None:
+        return None
+    vf = found.vmapped
+    in_axes = vf.in_axes if isinstance(vf.in_axes, tuple) else None
+    if in_axes is None or any(n >= len(in_axes) or in_axes[n] is not None
+                              for n in fun._argnums):
+        raise TransformError(
+            "a CUDA kernel cannot run this reduction: grad of a sum over the batch "
+            "differentiates shared arguments only (in_axes None for each argnum); a mapped "
+            "argument's gradient is per example: jit(vmap(grad(f)), target='cuda')",
+            found.origin, "use jit(..., target='cpu') for this function")
+    # grad(f) of the same arguments: the same transform, finished the same way
+    grad_f = Transformed(vf._fun, "grad", fun._argnums, False, fun._finish)
+    grad_f._single = fun._single
+    per_example = Vmapped(grad_f, vf.in_axes, 0, vf.method, vf.axis_name)
+    return BatchReduction(per_example, found.op, found.origin, f"grad_{found.name}")
 
 
 @contextlib.contextmanager

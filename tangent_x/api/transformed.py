@@ -75,19 +75,23 @@ class Transformed:
     def function(self):
         return self.generated.function
 
+    def generated_for(self, args, kwargs):
+        """``generated``, for a call with ``args``: a vmapped function called
+        inside is first specialised by one plain run of the function on the
+        arguments it really gets (as JAX traces); jit asks this too."""
+        try:
+            return self.generated
+        except Unspecialized:
+            self._fun(*self._primal_args(args), **kwargs)
+            return self.generated
+
     def __call__(self, *args, **kwargs):
         plain = plain_real((args, kwargs))
         if not plain:
             refuse_masked(self._kind, self._fun, args, kwargs)
         check_inputs(self._kind, self._fun, args, self.checked_argnums(), plain)
         self._specialize_inner(args)
-        try:
-            function = self.generated.function
-        except Unspecialized:
-            # a vmapped function called inside: one plain run of the function
-            # specialises it on the arguments it really gets (as JAX traces)
-            self._fun(*self._primal_args(args), **kwargs)
-            function = self.generated.function
+        function = self.generated_for(args, kwargs).function
         try:
             out = function(*args, **kwargs)
         except Exception as exc:

@@ -96,11 +96,7 @@ class Calls:
             base = self.expr(scope, func.value)
             if not isinstance(base, Static):
                 return self.method_call(scope, base, func.attr, node, target)
-            try:
-                obj = getattr(base.obj, func.attr)
-            except AttributeError:
-                raise self.error(f"'{ir.ast_text(func.value)}' has no attribute '{func.attr}'",
-                                 node, "check the spelling", scope) from None
+            obj = self.static_attribute(scope, base.obj, func)
         else:
             callee = self.expr(scope, func)
             if not isinstance(callee, Static):
@@ -108,6 +104,16 @@ class Calls:
                                  "call functions by name", scope)
             obj = callee.obj
         return self.call_object(scope, obj, node, target)
+
+    def _static_len(self, scope, node):
+        """``len`` of a tuple, string or range known when transforming (a
+        module constant, a literal), as a number; None otherwise.  Lists and
+        dicts are left to run time: their contents may change between calls."""
+        try:
+            value = self.static_value(scope, node)
+        except NotStatic:
+            return None
+        return len(value) if isinstance(value, (tuple, str, range)) else None
 
     def _static_argument(self, scope, node):
         """The Python value of an argument fixed at transform time."""
@@ -122,6 +128,10 @@ class Calls:
             raise NotStatic() from None
 
     def call_object(self, scope, obj, node, target):
+        if obj is len and len(node.args) == 1 and not node.keywords:
+            length = self._static_len(scope, node.args[0])
+            if length is not None:      # a recursion's depth may hang on it
+                return ir.const(length)
         if isinstance(obj, LocalFunction):
             args, kwargs = self.call_args(scope, node, allow_static=True)
             return self.inline(obj.node, obj.scope.parsed, obj.scope, args, kwargs,

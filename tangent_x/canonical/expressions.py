@@ -116,13 +116,7 @@ class Expressions:
     def expr_Attribute(self, scope, node, target):
         base = self.expr(scope, node.value)
         if isinstance(base, Static):
-            try:
-                obj = getattr(base.obj, node.attr)
-            except AttributeError:
-                raise self.error(f"'{ir.ast_text(node.value)}' has no attribute '{node.attr}'",
-                                 node, "check the spelling", scope) from None
-            if not isinstance(base.obj, types.ModuleType):
-                self.deps.append(("attr", base.obj, node.attr, obj))
+            obj = self.static_attribute(scope, base.obj, node)
             if is_plain_constant(obj) and isinstance(base.obj, types.ModuleType) \
                     and base.obj is np:
                 return P.dotted(f"np.{node.attr}")
@@ -132,6 +126,21 @@ class Expressions:
                              base=base_name(_ATTRIBUTES[node.attr], base))
         return self.emit(P.get("getattr"), [base], params={"attr": node.attr},
                          target=target, base=node.attr)
+
+    def static_attribute(self, scope, holder, node):
+        """``holder.attr`` read while converting (``node``: the Attribute),
+        recorded as a dependency of the code: rebound later, the code is
+        stale.  Only the attributes of the libraries the code is written
+        against (NumPy, math, tangent_x) are taken as fixed: a user's
+        module may be reloaded or patched, and its functions with it."""
+        try:
+            obj = getattr(holder, node.attr)
+        except AttributeError:
+            raise self.error(f"'{ir.ast_text(node.value)}' has no attribute '{node.attr}'",
+                             node, "check the spelling", scope) from None
+        if not _fixed_module(holder):
+            self.deps.append(("attr", holder, node.attr, obj))
+        return obj
 
     def index_atom(self, scope, node):
         if isinstance(node, gast.Slice):
@@ -320,3 +329,15 @@ def _fold(prim, left, right):
 
 
 _STATIC_BUILTINS = (range, zip, enumerate, reversed, sorted)
+
+
+_FIXED_ROOTS = ("numpy", "math", "cmath", "builtins", "functools", "operator", "tangent_x",
+                "scipy")
+
+
+def _fixed_module(holder):
+    """A module of a library the code is written against, whose attributes
+    are not checked on every call (``static_attribute``)."""
+    if not isinstance(holder, types.ModuleType):
+        return False
+    return holder.__name__.split(".")[0] in _FIXED_ROOTS

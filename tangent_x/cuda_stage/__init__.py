@@ -7,5 +7,10 @@ loop over the batch (``kernel_text``), compiled by ``numba-cuda``
 (``pip install "tangent_x[cuda]"``) and driven from the host
 (``launch``).  ``available`` says whether the extra is installed;
 ``device_runtime`` holds what the kernels call that allocates nothing
-(Threefry keys as pairs of words, fixed-capacity tapes).
+(Threefry keys as pairs of words, fixed-capacity tapes); ``local_arrays``
+turns per-example arrays of a fixed shape into a thread's local arrays
+(``local_products``: small matrix products and their gradients as loops);
+``reduction`` finds a sum over the batch a function asks for
+(``np.sum(vf(P, X), axis=0)``, or ``grad`` of one), which the kernel adds
+up with ``cuda.atomic.add``.
 """

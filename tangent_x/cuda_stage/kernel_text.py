@@ -16,16 +16,21 @@ here (``DeviceRewrite``) replaces the helpers that allocate:
 * ``zeros_like``/``unbroadcast``/``check_grad_output`` of numbers, and
   ``checked`` indices, become the numbers and indices they are.
 
-Anything else that makes an array per example (NumPy allocations, array
-arithmetic, matrix products), and any helper or object the device lacks, is
-refused with a ``TransformError`` naming the user's line and suggesting
-the CPU target.  Types come from the CPU compile of the same text (Numba's
+Arrays of a shape fixed when compiling (elementwise arithmetic and ufuncs
+of the parameters, copies, ``full_like``, the gradients ``unindex`` and
+``tree_add`` make, reductions of them to numbers) become local arrays and
+loops (``local_arrays``).  Anything else that makes an array per example
+(other NumPy allocations, views of a run-time shape, matrix products), and
+any helper or object the device lacks, is refused with a
+``TransformError`` naming the user's line and suggesting the CPU target.  Types come from the CPU compile of the same text (Numba's
 type map), so the checks see what Numba saw.
 """
 import ast
 
 from ..errors import TransformError
 from ..numba_stage.render import _render_function
+from .local_arrays import LocalArrays, is_array, is_number
+from .local_products import LocalProducts
 
 __all__ = ["DeviceRewrite", "render_kernel_module", "HINT", "CHECK_CODES"]
 
@@ -58,15 +63,10 @@ _CUDA_NUMPY = {"arccos", "arccosh", "arcsin", "arcsinh", "arctan2", "arctan", "a
 _PRODUCTS = {"dot", "matmul", "einsum", "tensordot", "inner", "vdot", "kron"}
 
 
-def _is_number(t):
-    return t is not None and str(t).startswith(_NUMBERS) and "array" not in str(t)
+_is_number, _is_array = is_number, is_array
 
 
-def _is_array(t):
-    return t is not None and str(t).startswith("array(")
-
-
-class DeviceRewrite(ast.NodeTransformer):
+class DeviceRewrite(LocalArrays, LocalProducts, ast.NodeTransformer):
     """Rewrites the per-example function ``func`` (an ``ast.FunctionDef`` of
     the numba-stage text) for a CUDA thread (see the module doc).
 
@@ -109,6 +109,8 @@ class DeviceRewrite(ast.NodeTransformer):
                              self.origin(node), HINT)
 
     def type_of(self, node):
+        if hasattr(node, "_tx_type"):        # an array's element (local_arrays)
+            return node._tx_type
         if isinstance(node, ast.Name):
             return self.typemap.get(node.id)
         if isinstance(node, ast.Constant):
@@ -186,6 +188,19 @@ class DeviceRewrite(ast.NodeTransformer):
                                                        ast.Store()), ast.Add(), value.args[2])
                 if helper == "shaped" and _is_number(t):
                     return ast.parse(f"{name} = np.{t}(0)").body[0]
+                if helper == "unindex" and _is_array(t):
+                    return self._unindex(node, name, value, t)
+                if helper == "tree_add" and _is_array(t):
+                    return self._tree_add(node, name, value, t)
+            if _is_array(t) and name not in self.key_names:
+                fixed = self._fixed_shape(node, name, value, t)
+                if fixed is not None:
+                    return fixed
+            if _is_number(t) and isinstance(value, ast.Call):
+                loop = self._reduction(node, name, value, t) or \
+                    self._matmul(node, name, value, t)
+                if loop is not None:
+                    return loop
             self._target_type = t
             if self._is_key_call(value) and isinstance(value.func, ast.Attribute) and \
                     value.func.attr in ("split", "fold_in") or \
@@ -209,29 +224,6 @@ class DeviceRewrite(ast.NodeTransformer):
                         "big a job for one GPU thread, and it allocates its result)")
         self.refuse(node, f"it makes a new array per example ({t}); a GPU thread cannot "
                     "allocate arrays of run-time size")
-
-    def _zeros(self, node, name, like, t):
-        """``name = zeros_like(param)``: a thread's local array of the
-        parameter's shape, zeroed (a gradient accumulated element by element)."""
-        shape = self.shapes.get(like.id) if isinstance(like, ast.Name) else None
-        if shape is None:
-            self.refuse(node, f"zeros_like of an array of run-time size ({t}) per example")
-        size = 1
-        for n in shape:
-            size *= n
-        if size > _LOCAL_LIMIT:
-            self.refuse(node, f"a per-example array of {size} elements; a thread keeps at "
-                        f"most {_LOCAL_LIMIT} in its local memory")
-        self.imports.add("cuda")
-        dims = ", ".join(str(n) for n in shape) + ("," if len(shape) == 1 else "")
-        idx = [f"z{d}_" for d in range(len(shape))]
-        lines = [f"{name} = cuda.local.array(({dims}), np.{t.dtype})"]
-        indent = ""
-        for d, n in enumerate(shape):
-            lines.append(f"{indent}for {idx[d]} in range({n}):")
-            indent += "    "
-        lines.append(f"{indent}{name}[{', '.join(idx) or '()'}] = 0")
-        return ast.parse("\n".join(lines)).body
 
     def _tape(self, node, name):
         t = self.typemap.get(name)
@@ -295,6 +287,23 @@ class DeviceRewrite(ast.NodeTransformer):
     def _is_key_call(self, value):
         return isinstance(value, ast.Call) and (self._helper(value) or "").startswith("random.")
 
+    def visit_Subscript(self, node):
+        """``x[slice(a, b, c)]`` (how the numba stage writes ``x[a:b:c]``): a
+        slice again, which Numba's CUDA target reads as a view."""
+        def as_slice(part):
+            if isinstance(part, ast.Call) and isinstance(part.func, ast.Name) and \
+                    part.func.id == "slice" and "slice" not in self.bound and \
+                    len(part.args) == 3 and not part.keywords:
+                return ast.Slice(*(None if isinstance(a, ast.Constant) and a.value is None
+                                   else a for a in part.args))
+            return part
+        node = self.generic_visit(node)
+        if isinstance(node.slice, ast.Tuple):
+            node.slice.elts = [as_slice(p) for p in node.slice.elts]
+        else:
+            node.slice = as_slice(node.slice)
+        return node
+
     def visit_BinOp(self, node):
         if isinstance(node.op, ast.MatMult):
             self.refuse(node, "a matrix product per thread (one example's matmul is too big "
@@ -302,6 +311,10 @@ class DeviceRewrite(ast.NodeTransformer):
         return self.generic_visit(node)
 
     def visit_Call(self, node):
+        if isinstance(node.func, ast.Name) and node.func.id == "slice" and \
+                "slice" not in self.bound:
+            node.args = [self.visit(a) for a in node.args]
+            return node             # an index's slice: visit_Subscript writes it a:b:c
         helper = self._helper(node)
         node = self.generic_visit(node)
         if helper is None:
@@ -318,14 +331,17 @@ class DeviceRewrite(ast.NodeTransformer):
             if attr == "shape" and len(node.args) == 1 and \
                     _is_number(self.type_of(node.args[0])):
                 return ast.Constant(0)       # a number's shape, (), taped as a 0
+            if attr in ("shape", "size") and len(node.args) == 1 and \
+                    self._shape(node.args[0]) is not None:
+                return self._shape_constant(node.args[0], attr)
             if attr in _PRODUCTS:
                 self.refuse(node, "a matrix product per thread (one example's matmul is too "
                             "big a job for one GPU thread, and it allocates its result)")
             if attr in _ALLOCATING:
                 self.refuse(node, f"np.{attr} allocates an array per example; a GPU thread "
                             "cannot allocate arrays of run-time size")
-            numbers = all(_is_number(self.type_of(a)) or isinstance(a, ast.Constant)
-                          for a in node.args)
+            numbers = self._scalar_context or all(
+                _is_number(self.type_of(a)) or isinstance(a, ast.Constant) for a in node.args)
             if numbers and attr in _SCALAR_MATH:
                 self.imports.add("math")
                 return ast.Call(ast.parse(_SCALAR_MATH[attr], mode="eval").body,
@@ -336,6 +352,20 @@ class DeviceRewrite(ast.NodeTransformer):
                 return ast.BinOp(node.args[0], ast.Pow(), node.args[1])
             if numbers and attr == "negative" and len(node.args) == 1:
                 return ast.UnaryOp(ast.USub(), node.args[0])
+            if numbers and attr in _FLOAT_FORMS and all(
+                    str(self.type_of(a)).startswith("float") or
+                    isinstance(a, ast.Constant) and isinstance(a.value, float)
+                    for a in node.args):
+                self.imports.add("math")
+                form, arity = _FLOAT_FORMS[attr]
+                if len(node.args) == arity:
+                    text = form.format(*(f"({ast.unparse(a)})" for a in node.args))
+                    expr = ast.parse(text, mode="eval").body
+                    for n in ast.walk(expr):      # the operands' types, for what follows
+                        if isinstance(n, ast.Subscript):
+                            n._tx_type = next((getattr(a, "_tx_type", None) for a in node.args
+                                               if ast.unparse(a) == ast.unparse(n)), None)
+                    return expr
             if attr not in _CUDA_NUMPY:
                 self.refuse(node, f"np.{attr} has no device form in numba-cuda"
                             + ("" if numbers else " for arrays"))
@@ -354,6 +384,11 @@ class DeviceRewrite(ast.NodeTransformer):
             return node.args[0]
         if helper == "checked":
             return self._checked(node)
+        if helper == "size" and len(node.args) == 1 and self._shape(node.args[0]) is not None:
+            return self._shape_constant(node.args[0], "size")
+        if helper == "tree_add" and len(node.args) == 2 and \
+                all(_is_number(self.type_of(a)) for a in node.args):
+            return ast.BinOp(node.args[0], ast.Add(), node.args[1])
         self.refuse(node, f"{helper} (a tangent_x helper that works on arrays) has no "
                     "CUDA device form")
 
@@ -412,9 +447,18 @@ class DeviceRewrite(ast.NodeTransformer):
                     "uniform(key, ()) at a time")
 
 
+# NumPy functions of float numbers written with Python's operators and
+# math (numba-cuda has no device form of them): form, number of arguments
+_FLOAT_FORMS = {
+    "reciprocal": ("1.0 / {0}", 1),
+    "exp2": ("2.0 ** {0}", 1),
+    "cbrt": ("math.copysign(abs({0}) ** (1.0 / 3.0), {0})", 1),
+    "logaddexp": ("({0} + 0.6931471805599453) if {0} == {1} else "
+                  "max({0}, {1}) + math.log1p(math.exp(-abs({0} - {1})))", 2),
+    "conj": ("{0}", 1), "conjugate": ("{0}", 1), "real": ("{0}", 1),
+}
 _HELPER_PRODUCTS = ("matmul", "dot", "tensordot", "einsum")     # numba_runtime's
 CHECK_CODES = 1_000_000  # an example's status past this: an index out of range
-_LOCAL_LIMIT = 4096      # elements of one per-example array in a thread's local memory
 _BUILTINS = {"abs", "min", "max", "range", "len", "float", "int", "bool", "round"}
 
 
@@ -423,7 +467,7 @@ def _call(name, args):
 
 
 def render_kernel_module(header, device, kernel_name, leaves, out_ndims, bare, batch_leaf,
-                         linemap, partitionable):
+                         linemap, partitionable, reduce=False):
     """The module text: ``header`` comment lines, imports, the device
     function ``device`` (rewritten ``ast.FunctionDef``), and the kernel.
 
@@ -433,8 +477,10 @@ def render_kernel_module(header, device, kernel_name, leaves, out_ndims, bare, b
     array result is copied into its row of the batched result element by
     element); ``batch_leaf``: the mapped leaf whose length is the batch;
     ``linemap``: numba-stage line -> the user's ``Origin`` (a comment naming
-    the user's line goes above each run of statements from it).  Returns the
-    text and its line map (kernel-module line -> ``Origin``)."""
+    the user's line goes above each run of statements from it); ``reduce``:
+    each result is added into one output (``cuda.atomic.add``: a sum over
+    the batch, in the order the threads reach it) instead of its row.
+    Returns the text and its line map (kernel-module line -> ``Origin``)."""
     lines = list(header)
     lines += ["import math", "", "import numpy as np", "from numba import cuda", "",
               "from tangent_x.cuda_stage.device_runtime import "
@@ -464,14 +510,18 @@ def render_kernel_module(header, device, kernel_name, leaves, out_ndims, bare, b
     for j, (out, ndim) in enumerate(zip(outs, out_ndims)):
         value = "lane" if bare else f"lane[{j}]"
         if ndim == 0:
-            lines.append(f"        {out}[k] = {value}")
+            lines.append(f"        cuda.atomic.add({out}, 0, {value})" if reduce else
+                         f"        {out}[k] = {value}")
             continue
-        lines.append(f"        row = {out}[k]")
+        lines.append(f"        row = {out}" if reduce else f"        row = {out}[k]")
         lines.append(f"        src = {value}")
         indent = "        "
         idx = [f"i{d}" for d in range(ndim)]
         for d in range(ndim):
             lines.append(f"{indent}for i{d} in range(src.shape[{d}]):")
             indent += "    "
-        lines.append(f"{indent}row[{', '.join(idx)}] = src[{', '.join(idx)}]")
+        where = ", ".join(idx)
+        at = where if ndim == 1 else f"({where})"
+        lines.append(f"{indent}cuda.atomic.add(row, {at}, src[{where}])" if reduce else
+                     f"{indent}row[{where}] = src[{where}]")
     return "\n".join(lines) + "\n", kernel_map

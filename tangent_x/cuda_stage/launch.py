@@ -14,6 +14,12 @@ batch axis first), CUDA device arrays are used as they are (their batch
 axis must be 0); results come back as NumPy arrays, or stay on the device
 when any argument was a device array.  An example whose ``while`` loop
 outgrows the tape capacity raises a located error after the launch.
+
+A ``BatchReduction`` (``reduction``: the function sums or averages the
+batch of results) makes a kernel that adds every thread's result into one
+zeroed output with ``cuda.atomic.add``: no array of per-example results,
+and a float sum in the order the threads reach it (equal to NumPy's to
+rounding, not bit for bit); integers add exactly.
 """
 import ast
 import hashlib
@@ -27,11 +33,13 @@ from ..config import config
 from ..errors import TransformError
 from ..numba_stage.compile_errors import JitError
 from ..numba_stage.fusion import inline_kernels
-from ..numba_stage.specialize import SpecializationError
+from ..numba_stage.specialize import (Const, Dyn, SpecializationError, Zero, children,
+                                      is_container, rebuild)
 from ..numba_stage.lane_loop import JittedVmap, LaneLoop, _finish, _leaf_axes, _leaves
 from ..python_stage import emit, loader as modules
 from .available import require_cuda
 from .kernel_text import CHECK_CODES, HINT, DeviceRewrite, render_kernel_module
+from .reduction import reduce_constant
 
 __all__ = ["CudaVmap", "TAPE_CAPACITY", "DEFAULT_CC"]
 
@@ -44,14 +52,17 @@ class CudaVmap:
     """``jit(vmap(f), target="cuda")`` (see the module doc)."""
 
     def __init__(self, vmapped, python_stage, static_argnums=(), static_argnames=(),
-                 tape_capacity=TAPE_CAPACITY):
+                 tape_capacity=TAPE_CAPACITY, reduction=None):
         self._cuda = require_cuda()
+        self._reduce = None if reduction is None else reduction.op
         self._cpu = JittedVmap(vmapped, python_stage, static_argnums, static_argnames)
         self._vmapped = vmapped
         self._capacity = tape_capacity
         self._kernels = {}
         self._last = None
         self.__name__ = f"jit_vmap_{getattr(vmapped._fun, '__name__', 'f')}_cuda"
+        if reduction is not None:
+            self.__name__ = f"jit_{reduction.op}_vmap_{reduction.name}_cuda"
 
     def __repr__(self):
         return f"<tangent_x jit(target='cuda') of {self._vmapped!r}>"
@@ -70,7 +81,7 @@ class CudaVmap:
                     "thread", self._cpu._call_site, HINT)
             try:
                 kernel = Kernel(per_example, self._vmapped, host_args, axes, self._capacity,
-                                self._cuda)
+                                self._cuda, self._reduce)
             except (JitError, SpecializationError) as exc:
                 # the kernel's device code is one example's numba stage: where
                 # that does not compile, the CPU's batched form may still
@@ -119,8 +130,9 @@ class Kernel:
     """One compiled kernel: the per-example CPU specialisation it came from,
     its text, and the launch."""
 
-    def __init__(self, per_example, vmapped, args, axes, capacity, cuda):
+    def __init__(self, per_example, vmapped, args, axes, capacity, cuda, reduce=None):
         example = _Example(per_example, vmapped, args, axes)
+        self.reduce = reduce        # None, or "sum"/"mean" over the batch (atomics)
         self.example = example
         self.cuda = cuda
         compiled = example.compiled
@@ -170,10 +182,13 @@ class Kernel:
         flat = (self.first,) if compiled.plan.bare else tuple(self.first)
         self.out_dtypes = [np.asarray(v).dtype for v in flat]
         self.out_shapes = [np.shape(v) for v in flat]
+        if reduce:
+            # the sum's dtype, as np.sum gives it (ints widen to int64), added in
+            self.out_dtypes = [_sum_dtype(d, compiled.origin) for d in self.out_dtypes]
         self.kinds = kinds
         self.hidden = list(compiled.hidden)
         mapped = next(i for i, k in enumerate(kinds) if k != "shared")
-        self.name = f"vmap_{fname}_kernel"
+        self.name = f"{reduce}_vmap_{fname}_kernel" if reduce else f"vmap_{fname}_kernel"
         header = emit.module_header(
             "CUDA stage of vmap: one thread per example (numba-cuda)", compiled.origin,
             [f"the device function is {fname}, the numba stage of one example",
@@ -183,7 +198,7 @@ class Kernel:
         self.text, self.linemap = render_kernel_module(
             header, device, self.name, list(zip(params, kinds)),
             [len(shape) for shape in self.out_shapes], compiled.plan.bare, params[mapped],
-            numba_lines, config.threefry_partitionable)
+            numba_lines, config.threefry_partitionable, reduce=bool(reduce))
         digest = hashlib.sha256(self.text.encode()).hexdigest()[:16]
         module, self.path = modules.load(f"{self.name}_cuda_{digest}", self.text, {},
                                          self.linemap, importable=True)
@@ -225,8 +240,12 @@ class Kernel:
                              "the shape of the results")
         cuda = self.cuda
         leaves = self._device_args(args, host_args, axes, on_device)
-        outs = [cuda.device_array((size,) + shape, dtype)
-                for shape, dtype in zip(self.out_shapes, self.out_dtypes)]
+        if self.reduce:      # one output each, zeroed, that every thread adds into
+            outs = [cuda.to_device(np.zeros(shape or (1,), dtype))
+                    for shape, dtype in zip(self.out_shapes, self.out_dtypes)]
+        else:
+            outs = [cuda.device_array((size,) + shape, dtype)
+                    for shape, dtype in zip(self.out_shapes, self.out_dtypes)]
         flags = cuda.to_device(np.zeros(size, np.int32))
         blocks = min(1024, (size + _THREADS - 1) // _THREADS)
         try:
@@ -238,10 +257,25 @@ class Kernel:
         status = flags.copy_to_host()
         if status.any():
             self._raise(status, host_args)
-        values = outs if on_device else [o.copy_to_host() for o in outs]
         like = self.example._example_result(host_args, axes,
                                             [np.asarray(v)[None] for v in self._flat_first()])
+        if self.reduce:
+            return self._reduced(outs, size, like, on_device)
+        values = outs if on_device else [o.copy_to_host() for o in outs]
         return _finish(self.plan.out, values, size, self.out_axes, like)
+
+    def _reduced(self, outs, size, like, on_device):
+        """The pytree of sums (or means) over the batch: the kernel's
+        outputs, and results the same in every example (constants, symbolic
+        zeros) reduced as NumPy would."""
+        sums = [o.copy_to_host() for o in outs]
+        sums = [s.reshape(shape) for s, shape in zip(sums, self.out_shapes)]
+        if self.reduce == "mean":
+            sums = [np.asarray(s / size if s.dtype.kind == "f" else s / np.float64(size))
+                    for s in sums]
+        tree = _reduce_tree(self.plan.out, sums, size, self.reduce, like)
+        return tree if not on_device else tree_util.tree_map(
+            lambda v: self.cuda.to_device(np.ascontiguousarray(v)), tree)
 
     def _raise(self, status, host_args):
         """The error of the first example whose status is set: its tape
@@ -275,7 +309,7 @@ class Kernel:
         types = []
         for (name, kind), value in zip(self._params_kinds(), self._example_values()):
             types.append(typeof(value))
-        types += [typeof(np.zeros((1,) + shape, d))
+        types += [typeof(np.zeros((shape or (1,)) if self.reduce else (1,) + shape, d))
                   for shape, d in zip(self.out_shapes, self.out_dtypes)]
         types.append(typeof(np.zeros(1, np.int32)))
         try:
@@ -316,6 +350,40 @@ class Kernel:
                 v = np.asarray(value)
                 out.append(np.ascontiguousarray(np.stack([v, v])))
         return out
+
+
+def _reduce_tree(out_av, sums, size, op, like):
+    """The results' pytree, reduced over the batch: the kernel's sums where
+    the result is computed (``Dyn``), and what NumPy makes of ``size``
+    copies of a result the same in every example (a constant; a symbolic
+    zero, whose value ``like`` holds)."""
+    if isinstance(out_av, Zero):
+        return reduce_constant(like, size, op)
+    if is_container(out_av):
+        if isinstance(out_av, dict):
+            return rebuild(out_av, [_reduce_tree(out_av[k], sums, size, op, like[k])
+                                    for k in out_av])
+        return rebuild(out_av, [_reduce_tree(c, sums, size, op, li)
+                                for c, li in zip(children(out_av), children(like))])
+    if isinstance(out_av, Dyn):
+        value = sums[int(out_av.name[1:])]
+        dtype = getattr(like, "dtype", None)     # grad's result in its argument's dtype
+        if dtype is not None:
+            value = value.astype(reduce_constant(np.zeros((), dtype), 1, op).dtype,
+                                 copy=False)
+        return value[()] if value.ndim == 0 else value
+    if isinstance(out_av, Const) and out_av.value is None:
+        return None
+    return reduce_constant(out_av.value, size, op)
+
+
+def _sum_dtype(dtype, origin):
+    """The dtype ``np.sum`` gives a batch of ``dtype`` (that the atomics add in)."""
+    total = np.sum(np.zeros(1, dtype)).dtype
+    if total.kind == "b" or total.kind not in "iuf" or total.itemsize < 4:
+        raise TransformError(f"a sum over the batch of {dtype} results has no CUDA atomic "
+                             "add", origin, HINT)
+    return total
 
 
 def _numba_error(exc):

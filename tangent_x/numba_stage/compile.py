@@ -98,7 +98,7 @@ class Jitted:
         if dispatch.disabled():
             return inner(*args, **kwargs)
         inner._specialize_inner(args)      # jit(vmap(f)): vmap's code for these arguments
-        generated = inner.generated
+        generated = inner.generated_for(args, kwargs)   # a vmap inside: specialised first
         bound = self._bind(generated, args, kwargs)
         try:
             key, leaves, _ = self._signature(generated, bound, full=False)

@@ -16,6 +16,7 @@ import functools
 import itertools
 import re
 import threading
+import types
 import weakref
 
 import numpy as np
@@ -100,7 +101,10 @@ def fast_path(jitted, general, generated, compiled, names, args, values):
             checks.append(f"_tx_cell_holds(_tx_c{j}, _tx_v{j})")
         else:
             env[f"_tx_o{j}"] = holder
-            checks.append(f"_tx_attribute_holds(_tx_o{j}, {attr!r}, _tx_v{j})")
+            if _rebound_on_access(value):
+                checks.append(f"_tx_attribute_holds(_tx_o{j}, {attr!r}, _tx_v{j})")
+            else:       # inline: a Python call costs as much as the check
+                checks.append(f"getattr(_tx_o{j}, {attr!r}, _tx_missing) is _tx_v{j}")
     if compiled.contents:
         env["_tx_contents"] = compiled.contents
         checks.append("_tx_contents.held()")
@@ -265,6 +269,15 @@ def _cell_holds(cell, value):
         return cell.cell_contents is value
     except ValueError:       # emptied
         return False
+
+
+def _rebound_on_access(value):
+    """A bound method: a new object on every attribute access, so the fast
+    path compares it with ``==`` (``_attribute_holds``), not ``is``."""
+    if isinstance(value, types.MethodType):
+        return True
+    return (isinstance(value, types.BuiltinMethodType)
+            and not isinstance(getattr(value, "__self__", None), types.ModuleType))
 
 
 def _attribute_holds(holder, attr, value):

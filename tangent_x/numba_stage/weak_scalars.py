@@ -12,8 +12,9 @@ typing, so it costs nothing at run time, and eagerly it is the number
 itself).  Signatures of float64/int64/complex128/bool leaves only, the
 usual case, keep their literals: there Numba and NumPy agree.
 
-Where: binary arithmetic with one number operand, and NumPy ufuncs, ``where``
-and ``clip`` with number arguments.  The type to follow is read from the
+Where: binary arithmetic with one number operand, NumPy ufuncs, ``where``
+and ``clip`` with number arguments, and a gradient's seed broadcast to its
+output's shape (``unreduce(1.0, y)``).  The type to follow is read from the
 other operand's names (``1.0 - y * y``: ``weak_scalar(1.0, y)``), which the
 numba stage's one-operation-per-line code nearly always allows; where it
 cannot be told from names alone (next to a comparison or an unknown call)
@@ -202,7 +203,8 @@ def _python_ints(stmts, numpy_names, numbers=()):
         if isinstance(value, ast.Attribute):
             return value.attr in ("ndim", "size")
         if isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
-            return value.func.id == "len"
+            # len(...), and numba_runtime's size/ndim, which np.size/np.ndim become
+            return value.func.id in ("len", "size", "ndim")
         if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and \
                 isinstance(value.func.value, ast.Name) and \
                 value.func.value.id in numpy_names:
@@ -229,6 +231,10 @@ def _python_ints(stmts, numpy_names, numbers=()):
 
 
 _WHERE_LIKE = {"where": (1, 2), "clip": (0,)}
+
+# Runtime helpers whose first argument, a number, becomes an array shaped
+# like the second: the number is typed as NumPy types it next to that array.
+_COTANGENT_SEEDS = ("unreduce",)
 
 _RANGE = object()     # the value of a ``for`` target over ``range(...)``: an int
 
@@ -397,6 +403,12 @@ class _Weaken(ast.NodeTransformer):
             call = ast.Call(func=ast.Name(id=self.helper, ctx=ast.Load()), args=[node],
                             keywords=[])
             return ast.copy_location(call, node)
+        if isinstance(node.func, ast.Name) and node.func.id in _COTANGENT_SEEDS and \
+                len(node.args) >= 2 and self.weak(node.args[0]):
+            # ``unreduce(1.0, x)``: a gradient's seed, as NumPy types it next to x
+            node.args[0] = self.wrap(node.args[0], node.args[1])
+            self.generic_visit(node)
+            return node
         name = self.numpy_function(node.func)
         if name is None or node.keywords:
             self.generic_visit(node)

@@ -45,7 +45,11 @@ def _unbroadcast_item(g, x):
 
 
 def unreduce(g, x, axis=None, keepdims=False):
-    """Broadcast the cotangent of a reduction over ``axis`` back to ``x``'s shape."""
+    """Broadcast the cotangent of a reduction over ``axis`` back to ``x``'s shape.
+    A Python number ``g`` (a gradient's seed ``1.0``) is weak, as in NumPy's
+    arithmetic: next to a float32 ``x`` it gives a float32 cotangent."""
+    if type(g) in (int, float):
+        g = np.asarray(g, dtype=np.result_type(g, x))
     shape = np.shape(x)
     if axis is not None and not keepdims:
         axes = (axis,) if np.ndim(axis) == 0 else tuple(axis)

@@ -20,6 +20,7 @@ import types
 import numpy as np
 
 from ...core.custom import _Custom
+from ...core.naming import sanitize
 from .values import Const, Dyn, Expr, Steps, Tape, Zero, children, is_container, rebuild
 
 # Modules whose functions are never compiled as callees: NumPy's and
@@ -52,7 +53,8 @@ class Callees:
         compiled callee specialised on these arguments."""
         if self.compile_callee is None:
             return NotImplemented
-        label = label or getattr(fn, "__name__", "callee")
+        # an identifier: a lambda's ``<lambda>`` names its dispatcher too
+        label = sanitize(label or getattr(fn, "__name__", "callee"))
         # (a transform's generated function, for a transformed callee)
         signature = inspect.signature(getattr(fn, "function", fn))
         try:
