@@ -288,3 +288,25 @@ def test_parameters_named_like_the_implementations_locals():
     want = named_like_the_implementation(*args)
     np.testing.assert_allclose(got, want, rtol=1e-15)
     np.testing.assert_allclose(total, np.sum(want), rtol=1e-12)
+
+
+def test_a_fused_chain_of_python_numbers_stays_weak():
+    """A fused map of Python numbers (``1.0 / (size(a) / size(b))``, mean's
+    seed) is a Python number to the weak-scalar pass, as the statements
+    were: ``unreduce(over, y)`` of a float32 ``y`` stays float32 (it became
+    float64 once fusion hid the number in a kernel's call)."""
+    import ast
+    import textwrap
+    from tangent_x.numba_stage import fusion, weak_scalars
+    body = ast.parse(textwrap.dedent("""
+        n = size(y)
+        m = size(s)
+        count = n / m
+        over = 1.0 / count
+        g = unreduce(over, y)
+        return g
+    """)).body
+    code, kernels, _ = fusion.fuse(body, ["y", "s"], None, {"np"}, {"f"})
+    assert "elementwise_over(n, m)" in ast.unparse(code[2])
+    weak_scalars.weaken(list(code) + list(kernels), "weak_scalar", {"np"})
+    assert ast.unparse(code[3]) == "g = unreduce(weak_scalar(over, y), y)"

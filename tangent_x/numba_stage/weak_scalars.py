@@ -132,10 +132,15 @@ def _python_ints(stmts, numpy_names, numbers=()):
     ``numbers``.  A name assigned anything else as well (an array, a NumPy
     scalar, another parameter) is left out."""
     kernels = {}            # fused kernels defined beside the code: name -> parameters
+    returned = {}           # a map kernel's name -> the expression it returns
     for stmt in stmts:
         if isinstance(stmt, ast.FunctionDef) and not stmt.args.vararg and \
                 not stmt.args.kwonlyargs and not stmt.args.defaults:
             kernels[stmt.name] = [a.arg for a in stmt.args.args]
+            if stmt.body and isinstance(stmt.body[-1], ast.Return) and \
+                    not any(isinstance(d, ast.Name) and d.id == "elementwise_sum"
+                            for d in stmt.decorator_list):
+                returned[stmt.name] = stmt.body[-1].value
     assigned = {}
     fed, fed_values = [], {}     # (kernel parameter, the argument a call passes it)
     known = set()           # the Name targets read below; any other store is unknown
@@ -145,7 +150,14 @@ def _python_ints(stmts, numpy_names, numbers=()):
                 for target in node.targets:
                     if isinstance(target, ast.Name):
                         known.add(id(target))
-                        assigned.setdefault(target.id, []).append(node.value)
+                        # a fused map's call holds what its statements gave
+                        # (numbers: a Python number, as unfused); a sum, a
+                        # NumPy scalar
+                        value = node.value
+                        if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) \
+                                and value.func.id in kernels:
+                            value = returned.get(value.func.id)
+                        assigned.setdefault(target.id, []).append(value)
             elif isinstance(node, ast.For) and isinstance(node.target, ast.Name):
                 # ``for i in range(n)``: ``i`` is a Python int, as in the source
                 known.add(id(node.target))
