@@ -36,6 +36,9 @@ LOCK = threading.Lock()
 INSTALLED = weakref.WeakSet()      # jitted functions whose fast path is installed
 _FRONT_CODES = itertools.count()   # numbers the fast paths' names in a front's globals
 _MISSING = object()
+# attributes a Python function always has (deleting one sets it to None or
+# is refused), so the fast path reads them without getattr's default
+_FUNCTION_SLOTS = ("__code__", "__defaults__", "__kwdefaults__", "__globals__", "__closure__")
 
 
 def disabled():
@@ -103,6 +106,10 @@ def fast_path(jitted, general, generated, compiled, names, args, values):
             env[f"_tx_o{j}"] = holder
             if _rebound_on_access(value):
                 checks.append(f"_tx_attribute_holds(_tx_o{j}, {attr!r}, _tx_v{j})")
+            elif type(holder) is types.FunctionType and attr in _FUNCTION_SLOTS:
+                # an attribute every function has (``__code__``, replaced by
+                # IPython's autoreload): read as an attribute, no getattr call
+                checks.append(f"_tx_o{j}.{attr} is _tx_v{j}")
             else:       # inline: a Python call costs as much as the check
                 checks.append(f"getattr(_tx_o{j}, {attr!r}, _tx_missing) is _tx_v{j}")
     if compiled.contents:
