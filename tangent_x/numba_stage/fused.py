@@ -181,6 +181,10 @@ class _Fused:
         return prefix
 
     def as_written(self):
+        if not self.reduce:
+            # the statements themselves as the implementation: one function
+            # to compile, not a wrapper calling them
+            return self.fn
         params, q = ", ".join(self.params), self._prefix()
         body = f"{q}np.sum({q}plain({params}))" if self.reduce else f"{q}plain({params})"
         return _function(f"def impl({params}):\n    return {body}\n", "impl",
