@@ -12,10 +12,10 @@
 #      that ptxas accepts, or is refused with a located error (exit 1 otherwise).
 # Measured on this 2-core machine while other jobs shared it: 8 min 21 s in all
 # (3 min 11 s of CPU): installing the project with the extra 115-174 s, the cuda
-# tests 4 min 21 s, the corpus 2 min.  Since the corpus runs in the simulator too
-# (issue 21) the cuda tests took 16 min with -n 0 here while three other jobs shared
-# the 2 cores (12.5 min of it the simulator's subprocess, which each xdist worker
-# runs once); on an idle runner unmeasured.  Usage: bash .ci/cuda_step.sh (from anywhere);
+# tests 4 min 21 s, the corpus 2 min.  The simulator's tests share one run of
+# tests/cuda_sim_cases.py (the corpus included), kept on one xdist worker by
+# --dist loadgroup (each worker ran it once before).  Usage: bash .ci/cuda_step.sh
+# (from anywhere);
 # .ci/run can call it after the slow step.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,7 +30,7 @@ fi
 python -m pip install --quiet ".[test,cuda]"
 echo "--- cuda extra installed in $((SECONDS - start)) s ---"
 export TANGENT_X_CACHE_DIR="${TANGENT_X_CACHE_DIR:-$(mktemp -d)}"
-python -m pytest -q -n 2 -p no:cacheprovider -m cuda tests/test_cuda.py
+python -m pytest -q -n 2 --dist loadgroup -p no:cacheprovider -m cuda tests/test_cuda.py
 echo "--- simulator and PTX tests done at $((SECONDS - start)) s ---"
 python tools/cuda_corpus.py
 echo "--- cuda step: $((SECONDS - start)) s ---"

@@ -519,3 +519,102 @@ def test_recursion_whose_depth_is_the_len_of_a_constant_tuple():
     got = tx.vmap(tx.grad(lambda t: _horner(_COEFFS, t)))(x)
     np.testing.assert_allclose(got, -1.0 + 0.5 * x + 6.0 * x ** 2, rtol=1e-13)
     assert tx.grad(lambda t: _horner(_COEFFS, t))(0.7) == pytest.approx(2.29, rel=1e-13)
+
+
+# --- recursion over a slice of a tuple of known length ------------------------------
+
+_LAYERS = (np.array([[0.5, -0.2, 0.1, 0.3], [0.1, 0.3, -0.4, 0.2], [0.2, 0.0, 0.6, -0.1]]),
+           np.array([[0.4, -0.3, 0.2], [0.1, 0.5, -0.2]]),
+           np.array([[0.7, -0.6]]))
+_SCALES = (0.5, 2.0, -1.5)
+
+
+def _layer(w, x):
+    return np.tanh(w @ x)
+
+
+def _apply(layers, x):
+    return x if not layers else _apply(layers[1:], _layer(layers[0], x))
+
+
+def _mlp(x):
+    return np.sum(_apply(_LAYERS, x) ** 2)
+
+
+def _chain(scales, x):
+    if scales:
+        return _chain(scales[1:], np.sin(scales[0] * x))
+    return x
+
+
+def _chain_loss(x):
+    return np.sum(_chain(_SCALES, x))
+
+
+def _built(w1, w2, x):
+    # a tuple built in the code: its length is known, its items are arguments
+    return np.sum(_apply((w1, w2), x) ** 2)
+
+
+def _by_hand(x):
+    for w in _LAYERS:
+        x = np.tanh(w @ x)
+    return np.sum(x ** 2)
+
+
+def test_recursion_over_a_slice_of_a_constant_tuple():
+    """``layers[1:]`` of a tuple closed over (arrays, or Python numbers) is
+    a shorter tuple when transforming, so ``not layers`` ends the recursion
+    as JAX's tracing does: unrolled, its gradients those of the loop."""
+    x = np.array([0.3, -0.7, 1.1, 0.2])
+    for fn in (_mlp, _chain_loss):
+        value, grad = tx.value_and_grad(fn)(x)
+        assert value == pytest.approx(_by_hand(x) if fn is _mlp else
+                                      np.sum(np.sin(-1.5 * np.sin(2.0 * np.sin(0.5 * x)))),
+                                      rel=1e-13)
+        assert_tree_allclose(grad, numerical_grad(fn, (x,), 0), rtol=1e-6, atol=1e-8)
+    xs = np.stack([x, -x, 0.5 * x])
+    assert_tree_allclose(tx.vmap(tx.grad(_mlp))(xs),
+                         np.stack([numerical_grad(_mlp, (e,), 0) for e in xs]),
+                         rtol=1e-6, atol=1e-8)
+    code = [line for line in tx.source(tx.grad(_mlp)).splitlines()
+            if not line.strip().startswith("#")]
+    assert not any("_apply" in line or "layers" in line for line in code)
+    assert sum("np.tanh(" in line for line in code) == 3
+
+
+def test_recursion_over_a_tuple_built_in_the_code():
+    w1, w2, _ = _LAYERS
+    x = np.array([0.3, -0.7, 1.1, 0.2])
+    grads = tx.grad(_built, argnums=(0, 1, 2))(w1, w2, x)
+    assert_tree_allclose(grads, numerical_grad(_built, (w1, w2, x), (0, 1, 2)),
+                         rtol=1e-6, atol=1e-8)
+
+
+def test_recursion_over_a_tuple_slice_jit():
+    x = np.array([0.3, -0.7, 1.1, 0.2])
+    assert_tree_allclose(tx.jit(tx.grad(_mlp))(x), numerical_grad(_mlp, (x,), 0),
+                         rtol=1e-6, atol=1e-8)
+
+
+def _apply_loss(layers, x):
+    return np.sum(_apply(layers, x))
+
+
+def test_recursion_over_a_slice_of_an_argument_is_located():
+    """The transformed function's own tuple argument has no length when
+    transforming (the code is made once for all calls): the error names the
+    sequence and the loop to write instead, which works."""
+    x = np.array([0.3, -0.7, 1.1, 0.2])
+    with pytest.raises(TransformError) as info:
+        tx.grad(_apply_loss, argnums=1)(_LAYERS, x)
+    message = str(info.value)
+    assert f"{HERE}:{_line_of(_apply, 'return x if not layers')}" in message
+    assert "slice of 'layers'" in message and "for p in layers" in message
+
+    def looped(layers, x):
+        for w in layers:
+            x = _layer(w, x)
+        return np.sum(x ** 2)
+    assert_tree_allclose(tx.grad(looped, argnums=1)(_LAYERS, x),
+                         numerical_grad(_mlp, (x,), 0), rtol=1e-6, atol=1e-8)

@@ -59,6 +59,12 @@ def test_cpu_target_is_the_default_jit():
 
 # -- with the extra: the simulator ---------------------------------------------
 
+# The simulator's tests share one run of cuda_sim_cases.py (minutes of
+# CPU): under xdist with ``--dist loadgroup`` (.ci/cuda_step.sh) they all go
+# to one worker, which runs it once, while the other takes the PTX tests.
+SIMULATOR = pytest.mark.xdist_group("simulator")
+
+
 @pytest.fixture(scope="module")
 def simulated():
     """The JSON lines of cuda_sim_cases.py run in the simulator."""
@@ -73,6 +79,7 @@ def simulated():
 
 
 @pytest.mark.cuda
+@SIMULATOR
 @pytest.mark.parametrize("case", sorted(cuda_sim_cases.cases(2)))
 def test_simulator_equals_cpu_jit(simulated, case):
     row = simulated[case]
@@ -83,6 +90,7 @@ def test_simulator_equals_cpu_jit(simulated, case):
 
 
 @pytest.mark.cuda
+@SIMULATOR
 @pytest.mark.parametrize("case", sorted(cuda_sim_cases.reductions(2)))
 def test_simulator_sum_over_the_batch_equals_cpu(simulated, case):
     """np.sum(vf(...), axis=0) of a vmapped vf: the kernel adds each thread's
@@ -96,6 +104,7 @@ def test_simulator_sum_over_the_batch_equals_cpu(simulated, case):
 
 
 @pytest.mark.cuda
+@SIMULATOR
 def test_simulator_runs_the_corpus_cases_it_takes(simulated):
     """Each vmap_corpus case the CUDA stage takes (local arrays of fixed
     shape included) equals the CPU's loop in the simulator; the others are
@@ -112,6 +121,7 @@ def test_simulator_runs_the_corpus_cases_it_takes(simulated):
 
 
 @pytest.mark.cuda
+@SIMULATOR
 @pytest.mark.parametrize("check", ["device_arrays", "tape_overflow", "index_out_of_range",
                                    "index_in_range"])
 def test_simulator_checks(simulated, check):

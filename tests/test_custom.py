@@ -136,3 +136,66 @@ def test_missing_rule_is_a_clear_error():
 
     with pytest.raises(tx.TransformError, match="defvjp"):
         tx.grad(lambda x: no_rule(x) * 2.0)(1.0)
+
+
+# --- second derivatives: JAX differentiates the rule's jvp again ------------------
+
+@tx.custom_jvp
+def sin_with_a_made_up_rule(x):
+    return np.sin(x)
+
+
+@sin_with_a_made_up_rule.defjvp
+def _made_up_jvp(primals, tangents):
+    x, = primals
+    t, = tangents
+    return sin_with_a_made_up_rule(x), t * x ** 2     # not sin's derivative, on purpose
+
+
+@partial(tx.custom_jvp, nondiff_argnums=(1,))
+def cpower(x, n):
+    return x ** n
+
+
+@cpower.defjvp
+def _cpower_jvp(n, primals, tangents):
+    x, = primals
+    t, = tangents
+    return cpower(x, n), n * x ** (n - 1) * t
+
+
+def softplus_weighted(x):
+    return np.sum(log1pexp(x) * x)
+
+
+def test_hessian_of_a_custom_jvp_function_by_every_route():
+    """hessian, jacfwd(grad), jacrev(grad) and grad(grad) of code calling a
+    custom_jvp function (they were refused: 'no derivative rule for
+    custom_jvp_cotangents'), against the Hessian by hand: with s the
+    softplus and s' the sigmoid, d2/dx2 [s(x) x] = s''(x) x + 2 s'(x)."""
+    x = np.array([0.3, -1.2, 2.0, 0.0])
+    sig = 1.0 / (1.0 + np.exp(-x))
+    want = np.diag(sig * (1.0 - sig) * x + 2.0 * sig)
+    for route in (tx.hessian, lambda f: tx.jacfwd(tx.grad(f)), lambda f: tx.jacrev(tx.grad(f))):
+        np.testing.assert_allclose(route(softplus_weighted)(x), want, rtol=1e-12, atol=1e-15)
+    for s in (-3.0, 0.3, 2.5):
+        sg = 1.0 / (1.0 + np.exp(-s))
+        assert tx.grad(tx.grad(log1pexp))(s) == pytest.approx(sg * (1.0 - sg), rel=1e-12)
+    # the gradient's own finite differences agree too
+    g = tx.grad(softplus_weighted)
+    eps = 1e-6
+    fd = np.stack([(g(x + eps * e) - g(x - eps * e)) / (2 * eps) for e in np.eye(len(x))])
+    np.testing.assert_allclose(tx.hessian(softplus_weighted)(x), fd, rtol=1e-6, atol=1e-8)
+
+
+def test_second_derivatives_differentiate_the_rule_not_the_primal():
+    """As in JAX, the second derivative is the derivative of the rule's
+    tangent (x**2 t here: 2x), not of the primal (sin: -sin x); with
+    nondiff_argnums too, and to third order."""
+    x = np.array([0.3, -1.2, 2.0])
+    f = lambda x: np.sum(sin_with_a_made_up_rule(x))
+    np.testing.assert_allclose(tx.hessian(f)(x), np.diag(2.0 * x), rtol=1e-14)
+    np.testing.assert_allclose(tx.jacfwd(tx.grad(f))(x), np.diag(2.0 * x), rtol=1e-14)
+    assert tx.grad(tx.grad(tx.grad(sin_with_a_made_up_rule)))(0.7) == pytest.approx(2.0)
+    h = tx.hessian(lambda x: np.sum(cpower(x, 3) * 2.0))(x)
+    np.testing.assert_allclose(h, np.diag(12.0 * x), rtol=1e-13)

@@ -284,3 +284,18 @@ def test_custom_jvp_of_a_dict_argument_under_jit():
                          rtol=1e-6, atol=1e-8)
     assert_tree_allclose(tx.jit(tx.grad(loss))(p), {"a": 6.0 * p["a"], "b": 6.0 * p["b"]},
                          rtol=1e-14)
+
+
+def _softplus_weighted(x):
+    return np.sum(log1pexp(x) * x)
+
+
+def test_hessian_of_a_custom_jvp_function_under_jit():
+    """hessian of code calling a custom_jvp function compiles, the rule
+    differentiated again (as JAX does), equal to the Hessian by hand:
+    d2/dx2 [s(x) x] = s''(x) x + 2 s'(x) (test_custom.py has the other
+    routes, eagerly)."""
+    sig = 1.0 / (1.0 + np.exp(-X))
+    want = np.diag(sig * (1.0 - sig) * X + 2.0 * sig)
+    np.testing.assert_allclose(tx.jit(tx.hessian(_softplus_weighted))(X), want,
+                               rtol=1e-12, atol=1e-15)

@@ -256,7 +256,7 @@ def test_program_gives_jax_numbers(name, mode, monkeypatch):
 def test_programs_name_tangent_x_in_their_import_block_only():
     """The port is the import block: what JAX ran is the rest of the file."""
     folder = os.path.join(HERE, "jax_corpus")
-    for name in JAX:
+    for name in list(JAX) + CLOSED_FORM:
         with open(os.path.join(folder, name + ".py"), encoding="utf-8") as f:
             text = f.read()
         parts = re.split(r"^# imports$", text, flags=re.M)
@@ -266,6 +266,41 @@ def test_programs_name_tangent_x_in_their_import_block_only():
 
 
 # ---- oracles that are not JAX: finite differences, loops, closed forms ----
+
+# Programs checked against finite differences and closed forms only.
+CLOSED_FORM = ["transforms_inside"]
+
+
+def _net_grad_by_hand(layers, x):
+    """Backprop through tanh layers written out, summed output."""
+    hs = [x]
+    for w in layers:
+        hs.append(np.tanh(w @ hs[-1]))
+    g = np.ones_like(hs[-1])
+    for w, h in zip(reversed(layers), reversed(hs[1:])):
+        g = w.T @ (g * (1.0 - h ** 2))
+    return g
+
+
+@pytest.mark.parametrize("mode", ["eager", "jit"])
+def test_transforms_inside_against_closed_forms(mode):
+    """Recursion over a tuple of layers, jvp(grad(f)) inside jit, and the
+    Hessian through a custom_jvp softplus: the network's gradient by hand,
+    its Hessian by central differences of that, the softplus part's
+    Hessian in closed form (s''(x) x + 2 s'(x), on the diagonal)."""
+    m = _module("transforms_inside")
+    got = _run("transforms_inside", mode)
+    x, v = np.array([0.3, -1.2, 2.0]), np.array([1.0, 0.5, -2.0])
+    layers = tuple(np.asarray(w) for w in m.LAYERS)
+    np.testing.assert_allclose(got["net_grad"], _net_grad_by_hand(layers, x), rtol=1e-13)
+    eps = 1e-6
+    net_hessian = np.stack([(_net_grad_by_hand(layers, x + eps * e)
+                             - _net_grad_by_hand(layers, x - eps * e)) / (2 * eps)
+                            for e in np.eye(3)])
+    sig = 1.0 / (1.0 + np.exp(-x))
+    want = net_hessian + np.diag(sig * (1.0 - sig) * x + 2.0 * sig)
+    np.testing.assert_allclose(got["hessian"], want, rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(got["hvp"], want @ v, rtol=1e-7, atol=1e-9)
 
 def test_mlp_sgd_gradient_and_step_against_differences():
     m = _module("mlp_sgd")

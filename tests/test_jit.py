@@ -6,10 +6,12 @@ property of it (a static ``if`` disappears, pytrees become leaves).  Speed
 is not asserted here (see tools/bench.py); the cache test checks Numba's
 own hit counter in a second process instead of a clock.
 """
+import inspect
 import os
 import subprocess
 import sys
 import textwrap
+from functools import partial
 
 import numpy as np
 import pytest
@@ -590,6 +592,70 @@ def test_cli_prints_the_numba_stage(capsys):
 
 def _quartic(x):
     return np.sum(x ** 4 + np.sin(x) * x)
+
+
+def _pair(x, y):
+    return np.sum(x * np.cos(y)) + np.sum(x ** 3)
+
+
+def _hvp(x, v):
+    # JAX's forward-over-reverse hvp, written inside the jitted function
+    return tx.jvp(tx.grad(_quartic), (x,), (v,))[1]
+
+
+def test_jvp_called_inside_jit_grad_and_vmap():
+    """``tx.jvp(f, primals, tangents)`` inside a transformed function, as JAX
+    allows: f's jvp code is made when transforming and inlined, under jit,
+    grad and vmap; ``jvp(grad(f), ...)`` is an hvp, and ``partial(f, x)``
+    binds a value of the code."""
+    x, v = np.array([0.5, -1.0, 2.0]), np.array([1.0, 0.0, -2.0])
+    u, w = np.array([0.3, 0.2, -0.1]), np.array([-1.0, 0.5, 0.25])
+    both = tx.jit(lambda x, v, u, w: (tx.jvp(_pair, (x, u), (v, w)), _hvp(x, v),
+                                      tx.jvp(partial(_pair, x), (u,), (w,))[1]))
+    (out, tangent), hv, along_u = both(x, v, u, w)
+    assert out == pytest.approx(_pair(x, u), rel=1e-13)
+    eps = 1e-6
+    fd = (_pair(x + eps * v, u + eps * w) - _pair(x - eps * v, u - eps * w)) / (2 * eps)
+    assert tangent == pytest.approx(fd, rel=1e-7)
+    fd_u = (_pair(x, u + eps * w) - _pair(x, u - eps * w)) / (2 * eps)   # x bound by partial
+    assert along_u == pytest.approx(fd_u, rel=1e-7)
+    hess = np.diag(12.0 * x ** 2 + 2.0 * np.cos(x) - x * np.sin(x))   # by hand
+    np.testing.assert_allclose(hv, hess @ v, rtol=1e-12)
+    with tx.disable_jit():
+        np.testing.assert_allclose(both(x, v, u, w)[1], hv, rtol=1e-14)
+    # reverse over forward-over-reverse, and per example
+    g = tx.grad(lambda x: np.sum(_hvp(x, v)))(x)
+    np.testing.assert_allclose(g, (24.0 * x - 3.0 * np.sin(x) - x * np.cos(x)) * v, rtol=1e-12)
+    xs = np.stack([x, -x])
+    np.testing.assert_allclose(tx.vmap(_hvp, in_axes=(0, None))(xs, v),
+                               np.stack([tx.hessian(_quartic)(e) @ v for e in xs]), rtol=1e-12)
+    # JAX's idiom for a jvp in some of the arguments: a lambda calling f
+    g = tx.grad(lambda x: tx.jvp(lambda y: _pair(x, y), (u,), (w,))[1])(x)
+    np.testing.assert_allclose(g, -np.sin(u) * w, rtol=1e-13)
+
+
+def test_jvp_of_a_lambda_inside_a_transformed_function_is_located():
+    def bad(x):
+        return tx.jvp(lambda y: np.sin(y) * x, (x,), (x,))[1]  # marker: lambda jvp
+    with pytest.raises(tx.TransformError) as info:
+        tx.jit(bad)(np.array([0.5]))
+    message = str(info.value)
+    assert "lambda y: f(a, y)" in message and "module level" in message
+    lines, start = inspect.getsourcelines(bad)
+    line = start + next(i for i, t in enumerate(lines) if "marker: lambda jvp" in t)
+    assert f"test_jit.py:{line}" in message
+
+
+def test_vjp_inside_a_transformed_function_is_located_with_the_gradient_to_write():
+    def pulled(x):
+        out, pullback = tx.vjp(np.sin, x)  # marker: vjp inside
+        return pullback(np.ones_like(x))[0]
+    with pytest.raises(tx.TransformError) as info:
+        tx.grad(lambda x: np.sum(pulled(x)))(np.array([0.5]))
+    message = str(info.value)
+    lines, start = inspect.getsourcelines(pulled)
+    line = start + next(i for i, t in enumerate(lines) if "marker: vjp inside" in t)
+    assert f"test_jit.py:{line}" in message and "tx.grad(f_dot_ct)(x, ct)" in message
 
 
 def test_jit_of_hessian_vector_product_and_has_aux():

@@ -298,3 +298,28 @@ def test_jit_of_a_gradient_through_a_vmap_made_inside_on_its_first_call():
     got = tx.jit(tx.grad(_vmapped_loss))(w, xs)
     want = tx.grad(lambda v: np.mean(np.tanh(xs @ v.T) ** 2))(w)
     np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def _tied_max_loss(x, v):
+    return np.sum(np.max(x * 0.1 + 1.0, axis=1) * v) + np.min(x) * 3.0
+
+
+def test_float32_ties_under_jit_equal_eager_bit_for_bit():
+    """max/min of float32 data with ties (some only in float32: 1 and
+    1 + 1e-8): the gradient under jit is eager's, bit for bit, float32, each
+    of k ties getting 1/k as in JAX (eager's cotangent was float64 there,
+    from an int64 count of the ties, and rounded apart; the jvp's dtype is
+    tested eagerly in test_rules_reductions.py)."""
+    x = np.array([[1.0, 1.0 + 1e-8, 0.5], [-2.0, 3.0, -2.0], [0.7, 0.7, 0.7]],
+                 dtype=np.float32)
+    v = np.array([1.0, 2.0, 3.0], dtype=np.float32)
+    g = tx.jit(tx.grad(_tied_max_loss))(x, v)
+    g_eager = tx.grad(_tied_max_loss)(x, v)
+    assert g.dtype == g_eager.dtype == np.float32
+    np.testing.assert_array_equal(g, g_eager)
+    share = np.float32(0.1) / np.float32(2.0)
+    want = np.array([[share * 1.0, share * 1.0, 0.0],
+                     [1.5, 0.2 * 1.0, 1.5],     # the min's ties: 3 / 2; the row's max
+                     [0.1 / 3.0 * 3.0] * 3])
+    want[1, 1] = np.float32(0.1) * 2.0
+    np.testing.assert_allclose(g, want, rtol=1e-6)

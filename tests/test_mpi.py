@@ -11,6 +11,7 @@ budget).  Where mpi4py or mpiexec is missing they are skipped, saying so.
 The tests without the marker need no MPI.
 """
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -155,3 +156,28 @@ def test_pmap_sgd_across_processes_equals_threads_bitwise(mode):
         result = launch(processes, "pmap_sgd.py", mode, env={"TANGENT_X_NUM_DEVICES": str(local)})
         assert_ok(result, processes)
         assert _digests(result.stdout) == digests, (alone.stdout, result.stdout)
+
+
+@needs_mpi
+@pytest.mark.slow
+@pytest.mark.parametrize("processes", [2, 4])
+def test_compiled_collectives_with_one_device_per_rank_equal_threads_bitwise(processes):
+    """jit(pmap) with one device per rank calls MPI from the compiled shard
+    (numba_stage.mpi_shard): psum, pmean, pmax, pmin, all_gather,
+    axis_index and a data-parallel gradient, per device bitwise the threads'
+    results (and the unmapped loop's, which the program checks; the gradient
+    also against one process's, to 1e-12); shapes differing across ranks
+    raise one MismatchError on every rank."""
+    alone = subprocess.run([sys.executable, os.path.join(PROGRAMS, "pmap_compiled.py")],
+                           capture_output=True, text=True, timeout=TIMEOUT,
+                           env=dict(os.environ, TANGENT_X_NUM_DEVICES=str(processes),
+                                    PYTHONPATH=ROOT))
+    assert_ok(alone, 1)
+    result = launch(processes, "pmap_compiled.py", env={"TANGENT_X_NUM_DEVICES": "1"},
+                    timeout=2 * TIMEOUT)
+    assert_ok(result, processes)
+    # (the ranks' lines may interleave)
+    per_device = [sorted(re.findall(r"device \d+ digest [0-9a-f]{40}", run.stdout))
+                  for run in (alone, result)]
+    assert len(per_device[0]) == processes and per_device[0] == per_device[1], \
+        (alone.stdout, result.stdout)

@@ -151,6 +151,43 @@ def test_min_ties_share():
     np.testing.assert_allclose(g, [0.0, 2.0, 2.0, 0.0])
 
 
+def _float32_ties():
+    """float32 data full of ties, some made by float32's rounding: 1 and
+    1 + 1e-8 are two numbers in float64 and one in float32."""
+    x = np.array([[1.0, 1.0 + 1e-8, 0.5, -2.0],
+                  [-2.0, 3.0, -2.0, -2.0 + 1e-9],
+                  [0.25, 0.25, 0.25, 0.25]])
+    return x.astype(np.float32)
+
+
+def _tie_shares(x, axis, pick):
+    """JAX's rule by hand: 1/k for each of the k extreme entries."""
+    extreme = pick(x, axis=axis, keepdims=True)
+    winners = (x == extreme).astype(np.float64)
+    return winners / winners.sum(axis=axis, keepdims=True)
+
+
+@pytest.mark.parametrize("pick", [np.max, np.min], ids=["max", "min"])
+@pytest.mark.parametrize("axis", [None, 0, 1])
+def test_float32_ties_share_in_float32(pick, axis):
+    """Eagerly, grad and jvp of a float32 max/min stay float32 (the count
+    of the ties was an int64 array, which made the cotangent float64 -- a
+    jvp's tangent came out float64, and a grad rounded differently from
+    jit's), and each of k ties gets 1/k, as in JAX."""
+    x = _float32_ties()
+    w = np.arange(1.0, 1.0 + np.size(pick(x, axis=axis))).reshape(np.shape(pick(x, axis=axis)))
+    w = w.astype(np.float32)
+    f = lambda x: np.sum(pick(x, axis=axis) * w)
+    g = tx.grad(f)(x)
+    assert g.dtype == np.float32
+    want = _tie_shares(x.astype(np.float64), axis, pick) * (
+        w if axis is None else np.expand_dims(w, axis))
+    np.testing.assert_allclose(g, want, rtol=1e-7)
+    out, tangent = tx.jvp(f, (x,), (np.ones_like(x),))
+    assert np.asarray(tangent).dtype == np.float32
+    np.testing.assert_allclose(tangent, np.sum(want), rtol=1e-6)
+
+
 # --- cumsum ------------------------------------------------------------------------
 
 @pytest.mark.parametrize("shape,axis", [((5,), None), ((5,), 0), ((3, 4), None),

@@ -484,3 +484,27 @@ def test_import_with_unwritable_home_and_read_only_install(tmp_path):
     assert str(afile / "home") in done.stderr and "TANGENT_X_CACHE_DIR" in done.stderr
     used = done.stderr.split("private temporary directory ")[1].split()[0]
     assert not os.path.exists(used)          # removed at exit
+
+
+def test_threads_loading_one_new_module_at_once_each_get_it_whole():
+    """pmap's workers compile the same shard at the same moment: an
+    importable generated module is registered before its text runs, so a
+    second thread must wait for it, not take it half made."""
+    import threading
+    from tangent_x.python_stage import loader
+    text = "".join(f"def f{k}(x):\n    return x + {k}\n\n" for k in range(400))
+    text += f"def last(x):\n    return x * 2  # {os.getpid()} {id(text)}\n"
+    start = threading.Barrier(8)
+    got = []
+
+    def load():
+        start.wait()
+        module, _ = loader.load("threads_at_once", text, {}, {}, importable=True)
+        got.append(module.last(21))
+
+    threads = [threading.Thread(target=load) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert got == [42] * 8

@@ -249,3 +249,21 @@ def test_shared_side_is_broadcast_before_the_choice():
     text = tx.source(vmapped)
     assert "y_lanes = broadcast_lanes(y, batch_size)" in text
     assert "select_lanes(gt, y_lanes," in text
+
+
+def guarded_loop(x):
+    # the loop ends only under its guard: on an example that returns early
+    # it would run forever (vmap's probe runs both branches of an ``if``)
+    if x > 0.0:
+        return x * 2.0
+    w = x
+    while w < 1.0:
+        w = w + 0.5 - x      # ends when x <= 0 only
+    return w * x
+
+
+def test_untaken_branch_that_never_ends_is_cut_short():
+    xs = np.array([1.5, 0.5, -2.0])
+    want = np.array([guarded_loop(x) for x in xs])
+    np.testing.assert_allclose(tx.vmap(guarded_loop)(xs), want)
+    np.testing.assert_allclose(tx.vmap(tx.grad(guarded_loop))(xs), [tx.grad(guarded_loop)(x) for x in xs])

@@ -11,6 +11,12 @@ one thread, so the ratio measures pmap's parallelism, not BLAS's.  Both
 eager pmap (the python stage: NumPy releases the GIL in its matrix
 products) and ``jit(pmap(...))`` (Numba shards compiled with ``nogil``)
 are timed.  The issue's target: 2 workers at least 1.7x faster than 1.
+The CPU-time column (the process's CPU time per step) tells the work
+done from the share of the cores the machine gave: on a loaded machine the
+wall-clock ratio is bounded by the control row, while a CPU-time ratio
+near 1 (or above) says 2 workers add no work.  A last row times one
+compiled collective against the ``objmode`` callback it replaces (the
+threads' ``numba_stage.thread_shard``).
 """
 import os
 import sys
@@ -68,6 +74,17 @@ def _cpu_per_wall(fn, repeat):
     return cpu / wall
 
 
+def _cpu_per_call(fn, repeat):
+    """Process CPU time (user + system) per call of ``fn``: the work done,
+    whatever share of the cores the machine gives."""
+    import resource
+    before = resource.getrusage(resource.RUSAGE_SELF)
+    for _ in range(repeat):
+        fn()
+    after = resource.getrusage(resource.RUSAGE_SELF)
+    return ((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)) / repeat
+
+
 def bench_pmap(quick=False):
     """Rows (workload, 1 worker, 2 workers, ratio, check) for eager and jit pmap."""
     params, x, y = _problem(quick)
@@ -86,15 +103,51 @@ def bench_pmap(quick=False):
         times = {w: _median(lambda m=m, xs=xs, ys=ys: m(*params, xs, ys), repeat)
                  for w, (m, xs, ys) in calls.items()}
         ratio = times[1] / times[2]
+        work = {w: _cpu_per_call(lambda m=m, xs=xs, ys=ys: m(*params, xs, ys), repeat)
+                for w, (m, xs, ys) in calls.items()}
         m, xs, ys = calls[2]
         cores = _cpu_per_wall(lambda: m(*params, xs, ys), repeat)
-        rows.append({"workload": f"data-parallel MLP gradient step, {label}",
+        rows.append({"workload": f"data-parallel MLP gradient step, {label}", "speedup": ratio,
                      "one": f"{times[1] * 1e3:.1f} ms", "two": f"{times[2] * 1e3:.1f} ms",
                      "ratio": f"{ratio:.2f}x (target >= 1.7x)",
                      "cores": f"{cores:.2f}",
+                     "work": f"{work[1] * 1e3:.1f} / {work[2] * 1e3:.1f} ms = "
+                             f"{work[1] / work[2]:.2f}",
                      "check": "equal" if worst < 1e-12 else f"DIFFER by {worst:.1e}",
                      "ok": worst < 1e-12})
     return rows
+
+
+ROUNDS = 2000
+
+
+def _psums(v):
+    """ROUNDS all-reduces of one float64 (the shard's first element)."""
+    acc = 0.0
+    for _ in range(ROUNDS):
+        acc = acc + tx.lax.psum(v[0], "batch")
+    return acc
+
+
+def collective_cost(quick=False):
+    """Microseconds per ``psum`` of a float64 from a compiled shard with 2
+    workers: compiled (``numba_stage.thread_shard``) and through the
+    ``objmode`` callback (forced by holding the compiled path's lock, as a
+    concurrent pmap call would)."""
+    from tangent_x.numba_stage import thread_shard
+    mapped = tx.jit(tx.pmap(_psums, axis_name="batch"))
+    x = np.arange(2.0).reshape(2, 1)
+    repeat = 2 if quick else 5
+    fast = mapped(x)
+    compiled = _median(lambda: mapped(x), repeat) / ROUNDS
+    with thread_shard._LOCK:
+        slow = mapped(x)
+        called = _median(lambda: mapped(x), repeat) / ROUNDS
+    same = bool(np.array_equal(fast, slow))
+    return {"workload": f"one psum of a float64 in a jit(pmap) shard ({ROUNDS} in a loop)",
+            "one": f"callback {called * 1e6:.0f} us", "two": f"compiled {compiled * 1e6:.1f} us",
+            "ratio": f"{called / compiled:.0f}x less", "speedup": called / compiled,
+            "cores": "-", "check": "equal" if same else "DIFFER", "ok": same, "work": "-"}
 
 
 def control(quick=False):
@@ -119,25 +172,37 @@ def control(quick=False):
     two = _median(two_threads, 3)
     return {"workload": "control: NumPy matmuls on threads (no tangent_x)",
             "one": f"{one * 1e3:.1f} ms", "two": f"{two * 1e3:.1f} ms",
-            "ratio": f"{one / two:.2f}x (the machine's bound now)",
-            "cores": f"{_cpu_per_wall(two_threads, 2):.2f}", "check": "-", "ok": True}
+            "ratio": f"{one / two:.2f}x (the machine's bound now)", "speedup": one / two,
+            "cores": f"{_cpu_per_wall(two_threads, 2):.2f}", "check": "-", "ok": True,
+            "work": "-"}
 
 
 def table(rows):
     lines = ["| workload | 1 worker (2x batch) | 2 workers | 1 / 2 | cores used by 2 "
-             "workers (CPU / wall) | 1 vs 2 workers' parameters |", "|---|---|---|---|---|---|"]
+             "workers (CPU / wall) | CPU time per step, 1 / 2 workers | "
+             "1 vs 2 workers' parameters |", "|---|---|---|---|---|---|---|"]
     lines += [f"| {r['workload']} | {r['one']} | {r['two']} | {r['ratio']} | {r['cores']} | "
-              f"{r['check']} |" for r in rows]
+              f"{r['work']} | {r['check']} |" for r in rows]
     return "\n".join(lines)
+
+
+def acceptance(rows):
+    """The line issue #20's acceptance reads: 2 workers vs 1 (threads)."""
+    eager, compiled, machine = (r["speedup"] for r in rows[:3])
+    return (f"acceptance (threads, 2 workers vs 1 on twice the batch): jit(pmap) {compiled:.2f}x, "
+            f"eager pmap {eager:.2f}x (target >= 1.7x); the machine gives {machine:.2f}x now "
+            "(control row); 2 MPI ranks: tools/bench_mpi.py")
 
 
 def main(argv=None):
     quick = "--quick" in (argv if argv is not None else sys.argv[1:])
     rows = bench_pmap(quick) + [control(quick)]
+    rows.append(collective_cost(quick))
     print(f"pmap on {os.cpu_count()} cores, TANGENT_X_NUM_DEVICES="
           f"{os.environ['TANGENT_X_NUM_DEVICES']}, MLP {SIZES}, {PER_WORKER} examples per "
           "worker" + ("  [--quick: times are not meaningful]" if quick else ""))
     print(table(rows))
+    print(acceptance(rows))
     return 0 if all(r["ok"] for r in rows) else 1
 
 

@@ -14,7 +14,10 @@ A name a loop assigns arrays of different ranks in different iterations
 (a loop over a pytree's leaves) has no one rank: it stays unknown.
 
 Both branches of every top-level ``if`` are run (on copies of the state,
-errors ignored), since with a batched condition vmap evaluates both.  A name
+errors ignored), since with a batched condition vmap evaluates both.  The
+branch the example does not take may never end on it (a ``while`` that
+only its guard makes finish): its loops stop after ``TRIAL_TURNS`` turns
+in all, what they assigned after that point staying unknown.  A name
 the example never reaches (a loop that ran zero times, a branch inside a
 loop) stays unknown, and the rules fall back to the per-example loop there.
 """
@@ -78,14 +81,38 @@ def _module_env(fn):
 
 
 _STEP = "__tangent_x_probe_step__"
+_TURN = "__tangent_x_probe_turn__"
+TRIAL_TURNS = 1000      # loop turns, at most, in a branch the example does not take
+
+
+class _OverBudget(Exception):
+    """A branch the example does not take ran ``TRIAL_TURNS`` loop turns."""
+
+
+def _no_limit():
+    return None
+
+
+def _turn_counter():
+    turns = [0]
+
+    def turn():
+        turns[0] += 1
+        if turns[0] > TRIAL_TURNS:
+            raise _OverBudget()
+    return turn
 
 
 def _watch_loops(stmts):
     """Each loop body of ``stmts`` ends by calling ``_STEP`` with the names
-    it assigns, so that the probe sees every iteration, not just the last."""
+    it assigns, so that the probe sees every iteration, not just the last,
+    and starts by calling ``_TURN`` (which bounds a trial's turns)."""
     for node in stmts:
         for loop in gast.walk(node):
             if isinstance(loop, (gast.For, gast.While)):
+                loop.body.insert(0, gast.Expr(value=gast.Call(
+                    func=gast.Name(id=_TURN, ctx=gast.Load(), annotation=None,
+                                   type_comment=None), args=[], keywords=[])))
                 names = sorted({n.id for b in loop.body for n in gast.walk(b)
                                 if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)})
                 if names:
@@ -142,6 +169,7 @@ def probe(fn, example_args):
     pending = []
     varying, seen = set(), {}
     namespace[_STEP] = _step_recorder(namespace, seen, varying)
+    namespace[_TURN] = _no_limit
     with np.errstate(all="ignore"):
         try:
             for eqn in fn.eqns:
@@ -151,6 +179,7 @@ def probe(fn, example_args):
                     for body in eqn.params["branches"]:
                         trial = dict(namespace)
                         trial[_STEP] = _step_recorder(trial, seen, varying)
+                        trial[_TURN] = _turn_counter()
                         try:
                             _run(lower.lower(body.eqns), trial)
                         except Exception:    # noqa: BLE001 - the untaken branch may fail

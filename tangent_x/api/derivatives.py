@@ -113,6 +113,19 @@ def jvp(fun, primals, tangents):
     return call_jvp(transformed, primals, range(len(primals)), tangents)
 
 
+def _jvp_for_primals(fun, n, first=0):
+    """The jvp code of ``fun`` for ``n`` primals, a callable taking the
+    primals then the tangents (then the ``first`` arguments bound before
+    them, for ``jvp(partial(fun, a), ...)``) and returning ``(out,
+    out_tangent)``: what a ``tx.jvp(fun, primals, tangents)`` call inside a
+    transformed function inlines (the canonical stage asks for it through
+    this attribute)."""
+    return cached(fun, "jvp", tuple(range(first, first + n)), lambda out, a: out)
+
+
+jvp.for_primals = _jvp_for_primals
+
+
 STAGES = ("parse", "canonical", "python", "numba", "cuda", "ptx")
 
 

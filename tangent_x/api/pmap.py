@@ -17,7 +17,13 @@ Why threads, and eager by default: a worker is a slot, not an accelerator,
 and NumPy and Numba release the GIL in the heavy operations, so threads
 share the arrays without copies; ``jit(pmap(f))`` compiles the shards.
 After ``tangent_x.distributed.initialize()`` the group spans every process
-(``MPIGroup``), each process running its local devices as threads.
+(``MPIGroup``), each process running its local devices as threads; with
+one local device, ``jit(pmap(f))``'s shard calls MPI itself for its
+collectives (``numba_stage.mpi_shard``: no callback into Python).  With
+threads, ``jit(pmap(f))``'s collectives over its axis are compiled too
+(``numba_stage.thread_shard``: a rendezvous in shared memory, no GIL), and
+its shards run on worker threads kept across calls (``parallel.pool``)
+while the caller blocks.
 
 Differences from JAX: ``out_axes=None`` returns device 0's value (JAX
 checks that the values agree only under a flag); ``backend`` is accepted
@@ -37,9 +43,11 @@ from ..core.custom import custom_vjp
 from ..errors import call_site
 from ..lax import collectives
 from ..parallel import ThreadGroup, devices as device_table, perform
-from .. import tree_util
+from .. import distributed, tree_util
 from .derivatives import jvp, vjp
+from ..numba_stage import thread_shard
 from ..numba_stage.compile import Jitted
+from ..parallel.pool import POOL
 from .jit import jit as _jit, python_stage
 from .transformed import Transformed, Unspecialized
 
@@ -88,6 +96,9 @@ class Pmapped(custom_vjp):
         self.jvp = self._jvp            # forward mode too (rules/structural.py)
         self._shard = None
         self._jitted = None
+        self._mpi_jitted = None     # one device per MPI process (_mpi_shard)
+        self._thread_jitted = None  # threads with compiled collectives (_thread_shard)
+        self._names = {}            # number of arguments -> their names
         self._call_site = call_site()
 
     def __repr__(self):
@@ -128,6 +139,39 @@ class Pmapped(custom_vjp):
             self._jitted.nogil = True
         return self._jitted
 
+    def _mpi_shard(self, shard_fn):
+        """Under MPI with one device per process: the per-shard code whose
+        collectives over the axis are direct MPI calls
+        (``numba_stage.mpi_shard``), pointed at this launch's communicator;
+        else ``shard_fn`` (several local devices keep the callback)."""
+        if shard_fn is not getattr(self._jitted, "front", lambda: None)() or \
+                not isinstance(self.axis_name, str):
+            return shard_fn
+        # local import: MPI is optional and loads only in an mpiexec launch
+        from ..numba_stage import mpi_shard
+        if self._mpi_jitted is None:
+            jitted = Jitted(self.fun, python_stage, static_argnums=self.static_argnums)
+            jitted.nogil = True
+            jitted.rebind = mpi_shard.rebinding(self.axis_name)
+            self._mpi_jitted = jitted
+        mpi_shard.activate(distributed.communicator())
+        return self._mpi_jitted.front()
+
+    def _thread_shard(self, shard_fn):
+        """With threads: the per-shard code whose collectives over the axis
+        meet in shared memory, compiled (``numba_stage.thread_shard``: no
+        GIL, no callback); None where ``shard_fn`` is not the plain compiled
+        shard (a transform's own jit keeps the callback)."""
+        if shard_fn is not getattr(self._jitted, "front", lambda: None)() or \
+                not isinstance(self.axis_name, str):
+            return None
+        if self._thread_jitted is None:
+            jitted = Jitted(self.fun, python_stage, static_argnums=self.static_argnums)
+            jitted.nogil = True
+            jitted.rebind = thread_shard.rebinding(self.axis_name)
+            self._thread_jitted = jitted
+        return self._thread_jitted.front()
+
     def jitted(self):
         """``jit(pmap(f))``: the same map, each shard compiled by Numba."""
         if self.compiled:
@@ -143,12 +187,32 @@ class Pmapped(custom_vjp):
                             f"arguments only, but was given keyword argument(s) "
                             f"{', '.join(kwargs)}: bind them with functools.partial")
         shards, size = self._split(args)
-        named = dict(zip(param_names(self.fun, len(args)), args))
-        return self._run(self.shard_function, shards, size, self.out_axes, named)
+        named = dict(zip(self._param_names(len(args)), args))
+        shard_fn = self.shard_function
+        if self.compiled and size == 1 and device_table._distributed() is not None:
+            shard_fn = self._mpi_shard(shard_fn)
+        elif self.compiled and device_table._distributed() is None:
+            fast = self._thread_shard(shard_fn)
+            if fast is not None:
+                session = thread_shard.Session.open(size)
+                if session is not None:        # else another call holds the state
+                    try:
+                        return self._run(fast, shards, size, self.out_axes, named, session)
+                    finally:
+                        session.close()
+        return self._run(shard_fn, shards, size, self.out_axes, named)
+
+    def _param_names(self, n):
+        """``param_names(fun, n)``, kept (inspecting a signature costs tens
+        of microseconds a call)."""
+        names = self._names.get(n)
+        if names is None:
+            names = self._names[n] = param_names(self.fun, n)
+        return names
 
     def _split(self, args):
         """Per-worker argument lists and the number of shards."""
-        names = param_names(self.fun, len(args))
+        names = self._param_names(len(args))
         for i in self.static_argnums:
             if not -len(args) <= i < len(args):
                 raise ValueError(f"pmap static_broadcasted_argnums={self.static_argnums} "
@@ -224,10 +288,13 @@ class Pmapped(custom_vjp):
             shards.append(shard)
         return shards, size
 
-    def _run(self, shard_fn, shards, size, out_axes, named=None):
+    def _run(self, shard_fn, shards, size, out_axes, named=None, session=None):
         """Run ``shard_fn`` on every shard, each in its own thread, and stack
         the results along ``out_axes``.  ``named`` (argument name -> value):
-        across processes, checked to agree in shapes and dtypes first."""
+        across processes, checked to agree in shapes and dtypes first.
+        ``session``: a ``thread_shard.Session`` for a shard with compiled
+        collectives, run on the kept workers (``parallel.pool``) while this
+        thread blocks."""
         group = _make_group(size, named)
         results = [None] * size
         failures = []               # in the order they happened: the first is the cause
@@ -239,6 +306,8 @@ class Pmapped(custom_vjp):
         def work(k):
             handler = functools.partial(_handle, group[k])
             try:
+                if session is not None:
+                    session.enter(k)
                 if self.axis_name is None:
                     results[k] = shard_fn(*shards[k])
                 else:
@@ -247,11 +316,22 @@ class Pmapped(custom_vjp):
                 finish = getattr(group[k], "finish", None)
                 if finish is not None:
                     finish()
+                if session is not None:
+                    session.finish(k)
             except BaseException as exc:     # noqa: B902 (re-raised in the caller)
+                if session is not None:
+                    exc = session.explain(exc, k)
                 with lock:
                     failures.append(exc)
                 group[k].abort(exc)         # the others stop waiting (WorkerAborted)
+                if session is not None:
+                    session.abort()
 
+        if session is not None:
+            POOL.run(size, work, interrupted=session.abort)
+            if failures:
+                raise failures[0]
+            return _stack(results, out_axes)
         threads = [threading.Thread(target=work, args=(k,), name=f"pmap-worker-{k}",
                                     daemon=True) for k in range(1, size)]
         for t in threads:
@@ -337,14 +417,13 @@ def _make_group(size, named=None):
     if device_table._distributed() is not None:
         # local import: MPI is optional and loads only in an mpiexec launch
         from ..parallel.mpi import MPIGroup
-        group = MPIGroup(size)
-        if named:
-            leaves = {}
-            for name, value in named.items():
-                parts = tree_util.tree_leaves(value)
-                for i, leaf in enumerate(parts):
-                    leaves[name if len(parts) == 1 else f"{name} (leaf {i})"] = leaf
-            group.check_arguments(leaves)
+        leaves = {}
+        for name, value in (named or {}).items():
+            parts = tree_util.tree_leaves(value)
+            for i, leaf in enumerate(parts):
+                leaves[name if len(parts) == 1 else f"{name} (leaf {i})"] = leaf
+        # the device counts and the arguments: one all-reduce
+        group = MPIGroup(size, arguments=leaves)
         return [group.worker(k) for k in range(size)]
     return ThreadGroup.create(size, timeout=RENDEZVOUS_TIMEOUT)
 

@@ -21,6 +21,9 @@ class Branches:
         if isinstance(pred, gast.Constant) and type(pred.value) in (bool, int, float, str,
                                                                       type(None)):
             return bool(pred.value)
+        length = self.tuple_length(pred)
+        if length is not None:      # `if layers:` of a tuple of known length
+            return length > 0
         return None
 
     def stmt_If(self, scope, stmt, live_after=frozenset()):

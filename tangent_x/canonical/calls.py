@@ -10,12 +10,14 @@ call, fine while no gradient has to flow through it.
 """
 import ast
 import builtins
+import functools
 import types
 
 import gast
 import numpy as np
 
 from ..core import custom
+from ..runtime.custom import custom_jvp_cotangents, pullback_of
 from ..core import ir, primitives as P
 from . import parser
 from ..core.naming import base_name
@@ -130,6 +132,8 @@ class Calls:
     def call_object(self, scope, obj, node, target):
         if obj is len and len(node.args) == 1 and not node.keywords:
             length = self._static_len(scope, node.args[0])
+            if length is None and isinstance(node.args[0], gast.Name):
+                length = self.tuple_length(self.expr(scope, node.args[0]))
             if length is not None:      # a recursion's depth may hang on it
                 return ir.const(length)
         if isinstance(obj, LocalFunction):
@@ -169,6 +173,8 @@ class Calls:
                                 base=base_name("", arg) or kind)
                 self._containers[out.id] = kind
                 return out
+        if obj is custom_jvp_cotangents and len(node.args) == 3 and not node.keywords:
+            return self.custom_cotangents_call(scope, node, target)
         prim = P.lookup(obj)
         if prim is not None:
             args, kwargs = self.call_args(scope, node)
@@ -184,6 +190,8 @@ class Calls:
             _, kwargs = self.call_args(scope, node)
             return self.emit(P.get("dict"), list(kwargs.values()),
                              params={"keys": tuple(kwargs)}, target=target, base="d")
+        if _is_transform(obj) and hasattr(obj, "for_primals"):
+            return self.jvp_call(scope, obj, node, target)
         if _is_transform(obj):
             # tx.grad(g)(x) inside: the transform is applied now, to static
             # arguments (module-level functions, literal argnums/in_axes), and
@@ -192,6 +200,13 @@ class Calls:
                 args = [self._static_argument(scope, a) for a in node.args]
                 kwargs = {k.arg: self._static_argument(scope, k.value) for k in node.keywords}
             except NotStatic:
+                if obj.__name__ == "vjp":
+                    raise self.error(
+                        "tx.vjp(f, x) inside a transformed function is not supported "
+                        "(its pullback is a function made at run time)", node,
+                        "a pullback is a gradient: define def f_dot_ct(x, ct): return "
+                        "np.sum(f(x) * ct) at module level and call tx.grad(f_dot_ct)(x, ct) "
+                        "inside, or use tx.jvp(f, (x,), (v,))", scope) from None
                 raise self.error(f"tx.{obj.__name__}(...) inside a transformed function "
                                  "needs static arguments (a module-level function, literal "
                                  "options)", node,
@@ -218,6 +233,98 @@ class Calls:
                          params={"callee": self.env_name(obj, label), "label": label},
                          target=target, base=label)
 
+    def jvp_call(self, scope, jvp, node, target):
+        """``tx.jvp(f, primals, tangents)`` inside a transformed function (JAX
+        allows transforms inside jit): ``f`` is known now (a function, or
+        ``tx.grad(g)``: an hvp), so its jvp code for that many primals is
+        made now (``jvp.for_primals``) and inlined, called with the primals
+        then the tangents; it returns ``(out, out_tangent)``."""
+        if len(node.args) != 3 or node.keywords:
+            raise self.error("tx.jvp takes (fun, primals, tangents)", node,
+                             "call it as tx.jvp(f, (x,), (v,))", scope)
+        fun, bound = self._jvp_target(scope, node.args[0], node)
+        primals = self._sequence_atoms(scope, node.args[1], "primals")
+        tangents = self._sequence_atoms(scope, node.args[2], "tangents")
+        if len(primals) != len(tangents):
+            raise self.error(f"jvp called with different primal and tangent counts: "
+                             f"{len(primals)} and {len(tangents)}", node, None, scope)
+        code = jvp.for_primals(fun, len(primals), first=len(bound)).function
+        parsed = parser.parse(code)
+        return self.inline(parsed.node, parsed, None, primals + tangents + bound, {},
+                           target, scope, node)
+
+    def _jvp_target(self, scope, fun_node, node):
+        """The function ``tx.jvp`` differentiates inside a transformed
+        function, and the values bound before its primals: a function
+        known now (``f``, ``tx.grad(f)``), or ``functools.partial(f, a, ...)``
+        or ``lambda y: f(a, y)`` whose ``a`` may be values of the code."""
+        if isinstance(fun_node, gast.Call) and not fun_node.keywords and fun_node.args:
+            maker = self.expr(scope, fun_node.func)
+            if isinstance(maker, Static) and maker.obj is functools.partial:
+                fun, bound = self._jvp_target(scope, fun_node.args[0], node)
+                return fun, bound + [self.atom(scope, a) for a in fun_node.args[1:]]
+        fun = self.expr(scope, fun_node)
+        if isinstance(fun, Static) and isinstance(fun.obj, LocalFunction):
+            found = self._partial_in_disguise(fun.obj)
+            if found is not None:
+                return found
+        if not isinstance(fun, Static) or isinstance(fun.obj, LocalFunction) \
+                or not callable(fun.obj):
+            raise self.error(
+                f"tx.jvp({ir.ast_text(fun_node)}, ...) inside a transformed function "
+                "needs a function whose jvp code can be made when transforming: a "
+                "module-level function, tx.grad(f) of one, functools.partial(f, a) or "
+                "lambda y: f(a, y) (one call, the primals last)", node,
+                "define the function at module level, with the values it closes over "
+                "as its first parameters, and pass partial(f, params)", scope)
+        return fun.obj, []
+
+    def _partial_in_disguise(self, local):
+        """``lambda y: f(params, y)`` (or a nested def returning that call):
+        ``partial(f, params)``, its bound values read in the scope the lambda
+        was made in.  (f, bound atoms), or None for any other body."""
+        node = local.node
+        if isinstance(node, gast.Lambda):
+            body = node.body
+        elif len(node.body) == 1 and isinstance(node.body[0], gast.Return):
+            body = node.body[0].value
+        else:
+            return None
+        a = node.args
+        if a.vararg or a.kwarg or a.kwonlyargs or a.defaults or a.posonlyargs \
+                or not isinstance(body, gast.Call) or body.keywords:
+            return None
+        params = [p.id for p in a.args]
+        k = len(body.args) - len(params)
+        tail = body.args[k:] if k >= 0 else []
+        if len(tail) != len(params) or not all(
+                isinstance(t, gast.Name) and t.id == p for t, p in zip(tail, params)):
+            return None
+        head = body.args[:k]
+        if any(isinstance(n, gast.Name) and n.id in params
+               for e in head + [body.func] for n in gast.walk(e)):
+            return None
+        fun = self.expr(local.scope, body.func)
+        if not isinstance(fun, Static) or isinstance(fun.obj, LocalFunction) \
+                or not callable(fun.obj):
+            return None
+        return fun.obj, [self.atom(local.scope, e) for e in head]
+
+    def _sequence_atoms(self, scope, node, what):
+        """The items of a tuple or list whose length is known now (jvp's
+        primals and tangents): a literal ``(x, y)``, or a tuple of known length."""
+        if isinstance(node, (gast.Tuple, gast.List)):
+            return [self.atom(scope, e) for e in node.elts]
+        seq = self.atom(scope, node)
+        length = self.tuple_length(seq)
+        if length is None:
+            raise self.error(f"tx.jvp's {what} inside a transformed function must be a "
+                             f"tuple whose length is known when transforming", node,
+                             f"write the {what} out as a tuple: tx.jvp(f, (x,), (v,))", scope)
+        return [self.static_item(seq, ir.const(i), None)
+                or self.emit(P.get("getitem"), [seq, ir.const(i)], base=what)
+                for i in range(length)]
+
     def generator_call(self, scope, obj, node, target):
         """``list(g)``, ``tuple(g)``, ``sum(g)`` of a generator expression
         (or of a list comprehension): the loop it is (see ``comprehensions``)."""
@@ -228,6 +335,30 @@ class Calls:
             return self.comprehension(scope, gen, "list", target)
         items = self.comprehension(scope, gen, "list", None)
         return self.emit(P.get("list_to_tuple"), [items], target=target, base=target or "tup")
+
+    def custom_cotangents_call(self, scope, node, target):
+        """``custom_jvp_cotangents(fun, (args...), g)`` in derivative code being
+        differentiated again (hessian, jacfwd(grad) of a custom_jvp function):
+        the transposed tangent map of ``fun``'s rule is inlined as the code it
+        is (``pullback_of``), so it differentiates like any code -- JAX
+        differentiates the rule again.  Returns the tuple of cotangents."""
+        fun = self.expr(scope, node.args[0])
+        if not isinstance(fun, Static) or not isinstance(fun.obj, custom.custom_jvp) \
+                or not isinstance(node.args[1], gast.Tuple):
+            raise self.error("custom_jvp_cotangents is derivative code's own helper",
+                             node, "call the custom_jvp function itself", scope)
+        obj = fun.obj
+        args = [self.atom(scope, a) for a in node.args[1].elts]
+        g = self.atom(scope, node.args[2])
+        nondiff, primals = obj.split(args)
+        zeros = [self.emit(P.get("zeros_like"), [p], base="zeros") for p in primals]
+        pullback = parser.parse(pullback_of(obj, len(args)).function)
+        out_and_bars = self.inline(pullback.node, pullback, None,
+                                   zeros + [g] + nondiff + primals, {}, None, scope, node)
+        bars = self.emit(P.get("getitem"), [out_and_bars, ir.const(1)], base="cotangents")
+        if len(primals) == 1:
+            bars = self.emit(P.get("tuple"), [bars], target=target, base="cotangents")
+        return bars
 
     def custom_call(self, scope, obj, node, target):
         """A custom_jvp/custom_vjp function: one equation; its rule decides."""

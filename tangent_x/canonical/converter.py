@@ -70,6 +70,9 @@ class Converter(Expressions, Statements, Calls, Inlining, Checks, Mutation, Bran
         self._bindings = {}   # atom name -> [(scope, user name)] bound to it
         self._may_alias = {}  # a branch's result -> values from before it it may be
         self._lengths = set()  # atoms known to be lengths (len(...) results)
+        self._tuple_lengths = {}  # atom name -> length of a tuple built in the code
+        self._tuple_roots = {}  # env name of a constant tuple's slice -> (root, start, step)
+        self._run_time_slices = {}  # atom name -> the user's text of what it slices
         self._containers = {}  # atom name -> "dict" | "list" for packed containers
         self._view_children = {}  # base atom name -> names of views taken from it
         self._carry_guard = {}  # loop carry-in atom -> (name, its aliases) not shared

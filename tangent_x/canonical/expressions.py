@@ -155,10 +155,16 @@ class Expressions:
     def expr_Subscript(self, scope, node, target):
         base = self.atom(scope, node.value)
         idx = self.index_atom(scope, node.slice)
+        folded = self.static_item(base, idx, target)
+        if folded is not None:
+            return folded
         out = self.emit(P.get("getitem"), [base, idx], target=target,
                         base=item_name(base, idx))
         if ir.is_name(base) and looks_basic(idx):
             self._add_view(out, base, idx)
+        if _constant_slice(idx) is not None:
+            # its length is decided at run time: named if a recursion hangs on it
+            self._run_time_slices[out.id] = ir.ast_text(node.value)
         return out
 
     def expr_BinOp(self, scope, node, target):
@@ -178,6 +184,10 @@ class Expressions:
         prim = P.UNARYOP_BY_AST[type(node.op)]
         if prim.name == "pos":
             return operand
+        if prim.name == "not_":
+            length = self.tuple_length(operand)
+            if length is not None:      # `not layers` of a tuple of known length
+                return ir.const(length == 0)
         if prim.name == "neg" and isinstance(operand, gast.Constant) and \
                 type(operand.value) in (int, float, complex):
             return ir.const(-operand.value)        # a literal: -1.0
@@ -211,7 +221,55 @@ class Expressions:
         elts = self._static_sequence(scope, node)
         if isinstance(elts, Static):
             return elts
-        return self.emit(P.get("tuple"), elts, target=target, base="tup")
+        out = self.emit(P.get("tuple"), elts, target=target, base="tup")
+        self._tuple_lengths[out.id] = len(elts)
+        return out
+
+    # --- tuples of a length known when transforming ------------------------
+
+    def tuple_length(self, atom):
+        """The length of a tuple known when transforming -- a constant tuple
+        (a module global, a closure value, a slice of one) or one built in
+        the code (``(a, b)``, a constant slice of it) -- else None.  A
+        recursion over ``layers[1:]`` ends on it (``if not layers``)."""
+        if not ir.is_name(atom):
+            return None
+        if atom.id in self.env:
+            value = self.env[atom.id]
+            return len(value) if isinstance(value, tuple) else None
+        return self._tuple_lengths.get(atom.id)
+
+    def static_item(self, base, idx, target):
+        """``base[idx]`` of a tuple of known length with a constant index,
+        when it can be known now: an item of a constant tuple is that
+        object (a number folds, a function stays callable); a constant
+        slice of a constant tuple is the smaller tuple, and of a tuple
+        built in the code a tuple whose length is known.  None otherwise."""
+        length = self.tuple_length(base)
+        if length is None:
+            return None
+        constant = self.env.get(base.id) if base.id in self.env else None
+        # items are named after the tuple the slices were cut from: W_1, not item
+        root, start, step = self._tuple_roots.get(base.id, (base.id, 0, 1))
+        if isinstance(idx, gast.Constant) and type(idx.value) is int and constant is not None:
+            if not -length <= idx.value < length:
+                return None          # Python's IndexError, at run time
+            return self.classify(constant[idx.value],
+                                 f"{root}_{start + (idx.value % length) * step}")
+        window = _constant_slice(idx)
+        if window is None:
+            return None
+        if constant is not None:
+            kept = range(length)[window]
+            out = self.value_atom(constant[window], f"{root}_rest")
+            if ir.is_name(out):
+                self._tuple_roots[out.id] = (root, start + kept.start * step,
+                                             step * kept.step)
+            return out
+        out = self.emit(P.get("getitem"), [base, idx], target=target,
+                        base=item_name(base, idx))
+        self._tuple_lengths[out.id] = len(range(length)[window])
+        return out
 
     def expr_List(self, scope, node, target):
         elts = self._static_sequence(scope, node)
@@ -305,6 +363,19 @@ class Expressions:
             if isinstance(func, Static) and func.obj in _STATIC_BUILTINS:
                 return list(func.obj(*[self.static_value(scope, a) for a in node.args]))
         raise NotStatic()
+
+
+def _constant_slice(idx):
+    """The ``slice`` of a slice atom whose bounds are numbers or None, else None."""
+    if not (isinstance(idx, gast.Call) and isinstance(idx.func, gast.Name)
+            and idx.func.id == "slice"):
+        return None
+    parts = []
+    for a in idx.args:
+        if not (isinstance(a, gast.Constant) and (a.value is None or type(a.value) is int)):
+            return None
+        parts.append(a.value)
+    return slice(*parts)
 
 
 _FOLDED = (int, float, str, type(None))

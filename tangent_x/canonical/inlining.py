@@ -15,8 +15,9 @@ class Inlining:
     """Mixed into ``converter.Converter``."""
 
     def inline(self, node, parsed, parent, args, kwargs, target, call_scope, call_node):
-        key = (id(node), _static_signature(args, kwargs))
-        self.check_recursion(key, getattr(node, "name", parsed.name), call_scope, call_node)
+        key = (id(node), _static_signature(args, kwargs, self.tuple_length))
+        self.check_recursion(key, getattr(node, "name", parsed.name), call_scope, call_node,
+                             list(args) + list(kwargs.values()))
         self._inlining.append(key)
         self.deps.append(parsed.code_dep)
         saved_origin, saved_raised = self.origin, self._raised
@@ -47,7 +48,7 @@ class Inlining:
             result = ir.name(new)
         return result
 
-    def check_recursion(self, key, name_, call_scope, call_node):
+    def check_recursion(self, key, name_, call_scope, call_node, args=()):
         """A recursive call is inlined again, with its arguments bound, as
         long as its depth is decided when transforming: the test that ends
         it must fold to a constant (``n == 0`` of a number ``n``).  A
@@ -63,6 +64,18 @@ class Inlining:
             while s is not None and getattr(s, "inlined", None) is None:
                 s = s.caller
             if s is not None and any(b is s for b in self._branch_scopes):
+                sliced = [self._run_time_slices[a.id] for a in args
+                          if ir.is_name(a) and a.id in self._run_time_slices]
+                if sliced:
+                    raise self.error(
+                        f"recursive call to {name_} over a slice of '{sliced[0]}', whose "
+                        f"length is not known when transforming (an argument of the "
+                        f"transformed function, or a list): the depth of the recursion "
+                        f"is decided at run time", call_node,
+                        f"loop over it instead (for p in {sliced[0]}: x = ...), or close "
+                        f"over a tuple fixed when transforming (tx.grad(lambda x: "
+                        f"loss(layers, x)) with layers a tuple of arrays or numbers)",
+                        call_scope)
                 raise self.error(
                     f"recursive call to {name_} under a test decided at run time (array "
                     f"data, or an argument of the transformed function): the depth of the "
@@ -160,14 +173,19 @@ class Inlining:
             self.bind(scope, p, v)    # the caller's array, mutated here, is seen there
 
 
-def _static_signature(args, kwargs):
+def _static_signature(args, kwargs, tuple_length):
     """What is known now of a call's arguments: numbers, strings and None
-    by value, functions and objects by identity; run-time values as None."""
+    by value, functions and objects by identity, the length of a tuple
+    whose length is known (``layers[1:]`` gets shorter); run-time values
+    as None."""
     def one(a):
         if isinstance(a, gast.Constant):
             return ("const", type(a.value).__name__, repr(a.value))
         if isinstance(a, Static):
             return ("static", id(a.obj))
+        length = tuple_length(a)
+        if length is not None:
+            return ("tuple", length)
         return None
     return (tuple(one(a) for a in args),
             tuple(sorted((k, one(v)) for k, v in kwargs.items())))

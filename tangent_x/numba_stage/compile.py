@@ -47,6 +47,8 @@ class Jitted:
 
     # compiled with nogil (pmap's workers run it on threads in parallel)
     nogil = False
+    # globals replaced when loading (see loading.load; pmap's MPI collectives)
+    rebind = None
 
     def __new__(cls, *args, **kwargs):
         own = type(cls.__name__, (cls,), {"__module__": cls.__module__,
@@ -159,7 +161,8 @@ class Jitted:
         if text is None:
             return False
         compiled.reload(text, lambda text: load(compiled.name, text, compiled.linemap,
-                                                compiled.plan, nogil=self.nogil))
+                                                compiled.plan, nogil=self.nogil,
+                                                rebind=self.rebind))
         return True
 
     def _failed(self, exc, compiled, leaves, known, call=None):
@@ -353,7 +356,8 @@ class Jitted:
         text, linemap, plan, name = numba_stage(generated, avs, self._call_site, self._ranks,
                                                 self._units, self._weak, self._callees(),
                                                 numbers=self._numbers, mixed=self._mixed)
-        compiled = load(name, text, linemap, plan, generated.canonical.origin, self.nogil)
+        compiled = load(name, text, linemap, plan, generated.canonical.origin, self.nogil,
+                        self.rebind)
         compiled.name = name
         compiled.contents = Contents(value for name, value in generated.module.__dict__.items()
                                      if not name.startswith("__"))    # not __builtins__

@@ -3,7 +3,10 @@
 A Numba compile failure names a line of the generated numba stage;
 ``translate`` turns it into a ``JitError`` at the user's line, with a hint
 (mark an argument static, run without jit).  One refusal is mended rather
-than reported: a variable holding arrays of two dtypes (``widened_text``).
+than reported: a variable holding arrays of two float (or two integer)
+dtypes (``widened_text``).  A variable holding a number on one path and an
+array on another, or integers and floats, is reported at the user's
+assignments of it (``join_error``): no one type follows NumPy on both.
 """
 import ast
 import os
@@ -14,6 +17,7 @@ import numpy as np
 
 from ..errors import TransformError
 from ..python_stage import loader as modules
+from .overloads.lanes import SELECT_KINDS
 from .specialize import depends_on, static_hint
 
 __all__ = ["JitError", "translate", "widened_text", "MAX_WIDENED"]
@@ -28,6 +32,10 @@ _UNIFY_ARRAYS = re.compile(r"Cannot unify array\((\w+), (\d+)d, \w+\) and "
                            r"array\((\w+), (\d+)d, \w+\) for '([A-Za-z_]\w*)\.\d+'")
 # weak_scalars' mark of vmap's lanes of a Python number (numba_runtime.WeakLanes)
 _WEAK_LANES = re.compile(r"weak_scalar\((broadcast_lanes\([^()]*\))\)")
+# a variable holding a number on one path and an array on another (or arrays
+# of two ranks): no one Numba type holds both (join_error)
+_UNIFY_KINDS = re.compile(r"Cannot unify (\S+?(?:\([^()]*\))?) and (\S+?(?:\([^()]*\))?) "
+                          r"for '([A-Za-z_]\w*)\.\d+', defined at (.+?) \((\d+)\)")
 MAX_WIDENED = 8          # variables widened, at most, before the refusal stands
 _COLOURS = re.compile(r"\x1b\[[0-9;]*m")
 _LINE = re.compile(r'File "([^"]+)", line (\d+)')
@@ -63,7 +71,9 @@ def widened_text(exc, compiled):
         dtype = np.promote_types(np.dtype(a), np.dtype(b))
     except TypeError:
         return None
-    if dtype.kind not in "biufc":
+    if dtype.kind not in "biufc" or np.dtype(a).kind != np.dtype(b).kind:
+        # integers on one path and floats on the other: cast, the path
+        # that keeps the integers would give floats (``join_error``)
         return None
     lines = compiled.text.split("\n")
     pattern = re.compile(rf"^(\s*){re.escape(var)} = (.+)$")
@@ -124,12 +134,142 @@ def translate(exc, compiled, leaves):
         hint = (f"compiled code can call NumPy functions and functions tangent_x "
                 f"inlines, not '{name}' (a {kind.rpartition('.')[2]}); run without jit "
                 "(with tx.disable_jit(): ...) or write it with NumPy")
+    elif SELECT_KINDS in message:
+        what = _COLOURS.sub("", message)
+        what = what[what.index(SELECT_KINDS):].split("\n")[0].rstrip(". ")
+        what += "; NumPy's dtype depends on the side the examples take, compiled code has one"
+        hint = ("give the variable one dtype on both sides (make the integers floats "
+                "where they are made: np.arange(3.0), x.astype(np.float64)), or run "
+                "without jit (with tx.disable_jit(): ...)")
     else:
         hint = static_hint(_arguments_read(compiled, code_line, leaves))
+    joined = join_error(message, compiled, hint if hint.startswith("if ") else None)
+    if joined is not None:
+        error = JitError(*joined)
+        error.numba_error = exc
+        return error
     error = JitError(f"Numba cannot compile this: {what}{where}; the compiled function's "
                      f"arguments are ({types_})", origin or compiled.origin, hint)
     error.numba_error = exc         # for a caller that can still mend it (LaneLoop)
     return error
+
+
+def join_error(message, compiled, static=None):
+    """(message, origin, hint) for Numba refusing a variable that holds a
+    number on one path and an array on another, or arrays of two ranks
+    (``a = x * 2.0`` under an ``if``, ``a = 1.5`` under its ``else``): NumPy
+    runs either, but compiled code gives a variable one type, and making the
+    number an array would change what later lines compute (``np.sum(a)``).
+    Likewise integer arrays on one path and float arrays on another
+    (``i = np.arange(3)``, then ``i = i * x`` under an ``if``): cast to
+    floats, the path that keeps the integers would end in floats.
+    Names the user's assignments; ``static``: the hint to mark arguments
+    static (a loop whose trip count they give is then unrolled), if any.
+    None for any other refusal."""
+    match = _UNIFY_KINDS.search(_COLOURS.sub("", message))
+    if match is None:
+        return None
+    a, b, var, path, _ = match.groups()
+    ranks = {_rank(t) for t in (a, b)}
+    kinds_ = {_dtype(t).kind for t in (a, b) if _dtype(t) is not None}
+    if None in ranks or (len(ranks) != 2 and len(kinds_) != 2):
+        return None
+    path = os.path.abspath(path)
+    if path == os.path.abspath(compiled.path):
+        text, linemap = compiled.text, compiled.linemap
+    else:
+        linemap = modules.LINEMAPS.get(path, {})
+        try:
+            with open(path) as f:
+                text = f.read()
+        except OSError:
+            return None
+    assigned = re.compile(rf"^\s*{re.escape(var)}\s*=[^=]")
+    origins = []
+    for i, line in enumerate(text.split("\n"), 1):
+        origin = linemap.get(i) if assigned.match(line) else None
+        if origin is not None and all(origin.short() != o.short() for o in origins):
+            origins.append(origin)
+    if not origins:
+        return None
+    name, lines = _user_assignments(var, origins)
+    if len(ranks) == 2:
+        kinds = " and ".join(sorted(f"{r}-d arrays" if r else "numbers" for r in ranks))
+    else:
+        kinds = " and ".join(f"{_dtype(t).name} arrays" for t in (a, b))
+    where = ", ".join(lines or [f"{o.short()}: {o.text.strip()}" for o in origins])
+    message = (f"Numba cannot compile this: '{name}' holds {kinds} on different paths "
+               f"or loop turns ({where}); compiled code "
+               "gives a variable one type, and NumPy's result depends on the path taken")
+    if len(ranks) != 2:
+        hint = ("give it one dtype on every path: make the integers floats where they "
+                "are made (np.arange(3.0), x.astype(np.float64)), or run without jit "
+                "(with tx.disable_jit(): ...)")
+        return message, origins[0], hint
+    hint = ("give it the same kind of value on every path (an array of one shape, "
+            "e.g. np.full(shape, number) or np.broadcast_to(number, shape), if that is "
+            "what the later lines should see; or float(...) of a 0-d value), or run "
+            "without jit (with tx.disable_jit(): ...)")
+    if static is not None:       # a loop with a fixed trip count is unrolled
+        hint = static.replace("; or run without jit (with tx.disable_jit(): ...)", "") + \
+            "; or " + hint
+    return message, origins[0], hint
+
+
+def _user_assignments(var, origins):
+    """The user's name for the numba stage's ``var`` (``a`` for ``a_1``) and
+    its assignments ("file:line: text") in the user's functions that hold
+    the statements ``origins`` name (an ``if`` names its branches' lines),
+    or (var, [])."""
+    base = re.sub(r"_\d+$", "", var)
+    found = []
+    for origin in origins:
+        try:
+            with open(origin.filename) as f:
+                source = f.read()
+            tree = ast.parse(source)
+        except (OSError, SyntaxError, ValueError):
+            continue
+        source_lines = source.split("\n")
+        # the function the statement is in: every assignment of the name there
+        scope = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.Lambda))
+                 and n.lineno <= origin.lineno <= getattr(n, "end_lineno", n.lineno)]
+        nodes = scope[-1:] or [n for n in ast.walk(tree) if isinstance(n, ast.stmt)
+                               and n.lineno == origin.lineno]
+        for inner in sorted((n for node in nodes for n in ast.walk(node)
+                             if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign))),
+                            key=lambda n: n.lineno):
+            targets = inner.targets if isinstance(inner, ast.Assign) else [inner.target]
+            if any(isinstance(t, ast.Name) and t.id in (var, base) for t in targets):
+                line = f"{os.path.basename(origin.filename)}:{inner.lineno}: " \
+                    f"{source_lines[inner.lineno - 1].strip()}"
+                if line not in found:
+                    found.append(line)
+                    base = next(t.id for t in targets if isinstance(t, ast.Name)
+                                and t.id in (var, base))
+        if found:
+            break
+    found = found[:3] + (["..."] if len(found) > 3 else [])
+    return (base, found) if found else (var, [])
+
+
+def _dtype(numba_type):
+    """The dtype of a Numba type's text (an array's or a number's), or None."""
+    m = re.fullmatch(r"array\((\w+), \d+d, \w+\)", numba_type)
+    try:
+        return np.dtype(m.group(1) if m else numba_type)
+    except TypeError:
+        return None
+
+
+def _rank(numba_type):
+    """The rank of a Numba type's text (0 for a number), None for others."""
+    m = re.fullmatch(r"array\(\w+, (\d+)d, \w+\)", numba_type)
+    if m is not None:
+        return int(m.group(1))
+    if re.fullmatch(r"(float|int|uint|complex)\d+|bool", numba_type):
+        return 0
+    return None
 
 
 def _arguments_read(compiled, code_line, leaves):

@@ -104,18 +104,25 @@ class Compiled:
         self._casts = None
 
 
-def load(name, text, linemap, plan, origin=None, nogil=False):
+def load(name, text, linemap, plan, origin=None, nogil=False, rebind=None):
     """The ``Compiled`` of a numba-stage module's text (``nogil``: releasing
     the GIL, in a module of its own name, since Numba's cache index does
-    not tell the options apart)."""
+    not tell the options apart).  ``rebind``: an object with ``tag`` and
+    ``names`` (global name -> object) whose names replace the module's own
+    before Numba compiles it (pmap's direct MPI collectives: ``lax``), in a
+    module named with ``tag``, so that its disk cache is its own."""
     # The runtime stamp is part of the file's name, not of its text: a
     # changed helper never meets an old on-disk compiled function, and
     # the text stays what a reader (and the gallery) should see.
     kind = "numba_nogil" if nogil else "numba"
+    if rebind is not None:
+        kind = f"{kind}_{rebind.tag}"
     module, path = modules.load(f"{name}_{kind}_{runtime_stamp()}", text, {}, linemap,
                                 importable=True)
     for bound_name, obj in plan.bound.items():
         module.__dict__.setdefault(bound_name, obj)
+    if rebind is not None:
+        module.__dict__.update(rebind.names)
     options = {**NJIT_OPTIONS, "nogil": True} if nogil else NJIT_OPTIONS
     dispatcher = numba.njit(**options)(getattr(module, name))
     if on_disk(dispatcher):

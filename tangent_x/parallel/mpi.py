@@ -20,6 +20,7 @@ stop waiting (they raise ``WorkerAborted``) and, with more than one
 process, the traceback is printed with the rank and ``MPI_Abort`` stops
 every process of the launch (nothing hangs in a collective).
 """
+import hashlib
 import threading
 import traceback
 
@@ -49,17 +50,24 @@ class MPIGroup:
     ``abort``); with one local device the group is also its own worker 0.
     """
 
-    def __init__(self, local_devices=1, comm=None, timeout=None):
+    def __init__(self, local_devices=1, comm=None, timeout=None, arguments=None):
+        """``arguments``: as ``check_arguments``'s, checked with the device
+        counts in one all-reduce (what pmap passes)."""
         self.comm = distributed.communicator() if comm is None else comm
         self.local_count = local_devices if isinstance(local_devices, int) else len(local_devices)
         if self.local_count < 1:
             raise ValueError(f"MPIGroup: local_devices must be at least 1, got {self.local_count}")
         self.process_index = self.comm.Get_rank()
         self.process_count = self.comm.Get_size()
-        counts = self.comm.allgather(self.local_count)
-        if len(set(counts)) != 1:
-            raise MismatchError("MPIGroup: every process must have the same number of local devices; "
-                             f"per process: {counts} (set TANGENT_X_NUM_DEVICES alike on every rank)")
+        mine = None if arguments is None else _shapes_of(arguments)
+        if not _alike(self.comm, repr((self.local_count, mine))):
+            counts = self.comm.allgather(self.local_count)
+            if len(set(counts)) != 1:
+                raise MismatchError("MPIGroup: every process must have the same number of local "
+                                    f"devices; per process: {counts} (set TANGENT_X_NUM_DEVICES "
+                                    "alike on every rank)")
+            if mine is not None:
+                self._name_mismatch(mine, "pmap")
         self.size = self.local_count * self.process_count
         self._meeting = threading.Barrier(self.local_count, timeout=timeout)
         self._slots = [None] * self.local_count
@@ -80,8 +88,16 @@ class MPIGroup:
         arguments ``named`` (a dict: argument name -> array or scalar) must
         have the same shapes and dtypes; else every rank raises the same
         ValueError naming the first argument that differs and its shape on
-        each process.  One small allgather (of the shapes, not the data)."""
-        mine = [(name, np.shape(value), np.asarray(value).dtype.name) for name, value in named.items()]
+        each process.  One all-reduce of two int64 (a digest of the shapes
+        and dtypes); only when they differ, an allgather of the shapes to
+        name the argument."""
+        mine = _shapes_of(named)
+        if not _alike(self.comm, repr(mine)):
+            self._name_mismatch(mine, what)
+
+    def _name_mismatch(self, mine, what):
+        """Raise, alike on every rank, naming the first argument whose shape
+        or dtype differs (``mine``: this process's, from ``_shapes_of``)."""
         everyone = self.comm.allgather(mine)
         for position, (name, _, _) in enumerate(mine):
             seen = [described[position] if position < len(described) else None
@@ -173,6 +189,23 @@ class MPIGroup:
 
 
 MAX_DIMS = 64       # NumPy's limit
+
+
+def _shapes_of(named):
+    return [(name, np.shape(value), np.asarray(value).dtype.name) for name, value in named.items()]
+
+
+def _alike(comm, value):
+    """Whether ``value`` (an int, or a string: its digest) is the same on
+    every process of ``comm``; the same answer on every rank (one buffer
+    all-reduce of a number and its negation, MAX)."""
+    if isinstance(value, str):
+        value = int.from_bytes(hashlib.sha1(value.encode()).digest()[:8], "little", signed=True)
+        value = max(value, -2 ** 63 + 1)     # its negation fits
+    probe = np.array([value, -value], dtype=np.int64)
+    seen = np.empty(2, dtype=np.int64)
+    comm.Allreduce(probe, seen, distributed.mpi().MAX)
+    return seen[0] == -seen[1]
 
 
 def _header(array):

@@ -18,6 +18,7 @@ import importlib.util
 import os
 import sys
 import tempfile
+import threading
 
 from .. import cachedir
 from ..core.origins import LINEMAPS
@@ -69,6 +70,10 @@ def _write_whole(path, data):
 
 
 _counter = [0]
+# One module at a time: an importable module is in sys.modules before its
+# text has run, and pmap's workers may load the same shard at once (another
+# thread would get the half-made module).
+_LOCK = threading.RLock()
 
 
 def load(stem, text, env, linemap, importable=False):
@@ -78,6 +83,11 @@ def load(stem, text, env, linemap, importable=False):
     text (``tangent_x_<stem>_<hash>``), so that another process can import
     it by that name: Numba's on-disk cache refers to compiled functions'
     modules by name."""
+    with _LOCK:
+        return _load(stem, text, env, linemap, importable)
+
+
+def _load(stem, text, env, linemap, importable):
     path = write(stem, text)
     LINEMAPS[path] = linemap
     if importable:

@@ -65,8 +65,10 @@ def _(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
 
 @adjoint_case(np.max, np.min, "amax", "amin")
 def _(g, ans, a, axis=None, out=None, keepdims=False):
-    """The extreme entries share the cotangent equally (as JAX does)."""
-    winners = a == unreduce(ans, a, axis=axis, keepdims=keepdims)
+    """The extreme entries share the cotangent equally (as JAX does).  The
+    winners are counted in ``a``'s dtype (ones where it ties), so a
+    float32 cotangent stays float32 as in JAX, eagerly and under jit."""
+    winners = (a == unreduce(ans, a, axis=axis, keepdims=keepdims)) * np.ones_like(a)
     count = np.sum(winners, axis=axis, keepdims=True)
     a_bar = unreduce(g, a, axis=axis, keepdims=keepdims) * winners / count
 
@@ -125,7 +127,7 @@ def _(ans, a, axis=None, dtype=None, out=None, keepdims=False):
 @tangent_case(np.max, np.min, "amax", "amin")
 def _(ans, a, axis=None, out=None, keepdims=False):
     """The mean of the tangents of the extreme entries (ties share, as in JAX)."""
-    winners = a == unreduce(ans, a, axis=axis, keepdims=keepdims)
+    winners = (a == unreduce(ans, a, axis=axis, keepdims=keepdims)) * np.ones_like(a)
     count = np.sum(winners, axis=axis, keepdims=keepdims)
     ans_dot = np.sum(a_dot * winners, axis=axis, keepdims=keepdims) / count
 

@@ -454,6 +454,9 @@ class Batcher:
                                   "lane's list would have its own length", eqn.origin,
                                   "vmap runs the function once per example instead")
             live = pred
+            if self.reaching is not None:   # lanes that never get here may never stop it
+                live = ir.name(self.fresh("live"))
+                cond_stmts.append(assign(live.id, _both(self.reaching, ir.clone(pred))))
             test = call("np.any", live)         # while any lane is live
             results = [call("select_lanes", live, r, ir.name(c))
                        if not (ir.is_name(r) and r.id == c) else r

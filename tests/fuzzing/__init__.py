@@ -33,7 +33,7 @@ def _valid(case):
                                 or np.any(np.abs(a) > 1e4):
                             return False
         return True
-    except Exception:           # noqa: BLE001 - any failure makes the draw invalid
+    except (Exception, oracles.Timeout):    # noqa: BLE001 - any failure makes the draw invalid
         return False
 
 

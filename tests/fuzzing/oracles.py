@@ -458,17 +458,17 @@ CHECKS = {"grad": check_grad, "jvp": check_jvp, "vjp": check_vjp, "jac": check_j
           "jit_vmap": check_jit_vmap, "jit_vmap_grad": check_jit_vmap_grad}
 
 
-class _Timeout(Exception):
-    pass
+class Timeout(BaseException):
+    """Not an Exception: no ``except Exception`` in the code under test hides it."""
 
 
 def _alarm(signum, frame):
-    raise _Timeout()
+    raise Timeout()
 
 
 @contextlib.contextmanager
 def time_limit(seconds):
-    """Raise _Timeout in the main thread after ``seconds`` (where SIGALRM
+    """Raise Timeout in the main thread after ``seconds`` (where SIGALRM
     exists; elsewhere no limit)."""
     use_alarm = hasattr(signal, "SIGALRM") and \
         threading.current_thread() is threading.main_thread()
@@ -504,7 +504,7 @@ def _run(case, mode):
         return Verdict(mode, "wrong", str(e))
     except NoReference as e:
         return Verdict(mode, "skip", str(e))
-    except _Timeout:
+    except Timeout:
         return Verdict(mode, "crash", "no result within the time limit")
     except tx.TransformError as e:
         if os.path.basename(case.path) in str(e):

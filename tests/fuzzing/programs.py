@@ -469,7 +469,7 @@ class Generator:
                 names.append(name)
         return pre, names
 
-    def loop_body(self, scope, names, depth, out_shape, extra=None):
+    def loop_body(self, scope, names, depth, out_shape, extra=None, stops=False):
         r = self.r
         inner = dict(scope)
         if extra:
@@ -482,8 +482,12 @@ class Generator:
         if r.random() < 0.3:
             # its condition reads only what is bound before the loop: the exit
             # may come before the body's own assignments
-            body.insert(r.randrange(len(body) + 1),
-                        Block(["if {0}:"], [self.cond(scope, 0)], [[Line(r.choice(["break", "continue"]))]]))
+            # (a while loop's ``continue`` there would skip its progress for
+            # ever once taken: ``stops`` makes it a ``break``, drawn alike)
+            at = r.randrange(len(body) + 1)
+            cond = self.cond(scope, 0)
+            word = r.choice(["break", "continue"])
+            body.insert(at, Block(["if {0}:"], [cond], [[Line("break" if stops else word)]]))
         return body
 
     def for_stmt(self, scope, depth, out_shape):
@@ -513,7 +517,7 @@ class Generator:
         pre.append(Line(w + " = np.tanh({0})", [self.expr(scope, (), 1)]))
         scope[w] = ()
         self.guards.add(w)
-        body = self.loop_body(scope, names, depth, out_shape)
+        body = self.loop_body(scope, names, depth, out_shape, stops=True)
         # the stop depends on the data and is reached: w grows by 0.2 at least
         body.append(Line(f"{w} = {w} + 0.3 + 0.1 * np.sin({{0}})", [self.expr(scope, (), 1)]))
         if r.random() < 0.4:

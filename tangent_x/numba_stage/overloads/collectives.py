@@ -7,7 +7,9 @@ meets the other workers in their ``Group`` (threads: a barrier; MPI ranks:
 their own bindings, see ``numba_stage.mpi_calls``).  The GIL is held only
 for the exchange, so the compute between collectives runs in parallel.
 The result's Numba type is fixed by the argument's (a C-contiguous array
-of the same dtype, of one rank more for ``all_gather``)."""
+of the same dtype, of one rank more for ``all_gather``).  With one device
+per MPI process the shard's collectives are direct MPI calls instead
+(``numba_stage.mpi_shard``, which falls back on these)."""
 import numba
 from numba import types
 from numba.extending import overload

@@ -7,6 +7,7 @@ from numba.core.datamodel.models import ArrayModel
 from numba.core.datamodel.registry import register_default
 from numba.core.imputils import impl_ret_borrowed, lower_cast
 from numba.extending import intrinsic, overload, register_jitable
+from numba.core.errors import TypingError
 from numba.np.numpy_support import as_dtype
 
 from ... import runtime
@@ -75,12 +76,24 @@ def _broadcast_lanes(x, batch_size):
     return lambda x, batch_size: fill(x, (batch_size,) + x.shape, x.dtype)
 
 
+# the start of select_lanes' refusal of sides of two kinds (compile_errors reads it)
+SELECT_KINDS = "the two sides of a batched branch hold different kinds of numbers"
+
+
 @overload(runtime.select_lanes)
 def _select_lanes(pred, on_true, on_false):
     """Lane ``k`` of ``on_true`` where ``pred[k]``, else of ``on_false``: one
     loop over the lanes and the elements of each (no slice assignment)."""
     if not is_array(pred):
         return None
+    sides = [t.type if isinstance(t, types.Optional) else t for t in (on_true, on_false)]
+    if all(is_array(t) or isinstance(t, types.Number) for t in sides):
+        kinds = {as_dtype(getattr(t, "dtype", t)).kind for t in sides}
+        if len(kinds - {"b"}) > 1 or kinds == {"b", "f"} or kinds == {"b", "c"}:
+            # eagerly the lanes take the dtype of the side every lane took:
+            # compiled code has one, so no path can be followed exactly
+            raise TypingError(f"{SELECT_KINDS}: integers on one side of a batched "
+                              f"branch and floats on the other ({sides[0]}, {sides[1]})")
     if not is_array(on_true) and not is_array(on_false):
         return lambda pred, on_true, on_false: np.where(pred, on_true, on_false)
 

@@ -1,0 +1,302 @@
+"""pmap's collectives as direct MPI calls in a compiled shard (one device per rank).
+
+Under ``jit(pmap(f))`` after ``tangent_x.distributed.initialize()``, when
+each process holds one local device (``mpiexec -n N``, the common case),
+a shard's ``lax.psum``, ``pmean``, ``pmax``, ``pmin``, ``all_gather``
+(``axis=0``) and ``axis_index`` over pmap's axis compile to calls of the MPI
+library (``mpi_calls``' bindings by symbol name), with no ``objmode``
+callback into Python: the shard's module is loaded with its ``lax``
+replaced by ``namespace(axis_name)`` (``loading.load``'s ``rebind``), whose
+functions have these compiled forms.  Anything else (another axis, a
+dtype other than float64/float32/int64, ``psum_scatter``, ``ppermute``,
+``all_gather`` on another axis) keeps the callback of
+``overloads.collectives``, which reaches the same ``MPIGroup``.
+
+The numbers, as the threads backend gives them (device ``k`` is rank ``k``):
+
+* ``psum``/``pmean`` with 1 or 2 processes: one ``MPI_Allreduce``; with 2,
+  each element is ``x0 + x1`` (IEEE addition commutes), bitwise the
+  threads' sum.  With more processes, MPI's reduction order is its own, so
+  the values are gathered (``MPI_Allgather``) and added in device order,
+  ``((x0 + x1) + x2) + ...``: bitwise the threads' sum again, for the cost of
+  gathering ``N`` copies.  ``pmean`` divides by ``N`` in ``x``'s dtype.
+* ``pmax``/``pmin``: gathered, then ``np.maximum``/``np.minimum`` in device
+  order (NaN propagates, as in NumPy; MPI's MAX would not).
+* ``all_gather``: ``MPI_Allgather`` (rank order is device order).
+
+Checks: pmap checks its arguments' shapes and dtypes across the processes
+before the shards start (``MPIGroup.check_arguments``, naming the
+argument), so every rank compiles the same types.  An array operand's
+shape can still depend on values: before the data, one small
+``MPI_Allreduce`` (MAX over its dimensions and their negations, a fixed 20
+int64) compares the operand's shape on every rank, and every rank raises
+the same ``MismatchError`` (a ValueError naming the collective and the
+axis) when they differ.  A scalar operand needs no check (its type is the
+same on every rank).
+
+The process's communicator, size and rank are read at run time from a
+small array the compiled code addresses by symbol name
+(``tangent_x_pmap_mpi_state``, registered with llvmlite), so Numba's disk
+cache serves later processes; ``activate(comm)`` fills it before a call.
+"""
+import hashlib
+import types as pytypes
+
+import numpy as np
+from llvmlite import binding as llvm
+from llvmlite import ir
+from numba import types
+from numba.extending import intrinsic, overload
+
+from .. import lax
+from ..parallel.mpi import MismatchError
+from . import mpi_calls
+from .mpi_calls import DATATYPES, SUM, _MPI_Allgather, _MPI_Allreduce, _address, _check
+from .overloads import collectives as callback
+
+_SYMBOL = "tangent_x_pmap_mpi_state"
+# communicator handle, process count, this process's rank
+_STATE = np.zeros(4, np.int64)
+llvm.add_symbol(_SYMBOL, _STATE.ctypes.data)
+MAX_DIMS = 8            # operands of more dimensions keep the callback
+_PROBE = 2 * (2 + MAX_DIMS)
+
+
+def activate(comm):
+    """Point compiled shards at ``comm`` (an mpi4py communicator)."""
+    _STATE[0] = mpi_calls.handle_of(comm)
+    _STATE[1] = comm.Get_size()
+    _STATE[2] = comm.Get_rank()
+
+
+@intrinsic
+def _state(typingctx, index):
+    """Entry ``index`` of the state array (an external global, by name)."""
+    if not isinstance(index, types.Integer):
+        return None
+
+    def codegen(context, builder, signature, args):
+        module = builder.module
+        cell = module.globals.get(_SYMBOL)
+        if cell is None:
+            cell = ir.GlobalVariable(module, ir.ArrayType(ir.IntType(64), len(_STATE)), _SYMBOL)
+        slot = builder.gep(cell, [ir.Constant(ir.IntType(32), 0), args[0]])
+        return builder.load(slot)
+    return types.int64(types.intp), codegen
+
+
+def _datatype(x):
+    """The MPI datatype code of ``x``'s Numba type, or None (keep the callback)."""
+    if isinstance(x, types.Array):
+        if x.ndim == 0 or x.ndim > MAX_DIMS:
+            return None
+        return DATATYPES.get(str(x.dtype))
+    if isinstance(x, (types.Float, types.Integer)) and not isinstance(x, types.Boolean):
+        return DATATYPES.get(str(x))
+    return None
+
+
+def _mismatch(what, axis):
+    return (f"lax.{what} over axis {axis!r}: its operand's shape differs across processes "
+            "(every rank raises this); every device must pass an operand of the same shape")
+
+
+def _shapes_agree(shape, code, comm):
+    pass
+
+
+@overload(_shapes_agree)
+def _shapes_agree_compiled(shape, code, comm):
+    """Whether ``shape`` (and the datatype ``code``) is the same on every rank."""
+    ndim = len(shape)
+
+    def impl(shape, code, comm):
+        probe = np.zeros(_PROBE, np.int64)
+        probe[0], probe[1], probe[2], probe[3] = ndim, -ndim, code, -code
+        for i in range(ndim):
+            probe[4 + 2 * i] = shape[i]
+            probe[5 + 2 * i] = -shape[i]
+        seen = np.empty(_PROBE, np.int64)
+        _check(_MPI_Allreduce(_address(probe), _address(seen), _PROBE, mpi_calls.INT64,
+                              mpi_calls.MAX, comm), "MPI_Allreduce")
+        for i in range(0, _PROBE, 2):
+            if seen[i] != -seen[i + 1]:
+                return False
+        return True
+    return impl
+
+
+def _gathered(send, datatype, comm, processes):
+    pass
+
+
+@overload(_gathered)
+def _gathered_compiled(send, datatype, comm, processes):
+    def impl(send, datatype, comm, processes):
+        out = np.empty((processes,) + send.shape, send.dtype)
+        _check(_MPI_Allgather(_address(send), send.size, datatype, _address(out), send.size,
+                              datatype, comm), "MPI_Allgather")
+        return out
+    return impl
+
+
+def _total(send, datatype, comm, processes, op):
+    pass
+
+
+@overload(_total)
+def _total_compiled(send, datatype, comm, processes, op):
+    """The device-order reduction of ``send`` (a contiguous 1-d or more
+    array) over the processes; ``op``: 0 sum, 1 max, 2 min."""
+    def impl(send, datatype, comm, processes, op):
+        if op == 0 and processes <= 2:
+            out = np.empty(send.shape, send.dtype)
+            _check(_MPI_Allreduce(_address(send), _address(out), send.size, datatype, SUM,
+                                  comm), "MPI_Allreduce")
+            return out
+        parts = _gathered(send, datatype, comm, processes)
+        out = parts[0].copy()
+        for k in range(1, processes):
+            if op == 0:
+                out += parts[k]
+            elif op == 1:
+                np.maximum(out, parts[k], out)
+            else:
+                np.minimum(out, parts[k], out)
+        return out
+    return impl
+
+
+_OPS = {"psum": 0, "pmean": 0, "pmax": 1, "pmin": 2}
+
+
+def _literal_axis(axis_name):
+    return axis_name.literal_value if isinstance(axis_name, types.StringLiteral) else None
+
+
+def _reduction(op, mapped):
+    original = getattr(lax, op)
+    fallback = callback._reduction(op)
+    code = _OPS[op]
+    mean = op == "pmean"
+    message = _mismatch(op, mapped)
+
+    def collective(x, axis_name, axis_index_groups=None):
+        return original(x, axis_name, axis_index_groups=axis_index_groups)
+    collective.__name__ = collective.__qualname__ = op
+
+    def typer(x, axis_name, axis_index_groups=None):
+        x = types.unliteral(x)
+        datatype = _datatype(x)
+        if _literal_axis(axis_name) != mapped or datatype is None or \
+                not isinstance(axis_index_groups, (types.NoneType, types.Omitted, type(None))) or \
+                (mean and not isinstance(getattr(x, "dtype", x), types.Float)):
+            return fallback(x, axis_name, axis_index_groups)
+        cast = np.float32 if getattr(x, "dtype", x) == types.float32 else np.float64
+        if isinstance(x, types.Array):
+            def impl(x, axis_name, axis_index_groups=None):
+                comm, processes = _state(0), _state(1)
+                send = np.ascontiguousarray(x)
+                if not _shapes_agree(send.shape, datatype, comm):
+                    raise MismatchError(message)
+                out = _total(send, datatype, comm, processes, code)
+                if mean:
+                    return out / cast(processes)
+                return out
+            return impl
+
+        def impl_scalar(x, axis_name, axis_index_groups=None):
+            comm, processes = _state(0), _state(1)
+            out = _total(np.full(1, x), datatype, comm, processes, code)
+            if mean:
+                return out[0] / cast(processes)
+            return out[0]
+        return impl_scalar
+    overload(collective, prefer_literal=True)(typer)
+    return collective
+
+
+def _all_gather(mapped):
+    original = lax.all_gather
+    message = _mismatch("all_gather", mapped)
+
+    def all_gather(x, axis_name, axis_index_groups=None, axis=0, tiled=False):
+        return original(x, axis_name, axis_index_groups=axis_index_groups, axis=axis, tiled=tiled)
+
+    def typer(x, axis_name, axis_index_groups=None, axis=0, tiled=False):
+        x = types.unliteral(x)
+        datatype = _datatype(x)
+        where = callback._literal(axis, 0, "axis")
+        is_tiled = callback._literal(tiled, False, "tiled")
+        scalar = not isinstance(x, types.Array)
+        if _literal_axis(axis_name) != mapped or datatype is None or where != 0 or \
+                (is_tiled and scalar) or \
+                not isinstance(axis_index_groups, (types.NoneType, types.Omitted, type(None))):
+            return callback._all_gather(x, axis_name, axis_index_groups, axis, tiled)
+        if scalar:
+            def impl_scalar(x, axis_name, axis_index_groups=None, axis=0, tiled=False):
+                comm, processes = _state(0), _state(1)
+                return _gathered(np.full(1, x), datatype, comm, processes).reshape(processes)
+            return impl_scalar
+
+        def impl(x, axis_name, axis_index_groups=None, axis=0, tiled=False):
+            comm, processes = _state(0), _state(1)
+            send = np.ascontiguousarray(x)
+            if not _shapes_agree(send.shape, datatype, comm):
+                raise MismatchError(message)
+            parts = _gathered(send, datatype, comm, processes)
+            if is_tiled:
+                return parts.reshape((processes * send.shape[0],) + send.shape[1:])
+            return parts
+        return impl
+    overload(all_gather, prefer_literal=True)(typer)
+    return all_gather
+
+
+def _axis_index(mapped):
+    original = lax.axis_index
+
+    def axis_index(axis_name):
+        return original(axis_name)
+
+    def typer(axis_name):
+        if _literal_axis(axis_name) != mapped:
+            return callback._axis_index(axis_name)
+
+        def impl(axis_name):
+            return _state(2)
+        return impl
+    overload(axis_index, prefer_literal=True)(typer)
+    return axis_index
+
+
+class Rebinding:
+    """``loading.load``'s ``rebind`` for a shard mapped over ``axis``."""
+
+    def __init__(self, axis):
+        self.tag = "mpi_" + hashlib.sha256(repr(axis).encode()).hexdigest()[:10]
+        self.names = {"lax": namespace(axis)}
+
+
+_NAMESPACES = {}
+
+
+def namespace(axis):
+    """A stand-in for ``tangent_x.lax`` in a shard mapped over ``axis``: its
+    collectives over ``axis`` compile to MPI calls; every other name is
+    ``lax``'s own."""
+    ns = _NAMESPACES.get(axis)
+    if ns is None:
+        ns = pytypes.ModuleType(f"tangent_x.lax (MPI collectives over {axis!r})")
+        for op in _OPS:
+            setattr(ns, op, _reduction(op, axis))
+        ns.all_gather = _all_gather(axis)
+        ns.axis_index = _axis_index(axis)
+        ns.__getattr__ = lambda name: getattr(lax, name)
+        _NAMESPACES[axis] = ns
+    return ns
+
+
+def rebinding(axis):
+    """The ``rebind`` of a shard mapped over ``axis`` (a string)."""
+    return Rebinding(axis)
