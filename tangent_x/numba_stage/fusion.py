@@ -45,23 +45,29 @@ arithmetic Numba fuses already), or one followed by its ``np.sum``.
 import ast
 from collections import Counter
 
+import numpy as np
+
+_ITEM = "[]"              # prefix of a container's items in ``ranks``
 _BINOPS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow)
 _UNARY = (ast.USub, ast.UAdd)
 
 
-def fuse(body, params, vmath_name, numpy_names, taken):
+def fuse(body, params, vmath_name, numpy_names, taken, param_ranks=None):
     """(new body, kernels, decorators): the function body ``body``
     (parameters ``params``) with fused groups replaced by calls, the
     kernels' ``ast.FunctionDef``s (decorated) and the names of the
     decorators they use (``elementwise``, ``elementwise_sum``: to import
     from the numba runtime).  ``vmath_name``/``numpy_names``: the names
     binding ``vmath`` and NumPy; ``taken``: names in use in the module
-    (kernel names are chosen outside it, and added)."""
+    (kernel names are chosen outside it, and added); ``param_ranks``:
+    parameter -> rank where the signature says (0 for a number), so that
+    groups of numbers are left as written (see ``ranks``)."""
     loads, stores = Counter(), Counter()
     for stmt in body:
         _count(stmt, loads, stores)
     local = set(stores) | set(params)
     ctx = _Context(vmath_name, set(numpy_names), loads, stores, local, taken)
+    ctx.ranks = ranks(body, param_ranks or {}, params, vmath_name, ctx.numpy_names)
     return _fuse_body(body, ctx), ctx.kernels, sorted(ctx.decorators)
 
 
@@ -70,6 +76,123 @@ class _Context:
         self.vmath_name, self.numpy_names = vmath_name, numpy_names
         self.loads, self.stores, self.local, self.taken = loads, stores, local, taken
         self.kernels, self.decorators = [], set()
+        self.ranks = {}
+
+
+def ranks(body, param_ranks, params, vmath_name, numpy_names):
+    """name -> rank for the variables whose rank follows from the
+    parameters' (``param_ranks``): every assignment of the name is
+    elementwise arithmetic, a ufunc or ``np.where``/``np.clip`` of known
+    ranks (the largest of them), or a whole-array reduction (0).  A name
+    assigned any other way has no entry (unknown).  Found by iterating up
+    from the smallest ranks, so a loop's ``y = 0.5 * (y + a / y)`` of
+    numbers is a number.  ``params``: all parameters (those without a
+    rank are unknown)."""
+    defs, unknown = {}, set(params) - set(param_ranks)
+    for node in ast.walk(ast.Module(body=list(body), type_ignores=[])):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
+                isinstance(node.targets[0], ast.Name):
+            defs.setdefault(node.targets[0].id, []).append(node.value)
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and \
+                isinstance(node.targets[0], ast.Subscript) and \
+                isinstance(node.targets[0].value, ast.Name):
+            # an item of a tape or an array: its reads are as the values stored
+            defs.setdefault(_ITEM + node.targets[0].value.id, []).append(node.value)
+        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            defs.setdefault(node.target.id, []).append(
+                ast.BinOp(ast.Name(node.target.id, ast.Load()), node.op, node.value))
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            pass                      # a target of the forms above, or below
+        elif isinstance(node, (ast.For, ast.comprehension, ast.With, ast.NamedExpr)) or \
+                isinstance(node, ast.Assign):
+            for target in (node.targets if isinstance(node, ast.Assign) else
+                           [getattr(node, "target", None)] + [
+                               i.optional_vars for i in getattr(node, "items", [])]):
+                for n in ast.walk(target) if target is not None else ():
+                    if isinstance(n, ast.Name):
+                        unknown.add(n.id)
+    for key in [k for k in defs if k.startswith(_ITEM)]:
+        tape = key[len(_ITEM):]
+        if tape in params or tape not in defs or not all(_is_tape(v) for v in defs[tape]):
+            unknown.add(key)          # only a tape's items are its stored values
+    known = dict(param_ranks)
+    for name in defs:
+        known.setdefault(name, 0)     # a local's first assignment is one of defs
+    changed = True
+    while changed:
+        changed = False
+        for name, values in defs.items():
+            if name in unknown:
+                continue
+            rank = known.get(name, 0)
+            for value in values:
+                r = _rank_of(value, known, vmath_name, numpy_names, unknown)
+                if r is None:
+                    unknown.add(name)
+                    changed = True
+                    break
+                rank = max(rank, r)
+            else:
+                if rank != known.get(name):
+                    known[name] = rank
+                    changed = True
+    return {n: r for n, r in known.items() if n not in unknown}
+
+
+def _is_tape(value):
+    """``value`` is ``None`` or ``grown(...)`` (a tape, numba_runtime.grown)."""
+    return isinstance(value, ast.Constant) and value.value is None or \
+        isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and \
+        value.func.id == "grown"
+
+
+def _rank_of(node, known, vmath_name, numpy_names, unknown):
+    """The rank of the value of ``node`` from ``known`` ranks, or None."""
+    if isinstance(node, ast.Name):
+        return None if node.id in unknown or node.id not in known else known[node.id]
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and \
+            isinstance(node.ctx, ast.Load) and not isinstance(node.slice, (ast.Slice, ast.Tuple)):
+        # a tape's item (``y = y_tape[i]`` of a tape of numbers; the tape is
+        # a list, or an array of one more axis, whose items are stored values)
+        item = _ITEM + node.value.id
+        return None if item in unknown or item not in known else known[item]
+    if isinstance(node, ast.Constant):
+        ok = isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
+        return 0 if ok else None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, _BINOPS):
+        parts = [node.left, node.right]
+    elif isinstance(node, ast.UnaryOp) and isinstance(node.op, _UNARY):
+        parts = [node.operand]
+    elif isinstance(node, ast.Compare):
+        parts = [node.left] + node.comparators
+    elif isinstance(node, ast.Call) and not node.keywords and isinstance(node.func, ast.Name):
+        if node.func.id in ("unbroadcast", "unreduce") and len(node.args) == 2:
+            parts = node.args[1:]      # the runtime helpers: the second's shape
+        elif node.func.id == "clip":
+            parts = node.args
+        else:
+            return None
+    elif isinstance(node, ast.Call) and not node.keywords and isinstance(
+            node.func, ast.Attribute) and isinstance(node.func.value, ast.Name):
+        module, attr = node.func.value.id, node.func.attr
+        if module == vmath_name and len(node.args) == 1:
+            parts = node.args
+        elif module in numpy_names and attr in ("sum", "mean", "max", "min", "prod") and \
+                len(node.args) == 1:
+            return 0                   # a whole-array reduction: a number
+        elif module in numpy_names and len(node.args) == 1 and \
+                isinstance(getattr(np, attr, None), type) and \
+                issubclass(getattr(np, attr), np.number):
+            return 0                   # np.float64(...): a number
+        elif module in numpy_names and (isinstance(getattr(np, attr, None), np.ufunc) or
+                                        attr in ("where", "clip")):
+            parts = node.args
+        else:
+            return None
+    else:
+        return None
+    ranks_ = [_rank_of(p, known, vmath_name, numpy_names, unknown) for p in parts]
+    return None if None in ranks_ else max(ranks_)
 
 
 def _count(stmt, loads, stores):
@@ -105,13 +228,15 @@ def _fuse_body(body, ctx):
                     ctx.stores[summed] == 1 and ctx.loads[summed] == 1 and \
                     body[j].targets[0].id != summed:
                 members = _group(body, k, elementwise, defined_at, ctx, used)
+                if _array_ops(body, members, ctx) < 1:
+                    continue           # numbers: as written, no kernel to compile
                 groups.append((members | {j}, True))
                 used.update(members | {j})
             continue
         if j not in elementwise:
             continue
         members = _group(body, j, elementwise, defined_at, ctx, used)
-        if len(members) >= 2:
+        if len(members) >= 2 and _array_ops(body, members, ctx) >= 2:
             groups.append((members, False))
             used.update(members)
     if not groups:
@@ -123,6 +248,28 @@ def _fuse_body(body, ctx):
         replaced.update({i: None for i in members})
         replaced[root] = call
     return [replaced.get(i, s) for i, s in enumerate(body) if replaced.get(i, s) is not None]
+
+
+def _array_ops(body, members, ctx):
+    """How many operations of the statements ``members`` may take an array
+    of rank >= 1 (an operand of unknown rank counts): only such chains are
+    worth a kernel, whose compilation costs more than a number's
+    arithmetic gains from it."""
+    count = 0
+    for i in members:
+        for node in ast.walk(body[i].value):
+            if isinstance(node, ast.BinOp):
+                parts = [node.left, node.right]
+            elif isinstance(node, ast.UnaryOp):
+                parts = [node.operand]
+            elif isinstance(node, ast.Call):
+                parts = node.args
+            else:
+                continue
+            ranks_ = [_rank_of(p, ctx.ranks, ctx.vmath_name, ctx.numpy_names, set())
+                      for p in parts]
+            count += any(r is None or r >= 1 for r in ranks_)
+    return count
 
 
 def _summed_name(stmt, ctx):
