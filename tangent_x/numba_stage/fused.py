@@ -121,8 +121,9 @@ class _Fused:
         self.fn, self.reduce = fn, reduce
         self.params = list(fn.__code__.co_varnames[:fn.__code__.co_argcount])
         self.plain = register_jitable(fn)
-        self.ufunc = None if reduce else numba.vectorize(cache=True)(fn)
-        self.scalar = numba.njit(error_model="numpy")(fn) if reduce else None
+        # the scalar function the fused loops call: NumPy's error model, as
+        # arithmetic on arrays has (a float division by zero is inf, not an error)
+        self.scalar = numba.njit(error_model="numpy")(fn)
         self.drivers = {}
         args = ", ".join(self.params)
         q = self._prefix()
@@ -157,9 +158,19 @@ class _Fused:
             if isinstance(t, types.Boolean) or not isinstance(t, (types.Integer, types.Float)):
                 return None
             elements.append(t)
+        floats = all(isinstance(_element(t), types.Float) for t in argtypes
+                     if isinstance(t, types.Array)) and \
+            all(t in (types.float64, types.float32, types.int64) for t in argtypes
+                if not isinstance(t, types.Array))
         try:
-            on_arrays, result_a = _infer(self.fn, argtypes)
             on_numbers, result_n = _infer(self.fn, elements)
+            if floats and isinstance(result_n, types.Float):
+                # float arrays, and float or int64 numbers: an operation's
+                # element type on them is its type on their elements (no
+                # narrow integer or boolean widens as a number), so one
+                # type inference (on the numbers) decides
+                return None if self.reduce and result_n not in _CAST else result_n
+            on_arrays, result_a = _infer(self.fn, argtypes)
         except (NumbaError, _IntegerPower):  # it does not type one way or the other
             return None
         if not _same_elements(on_arrays, on_numbers):
@@ -193,14 +204,44 @@ class _Fused:
     # -- fused ------------------------------------------------------------------
 
     def mapped(self, argtypes, element):
+        """The loop writing the kernel's values into one fresh C-ordered
+        result: one function compiled with the scalar kernel (no ufunc)."""
         params, q = ", ".join(self.params), self._prefix()
+        ndim = max(t.ndim for t in argtypes if isinstance(t, types.Array))
+        arrays = [(p, t) for p, t in zip(self.params, argtypes) if isinstance(t, types.Array)]
         lines = [f"def impl({params}):"] + _shape_lines(self.params, argtypes, q) + [
             f"    {q}out = {q}empty({q}shape, {q}dtype)",
-            f"    {q}advise_huge({q}out)",
-            f"    {q}ufunc({params}, {q}out)",
-            f"    return {q}out"]
+            f"    {q}advise_huge({q}out)"]
+        if all(t.layout == "C" and t.ndim == ndim for _, t in arrays):
+            # nothing broadcasts (checked at run time) and C-ordered: one flat loop
+            flat = {p: f"{q}flat_{k}[{q}j]" for k, (p, _) in enumerate(arrays)}
+            lines += [f"    if {' and '.join(f'{p}.shape == {q}shape' for p, _ in arrays)}:",
+                      f"        {q}o = {q}out.reshape(-1)"] + [
+                      f"        {q}flat_{k} = {p}.reshape(-1)" for k, (p, _) in enumerate(arrays)
+                      ] + [
+                      f"        for {q}j in range({q}o.size):",
+                      f"            {q}o[{q}j] = {q}kernel("
+                      f"{', '.join(flat.get(p, p) for p in self.params)})",
+                      f"        return {q}out"]
+        reads = []
+        for k, (p, t) in enumerate(zip(self.params, argtypes)):
+            if not isinstance(t, types.Array):
+                reads.append(p)
+                continue
+            lead = ndim - t.ndim
+            lines += [f"    {q}step_{k}_{d} = 0 if {p}.shape[{d}] == 1 else 1"
+                      for d in range(t.ndim)]
+            reads.append(f"{p}[" + ", ".join(f"{q}i{d + lead} * {q}step_{k}_{d}"
+                                              for d in range(t.ndim)) + "]")
+        indent = "    "
+        for d in range(ndim):
+            lines.append(f"{indent}for {q}i{d} in range({q}shape[{d}]):")
+            indent += "    "
+        lines.append(f"{indent}{q}out[{', '.join(f'{q}i{d}' for d in range(ndim))}] = "
+                     f"{q}kernel({', '.join(reads)})")
+        lines.append(f"    return {q}out")
         return _function("\n".join(lines) + "\n", "impl", {
-            f"{q}empty": empty, f"{q}advise_huge": advise_huge, f"{q}ufunc": self.ufunc,
+            f"{q}empty": empty, f"{q}advise_huge": advise_huge, f"{q}kernel": self.scalar,
             f"{q}dtype": np.dtype(str(element))})
 
     def summed(self, argtypes, element):
