@@ -4,25 +4,7 @@
 import numpy as np
 from tangent_x.runtime import check_grad_output, unbroadcast, zeros_like
 import tangent_x.numba_stage.numba_runtime  # Numba implementations of the helpers
-from tangent_x.numba_stage.numba_runtime import elementwise, grown
-
-
-@elementwise
-def elementwise_y(y, a_over_y):
-    y_plus_a_over_y = y + a_over_y
-    return 0.5 * y_plus_a_over_y
-
-
-@elementwise
-def elementwise_y_times_y_minus_a(y, a):
-    y_times_y = y * y
-    return y_times_y - a
-
-
-@elementwise
-def elementwise_y_plus_a_over_y_bar(y_bar):
-    y_1_bar = y_bar
-    return y_1_bar * 0.5
+from tangent_x.numba_stage.numba_runtime import grown
 
 
 def grad_newton_sqrt(a):
@@ -32,7 +14,8 @@ def grad_newton_sqrt(a):
     y_tape_size = 0
     while True:
         # control_flow.py:16: while abs(y * y - a) > 1e-12:
-        y_times_y_minus_a = elementwise_y_times_y_minus_a(y, a)
+        y_times_y = y * y
+        y_times_y_minus_a = y_times_y - a
         abs_y_times_y_minus_a = np.abs(y_times_y_minus_a)
         gt = abs_y_times_y_minus_a > 1e-12
         test = not gt
@@ -44,7 +27,8 @@ def grad_newton_sqrt(a):
         y_tape[y_tape_size] = y
         y_tape_size += 1
         a_over_y = a / y
-        y = elementwise_y(y, a_over_y)
+        y_plus_a_over_y = y + a_over_y
+        y = 0.5 * y_plus_a_over_y
     # control_flow.py:13: def newton_sqrt(a):
     check_grad_output(y)
     # control_flow.py:16: while abs(y * y - a) > 1e-12:
@@ -56,7 +40,8 @@ def grad_newton_sqrt(a):
         y_tape_size -= 1
         y = y_tape[y_tape_size]
         a_over_y = a / y
-        y_plus_a_over_y_bar = elementwise_y_plus_a_over_y_bar(y_bar)
+        y_1_bar = y_bar
+        y_plus_a_over_y_bar = y_1_bar * 0.5
         y_bar_1 = unbroadcast(y_plus_a_over_y_bar, y)
         a_over_y_bar = unbroadcast(y_plus_a_over_y_bar, a_over_y)
         v_1 = a_over_y_bar / y
