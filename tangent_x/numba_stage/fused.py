@@ -14,9 +14,12 @@ Called from compiled code, the decorated name chooses, from Numba's types
 of the arguments at that call, between two implementations:
 
 - **fused**: one pass over the broadcast shape with no temporaries: a
-  ``numba.vectorize`` ufunc of the scalar function writing into one fresh
-  C-ordered result (``elementwise``), or a loop nest summing the scalar
-  function's values (``elementwise_sum``, for ``np.sum(...)`` of the group);
+  loop (flat when nothing broadcasts and every array is C-ordered, else a
+  nest) calling the scalar function and writing into one fresh C-ordered
+  result (``elementwise``), or a loop nest summing the scalar function's
+  values (``elementwise_sum``, for ``np.sum(...)`` of the group).  The
+  loop is the implementation itself: per signature, two functions compile
+  (it and the scalar function), not a ufunc and a wrapper;
 - **as written**: the statements run on the arguments themselves, exactly
   the code before fusion (the body is the same text).
 
@@ -24,7 +27,9 @@ Fused only where it is provably the same result: every argument is an
 array of at least one axis or a number (integer or float; not bool, not
 complex), at least one an array, and Numba's type inference gives every
 variable and temporary of the body the same element type when the body
-runs on the arrays as when it runs on their elements (``int32 * int32`` is
+runs on the arrays as when it runs on their elements (when the arrays are
+float and the numbers float or int64, that holds for every operation, so
+only the numbers are type-inferred: one inference, not two) (``int32 * int32`` is
 an ``int32`` array but an ``int64`` number; ``bool + bool`` a ``bool``
 array but an ``int``: those run as written).  An integer raised to an
 integer power runs as written too (NumPy refuses negative exponents).

@@ -18,8 +18,8 @@ its call::
     plus = elementwise_plus(x)
 
 ``fused`` holds what the decorator compiles: per Numba types of the
-arguments, either one fused pass (a ``numba.vectorize`` ufunc into one
-result, broadcasting as the statements did) or, where fusing could change
+arguments, either one fused pass (a loop calling the scalar function,
+into one result, broadcasting as the statements did) or, where fusing could change
 the result (tuples added to tuples, which is shape arithmetic also spelled
 with ``+``; small integers and booleans, whose Numba scalar types are wider
 than their array types), the statements as written.  So nothing about
@@ -40,7 +40,13 @@ group is a run of adjacent statements, so nothing is reordered (a call in
 between may update an array in place: ``mask_assign(x, m, v)``).  Names
 read several times inside the group are fine (one kernel variable).  A
 group is emitted when it has at least two statements (one statement's
-arithmetic Numba fuses already), or one followed by its ``np.sum``.
+arithmetic Numba fuses already), or one followed by its ``np.sum``, and
+only when it may work on arrays: its statements hold at least two
+operations (one before a sum) with an operand that may be an array of rank
+>= 1.  Ranks come from the jit signature (``ranks``: every leaf that is not
+an array is a number) and follow through the code; a chain of numbers (a
+Newton step, a loss's scalar tail) stays as written, with no kernel to
+compile, since fusing gains nothing there and each kernel costs compile time.
 """
 import ast
 from collections import Counter
