@@ -176,6 +176,8 @@ def _rank_of(node, known, vmath_name, numpy_names, unknown):
             parts = node.args[1:]      # the runtime helpers: the second's shape
         elif node.func.id == "clip":
             parts = node.args
+        elif node.func.id in ("size", "len") and len(node.args) == 1:
+            return 0                   # a count: a number
         else:
             return None
     elif isinstance(node, ast.Call) and not node.keywords and isinstance(
