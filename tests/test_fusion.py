@@ -307,6 +307,38 @@ def test_a_fused_chain_of_python_numbers_stays_weak():
         return g
     """)).body
     code, kernels, _ = fusion.fuse(body, ["y", "s"], None, {"np"}, {"f"})
-    assert "elementwise_over(n, m)" in ast.unparse(code[2])
+    # sizes are numbers: no kernel (test_chains_of_numbers_get_no_kernel)
+    assert kernels == [] and ast.unparse(code[3]) == "over = 1.0 / count"
     weak_scalars.weaken(list(code) + list(kernels), "weak_scalar", {"np"})
-    assert ast.unparse(code[3]) == "g = unreduce(weak_scalar(over, y), y)"
+    assert ast.unparse(code[4]) == "g = unreduce(weak_scalar(over, y), y)"
+
+
+def test_chains_of_numbers_get_no_kernel():
+    """Ranks follow from the signature's: a chain of numbers (sizes, a
+    scalar parameter, a loop's tape items) is left as written (a kernel
+    there only costs compile time); one that may hold an array is fused."""
+    import ast
+    import textwrap
+    from tangent_x.numba_stage import fusion
+    body = ast.parse(textwrap.dedent("""
+        n = size(y)
+        count = n / a
+        over = 1.0 / count
+        t = None
+        t = grown(t, a)
+        t[0] = a
+        b = t[0]
+        c = b * b
+        d = c - a
+        e = y * over
+        f = e + 1.0
+        return f + d
+    """)).body
+    code, kernels, _ = fusion.fuse(body, ["y", "a"], None, {"np"}, {"f"}, {"y": 2, "a": 0})
+    assert [k.name for k in kernels] == ["elementwise_f"]
+    code, kernels, _ = fusion.fuse(ast.parse(textwrap.dedent("""
+        c = b * b
+        d = c - a
+        return d
+    """)).body, ["b", "a"], None, {"np"}, {"f"}, {"a": 0})
+    assert [k.name for k in kernels] == ["elementwise_d"]     # b's rank unknown
