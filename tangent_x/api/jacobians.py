@@ -18,9 +18,10 @@ import numpy as np
 from .. import tree_util
 from .boundary import check_inputs
 from .derivatives import grad
-from .transformed import argnums_tuple, cached, call_with_extra, extra_in_axes
+from .transformed import Unspecialized, argnums_tuple, cached, call_with_extra, extra_in_axes
 from ..core.arguments import refuse_masked
-from ..errors import TransformError
+from ..errors import TransformError, call_site
+from .jacobian_source import JacobianSource
 from .vmap import vmap
 
 
@@ -114,7 +115,7 @@ def _vmapped(fun, in_axes, wrap=None):
     return table[key]
 
 
-def _driver(jacobian, rebuild):
+def _driver(jacobian, rebuild, source=None):
     """Mark ``jacobian`` as Python driver code around generated functions.
 
     A Jacobian is a few NumPy calls (one-hot bases, stacking) around one
@@ -129,7 +130,23 @@ def _driver(jacobian, rebuild):
     on which thread or ``with`` block the driver runs in."""
     jacobian.__tangent_x_loop__ = True
     jacobian.__tangent_x_rebuild__ = rebuild
+    # another transform of the Jacobian reads its plain-source form
+    # (``jacobian_source``), specialised by each eager call
+    if source is not None:
+        jacobian.__tangent_x__ = source
     return jacobian
+
+
+def _specialize(fun, source, args):
+    """Specialise for ``args`` the source forms a transform reads: the
+    Jacobian's own (``source``), and ``fun``'s where it is a transformed
+    function whose code depends on its arguments' structure (a Jacobian,
+    a vmapped function): jacfwd's batched jvp of ``fun`` reads it."""
+    inner = getattr(fun, "__tangent_x__", None)
+    if hasattr(inner, "specialize"):
+        inner.specialize(*args)
+    if source is not None:
+        source.specialize(*args)
 
 
 def _no_aux(which, fun, has_aux):
@@ -145,10 +162,11 @@ def _no_aux(which, fun, has_aux):
 def jacfwd(fun, argnums=0, has_aux=False):
     """Jacobian by forward mode: one jvp per input element."""
     _no_aux("jacfwd", fun, has_aux)
-    return _jacfwd(fun, argnums, None)
+    return _jacfwd(fun, argnums, None, JacobianSource("jacfwd", fun, argnums_tuple(argnums)[0],
+                                                      call_site()))
 
 
-def _jacfwd(fun, argnums, wrap):
+def _jacfwd(fun, argnums, wrap, source=None):
     """jacfwd's driver; ``wrap`` (None eagerly, ``jit`` under jit: see
     ``_driver``) is applied to the generated callables it runs."""
     nums, single = argnums_tuple(argnums)
@@ -157,6 +175,8 @@ def _jacfwd(fun, argnums, wrap):
     def jacobian(*args, **kwargs):
         refuse_masked("jacfwd", fun, args, kwargs)
         check_inputs("jacfwd", fun, args, nums)
+        if not kwargs:
+            _specialize(fun, source, args)
         transformed = cached(fun, "jvp", nums, lambda out, a: out)
         wrt = [args[i] for i in nums]
         in_leaves, in_tree = tree_util.tree_flatten(list(wrt))
@@ -178,7 +198,7 @@ def _jacfwd(fun, argnums, wrap):
             out = fun(*args, **kwargs)
         return _assemble(out, columns, in_leaves, in_tree, single, axis_last=True)
 
-    return _driver(jacobian, lambda w: _jacfwd(fun, argnums, w))
+    return _driver(jacobian, lambda w: _jacfwd(fun, argnums, w, source), source)
 
 
 _ONCE = weakref.WeakKeyDictionary()
@@ -214,10 +234,11 @@ def jacrev(fun, argnums=0, has_aux=False):
     """Jacobian by reverse mode: one forward pass, one backward pass per
     output element."""
     _no_aux("jacrev", fun, has_aux)
-    return _jacrev(fun, argnums, None)
+    return _jacrev(fun, argnums, None, JacobianSource("jacrev", fun, argnums_tuple(argnums)[0],
+                                                      call_site()))
 
 
-def _jacrev(fun, argnums, wrap):
+def _jacrev(fun, argnums, wrap, source=None):
     """jacrev's driver (``wrap``: see ``_jacfwd``).  Eagerly: the generated
     forward pass once, then its backward pass batched over all one-hot
     cotangents.  Compiled, the backward function cannot be a piece of its
@@ -230,6 +251,8 @@ def _jacrev(fun, argnums, wrap):
     def jacobian(*args, **kwargs):
         refuse_masked("jacrev", fun, args, kwargs)
         check_inputs("jacrev", fun, args, nums)
+        if not kwargs:
+            _specialize(fun, source, args)
         if wrap is not None:
             return _jacrev_wrapped(fun, args, nums, single, wrap, kwargs)
         # keyword arguments pass through, not differentiated (as in JAX):
@@ -271,7 +294,7 @@ def _jacrev(fun, argnums, wrap):
             blocks.append(inner[0] if single else tuple(inner))
         return tree_util.tree_unflatten(out_tree, blocks)
 
-    return _driver(jacobian, lambda w: _jacrev(fun, argnums, w))
+    return _driver(jacobian, lambda w: _jacrev(fun, argnums, w, source), source)
 
 
 def _jacrev_wrapped(fun, args, nums, single, wrap, kwargs=None):
@@ -314,9 +337,80 @@ def _jacrev_wrapped(fun, args, nums, single, wrap, kwargs=None):
 
 
 def hessian(fun, argnums=0):
-    """Forward over reverse: the jacfwd of the gradient (so ``jit`` of it is
-    jacfwd's rebuild: the batched jvp of the gradient, compiled)."""
-    return jacfwd(grad(fun, argnums=argnums), argnums=argnums)
+    """JAX's hessian, ``jacfwd(jacrev(fun))``.  For a scalar output jacrev
+    is the gradient, so that case is forward over ``grad`` (one backward
+    pass, any pytree of arguments); other outputs (shape ``out + in + in``)
+    are jacfwd of jacrev.  Which one: decided per structure of the
+    arguments by one call of the gradient, whose output check says whether
+    the output is a number (not a plain call of ``fun``: it would change
+    arrays the function updates in place, and NumPy arrays have no
+    ``.at``); ``jit`` of it is the rebuild of the one chosen: its batched
+    jvp, compiled."""
+    probe = grad(fun, argnums=argnums)
+    by_grad = jacfwd(probe, argnums=argnums)
+    by_jacrev = jacfwd(jacrev(fun, argnums=argnums), argnums=argnums)
+    return _hessian(probe, by_grad, by_jacrev, {})
+
+
+def _scalar_output(probe, args, kwargs):
+    """Whether the function ``probe`` differentiates returns a number."""
+    try:
+        probe(*args, **kwargs)
+    except TypeError as exc:
+        if "scalar-output" not in str(exc):
+            raise
+        return False
+    return True
+
+
+def _hessian(probe, by_grad, by_jacrev, scalar):
+    """hessian's driver over its two forms; ``scalar``: per structure of
+    the arguments, whether the output is a number (``probe``: the
+    function's gradient)."""
+    fun = probe.__wrapped__ if hasattr(probe, "__wrapped__") else probe
+
+    def pick(args, kwargs):
+        key = tuple((type(a), np.shape(a)) for a in tree_util.tree_leaves((args, kwargs)))
+        key = (tree_util.tree_structure((args, kwargs)), key)
+        if key not in scalar:
+            scalar[key] = _scalar_output(probe, args, kwargs)
+        return by_grad if scalar[key] else by_jacrev
+
+    source = _PickedSource(pick)
+
+    @functools.wraps(fun)
+    def hessian_of(*args, **kwargs):
+        chosen = pick(args, kwargs)
+        if not kwargs:
+            source.specialize(*args)
+        return chosen(*args, **kwargs)
+
+    rebuild = lambda w: _hessian(probe, by_grad.__tangent_x_rebuild__(w),  # noqa: E731
+                                 by_jacrev.__tangent_x_rebuild__(w), scalar)
+    return _driver(hessian_of, rebuild, source)
+
+
+class _PickedSource:
+    """hessian's ``__tangent_x__``: the source form of the form it picks."""
+
+    def __init__(self, pick):
+        self._pick = pick
+        self._latest = None
+
+    def specialize(self, *args):
+        self._latest = self._pick(args, {}).__tangent_x__
+        return self._latest.specialize(*args)
+
+    @property
+    def generated(self):
+        if self._latest is None:
+            raise Unspecialized("the source form of hessian depends on the arguments' "
+                                "shapes: call it once first (or pass example_args)")
+        return self._latest.generated
+
+    @property
+    def function(self):
+        return self.generated.function
 
 
 def _rev_blocks(grad_leaves, out_leaves, out_tree, sizes, in_leaves, in_tree, single):

@@ -71,7 +71,11 @@ def widened_text(exc, compiled):
         dtype = np.promote_types(np.dtype(a), np.dtype(b))
     except TypeError:
         return None
-    if dtype.kind not in "biufc" or np.dtype(a).kind != np.dtype(b).kind:
+    derivative = re.search(r"_(bar|dot)(_\d+)*$", var) is not None
+    if dtype.kind not in "biufc" or (np.dtype(a).kind != np.dtype(b).kind
+                                     and not derivative):
+        # (a derivative's variable, e.g. the cotangent of an integer loop
+        # counter, is widened: its integer side is a zero of the counter)
         # integers on one path and floats on the other: cast, the path
         # that keeps the integers would give floats (``join_error``)
         return None

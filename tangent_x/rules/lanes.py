@@ -5,8 +5,8 @@ a per-lane choice passes the cotangent to the side each lane took, and a
 value shared by every lane collects the cotangents of all lanes."""
 from ..runtime import (add_index, broadcast_lanes, finish_lanes, index_zero,  # noqa: F401
                        last_writes,
-                       select_lanes, set_index, stack_lanes, unbroadcast, unfinish_lanes,
-                       unstack, zeros_like)
+                       select_lanes, set_index, stack_lanes, unbroadcast, unbroadcast_lanes,
+                       unfinish_lanes, unstack, zeros_like)
 from .registry import adjoint
 from .forward_util import linear
 
@@ -20,6 +20,14 @@ def _(g, ans, pred, on_true, on_false):
 @adjoint(broadcast_lanes)
 def _(g, ans, x, batch_size):
     x_bar = unbroadcast(g, x)
+
+
+@adjoint(unbroadcast_lanes)
+def _(g, ans, g_in, x, x_batched=False):
+    """Summing each lane to a shape and broadcasting each lane up to one are
+    each other's transpose; ``g_in`` is batched (vmap calls this helper on
+    batched cotangents only)."""
+    g_in_bar = unbroadcast_lanes(g, g_in, x_batched=True)
 
 
 @adjoint(stack_lanes)
@@ -55,3 +63,4 @@ linear(broadcast_lanes, args=((0, "x"),))
 linear(finish_lanes, args=((0, "x"),))
 linear(unfinish_lanes, args=((0, "g"),))
 linear(stack_lanes, args=((0, "results"),))
+linear(unbroadcast_lanes, args=((0, "g"),))

@@ -160,6 +160,8 @@ def add_at(acc, index, g):
     if g is None:           # a symbolic zero
         return acc
     if isinstance(acc, np.ndarray):
+        if not acc.flags.writeable:     # vmap's lanes of a shared accumulator: a
+            acc = np.array(acc)         # read-only broadcast view, so add into a copy
         if _is_basic(index):
             acc[index] += g
         else:
