@@ -55,8 +55,11 @@ advised (``madvise``, Linux): a fresh array's first touch then faults once
 per 2 MiB instead of once per 4 KiB, which is what NumPy's allocator does
 and what made a one-pass Numba loop slower than NumPy's three passes.
 """
+import ast
+import inspect
 import operator
 import sys
+import textwrap
 
 import numpy as np
 import numba
@@ -125,13 +128,22 @@ class _Fused:
     def __init__(self, fn, reduce):
         self.fn, self.reduce = fn, reduce
         self.params = list(fn.__code__.co_varnames[:fn.__code__.co_argcount])
-        self.plain = register_jitable(fn)
-        # the scalar function the fused loops call: NumPy's error model, as
-        # arithmetic on arrays has (a float division by zero is inf, not an error)
-        self.scalar = numba.njit(error_model="numpy")(fn)
-        self.drivers = {}
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+        kernel = next(n for n in tree.body if isinstance(n, ast.FunctionDef))
+        names = {n.id for n in ast.walk(kernel) if isinstance(n, ast.Name)} | set(self.params)
+        self.q = q = _prefix(names | set(fn.__globals__))
+        # the statements, for one element: ``/`` and ``**`` as NumPy's ufuncs on
+        # numbers (what the arrays' operators run per element: inf/NaN, no
+        # ZeroDivisionError, whatever the caller's error model)
+        self.stmts = [ast.unparse(_Ufuncs(q).visit(s)) for s in kernel.body[:-1]]
+        self.result = ast.unparse(_Ufuncs(q).visit(kernel.body[-1].value))
+        self.written = [ast.unparse(s) for s in kernel.body[:-1]]
+        self.written_result = ast.unparse(kernel.body[-1].value)
+        # the implementations run in the kernel's module (its globals are
+        # complete only once the module is loaded), with these names added
+        self.env = fn.__globals__
+        self.env.update({f"{q}np": np, f"{q}empty": empty, f"{q}advise_huge": advise_huge})
         args = ", ".join(self.params)
-        q = self._prefix()
         namespace = {f"{q}fn": fn, f"{q}np": np, f"{q}choose": self.choose}
         body = f"{q}np.sum({q}fn({args}))" if reduce else f"{q}fn({args})"
         one = "," if len(self.params) == 1 else ""
@@ -140,7 +152,8 @@ class _Fused:
         self.stub = namespace[fn.__name__]
         self.stub.__doc__ = fn.__doc__
         self.stub.__wrapped__ = fn
-        overload(self.stub)(namespace[f"{q}typer"])
+        # inlined into the caller's IR: no Numba function of its own to compile
+        overload(self.stub, inline="always")(namespace[f"{q}typer"])
 
     # -- which implementation --------------------------------------------------
 
@@ -187,128 +200,168 @@ class _Fused:
             return None
         return result_n
 
-    def _prefix(self):
-        """A prefix for the names of generated implementations that no
-        parameter starts with (an implementation takes the parameters by
-        their names, so its own names must not shadow them)."""
-        prefix = "_fz_"
-        while any(p.startswith(prefix) for p in self.params):
-            prefix += "_"
-        return prefix
+    def _define(self, lines):
+        return _function("\n".join(lines) + "\n", "impl", self.env)
 
     def as_written(self):
-        if not self.reduce:
-            # the statements themselves as the implementation: one function
-            # to compile, not a wrapper calling them
-            return self.fn
-        params, q = ", ".join(self.params), self._prefix()
-        body = f"{q}np.sum({q}plain({params}))" if self.reduce else f"{q}plain({params})"
-        return _function(f"def impl({params}):\n    return {body}\n", "impl",
-                         {f"{q}plain": self.plain, f"{q}np": np})
+        """The statements themselves, exactly the code before fusion."""
+        params, q = ", ".join(self.params), self.q
+        result = f"{q}np.sum({self.written_result})" if self.reduce else self.written_result
+        return self._define([f"def impl({params}):"] + [f"    {s}" for s in self.written] +
+                            [f"    return {result}"])
 
     # -- fused ------------------------------------------------------------------
 
-    def mapped(self, argtypes, element):
-        """The loop writing the kernel's values into one fresh C-ordered
-        result: one function compiled with the scalar kernel (no ufunc)."""
-        params, q = ", ".join(self.params), self._prefix()
-        ndim = max(t.ndim for t in argtypes if isinstance(t, types.Array))
-        arrays = [(p, t) for p, t in zip(self.params, argtypes) if isinstance(t, types.Array)]
-        lines = [f"def impl({params}):"] + _shape_lines(self.params, argtypes, q) + [
-            f"    {q}out = {q}empty({q}shape, {q}dtype)",
-            f"    {q}advise_huge({q}out)"]
-        if all(t.layout == "C" and t.ndim == ndim for _, t in arrays):
-            # nothing broadcasts (checked at run time) and C-ordered: one flat loop
-            flat = {p: f"{q}flat_{k}[{q}j]" for k, (p, _) in enumerate(arrays)}
-            lines += [f"    if {' and '.join(f'{p}.shape == {q}shape' for p, _ in arrays)}:",
-                      f"        {q}o = {q}out.reshape(-1)"] + [
-                      f"        {q}flat_{k} = {p}.reshape(-1)" for k, (p, _) in enumerate(arrays)
-                      ] + [
-                      f"        for {q}j in range({q}o.size):",
-                      f"            {q}o[{q}j] = {q}kernel("
-                      f"{', '.join(flat.get(p, p) for p in self.params)})",
-                      f"        return {q}out"]
-        reads = []
+    def _element_lines(self, argtypes, indent, flat):
+        """Lines of one element: each array parameter read (``flat``: by the
+        flat index, else by the broadcast indices), then the statements."""
+        q, ndim = self.q, _ndim(argtypes)
+        lines = []
         for k, (p, t) in enumerate(zip(self.params, argtypes)):
             if not isinstance(t, types.Array):
-                reads.append(p)
                 continue
-            lead = ndim - t.ndim
-            lines += [f"    {q}step_{k}_{d} = 0 if {p}.shape[{d}] == 1 else 1"
-                      for d in range(t.ndim)]
-            reads.append(f"{p}[" + ", ".join(f"{q}i{d + lead} * {q}step_{k}_{d}"
-                                              for d in range(t.ndim)) + "]")
+            if flat:
+                read = f"{q}flat_{k}[{q}j]"
+            else:
+                lead = ndim - t.ndim
+                read = f"{p}[" + ", ".join(f"{q}i{d + lead} * {q}step_{k}_{d}"
+                                           for d in range(t.ndim)) + "]"
+            lines.append(f"{indent}{q}e{k} = {read}")
+        return lines + [f"{indent}{s}" for s in self._renamed(argtypes, self.stmts)]
+
+    def _renamed(self, argtypes, stmts):
+        """``stmts`` reading each array parameter's element variable."""
+        names = {p: f"{self.q}e{k}" for k, (p, t) in enumerate(zip(self.params, argtypes))
+                 if isinstance(t, types.Array)}
+        return [ast.unparse(_Rename(names).visit(ast.parse(s))) for s in stmts]
+
+    def _steps(self, argtypes):
+        q = self.q
+        lines = []
+        for k, (p, t) in enumerate(zip(self.params, argtypes)):
+            if isinstance(t, types.Array):
+                # a size-1 axis is read at 0 along the broadcast axis: multiply by 0
+                lines += [f"    {q}step_{k}_{d} = 0 if {p}.shape[{d}] == 1 else 1"
+                          for d in range(t.ndim)]
+        return lines
+
+    def _flat_test(self, argtypes):
+        """The condition for the flat loop (C-ordered, nothing broadcasts:
+        checked at run time), or None when the layouts exclude it."""
+        arrays = [(k, p, t) for k, (p, t) in enumerate(zip(self.params, argtypes))
+                  if isinstance(t, types.Array)]
+        if not all(t.layout == "C" and t.ndim == _ndim(argtypes) for _, _, t in arrays):
+            return None, []
+        q = self.q
+        return " and ".join(f"{p}.shape == {q}shape" for _, p, _ in arrays), \
+            [f"        {q}flat_{k} = {p}.reshape(-1)" for k, p, _ in arrays]
+
+    def mapped(self, argtypes, element):
+        """The loop writing each element's value into one fresh C-ordered
+        result."""
+        q, ndim = self.q, _ndim(argtypes)
+        result = _Rename({p: f"{q}e{k}" for k, (p, t) in enumerate(zip(self.params, argtypes))
+                          if isinstance(t, types.Array)}).visit(ast.parse(self.result, mode="eval"))
+        result = ast.unparse(result)
+        lines = [f"def impl({', '.join(self.params)}):"] + \
+            _shape_lines(self.params, argtypes, q) + [
+            f"    {q}out = {q}empty({q}shape, {q}np.{element})",
+            f"    {q}advise_huge({q}out)"]
+        test, flats = self._flat_test(argtypes)
+        if test is not None:
+            lines += [f"    if {test}:", f"        {q}o = {q}out.reshape(-1)"] + flats + [
+                f"        for {q}j in range({q}o.size):"] + \
+                self._element_lines(argtypes, "            ", True) + [
+                f"            {q}o[{q}j] = {result}",
+                f"        return {q}out"]
+        lines += self._steps(argtypes)
         indent = "    "
         for d in range(ndim):
             lines.append(f"{indent}for {q}i{d} in range({q}shape[{d}]):")
             indent += "    "
-        lines.append(f"{indent}{q}out[{', '.join(f'{q}i{d}' for d in range(ndim))}] = "
-                     f"{q}kernel({', '.join(reads)})")
+        lines += self._element_lines(argtypes, indent, False)
+        lines.append(f"{indent}{q}out[{', '.join(f'{q}i{d}' for d in range(ndim))}] = {result}")
         lines.append(f"    return {q}out")
-        return _function("\n".join(lines) + "\n", "impl", {
-            f"{q}empty": empty, f"{q}advise_huge": advise_huge, f"{q}kernel": self.scalar,
-            f"{q}dtype": np.dtype(str(element))})
+        return self._define(lines)
 
     def summed(self, argtypes, element):
-        key = tuple(argtypes)
-        if key not in self.drivers:
-            self.drivers[key] = self.driver(argtypes, element)
-        params, q = ", ".join(self.params), self._prefix()
-        lines = [f"def impl({params}):"] + _shape_lines(self.params, argtypes, q) + [
-            f"    return {q}driver({params}, {q}shape)"]
-        return _function("\n".join(lines) + "\n", "impl", {f"{q}driver": self.drivers[key]})
-
-    def driver(self, argtypes, element):
-        """The loop nest summing the kernel over the broadcast shape, compiled
-        with the numpy error model (as the kernel is).  Its parameters are
-        ``a0, a1, ...`` and ``shape``: every name in it is its own."""
-        ndim = max(t.ndim for t in argtypes if isinstance(t, types.Array))
+        """The loop nest summing each element's value: each innermost row
+        into a partial sum, the partials into the total (floats in float64)."""
+        q, ndim = self.q, _ndim(argtypes)
         floating = isinstance(element, types.Float)
         zero = "0.0" if floating else "0"
-        names = [f"a{i}" for i in range(len(argtypes))]
-        lines = [f"def driver({', '.join(names)}, shape):", f"    total = {zero}"]
-        arrays = [(p, t) for p, t in zip(names, argtypes) if isinstance(t, types.Array)]
-        if all(t.layout == "C" and t.ndim == ndim for _, t in arrays):
-            # no broadcasting and C-ordered at run time: the same sums, in the
-            # same order, over the flat data (a loop LLVM vectorises)
-            flat = {p: f"{p}_flat[r * n + j]" for p, _ in arrays}
-            rows = " * ".join(f"shape[{d}]" for d in range(ndim - 1)) or "1"
-            term = f"kernel({', '.join(flat.get(p, p) for p in names)})"
-            lines += [f"    if {' and '.join(f'{p}.shape == shape' for p, _ in arrays)}:",
-                      f"        n = shape[{ndim - 1}]"] + [
-                      f"        {p}_flat = {p}.ravel()" for p, _ in arrays] + [
-                      f"        for r in range({rows}):",
-                      f"            part = {zero}",
-                      "            for j in range(n):",
-                      f"                part += {'np.float64(' + term + ')' if floating else term}",
-                      "            total += part",
-                      f"        return {_CAST[element]}(total)"]
-        reads = []
-        for p, t in zip(names, argtypes):
-            if not isinstance(t, types.Array):
-                reads.append(p)
-                continue
-            lead = ndim - t.ndim
-            # a size-1 axis is read at 0 along the broadcast axis: multiply by 0
-            lines += [f"    {p}_step{k} = 0 if {p}.shape[{k}] == 1 else 1"
-                      for k in range(t.ndim)]
-            reads.append(f"{p}[" + ", ".join(f"i{k + lead} * {p}_step{k}"
-                                              for k in range(t.ndim)) + "]")
+        result = ast.unparse(_Rename({p: f"{q}e{k}" for k, (p, t) in enumerate(
+            zip(self.params, argtypes)) if isinstance(t, types.Array)}).visit(
+            ast.parse(self.result, mode="eval")))
+        term = f"{q}np.float64({result})" if floating else result
+        cast = f"{q}np.{element}"
+        lines = [f"def impl({', '.join(self.params)}):"] + \
+            _shape_lines(self.params, argtypes, q) + [f"    {q}total = {zero}"]
+        test, flats = self._flat_test(argtypes)
+        if test is not None:
+            rows = " * ".join(f"{q}shape[{d}]" for d in range(ndim - 1)) or "1"
+            lines += [f"    if {test}:", f"        {q}n = {q}shape[{ndim - 1}]"] + flats + [
+                f"        for {q}r in range({rows}):",
+                f"            {q}part = {zero}",
+                f"            for {q}c in range({q}n):",
+                f"                {q}j = {q}r * {q}n + {q}c"] + \
+                self._element_lines(argtypes, "                ", True) + [
+                f"                {q}part += {term}",
+                f"            {q}total += {q}part",
+                f"        return {cast}({q}total)"]
+        lines += self._steps(argtypes)
         indent = "    "
         for d in range(ndim - 1):
-            lines.append(f"{indent}for i{d} in range(shape[{d}]):")
+            lines.append(f"{indent}for {q}i{d} in range({q}shape[{d}]):")
             indent += "    "
-        lines.append(f"{indent}part = {zero}")
-        lines.append(f"{indent}for i{ndim - 1} in range(shape[{ndim - 1}]):")
-        term = f"kernel({', '.join(reads)})"
-        lines.append(f"{indent}    part += {'np.float64(' + term + ')' if floating else term}")
-        lines.append(f"{indent}total += part")
-        lines.append(f"    return {_CAST[element]}(total)")
-        python = _function("\n".join(lines) + "\n", "driver", {"kernel": self.scalar, "np": np})
-        return numba.njit(error_model="numpy")(python)
+        lines.append(f"{indent}{q}part = {zero}")
+        lines.append(f"{indent}for {q}i{ndim - 1} in range({q}shape[{ndim - 1}]):")
+        lines += self._element_lines(argtypes, indent + "    ", False)
+        lines.append(f"{indent}    {q}part += {term}")
+        lines.append(f"{indent}{q}total += {q}part")
+        lines.append(f"    return {cast}({q}total)")
+        return self._define(lines)
 
 
 _CAST = {types.float32: "np.float32", types.float64: "np.float64", types.int64: "np.int64"}
+
+
+def _ndim(argtypes):
+    return max(t.ndim for t in argtypes if isinstance(t, types.Array))
+
+
+def _prefix(names):
+    """A prefix for the implementation's own names that no name of the
+    kernel starts with."""
+    prefix = "_fz_"
+    while any(n.startswith(prefix) for n in names):
+        prefix += "_"
+    return prefix
+
+
+class _Ufuncs(ast.NodeTransformer):
+    """``a / b`` -> ``np.true_divide(a, b)``, ``a ** b`` -> ``np.power(a, b)``."""
+
+    def __init__(self, q):
+        self.q = q
+
+    def visit_BinOp(self, node):
+        self.generic_visit(node)
+        name = {ast.Div: "true_divide", ast.Pow: "power"}.get(type(node.op))
+        if name is None:
+            return node
+        return ast.Call(func=ast.Attribute(ast.Name(f"{self.q}np", ast.Load()), name, ast.Load()),
+                        args=[node.left, node.right], keywords=[])
+
+
+class _Rename(ast.NodeTransformer):
+    def __init__(self, names):
+        self.names = names
+
+    def visit_Name(self, node):
+        if node.id in self.names:
+            return ast.copy_location(ast.Name(self.names[node.id], node.ctx), node)
+        return node
 
 
 def _shape_lines(params, argtypes, q):
@@ -393,6 +446,9 @@ def _same_elements(on_arrays, on_numbers):
 
 
 def _function(source, name, env):
-    namespace = dict(env)
-    exec(compile(source, f"<tangent_x fused {name}>", "exec"), namespace)
-    return namespace[name]
+    """The function ``name`` defined by ``source`` with globals ``env``
+    (which its definition does not change)."""
+    code = compile(source, f"<tangent_x fused {name}>", "exec")
+    local = {}
+    exec(code, env, local)
+    return local[name]
