@@ -41,9 +41,19 @@ between may update an array in place: ``mask_assign(x, m, v)``).  Names
 read several times inside the group are fine (one kernel variable).  A
 group is emitted when it has at least two statements (one statement's
 arithmetic Numba fuses already), or one followed by its ``np.sum``, and
-only when it may work on arrays: its statements hold at least two
-operations (one before a sum) with an operand that may be an array of rank
->= 1.  Ranks come from the jit signature (``ranks``: every leaf that is not
+only where it pays for its compile: its statements hold at least three
+operations (``_PAYS``; one before a sum) with an operand that may be an
+array of rank >= 1.  Why three: fusing saves a pass over memory and a
+fresh array per temporary it removes, which pays on arrays that outgrow
+the caches, while its compile is paid on every first call, large arrays or
+small.  Two operations leave one temporary, and ``tanh(x @ w + b)`` is
+typical of them: fused, ``tanh`` is a scalar function compiled in the
+process (~10% of a cold ``jit(grad(mlp loss))``), where unfused it is the
+array kernel compiled beside the caller (beside.py); one temporary of a
+hidden layer is worth less.  Three operations (``x * x + x * 2.0``: two
+temporaries, two thirds of the memory traffic) or a closing sum (no array
+at all) pay on large arrays, and cost little: the kernel is inlined into
+its caller (fused.py), so its compile is one loop more in the caller's.  Ranks come from the jit signature (``ranks``: every leaf that is not
 an array is a number) and follow through the code; a chain of numbers (a
 Newton step, a loss's scalar tail) stays as written, with no kernel to
 compile, since fusing gains nothing there and each kernel costs compile time.
@@ -56,6 +66,8 @@ import numpy as np
 _ITEM = "[]"              # prefix of a container's items in ``ranks``
 _BINOPS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow)
 _UNARY = (ast.USub, ast.UAdd)
+# operations on arrays from which a group is fused (see the module doc)
+_PAYS = 3
 
 
 def fuse(body, params, vmath_name, numpy_names, taken, param_ranks=None):
@@ -244,7 +256,7 @@ def _fuse_body(body, ctx):
         if j not in elementwise:
             continue
         members = _group(body, j, elementwise, defined_at, ctx, used)
-        if len(members) >= 2 and _array_ops(body, members, ctx) >= 2:
+        if len(members) >= 2 and _array_ops(body, members, ctx) >= _PAYS:
             groups.append((members, False))
             used.update(members)
     if not groups:
