@@ -331,14 +331,55 @@ def test_chains_of_numbers_get_no_kernel():
         c = b * b
         d = c - a
         e = y * over
-        f = e + 1.0
+        f = e * e + 1.0
         return f + d
     """)).body
     code, kernels, _ = fusion.fuse(body, ["y", "a"], None, {"np"}, {"f"}, {"y": 2, "a": 0})
     assert [k.name for k in kernels] == ["elementwise_f"]
     code, kernels, _ = fusion.fuse(ast.parse(textwrap.dedent("""
         c = b * b
-        d = c - a
+        d = c - b * a
         return d
     """)).body, ["b", "a"], None, {"np"}, {"f"}, {"a": 0})
     assert [k.name for k in kernels] == ["elementwise_d"]     # b's rank unknown
+
+
+def test_two_operations_on_arrays_are_left_as_written():
+    """Fusing pays from two temporaries (three operations) or a closing
+    sum: ``tanh(x @ w + b)``, one temporary, stays the array kernel."""
+    import ast
+    import textwrap
+    from tangent_x.numba_stage import fusion
+    code, kernels, _ = fusion.fuse(ast.parse(textwrap.dedent("""
+        at = matmul(x, w)
+        s = at + b
+        h = vmath.tanh(s)
+        e = h * h
+        t = np.sum(e)
+        return h, t
+    """)).body, ["x", "w", "b"], "vmath", {"np"}, {"f"}, {"x": 2, "w": 2, "b": 1})
+    assert [k.name for k in kernels] == ["elementwise_sum_t"]
+    assert [ast.unparse(s) for s in code][1:3] == ["s = at + b", "h = vmath.tanh(s)"]
+
+
+def in_place_chain(x, w):
+    y = x
+    z = x * x + w * 2.0 - x / w
+    x *= z * z + 1.0
+    y += z - x * w
+    return np.sum(y * y), x, y, z
+
+
+def test_in_place_updates_and_special_values_agree_with_eager():
+    """An in-place update of an operand (``x *= ...``; ``y`` aliases ``x``)
+    never joins a kernel, and the chains around it see the updated arrays;
+    NaN, inf and a division by zero propagate as in NumPy (inf, NaN: no
+    ZeroDivisionError inside the fused loop)."""
+    x = np.array([[1.0, -2.0, np.nan], [0.0, np.inf, 3.0]])
+    w = np.array([0.5, 0.0, -1.0])
+    compiled = tx.jit(in_place_chain)
+    with np.errstate(all="ignore"):
+        got, want = compiled(x.copy(), w), in_place_chain(x.copy(), w)
+    assert "@elementwise" in compiled.numba_source(x, w)
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(a, b)
