@@ -9,12 +9,6 @@ from tangent_x.numba_stage.numba_runtime import add_matmul_adjoint_lhs, checked,
 
 
 @elementwise
-def elementwise_h_2(W_at_h_1, U_at_x):
-    W_at_h_1_plus_U_at_x = W_at_h_1 + U_at_x
-    return vmath.tanh(W_at_h_1_plus_U_at_x)
-
-
-@elementwise
 def elementwise_W_at_h_1_plus_U_at_x_bar(h_1_bar, h_2):
     h_2_bar = h_1_bar
     return h_2_bar * (1.0 - h_2 * h_2)
@@ -42,7 +36,8 @@ def grad_rnn(W, U, xs):
         x = iteration_item(xs, k)
         W_at_h_1 = matmul(W, h_1)
         U_at_x = matmul(U, x)
-        h_2 = elementwise_h_2(W_at_h_1, U_at_x)
+        W_at_h_1_plus_U_at_x = W_at_h_1 + U_at_x
+        h_2 = vmath.tanh(W_at_h_1_plus_U_at_x)
         U_at_x_shape_tape_item = np.shape(U_at_x)
         if U_at_x_shape_tape is None or U_at_x_shape_tape_size == len(U_at_x_shape_tape):
             U_at_x_shape_tape = grown(U_at_x_shape_tape, U_at_x_shape_tape_item)

@@ -5,20 +5,15 @@ import numpy as np
 import tangent_x.numba_stage.vmath as vmath
 from tangent_x.runtime import check_grad_output, matmul_adjoint_lhs, matmul_adjoint_rhs, unbroadcast, unreduce
 import tangent_x.numba_stage.numba_runtime  # Numba implementations of the helpers
-from tangent_x.numba_stage.numba_runtime import elementwise, matmul, size
-
-
-@elementwise
-def elementwise_hidden(at_x, params_0_b):
-    at_x_plus_params_0_b = at_x + params_0_b
-    return vmath.tanh(at_x_plus_params_0_b)
+from tangent_x.numba_stage.numba_runtime import matmul, size
 
 
 def grad_loss(params_0_W, params_0_b, params_1_W, params_1_b, x, y):
     # mlp.py:20: hidden = np.tanh(x @ params[0]["W"].T + params[0]["b"])
     transpose_params_0_W = np.transpose(params_0_W)
     at_x = matmul(x, transpose_params_0_W)
-    hidden = elementwise_hidden(at_x, params_0_b)
+    at_x_plus_params_0_b = at_x + params_0_b
+    hidden = vmath.tanh(at_x_plus_params_0_b)
     # mlp.py:21: return hidden @ params[1]["W"].T + params[1]["b"]
     transpose_params_1_W = np.transpose(params_1_W)
     at_hidden = matmul(hidden, transpose_params_1_W)
