@@ -11,17 +11,31 @@ A kernel is the group's statements as a scalar function::
         return x_times_x + times_x
 
 Called from compiled code, the decorated name chooses, from Numba's types
-of the arguments at that call, between two implementations:
+of the arguments at that call, between two implementations, and the one
+chosen is inlined into the caller's IR (``overload(inline="always")``):
 
 - **fused**: one pass over the broadcast shape with no temporaries: a
   loop (flat when nothing broadcasts and every array is C-ordered, else a
-  nest) calling the scalar function and writing into one fresh C-ordered
-  result (``elementwise``), or a loop nest summing the scalar function's
-  values (``elementwise_sum``, for ``np.sum(...)`` of the group).  The
-  loop is the implementation itself: per signature, two functions compile
-  (it and the scalar function), not a ufunc and a wrapper;
-- **as written**: the statements run on the arguments themselves, exactly
-  the code before fusion (the body is the same text).
+  nest) with the group's statements written into its body, on one element
+  of each array, writing into one fresh C-ordered result
+  (``elementwise``), or summing (``elementwise_sum``, for ``np.sum(...)``
+  of the group);
+- **as written**: the statements on the arguments themselves, exactly the
+  code before fusion.
+
+Why inlined, and the statements written into the loop: a kernel costs
+compile time on every first call, while fusing pays only on large arrays.
+Every Numba function is its own compile (pipeline, LLVM module, and its
+code linked into and optimised again in each caller): as an overload
+calling a jitted scalar function and a helper, a kernel was three such
+functions, ~0.5 s of a cold first call each on this machine.  Inlined, a
+kernel adds no function: its compile is one loop more in the caller's, and
+LLVM sees the loop with its caller.  (``fusion`` also fuses only chains
+long enough to pay.)  Inlined code runs under the caller's error model
+(Python's: a float division by zero raises), so in the fused loop ``a / b``
+and ``a ** b`` are written as ``np.true_divide`` and ``np.power`` on
+numbers: the ufuncs' own loops, which are what the arrays' operators run
+per element (inf and NaN, no ``ZeroDivisionError``, the same rounding).
 
 Fused only where it is provably the same result: every argument is an
 array of at least one axis or a number (integer or float; not bool, not
@@ -35,9 +49,8 @@ array but an ``int``: those run as written).  An integer raised to an
 integer power runs as written too (NumPy refuses negative exponents).
 The result's shape is the arguments' broadcast shape (each statement
 broadcasts, and every argument reaches the result), checked as NumPy does.
-NaN and infinities propagate as in NumPy: the scalar function is compiled
-with Numba's ``numpy`` error model (a float division by zero is inf/NaN,
-not ``ZeroDivisionError``).
+NaN and infinities propagate as in NumPy (see above: divisions and powers
+are the ufuncs').
 
 Summation order (``elementwise_sum``): NumPy sums pairwise; the fused sum
 adds each innermost row into a partial sum (sequentially) and the partials
@@ -62,7 +75,6 @@ import sys
 import textwrap
 
 import numpy as np
-import numba
 from numba import types
 from llvmlite import ir
 from numba.core import cgutils, compiler, typed_passes
