@@ -11,8 +11,7 @@ A kernel is the group's statements as a scalar function::
         return x_times_x + times_x
 
 Called from compiled code, the decorated name chooses, from Numba's types
-of the arguments at that call, between two implementations, and the one
-chosen is inlined into the caller's IR (``overload(inline="always")``):
+of the arguments at that call, between two implementations:
 
 - **fused**: one pass over the broadcast shape with no temporaries: a
   loop (flat when nothing broadcasts and every array is C-ordered, else a
@@ -23,19 +22,19 @@ chosen is inlined into the caller's IR (``overload(inline="always")``):
 - **as written**: the statements on the arguments themselves, exactly the
   code before fusion.
 
-Why inlined, and the statements written into the loop: a kernel costs
-compile time on every first call, while fusing pays only on large arrays.
-Every Numba function is its own compile (pipeline, LLVM module, and its
-code linked into and optimised again in each caller): as an overload
-calling a jitted scalar function and a helper, a kernel was three such
-functions, ~0.5 s of a cold first call each on this machine.  Inlined, a
-kernel adds no function: its compile is one loop more in the caller's, and
-LLVM sees the loop with its caller.  (``fusion`` also fuses only chains
-long enough to pay.)  Inlined code runs under the caller's error model
-(Python's: a float division by zero raises), so in the fused loop ``a / b``
-and ``a ** b`` are written as ``np.true_divide`` and ``np.power`` on
-numbers: the ufuncs' own loops, which are what the arrays' operators run
-per element (inf and NaN, no ``ZeroDivisionError``, the same rounding).
+Why the statements are written into the loop: a kernel costs compile time
+on every first call, while fusing pays only on large arrays, and every
+Numba function is its own compile (pipeline, LLVM module, and its code
+linked into each caller and optimised again there).  A loop calling a
+jitted scalar function, plus a sum's driver, was two or three such
+functions per kernel; written into the loop, a kernel is one.  (Not
+inlined into the caller: Numba compiles an ``inline="always"`` overload in
+full to type it and then inlines it, which costs more.  ``fusion`` fuses
+only chains long enough to pay.)  The loop runs under Numba's default
+error model (a float division by zero raises), so in it ``a / b`` and
+``a ** b`` are written as ``np.true_divide`` and ``np.power`` on numbers:
+the ufuncs' own loops, which are what the arrays' operators run per
+element (inf and NaN, no ``ZeroDivisionError``, the same rounding).
 
 Fused only where it is provably the same result: every argument is an
 array of at least one axis or a number (integer or float; not bool, not
@@ -164,8 +163,7 @@ class _Fused:
         self.stub = namespace[fn.__name__]
         self.stub.__doc__ = fn.__doc__
         self.stub.__wrapped__ = fn
-        # inlined into the caller's IR: no Numba function of its own to compile
-        overload(self.stub, inline="always")(namespace[f"{q}typer"])
+        overload(self.stub)(namespace[f"{q}typer"])
 
     # -- which implementation --------------------------------------------------
 
