@@ -52,8 +52,8 @@ process (~10% of a cold ``jit(grad(mlp loss))``), where unfused it is the
 array kernel compiled beside the caller (beside.py); one temporary of a
 hidden layer is worth less.  Three operations (``x * x + x * 2.0``: two
 temporaries, two thirds of the memory traffic) or a closing sum (no array
-at all) pay on large arrays, and cost little: the kernel is inlined into
-its caller (fused.py), so its compile is one loop more in the caller's.  Ranks come from the jit signature (``ranks``: every leaf that is not
+at all) pay on large arrays, and a kernel is one Numba function to
+compile (fused.py: the statements are written into its loop).  Ranks come from the jit signature (``ranks``: every leaf that is not
 an array is a number) and follow through the code; a chain of numbers (a
 Newton step, a loss's scalar tail) stays as written, with no kernel to
 compile, since fusing gains nothing there and each kernel costs compile time.
