@@ -6,7 +6,8 @@ subprocess) runs each case as ``jit(vmap(f), target="cuda")`` and as the
 CPU's ``jit(vmap(f))`` loop over examples, and prints one JSON line per
 case: the largest absolute difference of every result leaf, and whether
 the integer results (step counts) are equal.  ``CASES`` is also used by the
-PTX check (``test_cuda.py``) and ``tools/bench_cuda.py``.
+PTX check (``test_cuda.py``); ``tools/bench_cuda.py`` times ``tanh_out``
+and ``newton_sqrt``.
 """
 import json
 import os

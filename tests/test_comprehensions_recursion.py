@@ -491,12 +491,13 @@ def test_recursion_errors_are_located(fn, marker, text):
     assert f"{HERE}:{_line_of(where, marker)}" in message and text in message
 
 
-def test_recursion_on_an_argument_of_the_transformed_function_is_located():
-    # JAX traces grad(power)(x, 3) with n a Python int; tangent_x transforms
-    # power before seeing n: the error says how to fix n first
+def test_recursion_on_an_array_argument_of_the_transformed_function_is_located():
+    # a Python int n is folded in (test_static_specialisation.py), as JAX
+    # traces grad(power)(x, 3); an array n decides the depth at run time
     with pytest.raises(TransformError) as info:
-        tx.grad(power)(X4, 3)
+        tx.grad(power)(X4, np.array(3))
     assert "decided at run time" in str(info.value)
+    assert "Python int" in str(info.value)
     assert f"{HERE}:{_line_of(power, 'x * power(x, n - 1)')}" in str(info.value)
     assert_tree_allclose(tx.grad(lambda x: np.sum(power(x, 3)))(X4), 3.0 * X4 ** 2,
                          rtol=1e-12, atol=1e-12)
@@ -601,20 +602,23 @@ def _apply_loss(layers, x):
     return np.sum(_apply(layers, x))
 
 
-def test_recursion_over_a_slice_of_an_argument_is_located():
-    """The transformed function's own tuple argument has no length when
-    transforming (the code is made once for all calls): the error names the
-    sequence and the loop to write instead, which works."""
-    x = np.array([0.3, -0.7, 1.1, 0.2])
+def test_recursion_over_a_slice_of_an_array_argument_is_located():
+    """An array sliced in a recursion has no length when transforming (a
+    tuple or list argument has: test_static_specialisation.py): the error
+    names the sequence and the loop to write instead, which works."""
+    def rows(a, x):
+        return x if len(a) == 0 else rows(a[1:], np.tanh(a[0] * x))
+    a = np.array([0.5, -1.0, 2.0])
     with pytest.raises(TransformError) as info:
-        tx.grad(_apply_loss, argnums=1)(_LAYERS, x)
+        tx.grad(lambda a, x: np.sum(rows(a, x)), argnums=1)(a, 0.3)
     message = str(info.value)
-    assert f"{HERE}:{_line_of(_apply, 'return x if not layers')}" in message
-    assert "slice of 'layers'" in message and "for p in layers" in message
+    assert f"{HERE}:{_line_of(rows, 'return x if len(a) == 0')}" in message
+    assert "slice of 'a'" in message and "for p in a" in message
 
     def looped(layers, x):
         for w in layers:
             x = _layer(w, x)
         return np.sum(x ** 2)
+    x = np.array([0.3, -0.7, 1.1, 0.2])
     assert_tree_allclose(tx.grad(looped, argnums=1)(_LAYERS, x),
                          numerical_grad(_mlp, (x,), 0), rtol=1e-6, atol=1e-8)

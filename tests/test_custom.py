@@ -6,18 +6,7 @@ import pytest
 
 import tangent_x as tx
 from _fd import numerical_grad
-
-
-@tx.custom_jvp
-def log1pexp(x):
-    return np.log(1.0 + np.exp(x))
-
-
-@log1pexp.defjvp
-def log1pexp_jvp(primals, tangents):
-    x, = primals
-    t, = tangents
-    return log1pexp(x), t * (1.0 - 1.0 / (1.0 + np.exp(x)))
+from custom_rules import clip_gradient, log1pexp, log1pexp_in_a_loop, power, softplus_weighted
 
 
 def plain_log1pexp(x):
@@ -40,37 +29,13 @@ def test_custom_jvp_called_eagerly_runs_the_primal():
     assert log1pexp(0.0) == pytest.approx(np.log(2.0))
 
 
-def uses_log1pexp_in_a_loop(x):
-    s = 0.0
-    for i in range(3):
-        s = s + log1pexp(x * i) * np.sin(x)
-    return s
-
-
 def test_custom_jvp_inside_a_loop_and_with_arrays():
     x = 0.7
-    assert tx.grad(uses_log1pexp_in_a_loop)(x) == pytest.approx(
-        numerical_grad(uses_log1pexp_in_a_loop, (x,), 0), rel=1e-6)
+    assert tx.grad(log1pexp_in_a_loop)(x) == pytest.approx(
+        numerical_grad(log1pexp_in_a_loop, (x,), 0), rel=1e-6)
     v = np.array([0.2, -1.0, 3.0])
     np.testing.assert_allclose(tx.grad(lambda z: np.sum(log1pexp(z)))(v),
                                1.0 / (1.0 + np.exp(-v)), rtol=1e-12)
-
-
-@tx.custom_vjp
-def clip_gradient(x, lo, hi):
-    return x
-
-
-def clip_fwd(x, lo, hi):
-    return x, (lo, hi)
-
-
-def clip_bwd(res, g):
-    lo, hi = res
-    return (np.clip(g, lo, hi), 0.0, 0.0)
-
-
-clip_gradient.defvjp(clip_fwd, clip_bwd)
 
 
 def test_custom_vjp_bwd_decides_the_gradient():
@@ -113,18 +78,6 @@ def test_nondiff_argnums_are_passed_first_to_bwd():
     assert tx.grad(lambda x: scaled(3.0, x))(1.0) == pytest.approx(6.0)
 
 
-@partial(tx.custom_jvp, nondiff_argnums=(1,))
-def power(x, n):
-    return x ** n
-
-
-@power.defjvp
-def power_jvp(n, primals, tangents):
-    x, = primals
-    t, = tangents
-    return power(x, n), n * x ** (n - 1) * t
-
-
 def test_custom_jvp_with_nondiff_argnums():
     assert tx.grad(lambda x: power(x, 3.0))(2.0) == pytest.approx(12.0)
 
@@ -150,22 +103,6 @@ def _made_up_jvp(primals, tangents):
     x, = primals
     t, = tangents
     return sin_with_a_made_up_rule(x), t * x ** 2     # not sin's derivative, on purpose
-
-
-@partial(tx.custom_jvp, nondiff_argnums=(1,))
-def cpower(x, n):
-    return x ** n
-
-
-@cpower.defjvp
-def _cpower_jvp(n, primals, tangents):
-    x, = primals
-    t, = tangents
-    return cpower(x, n), n * x ** (n - 1) * t
-
-
-def softplus_weighted(x):
-    return np.sum(log1pexp(x) * x)
 
 
 def test_hessian_of_a_custom_jvp_function_by_every_route():
@@ -197,5 +134,5 @@ def test_second_derivatives_differentiate_the_rule_not_the_primal():
     np.testing.assert_allclose(tx.hessian(f)(x), np.diag(2.0 * x), rtol=1e-14)
     np.testing.assert_allclose(tx.jacfwd(tx.grad(f))(x), np.diag(2.0 * x), rtol=1e-14)
     assert tx.grad(tx.grad(tx.grad(sin_with_a_made_up_rule)))(0.7) == pytest.approx(2.0)
-    h = tx.hessian(lambda x: np.sum(cpower(x, 3) * 2.0))(x)
+    h = tx.hessian(lambda x: np.sum(power(x, 3) * 2.0))(x)
     np.testing.assert_allclose(h, np.diag(12.0 * x), rtol=1e-13)

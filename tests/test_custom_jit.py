@@ -12,18 +12,7 @@ import pytest
 import tangent_x as tx
 from tangent_x import lax
 from _fd import assert_tree_allclose, numerical_grad
-
-
-@tx.custom_jvp
-def log1pexp(x):
-    return np.log(1.0 + np.exp(x))
-
-
-@log1pexp.defjvp
-def log1pexp_jvp(primals, tangents):
-    x, = primals
-    t, = tangents
-    return log1pexp(x), t * (1.0 - 1.0 / (1.0 + np.exp(x)))
+from custom_rules import clip_gradient, log1pexp, log1pexp_in_a_loop, power, softplus_weighted
 
 
 @tx.custom_vjp
@@ -41,35 +30,6 @@ def sin_times_bwd(res, g):
 
 
 sin_times.defvjp(sin_times_fwd, sin_times_bwd)
-
-
-@tx.custom_vjp
-def clip_gradient(x, lo, hi):
-    return x
-
-
-def clip_fwd(x, lo, hi):
-    return x, (lo, hi)
-
-
-def clip_bwd(res, g):
-    lo, hi = res
-    return (np.clip(g, lo, hi), 0.0, 0.0)
-
-
-clip_gradient.defvjp(clip_fwd, clip_bwd)
-
-
-@partial(tx.custom_jvp, nondiff_argnums=(1,))
-def power(x, n):
-    return x ** n
-
-
-@power.defjvp
-def power_jvp(n, primals, tangents):
-    x, = primals
-    t, = tangents
-    return power(x, n), n * x ** (n - 1) * t
 
 
 @partial(tx.custom_vjp, nondiff_argnums=(0,))
@@ -92,13 +52,6 @@ scaled.defvjp(scaled_fwd, scaled_bwd)
 
 def layer(W, x):
     return np.sum(log1pexp(W @ x) * 0.5)
-
-
-def in_python_loop(x):
-    s = 0.0
-    for i in range(3):
-        s = s + log1pexp(x * i) * np.sin(x)
-    return s
 
 
 def in_scan(xs):
@@ -132,7 +85,7 @@ XS = np.array([0.3, -0.5, 0.8, 0.1])
 # derivative, so finite differences check the compiled gradient
 FD_CASES = [
     ("layer", layer, (W, X), (0, 1)),
-    ("python_loop", in_python_loop, (0.7,), 0),
+    ("python_loop", log1pexp_in_a_loop, (0.7,), 0),
     ("scan", in_scan, (XS,), 0),
     ("while", in_while, (0.3,), 0),
     ("custom_vjp_residuals", uses_sin_times, (X, W[0]), (0, 1)),
@@ -286,10 +239,6 @@ def test_custom_jvp_of_a_dict_argument_under_jit():
                          rtol=1e-14)
 
 
-def _softplus_weighted(x):
-    return np.sum(log1pexp(x) * x)
-
-
 def test_hessian_of_a_custom_jvp_function_under_jit():
     """hessian of code calling a custom_jvp function compiles, the rule
     differentiated again (as JAX does), equal to the Hessian by hand:
@@ -297,5 +246,5 @@ def test_hessian_of_a_custom_jvp_function_under_jit():
     routes, eagerly)."""
     sig = 1.0 / (1.0 + np.exp(-X))
     want = np.diag(sig * (1.0 - sig) * X + 2.0 * sig)
-    np.testing.assert_allclose(tx.jit(tx.hessian(_softplus_weighted))(X), want,
+    np.testing.assert_allclose(tx.jit(tx.hessian(softplus_weighted))(X), want,
                                rtol=1e-12, atol=1e-15)

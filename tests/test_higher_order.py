@@ -209,3 +209,39 @@ def test_jacrev_of_grad_through_a_loop(steps):
     HU = tx.jacfwd(tx.grad(rnn, argnums=1), argnums=(0, 1))(W, U, xs)
     for a, b in zip(JU, HU):
         np.testing.assert_allclose(a, b, atol=1e-12)
+
+
+RUNS = [0]
+
+
+def counted_sin_times_first(x):
+    RUNS[0] += 1
+    return np.sin(x) * x[0]
+
+
+@pytest.mark.parametrize("jac", [tx.jacfwd, tx.jacrev])
+def test_jacobian_source_form_is_built_only_when_asked(jac):
+    """A plain call of a Jacobian runs the function no more often on a new
+    argument shape than on one seen before (its source form, a batched jvp,
+    is built when a transform or tx.source asks); the form is then for the
+    latest call's shapes and gives the right second derivative."""
+    g = jac(counted_sin_times_first)
+    for n in (3, 4):
+        x = np.linspace(0.3, 1.2, n)
+        runs = []
+        for _ in range(2):
+            RUNS[0] = 0
+            value = g(x)
+            runs.append(RUNS[0])
+        assert runs[0] == runs[1], f"a new shape ran the function {runs[0]} times, a seen one {runs[1]}"
+        expected = np.diag(np.cos(x) * x[0])
+        expected[:, 0] += np.sin(x)
+        np.testing.assert_allclose(value, expected, rtol=1e-12, atol=1e-12)
+    text = tx.source(g)
+    assert f"def {jac.__name__}_of_counted_sin_times_first(p0):" in text
+    assert "np.eye(4)" in text           # the latest call's shape
+    second = tx.jacfwd(g)(x)
+    h = 1e-6
+    numeric = np.stack([(g(x + h * e) - g(x - h * e)) / (2 * h) for e in np.eye(4)], axis=-1)
+    assert second.shape == (4, 4, 4)
+    np.testing.assert_allclose(second, numeric, rtol=1e-6, atol=1e-7)

@@ -128,6 +128,12 @@ RECURSION = {
     'grad': ([0.34512745806361306, 0.8546990438154453, -1.1154088912042697], 'float64'),
     'vmap_grad': ([0.017435749239934514, 0.33202237461159745, -11.086334782428978], 'float64'),
     'horner_grad': ([-0.31, 7.039999999999999, 24.0], 'float64'),
+    'grad_power_n': ([0.27, 4.32, 12.0], 'float64'),
+    'grad_power_n_eager': ([0.108, -6.912, 32.0], 'float64'),
+    'layer_grad_0': ([[0.10853421202613847, -0.4341368481045539, 0.7235614135075898],
+                      [-0.0442694749405566, 0.1770778997622264, -0.29512983293704403]], 'float64'),
+    'layer_grad_1': ([[0.3807865285504326, -0.5828038674323731]], 'float64'),
+    'layer_grad_x': ([0.16613386173004527, -0.1166256162913156, 0.09520403726278831], 'float64'),
 }
 
 LOG1PEXP = {
@@ -334,6 +340,12 @@ def test_recursion_gradients_against_differences():
     # Horner's rule: the derivative of 0.5 - x + 0.25 x**2 + 2 x**3, by hand
     np.testing.assert_allclose(tx.vmap(tx.grad(lambda t: m.horner(m.COEFFS, t)))(x),
                                -1.0 + 0.5 * x + 6.0 * x ** 2, rtol=1e-13)
+    # n a Python int argument of the transformed function: n x ** (n - 1)
+    np.testing.assert_allclose(tx.grad(m.power_sum)(x, 3), 3 * x ** 2, rtol=1e-13)
+    # recursion over the tuple argument: its gradient, leaf by leaf
+    layers = (np.array([[0.5, -0.2, 0.1], [0.1, 0.3, -0.4]]), np.array([[0.7, -0.6]]))
+    grads = tx.grad(m.network_loss, argnums=(0, 1))(layers, x)
+    assert_tree_allclose(grads, numerical_grad(m.network_loss, (layers, x), (0, 1)), rtol=1e-6)
 
 
 def test_log1pexp_derivative_against_differences():

@@ -37,7 +37,19 @@ def mask_scale(x):
     return 2.0 * (x > 0) + x * 0.1
 
 
+# A loop carry started as a Python number (weak: float32 once the loop adds
+# a float32).  Compiled, Numba joined the int64 start with the loop's
+# float32 as float64 (weak_scalars._weaken_loop_starts).
+
+def accumulate_items(x):
+    s = 0
+    for v in x:
+        s = s + v * 0.5
+    return s
+
+
 CASES = [
+    (accumulate_items, (np.linspace(-1, 1, 5, dtype=np.float32),)),
     (affine_tanh, (np.linspace(-1, 1, 5, dtype=np.float32),)),
     (affine_tanh, (np.linspace(-1, 1, 6, dtype=np.float32).reshape(2, 3),)),
     (relu_mix, (np.linspace(-1, 1, 7, dtype=np.float32),)),

@@ -402,12 +402,7 @@ def test_same_operand_twice():
 @pytest.mark.parametrize("spec,shapes", L.EINSUM, ids=[e[0] for e in L.EINSUM])
 def test_einsum(spec, shapes):
     arrays = [rand(*s) for s in shapes]
-    if len(arrays) == 1:
-        check(lambda a: np.einsum(spec, a), *arrays)
-    elif len(arrays) == 2:
-        check_each(lambda a, b: np.einsum(spec, a, b), *arrays)
-    else:
-        check_each(lambda a, b, c: np.einsum(spec, a, b, c), *arrays)
+    check_each(L.einsum_of(spec, len(arrays)), *arrays)
 
 
 @pytest.mark.parametrize("name,op,shapes", L.TRACE, ids=[c[0] for c in L.TRACE])

@@ -34,7 +34,10 @@ def every_collective(v):
     return (lax.psum(v, "i"), lax.pmean(v, "i"), lax.pmax(v, "i"), lax.pmin(np.sum(v), "i"),
             lax.all_gather(v, "i"), lax.all_gather(v, "i", tiled=True), lax.psum(v[0], "i"),
             lax.all_gather(v[1], "i"), lax.axis_index("i"),
-            lax.pmean(v.astype(np.float32), "i"), lax.psum(2 * lax.axis_index("i"), "i"))
+            lax.pmean(v.astype(np.float32), "i"), lax.psum(2 * lax.axis_index("i"), "i"),
+            lax.psum_scatter(lax.all_gather(v, "i"), "i"),
+            lax.psum_scatter(lax.all_gather(v, "i", tiled=True), "i", tiled=True),
+            lax.ppermute(v, "i", [(0, 1), (1, 2), (2, 0)]), lax.ppermute(v[2], "i", ((3, 0),)))
 
 
 def test_compiled_collectives_equal_a_loop_vmap_and_eager_pmap_bitwise(devices, no_callbacks):
@@ -48,9 +51,13 @@ def test_compiled_collectives_equal_a_loop_vmap_and_eager_pmap_bitwise(devices, 
             functools.reduce(np.minimum, [np.sum(r) for r in x]), x, x.reshape(-1),
             functools.reduce(lambda a, b: a + b, list(x[:, 0])), x[:, 1], None,
             functools.reduce(lambda a, b: a + b, list(x.astype(np.float32))) / np.float32(n),
-            np.int64(2 * sum(range(n))))
+            np.int64(2 * sum(range(n))),
+            # per device (a list): psum_scatter's entry and block, ppermute's receipts
+            [functools.reduce(lambda a, b: a + b, [r] * n) for r in x],
+            [functools.reduce(lambda a, b: a + b, [r] * n) for r in x],
+            [x[2], x[0], x[1], np.zeros(3)], [x[3, 2], 0.0, 0.0, 0.0])
     for k, (g, w) in enumerate(zip(got, loop)):
-        want = np.arange(n) if w is None else np.stack([w] * n)
+        want = np.arange(n) if w is None else np.stack(w if isinstance(w, list) else [w] * n)
         np.testing.assert_array_equal(g, want, err_msg=f"result {k}")
         assert np.asarray(g).dtype == want.dtype
     for g, w in zip(got, tx.vmap(every_collective, axis_name="i")(x)):
@@ -117,3 +124,17 @@ def test_compiled_collective_of_different_shapes_is_a_clear_error(devices, no_ca
         tx.jit(tx.pmap(lambda v: v * lax.psum(np.ones(3 + lax.axis_index("i")), "i")[0],
                        axis_name="i"))(np.zeros(2))
     assert no_callbacks == []
+
+
+def shift_by_two(v):
+    return lax.ppermute(v, "i", [(d, d + 2) for d in range(2)])
+
+
+def test_a_perm_built_in_a_loop_is_refused_under_jit_not_misread(devices):
+    """The numba stage passes a comprehension's pairs as their columns
+    (sources, destinations); read as pairs they sent 0->1 and 2->3."""
+    devices(4)
+    x = np.arange(4.0) + 1
+    np.testing.assert_array_equal(tx.pmap(shift_by_two, axis_name="i")(x), [0.0, 0.0, 1.0, 2.0])
+    with pytest.raises(Exception, match="Numba cannot compile"):
+        tx.jit(tx.pmap(shift_by_two, axis_name="i"))(x)

@@ -114,15 +114,20 @@ EINSUM = [
 ]
 
 
+def einsum_of(spec, n):
+    """``np.einsum(spec, ...)`` as a function of its ``n`` operands (one to
+    three), each a named argument; test_jvp_rules.py uses it too."""
+    if n == 1:
+        return lambda a: np.einsum(spec, a)
+    if n == 2:
+        return lambda a, b: np.einsum(spec, a, b)
+    return lambda a, b, c: np.einsum(spec, a, b, c)
+
+
 @pytest.mark.parametrize("spec,shapes", EINSUM, ids=[e[0] for e in EINSUM])
 def test_einsum(spec, shapes):
     arrays = [rand(*s) for s in shapes]
-    if len(arrays) == 1:
-        check_op(lambda a: np.einsum(spec, a), *arrays)
-    elif len(arrays) == 2:
-        check_op(lambda a, b: np.einsum(spec, a, b), *arrays)
-    else:
-        check_op(lambda a, b, c: np.einsum(spec, a, b, c), *arrays)
+    check_op(einsum_of(spec, len(arrays)), *arrays)
 
 
 def test_einsum_literal_reads_like_backprop():

@@ -24,17 +24,21 @@ def rhs(y, k):
     return -k * y + np.sin(y)
 
 
+def rk4_step(y, k, h):
+    k1 = rhs(y, k)
+    k2 = rhs(y + 0.5 * h * k1, k)
+    k3 = rhs(y + 0.5 * h * k2, k)
+    k4 = rhs(y + h * k3, k)
+    return y + h / 6.0 * (k1 + 2 * k2 + 2 * k3 + k4)
+
+
 def integrate(y0, k, n):
     """RK4 steps of ``y' = -k y + sin(y)``, as many as ``n`` (shared)."""
     y = y0
     h = 0.01
     i = 0
     while i < n:
-        k1 = rhs(y, k)
-        k2 = rhs(y + 0.5 * h * k1, k)
-        k3 = rhs(y + 0.5 * h * k2, k)
-        k4 = rhs(y + h * k3, k)
-        y = y + h / 6.0 * (k1 + 2 * k2 + 2 * k3 + k4)
+        y = rk4_step(y, k, h)
         i = i + 1
     return np.sum(y * y)
 
@@ -45,11 +49,7 @@ def integrate_until(y0, k, T):
     h = 0.01
     t = 0.0
     while t < T:
-        k1 = rhs(y, k)
-        k2 = rhs(y + 0.5 * h * k1, k)
-        k3 = rhs(y + 0.5 * h * k2, k)
-        k4 = rhs(y + h * k3, k)
-        y = y + h / 6.0 * (k1 + 2 * k2 + 2 * k3 + k4)
+        y = rk4_step(y, k, h)
         t = t + h
     return np.sum(y * y)
 

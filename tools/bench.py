@@ -41,9 +41,10 @@ tangent-ad, each when installed (``pip install ".[bench]"``).
 tangent_x is compiled with ``tx.jit`` when the library has it; otherwise
 the eager transform is measured and the table says "jit not available".
 
-Issue #4 rows, kept: transform time of a 30-line function, eager grad of
-the MLP and of the scalar loop, tape memory per loop step, jvp and
-Hessian-vector-product ratios.
+Issue #4 rows, kept (tools/bench_costs.py): transform time of a 30-line
+function, eager grad of the MLP and of the scalar loop, tape memory per
+loop step, jvp and Hessian-vector-product ratios.  Timing and the
+equal-results checks: tools/bench_harness.py.
 """
 import os
 import sys
@@ -76,14 +77,10 @@ if __name__ == "__main__":
     PINNED_CPU = one_thread(None if _pin is None else int(_pin))
 
 import argparse  # noqa: E402
-import importlib.util  # noqa: E402
 import json  # noqa: E402
-import platform  # noqa: E402
 import shutil  # noqa: E402
-import statistics  # noqa: E402
 import subprocess  # noqa: E402
 import tempfile  # noqa: E402
-import time  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TOOLS = os.path.join(ROOT, "tools")
@@ -108,9 +105,11 @@ sys.path.insert(0, TOOLS)
 import numpy as np  # noqa: E402
 
 import tangent_x as tx  # noqa: E402
-from tangent_x.api import derivatives as api  # noqa: E402
-from tangent_x.api.generate import generate  # noqa: E402
 
+import bench_costs  # noqa: E402
+import bench_harness as harness  # noqa: E402
+from bench_harness import (check, first_time, fmt, interleaved_steady, load_example,  # noqa: E402
+                           median_time, mlp_inputs, positional_call)
 import bench_elementwise  # noqa: E402
 import bench_peers  # noqa: E402
 import bench_pmap  # noqa: E402
@@ -118,141 +117,24 @@ import bench_per_example  # noqa: E402
 from bench_report import machine, table  # noqa: E402
 import bench_refs  # noqa: E402
 
-QUICK = False
 PEERS = ("JAX", "autograd", "tangent-ad")
-CHECKS = []          # (workload, implementation, ok, detail)
-
-
-# ------------------------------------------------------------------ timing
-
-def median_time(fn, repeat=30, number=1):
-    """Median seconds per call over ``repeat`` batches of ``number`` calls."""
-    if QUICK:
-        repeat = min(repeat, 3)
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        for _ in range(number):
-            fn()
-        times.append((time.perf_counter() - t0) / number)
-    return statistics.median(times)
-
-
-def interleaved_steady(calls, repeat=21):
-    """Steady-state median seconds per call of each of ``calls`` (a dict of
-    thunks): batches of at least 2 ms (so that microsecond calls are not
-    timer noise), one batch of each in turn, ``repeat`` rounds (3 with
-    --quick)."""
-    if QUICK:
-        repeat = 3
-    numbers, times = {}, {key: [] for key in calls}
-    for key, fn in calls.items():
-        fn()
-        t0 = time.perf_counter()
-        fn()
-        numbers[key] = max(1, int(2e-3 / max(time.perf_counter() - t0, 1e-9)))
-    for _ in range(repeat):
-        for key, fn in calls.items():
-            number = numbers[key]
-            t0 = time.perf_counter()
-            for _ in range(number):
-                fn()
-            times[key].append((time.perf_counter() - t0) / number)
-    return {key: statistics.median(ts) for key, ts in times.items()}
-
-
-def positional_call(fn, args):
-    """A thunk calling ``fn`` with ``args`` written out in the call, as user
-    code calls a function (``g(x)``), not through ``fn(*args)``: a star-call
-    costs a Python function (a jit's front, autograd's grad) ~70 ns more
-    than a compiled dispatcher (the call is not inlined into the caller's
-    frame), which is the harness's cost, not the implementation's, and is
-    a third of a 200 ns call such as while_newton's."""
-    names = [f"a{i}" for i in range(len(args))]
-    env = dict(zip(names, args), fn=fn)
-    return eval(f"lambda: fn({', '.join(names)})", env)
-
-
-def first_time(fn):
-    """(seconds, result) of one call: the first one, compile included."""
-    t0 = time.perf_counter()
-    out = fn()
-    return time.perf_counter() - t0, out
-
-
-def fmt(seconds):
-    if seconds is None:
-        return "—"
-    if seconds >= 1.0:
-        return f"{seconds:.2f} s"
-    if seconds >= 1e-3:
-        return f"{seconds * 1e3:.2f} ms"
-    if seconds >= 1e-6:
-        return f"{seconds * 1e6:.1f} µs"
-    return f"{seconds * 1e9:.0f} ns"
-
-
-# ------------------------------------------------------------------ checks
-
-def _leaves(tree):
-    return [np.asarray(leaf, dtype=float) for leaf in tx.tree_util.tree_leaves(tree)]
-
-
-def same(got, want, rtol=1e-9):
-    """Whether two pytrees of results agree to ``rtol`` (plus an absolute
-    slack of rtol times the largest reference entry, for entries near 0)."""
-    got, want = _leaves(got), _leaves(want)
-    if len(got) != len(want):
-        return False, f"{len(got)} leaves, expected {len(want)}"
-    worst = 0.0
-    for a, b in zip(got, want):
-        if a.shape != b.shape:
-            return False, f"shape {a.shape}, expected {b.shape}"
-        scale = np.max(np.abs(b)) if b.size else 0.0
-        err = np.max(np.abs(a - b) / (np.abs(b) + scale + 1e-300)) if b.size else 0.0
-        worst = max(worst, float(err))
-    return worst <= rtol, f"max relative error {worst:.1e}"
-
-
-def check(workload, impl, got, want, required):
-    """Record an equal-results check; a wrong tangent_x or reference result
-    stops the run (its timing would mean nothing)."""
-    ok, detail = same(got, want)
-    CHECKS.append((workload, impl, ok, detail))
-    if required and not ok:
-        raise AssertionError(f"{workload}: {impl} disagrees with the reference ({detail})")
-    return ok
 
 
 # ------------------------------------------------------------------ workloads
-
-def _load_example(name):
-    spec = importlib.util.spec_from_file_location(name, os.path.join(ROOT, "examples", f"{name}.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
 
 HAS_JIT = hasattr(tx, "jit")
 HAS_VMAP = hasattr(tx, "vmap")
 
 
-def _mlp_inputs():
-    mlp = _load_example("mlp")
-    rng = np.random.default_rng(0)
-    params = mlp.init_params([784, 64, 10])
-    return mlp, params, rng.normal(size=(128, 784)), rng.normal(size=(128, 10))
-
-
 def workloads():
     """name -> dict(f, argnums, args, reference, primal, jax_args)."""
-    cf = _load_example("control_flow")
-    basics = _load_example("basics")
-    mlp, params, x, y = _mlp_inputs()
+    cf = load_example("control_flow")
+    basics = load_example("basics")
+    mlp, params, x, y = mlp_inputs()
     rng = np.random.default_rng(0)
     W, U, xs = 0.5 * rng.normal(size=(64, 64)) / 8, rng.normal(size=(64, 32)) / 6, \
         rng.normal(size=(50, 32))
-    n_per_example = 10 ** 4 if QUICK else 10 ** 6
+    n_per_example = 10 ** 4 if harness.QUICK else 10 ** 6
     z = rng.normal(size=n_per_example)
     import numba
     return {
@@ -354,7 +236,7 @@ def bench_workload(name, spec):
         try:
             firsts["tx"], out = first_time(lambda: grad(*args))
         except Exception as exc:     # reported in the table, and the run fails
-            CHECKS.append((name, f"tangent_x {label}", False,
+            harness.CHECKS.append((name, f"tangent_x {label}", False,
                            f"raised {type(exc).__name__}: {exc}"[:400]))
             row["tangent_x"] = f"{label}: fails ({type(exc).__name__})"
         else:
@@ -377,7 +259,7 @@ def bench_workload(name, spec):
         try:
             firsts[peer], out = first_time(call)
         except Exception as exc:
-            CHECKS.append((name, peer, False, f"raised {type(exc).__name__}: {exc}"[:200]))
+            harness.CHECKS.append((name, peer, False, f"raised {type(exc).__name__}: {exc}"[:200]))
             row[peer] = f"fails: {type(exc).__name__}"
             continue
         if not check(name, peer, out, want, required=False):
@@ -504,159 +386,9 @@ def bench_first_call():
          f"what one CPU gets): {fmt(alone['first_call'])}")
 
 
-# ------------------------------------------------------------------ issue #4 rows
-
-def thirty_line_function(x, w, b):
-    h1 = np.tanh(w @ x + b)
-    h2 = np.sin(h1) * np.cos(h1)
-    h3 = h2 ** 2 + np.exp(-h1)
-    h4 = np.log1p(h3 * h3)
-    h5 = np.sqrt(h4 + 1.0)
-    a = np.sum(h5 * h1)
-    c = np.mean(h2 - h3)
-    d = a * c + a / (1.0 + c * c)
-    e = np.maximum(h1, h2)
-    f = np.minimum(h3, h4)
-    g = np.sum(e * f)
-    k = np.arctan(g) + np.sinh(d / 10.0)
-    m = np.where(h1 > 0, h1, 0.1 * h1)
-    n = np.sum(m ** 3)
-    p = np.abs(n - k)
-    q = np.clip(h5, 0.0, 2.0)
-    r = np.sum(q * q)
-    s = np.exp2(r / 100.0) + np.log2(p + 1.0)
-    t = s * 2.0 - 1.0
-    u = np.tanh(t)
-    v = u * a + c
-    z1 = np.cosh(v / 100.0)
-    z2 = np.square(z1)
-    z3 = np.reciprocal(z2 + 1.0)
-    z4 = np.expm1(z3)
-    z5 = np.log10(z4 + 2.0)
-    z6 = np.arcsinh(z5)
-    z7 = z6 * z6 + u
-    return z7 + np.sum(b ** 2)
-
-
-def bench_transform():
-    """Time the source-to-source transform alone: parse, canonical form,
-    reverse mode, simplification, rendering (no file I/O, no import)."""
-    def transform():
-        generate(thirty_line_function, "grad", (0,))
-    transform()
-    seconds = median_time(transform, repeat=20)
-    return {"workload": "transform (30-line function)", "tangent_x": f"{seconds * 1e3:.1f} ms",
-            "reference": "target 30 ms", "ratio": f"{seconds / 0.030:.2f}x of target"}
-
-
-def bench_mlp_eager():
-    """Eager tx.grad of the MLP loss against the hand-written NumPy backprop."""
-    mlp, params, x, y = _mlp_inputs()
-    grad = tx.grad(mlp.loss)
-    check("mlp_grad eager", "tangent_x grad", grad(params, x, y),
-          bench_refs.mlp_grad_numpy(params, x, y), required=True)
-    t_ours = median_time(lambda: grad(params, x, y), repeat=50)
-    t_ref = median_time(lambda: bench_refs.mlp_grad_numpy(params, x, y), repeat=50)
-    return {"workload": "mlp_grad (eager, 784-64-10, batch 128)",
-            "tangent_x": f"{t_ours * 1e3:.2f} ms",
-            "reference": f"{t_ref * 1e3:.2f} ms (hand-written NumPy)",
-            "ratio": f"{t_ours / t_ref:.2f}x (target <= 1.3x)"}
-
-
-def recurrence_n(x, n):
-    for _ in range(n):
-        x = np.sin(x) * 0.99 + 0.01
-    return x
-
-
-def recurrence_1000(x):
-    return recurrence_n(x, 1000)
-
-
-def _fd(f, x, *rest, eps=1e-6):
-    return (f(x + eps, *rest) - f(x - eps, *rest)) / (2 * eps)
-
-
-def bench_loop_cost():
-    """Eager gradient of the 1000-step scalar recurrence vs its eager primal
-    (target: at most 4x; the backward pass replays each step once)."""
-    grad = tx.grad(recurrence_n)
-    assert abs(grad(0.5, 1000) - _fd(recurrence_n, 0.5, 1000)) < 1e-6
-    t_grad = median_time(lambda: grad(0.5, 1000), repeat=15)
-    t_primal = median_time(lambda: recurrence_n(0.5, 1000), repeat=15)
-    return {"workload": "scalar_loop eager grad / eager primal (1000 steps)",
-            "tangent_x": f"{t_grad * 1e3:.2f} ms", "reference": f"{t_primal * 1e3:.2f} ms",
-            "ratio": f"{t_grad / t_primal:.2f}x (target <= 4x)"}
-
-
-def bench_tape_memory(sizes=(10 ** 3, 10 ** 4, 10 ** 5, 10 ** 6)):
-    """Peak memory of the gradient of an N-step loop, per step: constant in N
-    means the tape grows as O(N * carried state)."""
-    import tracemalloc
-    if QUICK:
-        sizes = sizes[:2]
-    grad = tx.grad(recurrence_n)
-    grad(0.5, 10)
-    rows = []
-    for n in sizes:
-        tracemalloc.start()
-        grad(0.5, n)
-        peak = tracemalloc.get_traced_memory()[1]
-        tracemalloc.stop()
-        rows.append((n, peak))
-    per_step = ", ".join(f"N={n:.0e}: {peak / n:.0f} B/step" for n, peak in rows)
-    return {"workload": "tape memory of grad through an N-step loop (scalar carry)",
-            "tangent_x": per_step, "reference": "O(N * carry) expected",
-            "ratio": f"{rows[-1][1] / rows[-1][0] / (rows[0][1] / rows[0][0]):.2f}x "
-                     f"bytes/step at {rows[-1][0]:.0e} vs {rows[0][0]:.0e}"}
-
-
-def bench_forward_and_hvp():
-    """jvp / primal (target <= 2.5x) and Hessian-vector product by forward
-    over reverse / primal (target <= 6x), on the scalar recurrence and the
-    MLP loss."""
-    rows = []
-    grad_rec = tx.grad(recurrence_1000)
-    jvp_out = tx.jvp(recurrence_1000, (0.5,), (1.0,))
-    assert abs(jvp_out[1] - grad_rec(0.5)) < 1e-12
-    t_primal = median_time(lambda: recurrence_1000(0.5), repeat=15)
-    t_jvp = median_time(lambda: tx.jvp(recurrence_1000, (0.5,), (1.0,)), repeat=15)
-    t_hvp = median_time(lambda: tx.jvp(grad_rec, (0.5,), (1.0,)), repeat=15)
-    rows.append({"workload": "scalar_loop jvp / primal", "tangent_x": f"{t_jvp * 1e3:.2f} ms",
-                 "reference": f"{t_primal * 1e3:.2f} ms",
-                 "ratio": f"{t_jvp / t_primal:.2f}x (target <= 2.5x)"})
-    rows.append({"workload": "scalar_loop Hessian-vector product / primal",
-                 "tangent_x": f"{t_hvp * 1e3:.2f} ms", "reference": f"{t_primal * 1e3:.2f} ms",
-                 "ratio": f"{t_hvp / t_primal:.2f}x (target <= 6x)"})
-    mlp, params, x, y = _mlp_inputs()
-    rng = np.random.default_rng(0)
-    v = tx.tree_util.tree_map(lambda p: rng.normal(size=np.shape(p)), params)
-    grad_loss = tx.grad(mlp.loss)
-    # Directions in parameter space (the data are constants), as a
-    # Hessian-vector product of a loss is meant: a tangent for x would add
-    # a full x_dot @ W.T product that zeros cannot skip.
-    loss_at = lambda p: mlp.loss(p, x, y)           # noqa: E731
-    grad_at = lambda p: grad_loss(p, x, y)          # noqa: E731
-    tx.jvp(loss_at, (params,), (v,))
-    tx.jvp(grad_at, (params,), (v,))                # generate before timing
-    median_time(lambda: mlp.loss(params, x, y), repeat=30)   # warm up BLAS threads
-    t_primal = median_time(lambda: mlp.loss(params, x, y), repeat=30)
-    t_jvp = median_time(lambda: tx.jvp(loss_at, (params,), (v,)), repeat=30)
-    t_hvp = median_time(lambda: tx.jvp(grad_at, (params,), (v,)), repeat=30)
-    rows.append({"workload": "mlp_loss jvp / primal (tangent along params)",
-                 "tangent_x": f"{t_jvp * 1e3:.2f} ms",
-                 "reference": f"{t_primal * 1e3:.2f} ms",
-                 "ratio": f"{t_jvp / t_primal:.2f}x (target <= 2.5x)"})
-    rows.append({"workload": "mlp_loss Hessian-vector product / primal (along params)",
-                 "tangent_x": f"{t_hvp * 1e3:.2f} ms", "reference": f"{t_primal * 1e3:.2f} ms",
-                 "ratio": f"{t_hvp / t_primal:.2f}x (target <= 6x)"})
-    return rows
-
-
 # ------------------------------------------------------------------ output
 
 def main(argv=None):
-    global QUICK
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true",
                         help="smoke run: all equal-results checks, few repeats, small "
@@ -665,14 +397,14 @@ def main(argv=None):
     parser.add_argument("--pin", type=int, metavar="CPU",
                         help="also bind the process to this CPU (read before imports)")
     options = parser.parse_args(argv)
-    QUICK = options.quick
+    harness.QUICK = options.quick
 
     print(f"Machine: {machine(globals().get('PINNED_CPU'))}")
     print(f"tangent_x: {'jit' if HAS_JIT else 'no jit (eager)'}, "
           f"{'vmap' if HAS_VMAP else 'no vmap'}; peers: " +
           ", ".join(f"{p} {'installed' if bench_peers.installed(p) else 'not installed'}"
                     for p in PEERS) + ("  [--quick: smoke run, times are not meaningful]"
-                                       if QUICK else ""))
+                                       if harness.QUICK else ""))
     print()
 
     specs = workloads()
@@ -687,27 +419,29 @@ def main(argv=None):
     print()
 
     if not options.only:
-        if QUICK:
+        if harness.QUICK:
             compile_times, note = [], "first-call subprocesses skipped (--quick)"
         else:
             compile_times, note = bench_first_call()
-        chain_rows, chain_target = bench_elementwise.rows(interleaved_steady, check, QUICK)
+        chain_rows, chain_target = bench_elementwise.rows(interleaved_steady, check,
+                                                          harness.QUICK)
         print(table([dict(zip(("target", "measured", "status"), t))
                      for t in targets(rows, compile_times) + [chain_target]],
                     ["target", "measured", "status"]))
         print(f"\n{note}\n")
 
-        old = chain_rows + [bench_transform(), bench_mlp_eager(), bench_loop_cost(),
-                            bench_tape_memory(),
-                            bench_per_example.eager_and_jit(median_time, check)]
-        old += bench_forward_and_hvp()
+        old = chain_rows + [
+            bench_costs.bench_transform(), bench_costs.bench_mlp_eager(),
+            bench_costs.bench_loop_cost(), bench_costs.bench_tape_memory(),
+            bench_per_example.eager_and_jit(median_time, check)]
+        old += bench_costs.bench_forward_and_hvp()
         print(table(old, ["workload", "tangent_x", "reference", "ratio"]))
-        parallel = bench_pmap.bench_pmap(QUICK)
-        CHECKS.extend(("pmap", r["workload"], r["ok"], r["check"]) for r in parallel)
-        print(f"\n{bench_pmap.table(parallel + [bench_pmap.control(QUICK)])}\n")
+        parallel = bench_pmap.bench_pmap(harness.QUICK)
+        harness.CHECKS.extend(("pmap", r["workload"], r["ok"], r["check"]) for r in parallel)
+        print(f"\n{bench_pmap.table(parallel + [bench_pmap.control(harness.QUICK)])}\n")
 
-    ours = [c for c in CHECKS if c[1] not in PEERS]
-    peers = [c for c in CHECKS if c[1] in PEERS]
+    ours = [c for c in harness.CHECKS if c[1] not in PEERS]
+    peers = [c for c in harness.CHECKS if c[1] in PEERS]
     print(f"Equal-results checks of tangent_x and the references: {len(ours)} run, "
           f"{sum(not c[2] for c in ours)} failed" +
           "".join(f"\n- {w}: {i}: {d}" for w, i, ok, d in ours if not ok))

@@ -54,7 +54,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
     groups = {"fast": oracles.FAST_MODES, "jit": oracles.JIT_MODES,
               "jit_extra": oracles.EXTRA_JIT_MODES, "all": oracles.MODES}
-    modes = [m for part in args.modes.split(",") for m in groups.get(part, [part])]
+    modes = list(dict.fromkeys(m for part in args.modes.split(",")
+                               for m in groups.get(part, [part])))     # each once
     unknown = [m for m in modes if m not in oracles.CHECKS]
     if unknown:
         parser.error(f"unknown mode(s) {', '.join(unknown)}")

@@ -6,8 +6,10 @@ Each front end checks what JAX checks, then returns (or calls) a
 stage of any of them, and ``derivative_function`` makes a derivative a
 plain function that can be transformed again (check_grads' higher orders).
 """
+import functools
 import inspect
 import linecache
+import types
 
 import numpy as np
 
@@ -16,6 +18,7 @@ from ..core.arguments import refuse_masked
 from ..core import lower
 from ..python_stage import emit, loader as modules
 from .. import tree_util
+from ..errors import TransformError
 from . import complex_values
 from .boundary import cast_grads, fill, owned
 from .generate import build
@@ -126,6 +129,45 @@ def _jvp_for_primals(fun, n, first=0):
 jvp.for_primals = _jvp_for_primals
 
 
+def _vjp_for_primals(fun, n, first=0):
+    """(the vjp code of ``fun`` for ``n`` primals after ``first`` bound
+    arguments, taking the primals, a cotangent, then the bound arguments
+    and returning ``(out, cotangents)``; a Python function computing
+    ``fun``): what ``tx.vjp(fun, ...)`` inside a transformed function
+    inlines.  A NumPy function (``np.sin``) is wrapped in a one-line
+    Python function first."""
+    inner = getattr(fun, "__tangent_x__", None)
+    if inner is not None:
+        primal = inner.function
+    elif isinstance(fun, (types.FunctionType, types.MethodType, functools.partial)):
+        primal = fun
+    else:
+        primal = fun = _wrapped(fun, first + n)
+    return cached(fun, "vjp", tuple(range(first, first + n)), lambda out, a: out), primal
+
+
+_WRAPPED = {}
+
+
+def _wrapped(fun, n):
+    """``def sin(a0): return fun(a0)``, its source registered (as a
+    Jacobian's source form is) so that it can be transformed."""
+    key = (id(fun), n)
+    if key not in _WRAPPED:
+        name = "".join(c if c.isalnum() else "_" for c in getattr(fun, "__name__", "f"))
+        params = ", ".join(f"a{i}" for i in range(n))
+        text = f"def {name}({params}):\n    return fun({params})\n"
+        filename = f"<tangent_x vjp of {name} {id(fun)} {n}>"
+        linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+        namespace = {"fun": fun}
+        exec(compile(text, filename, "exec"), namespace)
+        _WRAPPED[key] = (fun, namespace[name])      # (fun kept alive with its id)
+    return _WRAPPED[key][1]
+
+
+vjp.pullback_for_primals = _vjp_for_primals
+
+
 STAGES = ("parse", "canonical", "python", "numba", "cuda", "ptx")
 
 
@@ -155,6 +197,11 @@ def source(fun, stage="python", example_args=None):
         return compiled.numba_source(*example_args) if example_args is not None \
             else compiled.numba_source()
     _specialize_for_source(fun, example_args)
+    inner = getattr(fun, "__tangent_x__", None)
+    if example_args is not None and stage == "python" and isinstance(inner, Transformed) \
+            and getattr(fun, "__tangent_x_source__", None) is None:
+        # (code specialised on the examples' Python ints where it must be)
+        return inner.generated_for(example_args, {}).text
     fun = getattr(fun, "__tangent_x_source__", None) or getattr(fun, "__tangent_x__", fun)
     if hasattr(fun, "specialize") and stage == "python":    # vmap: its latest specialisation
         return fun.generated.text
@@ -209,6 +256,9 @@ def _specialize_for_source(fun, example_args):
             inner.generated
         except Unspecialized:
             inner._fun(*inner._primal_args(example_args))
+        except TransformError as exc:
+            if not getattr(exc, "specialisable", False):
+                raise       # (else specialised on the examples: ``source``)
 
 
 def _generic_examples(vmapped):

@@ -25,10 +25,20 @@ def _names_used(blocks, result):
     return ir.names_in(result) | mentioned_names(s for block in blocks for s in block.stmts)
 
 
-def unwrap(fun):
-    """The plain function behind a transformed one (``__tangent_x__``)."""
+def unwrap(fun, static=None, examples=None):
+    """The plain function behind a transformed one (``__tangent_x__``);
+    with ``static`` (``specialised.static_arguments``), the inner
+    transform's code specialised the same way; with ``examples`` (the
+    arguments one call of it gets, as vmap's lanes), its code for a call
+    like that (``Transformed.generated_for``)."""
     inner = getattr(fun, "__tangent_x__", None)
-    return inner.function if inner is not None else fun
+    if inner is None:
+        return fun
+    if static and hasattr(inner, "generated_with"):
+        return inner.generated_with(static).function
+    if examples is not None and hasattr(inner, "generated_for"):
+        return inner.generated_for(list(examples), {}).function
+    return inner.function
 
 
 class Generated:
@@ -41,26 +51,29 @@ class Generated:
         self.canonical = canonical_fn
         self.deps = canonical_fn.deps
         self.description = description
+        self.static_params = ()      # parameters folded in by value (api.specialised)
 
 
 def _tuple(items):
     return items[0] if len(items) == 1 else gast.Tuple(elts=list(items), ctx=gast.Load())
 
 
-def build(fun, kind, argnums=(), has_aux=False, grads_tuple=False):
+def build(fun, kind, argnums=(), has_aux=False, grads_tuple=False, static=None):
     """Generate, write and load the source for ``kind`` applied to ``fun``.
     ``grads_tuple``: one gradient is returned in a tuple (``argnums=(0,)``),
-    not bare (``argnums=0``)."""
+    not bare (``argnums=0``); ``static``: see ``canonicalize``."""
     name, text, linemap, env, fn, description = generate(fun, kind, argnums, has_aux,
-                                                         grads_tuple)
+                                                         grads_tuple, static)
     module, path = modules.load(f"{fn.name}_{kind}".replace("<", "").replace(">", ""),
                                 text, env, linemap)
     generated = Generated(getattr(module, name), text, path, fn, description)
     generated.module = module
+    generated.static_params = tuple(sorted(p for p, (k, _) in (static or {}).items()
+                                           if k == "value"))
     return generated
 
 
-def generate(fun, kind, argnums=(), has_aux=False, grads_tuple=False):
+def generate(fun, kind, argnums=(), has_aux=False, grads_tuple=False, static=None):
     """Source in, source out: (function name, module text, line map, env,
     canonical function, description).  The garbage collector is paused
     meanwhile: building thousands of small AST nodes otherwise triggers
@@ -69,14 +82,14 @@ def generate(fun, kind, argnums=(), has_aux=False, grads_tuple=False):
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return _generate(fun, kind, argnums, has_aux, grads_tuple)
+        return _generate(fun, kind, argnums, has_aux, grads_tuple, static)
     finally:
         if enabled:
             gc.enable()
 
 
-def _generate(fun, kind, argnums, has_aux, grads_tuple=False):
-    fn, namer = canonical.canonicalize(unwrap(fun))
+def _generate(fun, kind, argnums, has_aux, grads_tuple=False, static=None):
+    fn, namer = canonical.canonicalize(unwrap(fun, static), static)
     params = fn.positional        # argnums index these, as in JAX
     for i in argnums:
         if not -len(params) <= i < len(params):
@@ -135,11 +148,20 @@ def _generate(fun, kind, argnums, has_aux, grads_tuple=False):
     env = {k: v for k, v in fn.env.items() if k in used}
     description = f"{kind} of {fn.name}" + \
         (f", argnums={tuple(argnums)}" if tuple(argnums) not in ((), (0,)) else "") \
-        + (", has_aux" if has_aux else "")
+        + (", has_aux" if has_aux else "") + _specialised_on(static)
     modules_used = [(P.MODULE_ALIASES[a], a) for a in used if a in P.MODULE_ALIASES]
     text, linemap = emit.render_module(description, fn.origin, imports, env, [(lines, origins)],
                                        modules_used)
     return name, text, linemap, env, fn, description
+
+
+def _specialised_on(static):
+    """The description's note of what the code is specialised on."""
+    if not static:
+        return ""
+    parts = [f"{p}={v!r}" if k == "value" else f"len({p})={v}"
+             for p, (k, v) in sorted(static.items())]
+    return ", specialised on " + ", ".join(parts)
 
 
 def _with_extra(fn, wrt, extra):

@@ -131,22 +131,32 @@ def _driver(jacobian, rebuild, source=None):
     jacobian.__tangent_x_loop__ = True
     jacobian.__tangent_x_rebuild__ = rebuild
     # another transform of the Jacobian reads its plain-source form
-    # (``jacobian_source``), specialised by each eager call
+    # (``jacobian_source``), for the arguments of the latest eager call
     if source is not None:
         jacobian.__tangent_x__ = source
     return jacobian
 
 
+def _check_and_specialize(which, fun, source, nums, args, kwargs):
+    """What a Jacobian driver does first: refuse masked and wrong inputs
+    with located errors, then (positional arguments only) ``_specialize``."""
+    refuse_masked(which, fun, args, kwargs)
+    check_inputs(which, fun, args, nums)
+    if not kwargs:
+        _specialize(fun, source, args)
+
+
 def _specialize(fun, source, args):
-    """Specialise for ``args`` the source forms a transform reads: the
-    Jacobian's own (``source``), and ``fun``'s where it is a transformed
-    function whose code depends on its arguments' structure (a Jacobian,
-    a vmapped function): jacfwd's batched jvp of ``fun`` reads it."""
+    """Specialise for ``args`` the source forms a transform reads: ``fun``'s
+    where it is a transformed function whose code depends on its
+    arguments' structure (a Jacobian, a vmapped function), which this
+    call's batched derivative of ``fun`` reads now; and the Jacobian's own
+    (``source``), only noted: it is built when a transform asks for it."""
     inner = getattr(fun, "__tangent_x__", None)
     if hasattr(inner, "specialize"):
         inner.specialize(*args)
     if source is not None:
-        source.specialize(*args)
+        source.note(*args)
 
 
 def _no_aux(which, fun, has_aux):
@@ -162,8 +172,30 @@ def _no_aux(which, fun, has_aux):
 def jacfwd(fun, argnums=0, has_aux=False):
     """Jacobian by forward mode: one jvp per input element."""
     _no_aux("jacfwd", fun, has_aux)
-    return _jacfwd(fun, argnums, None, JacobianSource("jacfwd", fun, argnums_tuple(argnums)[0],
-                                                      call_site()))
+    return _shared("jacfwd", fun, argnums, _jacfwd)
+
+
+_SHARED = weakref.WeakKeyDictionary()
+
+
+def _shared(which, fun, argnums, driver):
+    """One Jacobian per (function, kind, argnums): a ``tx.jacrev(f)`` made
+    inside a transformed function (a new object at each run) is the one
+    the eager run specialised (``JacobianSource.specialize``), so the
+    transform can read its source form."""
+    nums, single = argnums_tuple(argnums)
+    try:
+        table = _SHARED.setdefault(fun, {})
+    except TypeError:
+        table = {}
+    key = (which, nums, single)
+    where = call_site()
+    if key not in table:
+        table[key] = driver(fun, argnums, None, JacobianSource(which, fun, nums, where,
+                                                               tuple_argnums=not single))
+    else:       # its refusals name the latest line that made it
+        table[key].__tangent_x__._call_site = where
+    return table[key]
 
 
 def _jacfwd(fun, argnums, wrap, source=None):
@@ -173,10 +205,7 @@ def _jacfwd(fun, argnums, wrap, source=None):
 
     @functools.wraps(fun)
     def jacobian(*args, **kwargs):
-        refuse_masked("jacfwd", fun, args, kwargs)
-        check_inputs("jacfwd", fun, args, nums)
-        if not kwargs:
-            _specialize(fun, source, args)
+        _check_and_specialize("jacfwd", fun, source, nums, args, kwargs)
         transformed = cached(fun, "jvp", nums, lambda out, a: out)
         wrt = [args[i] for i in nums]
         in_leaves, in_tree = tree_util.tree_flatten(list(wrt))
@@ -234,8 +263,7 @@ def jacrev(fun, argnums=0, has_aux=False):
     """Jacobian by reverse mode: one forward pass, one backward pass per
     output element."""
     _no_aux("jacrev", fun, has_aux)
-    return _jacrev(fun, argnums, None, JacobianSource("jacrev", fun, argnums_tuple(argnums)[0],
-                                                      call_site()))
+    return _shared("jacrev", fun, argnums, _jacrev)
 
 
 def _jacrev(fun, argnums, wrap, source=None):
@@ -249,10 +277,7 @@ def _jacrev(fun, argnums, wrap, source=None):
 
     @functools.wraps(fun)
     def jacobian(*args, **kwargs):
-        refuse_masked("jacrev", fun, args, kwargs)
-        check_inputs("jacrev", fun, args, nums)
-        if not kwargs:
-            _specialize(fun, source, args)
+        _check_and_specialize("jacrev", fun, source, nums, args, kwargs)
         if wrap is not None:
             return _jacrev_wrapped(fun, args, nums, single, wrap, kwargs)
         # keyword arguments pass through, not differentiated (as in JAX):
@@ -382,7 +407,7 @@ def _hessian(probe, by_grad, by_jacrev, scalar):
     def hessian_of(*args, **kwargs):
         chosen = pick(args, kwargs)
         if not kwargs:
-            source.specialize(*args)
+            source.note(*args)
         return chosen(*args, **kwargs)
 
     rebuild = lambda w: _hessian(probe, by_grad.__tangent_x_rebuild__(w),  # noqa: E731
@@ -396,6 +421,10 @@ class _PickedSource:
     def __init__(self, pick):
         self._pick = pick
         self._latest = None
+
+    def note(self, *args):
+        self._latest = self._pick(args, {}).__tangent_x__
+        self._latest.note(*args)
 
     def specialize(self, *args):
         self._latest = self._pick(args, {}).__tangent_x__

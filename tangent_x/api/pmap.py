@@ -283,7 +283,7 @@ class Pmapped(custom_vjp):
                     shard.append(arg)
                 else:
                     shard.append(tree_util.tree_map(
-                        lambda a, x: a if x is None else np.take(a, k, axis=x), arg, ax,
+                        lambda a, x: a if x is None else _slice(a, k, x, self.compiled), arg, ax,
                         is_leaf=lambda v: v is None))
             shards.append(shard)
         return shards, size
@@ -426,6 +426,18 @@ def _make_group(size, named=None):
         group = MPIGroup(size, arguments=leaves)
         return [group.worker(k) for k in range(size)]
     return ThreadGroup.create(size, timeout=RENDEZVOUS_TIMEOUT)
+
+
+def _slice(a, k, axis, compiled):
+    """Device ``k``'s slice of ``a`` along ``axis``: under jit a view where
+    it is contiguous (the generated code never writes to its arguments: an
+    in-place update is rewritten to a copy), else a copy (``np.take``), as
+    for eager pmap, whose function may be any Python."""
+    if compiled and isinstance(a, np.ndarray):
+        view = a[(slice(None),) * (axis % a.ndim) + (k,)]
+        if view.flags.c_contiguous:
+            return view
+    return np.take(a, k, axis=axis)
 
 
 def _prepare(shard_fn):

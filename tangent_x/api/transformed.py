@@ -14,13 +14,16 @@ import threading
 import numbers
 import weakref
 
+import numpy as np
+
 from ..canonical import converter as canonical
 from ..core.arguments import plain_real, refuse_masked
 from ..errors import TransformError, call_site
 from ..python_stage import loader as modules
-from .. import runtime
+from .. import runtime, tree_util
 from .boundary import cast_like, check_inputs, fill
 from .generate import build
+from .specialised import key_of, static_arguments
 
 
 class Unspecialized(TypeError):
@@ -43,6 +46,8 @@ class Transformed:
         self._has_aux = has_aux
         self._finish = finish
         self._generated = None
+        self._specialised = None    # {key: Generated} once the generic code was refused
+        self._by_structure = {}     # {structure_key: Generated} (``_for_structure``)
         self._call_site = call_site()
 
     @property
@@ -57,18 +62,22 @@ class Transformed:
                 return self._build()
         return gen
 
-    def _build(self):
-        gen = self._generated
+    def _build(self, static=None):
+        gen = None if static else self._generated
         if gen is None or not canonical.deps_current(gen.deps):
             try:
                 gen = build(self._fun, self._kind, self._argnums, self._has_aux,
-                            grads_tuple=getattr(self, "_single", None) is False)
+                            grads_tuple=getattr(self, "_single", None) is False,
+                            static=static)
             except TransformError as exc:
                 if exc.origin is None and self._call_site is not None:
+                    marked = getattr(exc, "specialisable", False)
                     exc = TransformError(exc.bare_message, self._call_site, exc.hint)
+                    exc.specialisable = marked
                     raise exc from None
                 raise
-            self._generated = gen
+            if not static:
+                self._generated = gen
         return gen
 
     @property
@@ -79,11 +88,71 @@ class Transformed:
         """``generated``, for a call with ``args``: a vmapped function called
         inside is first specialised by one plain run of the function on the
         arguments it really gets (as JAX traces); jit asks this too."""
-        try:
-            return self.generated
-        except Unspecialized:
+        if self._specialised is None:
+            try:
+                gen = self.generated
+                if structure_dependent(gen):
+                    gen = self._for_structure(args, kwargs)
+                return gen
+            except Unspecialized:
+                self._fun(*self._primal_args(args), **kwargs)
+                gen = self.generated
+                if structure_dependent(gen):
+                    self._by_structure[structure_key(args, kwargs)] = gen
+                return gen
+            except TransformError as exc:
+                if not getattr(exc, "specialisable", False):
+                    raise
+                static = static_arguments(self._user_fun(), self._primal_args(args),
+                                          kwargs, self._argnums)
+                if not static:
+                    raise
+                self._specialised = {}
+        else:
+            static = static_arguments(self._user_fun(), self._primal_args(args), kwargs,
+                                      self._argnums)
+        return self.generated_with(static)
+
+    def _for_structure(self, args, kwargs):
+        """The code for a call like this one, where the code inlines a
+        transform specialised to the structure of its arguments (a vmapped
+        function or a Jacobian called inside): one build per structure of
+        this call's arguments, after one plain run of the function on them
+        specialises the inner transforms (as ``Unspecialized`` does); else
+        a new rank or shape would run code made for the old one."""
+        key = structure_key(args, kwargs)
+        gen = self._by_structure.get(key)
+        if gen is None or not canonical.deps_current(gen.deps):
             self._fun(*self._primal_args(args), **kwargs)
-            return self.generated
+            with _BUILDING:
+                self._generated = None
+                gen = self._build()
+            self._by_structure[key] = gen
+        self._generated = gen
+        return gen
+
+    def generated_with(self, static):
+        """The code specialised on ``static`` (``specialised``): this call's
+        Python int/bool arguments folded in, its tuple/list arguments'
+        lengths known, so a recursion they decide unrolls; built once per
+        key, again when what it was built from changes."""
+        if self._specialised is None:
+            self._specialised = {}
+        key = key_of(static)
+        gen = self._specialised.get(key)
+        if gen is None or not canonical.deps_current(gen.deps):
+            with _BUILDING:
+                gen = self._build(static)
+                self._specialised[key] = gen
+        return gen
+
+    def _user_fun(self):
+        """The user's function under any transforms (its signature)."""
+        fun = self._fun
+        while getattr(fun, "__tangent_x__", None) is not None and \
+                getattr(fun.__tangent_x__, "_fun", None) is not None:
+            fun = fun.__tangent_x__._fun
+        return fun
 
     def __call__(self, *args, **kwargs):
         plain = plain_real((args, kwargs))
@@ -149,6 +218,19 @@ class Transformed:
         if getattr(self, "_inner_generated", None) is not specialised:
             self._inner_generated = specialised
             self._generated = None
+
+
+def structure_dependent(gen):
+    """True when ``gen`` inlines a transform specialised to its arguments'
+    structure (``canonical.calls`` records a ``specialised`` dependency)."""
+    return any(dep[0] == "specialised" for dep in gen.deps)
+
+
+def structure_key(args, kwargs):
+    """A call's argument structure: types, shapes and dtype kinds of its
+    leaves, and the containers' structure."""
+    leaves, tree = tree_util.tree_flatten((args, kwargs))
+    return tree, tuple((type(x), np.shape(x), np.asarray(x).dtype.kind) for x in leaves)
 
 
 # The runtime's custom_jvp_cotangents transposes a custom_jvp rule by

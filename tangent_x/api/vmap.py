@@ -1,4 +1,5 @@
-"""``vmap``: the public transform, its boundary checks and its two strategies.
+"""``vmap``: the public transform, its boundary checks and its two strategies
+(the pieces of the code it generates: ``vmap_body``).
 
 The boundary does what JAX's does — checks ``in_axes`` against the
 arguments, finds the batch size, reports mismatched sizes naming the
@@ -14,7 +15,6 @@ NumPy by the batching rules, running only operations without a rule once
 per example; ``"loop"`` emits ``out[k] = f(x[k])`` as a plain loop — always
 correct, and the shape a compiled loop (Numba ``prange``) wants.
 """
-import contextlib
 import functools
 import numbers
 import weakref
@@ -22,20 +22,20 @@ import weakref
 import gast
 import numpy as np
 
-from ..lax import collectives
-from ..parallel import SoloGroup, perform
 from ..core.arguments import broadcast_prefix, param_names, refuse_masked
 from ..numba_stage.compile import jitted_of
 from ..canonical import converter as canonical
 from ..python_stage import emit, loader as modules
 from ..python_stage.pipeline import optimize
 from .generate import unwrap
-from .transformed import Unspecialized
+from .specialised import key_of, static_arguments
+from .transformed import Unspecialized, structure_dependent, structure_key
 from ..core import ir, lower, primitives as P
 from ..core.builders import assign, call
-from ..core.naming import Namer
 from .. import runtime, tree_util
-from ..transforms.batching import Batcher, PerExample, all_batched, any_batched, flag_leaves
+from ..transforms.batching import PerExample, all_batched, any_batched
+from .vmap_body import (Opaque, finish, first_lane_access, flag_of, leaf_tuple, loop_body,
+                        probing, vectorized_body)
 from ..errors import TransformError
 from ..runtime.lanes import strong_lanes
 from ..analysis.defuse import mentioned_names
@@ -116,6 +116,15 @@ class Vmapped:
         self.method = method
         self._cache = {}
         self._last = None
+        self._static_needed = False
+        self._structure_keyed = False
+
+    def _user_fun(self):
+        """The user's function under any transforms (its signature)."""
+        fun = self._fun
+        while getattr(getattr(fun, "__tangent_x__", None), "_fun", None) is not None:
+            fun = fun.__tangent_x__._fun
+        return fun
 
     @property
     def __tangent_x__(self):
@@ -140,14 +149,38 @@ class Vmapped:
             raise TypeError("vmap wrapped function must be passed at least one argument "
                             "containing an array")
         axes, size, key = self._boundary(args)
+        static = None
+        if self._static_needed:     # the generic code was refused (api.specialised)
+            static = static_arguments(self._user_fun(), args, {}, ())
+            key = (key, key_of(static))
+        if self._structure_keyed:   # code inlining a structure-specialised transform
+            key = (key, structure_key(args, {}))
         gen = self._cache.get(key)
         if gen is None or not canonical.deps_current(gen.deps):
             examples = [tree_util.tree_map(lambda a, ax: a if ax is None
                                            else np.take(a, 0, axis=ax), arg, ax,
                                            is_leaf=lambda v: v is None)
                         for arg, ax in zip(args, axes)]
-            gen = build(self._fun, args, axes, examples, self.out_axes, self.method,
-                        self.axis_name, size)
+            try:
+                gen = build(self._fun, args, axes, examples, self.out_axes, self.method,
+                            self.axis_name, size, static)
+            except TransformError as exc:
+                # a recursion's depth hangs on an unmapped Python int or a
+                # tuple's length: code specialised on them, as JAX traces
+                if static is not None or not getattr(exc, "specialisable", False):
+                    raise
+                static = static_arguments(self._user_fun(), args, {}, ())
+                if not static:
+                    raise
+                self._static_needed = True
+                key = (key, key_of(static))
+                gen = build(self._fun, args, axes, examples, self.out_axes, self.method,
+                            self.axis_name, size, static)
+            if not self._structure_keyed and structure_dependent(gen):
+                # from now on one code per shape, not per rank: the code
+                # inlines one specialised to its examples' shapes
+                self._structure_keyed = True
+                key = (key, structure_key(args, {}))
             self._cache[key] = gen
         self._last = gen
         return gen
@@ -337,64 +370,25 @@ def _fill_grads(fun, out_axes, out, args, boundary):
         return out
 
 
-def _flag_of(arg, axes):
-    """Batched flag of an argument: a bool, or a list/dict of flags."""
-    if isinstance(arg, dict):
-        return {k: _flag_of(arg[k], axes[k]) for k in arg}
-    if isinstance(arg, (tuple, list)):
-        return [_flag_of(a, x) for a, x in zip(arg, axes)]
-    return axes is not None
-
-
-def _first_lane_access(param, arg, axes):
-    """An expression reaching the first mapped leaf of ``param``."""
-    node = ir.name(param)
-    while isinstance(arg, (dict, list, tuple)):
-        keys = list(arg) if isinstance(arg, dict) else range(len(arg))
-        for k in keys:
-            if any(a is not None for a in tree_util.tree_leaves(
-                    axes[k], is_leaf=lambda v: v is None)):
-                node = gast.Subscript(value=node, slice=ir.const(k), ctx=gast.Load())
-                arg, axes = arg[k], axes[k]
-                break
-    return node
-
-
-def _leaf_tuple(values):
-    return gast.Tuple(elts=[ir.const(v) for v in values], ctx=gast.Load())
-
-
-class _Opaque:
-    """Stands for a function vmap cannot read (tangent_x's own Python drivers,
-    such as jacfwd's loop over basis vectors): only the loop strategy applies."""
-
-    def __init__(self, fun, n):
-        self.name = getattr(fun, "__name__", "fn")
-        self.params = self.positional = [f"arg{i}" for i in range(n)]
-        self.defaults, self.kwonly, self.kw_defaults = [], [], {}
-        self.origin = None
-        self.deps = ()
-        self.env = {}
-        self.namer = Namer(self.params + ["batch_size", "results", "stacked", "k"])
-
-    def default_names(self):
-        return set()
-
-
-def build(fun, args, axes, examples, out_axes, method, axis_name=None, size=None):
+def build(fun, args, axes, examples, out_axes, method, axis_name=None, size=None,
+          static=None):
     spec = getattr(fun, "__tangent_x__", None)
     if getattr(fun, "__tangent_x_loop__", False):
         inner = fun
-        fn = _Opaque(fun, len(args))
+        fn = Opaque(fun, len(args))
         namer = fn.namer
         method = "loop"
     else:
         if isinstance(spec, Vmapped):      # vmap of vmap: the inner code for one example
-            with _probing(axis_name, size):
+            with probing(axis_name, size):
                 inner = spec.specialize(*examples).function
         else:
-            inner = unwrap(fun)
-        fn, namer = canonical.canonicalize(inner)
+            with probing(axis_name, size):
+                inner = unwrap(fun, static, examples)
+        fn, namer = canonical.canonicalize(inner, static)
+        if not static and hasattr(spec, "generated_for") and structure_dependent(spec.generated):
+            # the inner transform's code holds for examples like these only
+            fn.deps.append(("specialised", spec, None, spec.generated))
     params = fn.positional
     if len(args) > len(params):
         raise TypeError(f"{fn.name}() takes {len(params)} positional argument(s) but vmap "
@@ -412,21 +406,21 @@ def build(fun, args, axes, examples, out_axes, method, axis_name=None, size=None
             entry.append(assign(p, call("np.moveaxis", ir.name(p), ir.const(ax),
                                           ir.const(0))))
         else:
-            entry.append(assign(p, call("move_lanes", ir.name(p), _leaf_tuple(leaves),
+            entry.append(assign(p, call("move_lanes", ir.name(p), leaf_tuple(leaves),
                                           ir.const(0))))
     size_expr = gast.Subscript(
-        value=call("np.shape", _first_lane_access(params[first], args[first], axes[first])),
+        value=call("np.shape", first_lane_access(params[first], args[first], axes[first])),
         slice=ir.const(0), ctx=gast.Load())
     entry.append(assign(batch_size, size_expr))
     blocks = [lower.Block(entry, None, "the batch on axis 0 of every mapped argument")]
-    with _probing(axis_name, size):
+    with probing(axis_name, size):
         shapes = probe(fn, examples) if method == "vectorize" else {}
-    flags = {p: _flag_of(a, ax) for p, a, ax in zip(params, args, axes)}
+    flags = {p: flag_of(a, ax) for p, a, ax in zip(params, args, axes)}
     for p in params[len(args):] + fn.kwonly:
         flags[p] = False
     if method == "vectorize":
         try:
-            batcher, body = _vectorized_body(fn, namer, flags, shapes, batch_size, axis_name)
+            batcher, body = vectorized_body(fn, namer, flags, shapes, batch_size, axis_name)
         except PerExample:      # no vectorised form: slower, never wrong
             if axis_name is not None:
                 raise TransformError(
@@ -441,10 +435,9 @@ def build(fun, args, axes, examples, out_axes, method, axis_name=None, size=None
         result_shape = shapes.get(result.id) if ir.is_name(result) else None
         env = dict(fn.env)
     else:
-        result, out_flag, result_shape, env = _loop_body(fn, inner, params, args, flags,
+        result, out_flag, result_shape, env = loop_body(fn, inner, params, args, flags,
                                                          batch_size, blocks, namer)
-    result = _finish(fn, result, out_flag, result_shape, out_axes, batch_size, blocks,
-                     namer)
+    result = finish(fn, result, out_flag, result_shape, out_axes, batch_size, blocks, namer)
     base = fn.name if fn.name != "lambda" else "fn"
     name = f"vmap_{base}"
     grows = None
@@ -472,103 +465,3 @@ def build(fun, args, axes, examples, out_axes, method, axis_name=None, size=None
                                 text, env, linemap)
     return Generated(getattr(module, name), text, path, fn.deps, description, out_flag)
 
-
-def _probing(axis_name, size):
-    """While probing one example: collectives over ``axis_name`` answer as
-    if every example held this one's values (right shapes and dtypes)."""
-    if axis_name is None:
-        return contextlib.nullcontext()
-    group = SoloGroup(size)
-    return collectives._bind_axis(axis_name, lambda op, x, name, **p: perform(group, op, x, p))
-
-
-def _vectorized_body(fn, namer, flags, shapes, batch_size, axis_name=None):
-    """The batching rules' code for every equation, in blocks by origin."""
-    batcher = Batcher(namer, flags, shapes, ir.name(batch_size), fn.env, axis_name)
-    blocks = []
-    for eqn in fn.eqns:
-        stmts = batcher.eqn(eqn)
-        if blocks and blocks[-1].origin is eqn.origin and eqn.origin is not None:
-            blocks[-1].stmts.extend(stmts)
-        else:
-            blocks.append(lower.Block(stmts, eqn.origin))
-    return batcher, blocks
-
-
-def _loop_body(fn, inner, params, args, flags, batch_size, blocks, namer):
-    """``results.append(f(x[k], W))`` for every example ``k``: the loop strategy
-    (the three names fresh: a parameter may be called ``k``)."""
-    k, results, stacked = namer.fresh("k"), namer.fresh("results"), namer.fresh("stacked")
-    call_args = []
-    for p in params[:len(args)]:
-        flag = flags[p]
-        if not any_batched(flag):
-            call_args.append(ir.name(p))
-        elif isinstance(flag, bool):
-            call_args.append(gast.Subscript(value=ir.name(p), slice=ir.name(k),
-                                            ctx=gast.Load()))
-        else:
-            leaf_flags = tree_util.tree_leaves(flag)
-            call_args.append(call("lane_item", ir.name(p), ir.name(k), gast.Tuple(
-                elts=[gast.Constant(value=bool(b), kind=None) for b in leaf_flags],
-                ctx=gast.Load())))
-    callee = fn.name if fn.name.isidentifier() and fn.name not in params else "fn"
-    loop = gast.For(target=ir.name(k, gast.Store()),
-                    iter=call("range", ir.name(batch_size)),
-                    body=[gast.Expr(value=gast.Call(
-                        func=gast.Attribute(value=ir.name(results), attr="append",
-                                            ctx=gast.Load()),
-                        args=[gast.Call(func=ir.name(callee), args=call_args,
-                                        keywords=[gast.keyword(arg=p, value=ir.name(p))
-                                                  for p in fn.kwonly])], keywords=[]))],
-                    orelse=[], type_comment=None)
-    stmts = [assign(results, gast.List(elts=[], ctx=gast.Load())), loop,
-             assign(stacked, call("stack_lanes", ir.name(results)))]
-    blocks.append(lower.Block(stmts, None, f"one call of {fn.name} per example"))
-    return ir.name(stacked), True, None, {callee: inner}
-
-
-def _finish(fn, result, out_flag, result_shape, out_axes, batch_size, blocks, namer):
-    """Give shared outputs the batch axis and move it to ``out_axes``."""
-    spec_leaves = tree_util.tree_leaves(out_axes, is_leaf=lambda v: v is None)
-    if isinstance(out_flag, bool) and (out_axes is None or isinstance(out_axes, int)):
-        stmts = []
-        if out_axes is None:
-            if out_flag:
-                raise TransformError("vmap has mapped output but out_axes is None",
-                                     fn.origin, "pass out_axes=0 (or the axis you want) "
-                                     "for outputs that differ between examples")
-            return result
-        if not out_flag:
-            name = namer.fresh("shared_lanes")
-            stmts.append(assign(name, call("broadcast_lanes", result,
-                                             ir.name(batch_size))))
-            result = ir.name(name)
-        if out_axes != 0:
-            name = namer.fresh("moved")
-            stmts.append(assign(name, call("np.moveaxis", result, ir.const(0),
-                                             ir.const(out_axes))))
-            result = ir.name(name)
-        if stmts:
-            blocks.append(lower.Block(stmts, None, "the batch axis of the result"))
-        return result
-    flat_flags = flag_leaves(out_flag, result_shape)
-    if out_axes is None or isinstance(out_axes, int):
-        axes = [out_axes] * len(flat_flags)
-    else:
-        axes = list(spec_leaves)
-        if len(axes) != len(flat_flags):
-            raise TransformError(f"vmap out_axes {out_axes!r} does not match the structure "
-                                 "of the result", fn.origin,
-                                 "give one axis per output, or a single int")
-    for f, a in zip(flat_flags, axes):
-        if a is None and f:
-            raise TransformError("vmap has mapped output but out_axes is None", fn.origin,
-                                 "pass an axis for outputs that differ between examples")
-    if all(flat_flags) and all(a == 0 for a in axes):
-        return result
-    name = namer.fresh("result")
-    blocks.append(lower.Block([assign(name, call(
-        "finish_lanes", result, _leaf_tuple(flat_flags), _leaf_tuple(axes),
-        ir.name(batch_size)))], None, "the batch axis of every result"))
-    return ir.name(name)

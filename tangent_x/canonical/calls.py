@@ -22,6 +22,7 @@ from ..core import ir, primitives as P
 from . import parser
 from ..core.naming import base_name
 from .mutation import _at_update
+from .pullbacks import Pullback
 from .scope import LocalFunction, NotStatic, Static
 
 # Array methods and attributes, as the NumPy functions they mean.
@@ -192,6 +193,10 @@ class Calls:
                              params={"keys": tuple(kwargs)}, target=target, base="d")
         if _is_transform(obj) and hasattr(obj, "for_primals"):
             return self.jvp_call(scope, obj, node, target)
+        if _is_transform(obj) and hasattr(obj, "pullback_for_primals"):
+            return self.vjp_call(scope, obj, node, target)
+        if isinstance(obj, Pullback):
+            return self.pullback_call(scope, obj, node, target)
         if _is_transform(obj):
             # tx.grad(g)(x) inside: the transform is applied now, to static
             # arguments (module-level functions, literal argnums/in_axes), and
@@ -200,13 +205,6 @@ class Calls:
                 args = [self._static_argument(scope, a) for a in node.args]
                 kwargs = {k.arg: self._static_argument(scope, k.value) for k in node.keywords}
             except NotStatic:
-                if obj.__name__ == "vjp":
-                    raise self.error(
-                        "tx.vjp(f, x) inside a transformed function is not supported "
-                        "(its pullback is a function made at run time)", node,
-                        "a pullback is a gradient: define def f_dot_ct(x, ct): return "
-                        "np.sum(f(x) * ct) at module level and call tx.grad(f_dot_ct)(x, ct) "
-                        "inside, or use tx.jvp(f, (x,), (v,))", scope) from None
                 raise self.error(f"tx.{obj.__name__}(...) inside a transformed function "
                                  "needs static arguments (a module-level function, literal "
                                  "options)", node,
@@ -215,6 +213,12 @@ class Calls:
             return Static(obj(*args, **kwargs))
         wrapped = _transformed_source(obj)
         if wrapped is not None:
+            source = obj.__tangent_x__
+            if hasattr(source, "specialize"):
+                # code specialised to the structure of the arguments it last
+                # got (a vmapped function, a Jacobian): this code holds only
+                # for calls like the one that specialised it (deps_current)
+                self.deps.append(("specialised", source, None, source.generated))
             obj = wrapped
         if not isinstance(obj, (type, types.FunctionType, types.MethodType,
                                 types.BuiltinFunctionType, np.ufunc)) \

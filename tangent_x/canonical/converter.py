@@ -44,6 +44,7 @@ from .iteration import Iteration
 from .lax_calls import LaxCalls
 from .loops import Loops
 from .mutation import Mutation
+from .pullbacks import Pullbacks
 from .scope import MAX_RECURSION, Scope, Static
 from .statements import Statements
 from .trees import Trees
@@ -55,7 +56,7 @@ RESERVED = {"np", "slice", "float", "len", "int", "range", "bool", "print",
 
 
 class Converter(Expressions, Statements, Calls, Inlining, Checks, Mutation, Branches, Loops,
-                Iteration, LaxCalls, Trees):
+                Iteration, LaxCalls, Trees, Pullbacks):
     """One canonicalisation: the equations emitted so far and the state
     the mixins share (bindings, views, aliases, CSE)."""
 
@@ -160,19 +161,23 @@ def _cse_key(prim, args, kwargs, params):
         return None
 
 
-def canonicalize(fn):
-    """The canonical form of a user function (not transformed)."""
+def canonicalize(fn, static=None):
+    """The canonical form of a user function (not transformed).  ``static``
+    ({parameter: ("value", number) or ("length", n)}): parameters whose
+    Python int/bool value, or whose tuple/list length, this form is
+    specialised on (as jit's static arguments are), so a recursion or a
+    loop they decide unrolls (``api.specialised``)."""
     # inlining nests Python calls (~10 frames per inlined call): recursion
     # unrolled ``MAX_RECURSION`` calls deep needs room beyond the default
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, 20 * MAX_RECURSION + 2000))
     try:
-        return _canonicalize(fn)
+        return _canonicalize(fn, static or {})
     finally:
         sys.setrecursionlimit(limit)
 
 
-def _canonicalize(fn):
+def _canonicalize(fn, static):
     parsed = parser.parse(fn)
     conv = Converter()
     conv.deps.append(parsed.code_dep)
@@ -189,7 +194,13 @@ def _canonicalize(fn):
         scope.locals[params.pop(0)] = Static(parsed.self_obj)
     for p in params:
         conv.namer.reserve(p)
+        kind, value = static.get(p, (None, None))
+        if kind == "value":     # a Python number this form is specialised on
+            conv.bind(scope, p, ir.const(value))
+            continue
         conv.bind(scope, p, ir.name(p))     # an alias made later (d = p) is seen through p
+        if kind == "length":    # a tuple or list of this length
+            conv._tuple_lengths[p] = value
     # the defaults of the function parsed (a bound method's, the one-line
     # function a functools.partial stands for)
     fn = parsed.fn
@@ -219,6 +230,13 @@ def deps_current(deps):
     """True while every global, closure cell and attribute the code was
     built from still holds the same object (else the code is stale)."""
     for kind, holder, name_, value in deps:
+        if kind == "specialised":
+            # a structure-specialised transform inlined here: current while
+            # what it was built from is (its structure is the caller's key:
+            # api.transformed's ``structure_dependent``)
+            if not deps_current(getattr(value, "deps", ())):
+                return False
+            continue
         if kind == "global":
             current = holder.get(name_, _MISSING)
         elif kind == "cell":

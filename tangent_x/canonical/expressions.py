@@ -16,6 +16,7 @@ from . import comprehensions
 from ..core import ir, primitives as P
 from ..core.naming import base_name, binop_name, item_name
 from .mutation import looks_basic
+from .pullbacks import VjpPair
 from .scope import LocalFunction, NotStatic, Static, is_plain_constant, numpy_spelling
 
 UNSUPPORTED_EXPR = {
@@ -153,8 +154,11 @@ class Expressions:
         return self.atom(scope, node)
 
     def expr_Subscript(self, scope, node, target):
-        base = self.atom(scope, node.value)
+        value = self.expr(scope, node.value)
         idx = self.index_atom(scope, node.slice)
+        if isinstance(value, Static) and isinstance(value.obj, VjpPair):
+            return self.vjp_pair_item(value.obj, idx, node, scope)
+        base = self.as_atom(scope, value, node.value)
         folded = self.static_item(base, idx, target)
         if folded is not None:
             return folded

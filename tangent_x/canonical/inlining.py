@@ -67,7 +67,7 @@ class Inlining:
                 sliced = [self._run_time_slices[a.id] for a in args
                           if ir.is_name(a) and a.id in self._run_time_slices]
                 if sliced:
-                    raise self.error(
+                    raise specialisable(self.error(
                         f"recursive call to {name_} over a slice of '{sliced[0]}', whose "
                         f"length is not known when transforming (an argument of the "
                         f"transformed function, or a list): the depth of the recursion "
@@ -75,15 +75,14 @@ class Inlining:
                         f"loop over it instead (for p in {sliced[0]}: x = ...), or close "
                         f"over a tuple fixed when transforming (tx.grad(lambda x: "
                         f"loss(layers, x)) with layers a tuple of arrays or numbers)",
-                        call_scope)
-                raise self.error(
+                        call_scope))
+                raise specialisable(self.error(
                     f"recursive call to {name_} under a test decided at run time (array "
-                    f"data, or an argument of the transformed function): the depth of the "
-                    f"recursion is not known when transforming", call_node,
-                    "make the test depend on Python numbers fixed when transforming (call "
-                    f"{name_}(x, 3) from the transformed function, e.g. "
-                    f"tx.grad(lambda x: {name_}(x, 3))), or write it as a loop",
-                    call_scope)
+                    f"data, or an array argument of the transformed function): the depth "
+                    f"of the recursion is not known when transforming", call_node,
+                    "make the test depend on Python numbers fixed when transforming: pass "
+                    f"the depth as a Python int ({name_}(x, 3), tx.grad({name_})(x, 3)), "
+                    "not an array, or write it as a loop", call_scope))
             raise self.error(f"recursive call to {name_} with the same Python numbers as "
                              f"the call it is in: the recursion never stops", call_node,
                              "change a number argument on each call (n - 1) and stop on "
@@ -171,6 +170,14 @@ class Inlining:
                 bound[p] = default(p, a.kw_defaults[i])
         for p, v in bound.items():
             self.bind(scope, p, v)    # the caller's array, mutated here, is seen there
+
+
+def specialisable(error):
+    """``error``, marked as one a transform answers by specialising on its
+    call's Python int/bool arguments and tuple/list lengths
+    (``api.specialised``) before giving it to the user."""
+    error.specialisable = True
+    return error
 
 
 def _static_signature(args, kwargs, tuple_length):

@@ -14,6 +14,7 @@ from ..core import ir, primitives as P
 from ..errors import TransformError
 from .expressions import UNSUPPORTED_EXPR
 from .names import loaded_names
+from .pullbacks import VjpPair
 from .scope import LocalFunction, Static
 
 _UNSUPPORTED_STMT = {
@@ -175,7 +176,14 @@ class Statements:
             for t, v in zip(target.elts, values):
                 self.bind_atom(scope, t, v)
         else:
-            self.bind_atom(scope, target, self.atom(scope, value))
+            converted = self.expr(scope, value)
+            if isinstance(converted, Static) and isinstance(converted.obj, VjpPair) and \
+                    isinstance(target, (gast.Tuple, gast.List)) and len(target.elts) == 2 \
+                    and all(isinstance(t, gast.Name) for t in target.elts):
+                for t, item in zip(target.elts, converted.obj.items):   # out, pullback = ...
+                    self.bind(scope, t.id, item)
+                return
+            self.bind_atom(scope, target, self.as_atom(scope, converted, value))
 
     def bind_atom(self, scope, target, value):
         if isinstance(target, gast.Name):

@@ -35,24 +35,22 @@ def split_pair(key, partitionable):
 
 
 @_inline
+def _scalar_words(key, partitionable):
+    """The two 32-bit words a float64 draw of shape ``()`` is made of."""
+    return threefry_block(np.int64(key[0]), np.int64(key[1]), 0, 0 if partitionable else 1)
+
+
+@_inline
 def normal_pair(key, partitionable):
     """One float64 ``normal(key, ())`` draw."""
-    k0, k1 = np.int64(key[0]), np.int64(key[1])
-    if partitionable:
-        a, b = threefry_block(k0, k1, 0, 0)
-    else:
-        a, b = threefry_block(k0, k1, 0, 1)
+    a, b = _scalar_words(key, partitionable)
     return _normal_f64(a, b)
 
 
 @_inline
 def uniform_pair(key, partitionable):
     """One float64 ``uniform(key, ())`` draw in [0, 1)."""
-    k0, k1 = np.int64(key[0]), np.int64(key[1])
-    if partitionable:
-        a, b = threefry_block(k0, k1, 0, 0)
-    else:
-        a, b = threefry_block(k0, k1, 0, 1)
+    a, b = _scalar_words(key, partitionable)
     return _unit_f64(a, b)
 
 
@@ -64,15 +62,19 @@ def fold_in_pair(key, data):
 
 
 @_inline
+def _scalar_word(key, partitionable):
+    """The 32-bit word a float32 draw of shape ``()`` is made of."""
+    a, b = threefry_block(np.int64(key[0]), np.int64(key[1]), 0, 0)
+    return a ^ b if partitionable else a
+
+
+@_inline
 def normal_pair32(key, partitionable):
     """One float32 ``normal(key, ())`` draw (the default dtype without x64)."""
-    a, b = threefry_block(np.int64(key[0]), np.int64(key[1]), 0, 0)
-    return _normal_f32(a ^ b) if partitionable else _normal_f32(a)
+    return _normal_f32(_scalar_word(key, partitionable))
 
 
 @_inline
 def uniform_pair32(key, partitionable):
     """One float32 ``uniform(key, ())`` draw in [0, 1)."""
-    a, b = threefry_block(np.int64(key[0]), np.int64(key[1]), 0, 0)
-    return _unit_f32(a ^ b) if partitionable else _unit_f32(a)
-
+    return _unit_f32(_scalar_word(key, partitionable))

@@ -141,6 +141,17 @@ def structure_error(intro, name_a, def_a, name_b, def_b, fix):
         f"  {name_a}: {def_a}\n  {name_b}: {def_b}\n{fix}")
 
 
+def first_mismatch(treedef, avals_a, avals_b, mismatch):
+    """The first pair of leaves (of structure ``treedef``) whose avals
+    differ by ``mismatch`` (``type_mismatch`` or ``carry_mismatch``), as
+    ``(path, a, b, why)``; None when all agree."""
+    for i, (a, b) in enumerate(zip(avals_a, avals_b)):
+        why = mismatch(a, b)
+        if why is not None:
+            return leaf_path(treedef, i), a, b, why
+    return None
+
+
 def leaf_path(treedef, i):
     paths = _leaf_paths(treedef)
     return paths[i] if len(paths) == treedef.num_leaves else f"<leaf {i}>"

@@ -33,7 +33,7 @@ import threading
 import numpy as np
 
 from ..tree_util import tree_flatten, tree_unflatten
-from .avals import aval, leaf_path, structure_error, type_mismatch
+from .avals import aval, first_mismatch, structure_error, type_mismatch
 
 #: Evaluate the branches ``cond``/``switch`` did not take, to report output
 #: type mismatches the way JAX does.  Set to False to halve the cost.
@@ -70,18 +70,16 @@ def _check_branch_outputs(what, name_a, out_a, name_b, out_b):
             f"{what} branches must return the same pytree structure",
             f"the output of {name_a}", def_a, f"the output of {name_b}", def_b,
             f"Make {name_a} and {name_b} return the same kind of containers.")
-    for i, (la, lb) in enumerate(zip(leaves_a, leaves_b)):
-        ta, tb = aval(la), aval(lb)
-        why = type_mismatch(ta, tb)
-        if why is not None:
-            path = leaf_path(def_a, i)
-            where = f" at {path}" if path else ""
-            raise TypeError(
-                f"{what} branches must return identical types (JAX traces every "
-                f"branch), but the output of {name_a}{where} has type {ta} while "
-                f"the output of {name_b}{where} has type {tb}, so the {why} do "
-                f"not match. Make every branch return the same shapes and dtypes "
-                f"(cast with .astype or np.asarray(..., dtype)).")
+    found = first_mismatch(def_a, map(aval, leaves_a), map(aval, leaves_b), type_mismatch)
+    if found is not None:
+        path, ta, tb, why = found
+        where = f" at {path}" if path else ""
+        raise TypeError(
+            f"{what} branches must return identical types (JAX traces every "
+            f"branch), but the output of {name_a}{where} has type {ta} while "
+            f"the output of {name_b}{where} has type {tb}, so the {why} do "
+            f"not match. Make every branch return the same shapes and dtypes "
+            f"(cast with .astype or np.asarray(..., dtype)).")
 
 
 def _scalar_dtype(value, what, none_message):

@@ -7,8 +7,8 @@ import operator
 import numpy as np
 
 from ..tree_util import tree_flatten, tree_unflatten
-from .avals import (BOOL, aval, carry_mismatch, fast_signature, leaf_path, structure_error,
-                    type_mismatch)
+from .avals import (BOOL, aval, carry_mismatch, fast_signature, first_mismatch, leaf_path,
+                    structure_error, type_mismatch)
 
 
 class _CarryChecker:
@@ -36,19 +36,17 @@ class _CarryChecker:
                 f"pytree structure", "the input carry", self.treedef,
                 "the output carry", treedef,
                 "Return a carry with exactly the containers of the initial one.")
-        for i, (inp, leaf) in enumerate(zip(self.avals, leaves)):
-            got = aval(leaf)
-            why = carry_mismatch(inp, got)
-            if why is not None:
-                path = leaf_path(treedef, i)
-                name = f"carry{path}" if path else "carry"
-                raise TypeError(
-                    f"{self.what} carry input and carry output must have "
-                    f"identical types, but the input {name} has type {inp} "
-                    f"while the output {name} has type {got}, so the {why} do "
-                    f"not match. A loop carry keeps one type for the whole loop: "
-                    f"start it with the final shape and dtype (e.g. "
-                    f"np.zeros(shape, dtype)) or cast inside the body.")
+        found = first_mismatch(treedef, self.avals, map(aval, leaves), carry_mismatch)
+        if found is not None:
+            path, inp, got, why = found
+            name = f"carry{path}" if path else "carry"
+            raise TypeError(
+                f"{self.what} carry input and carry output must have "
+                f"identical types, but the input {name} has type {inp} "
+                f"while the output {name} has type {got}, so the {why} do "
+                f"not match. A loop carry keeps one type for the whole loop: "
+                f"start it with the final shape and dtype (e.g. "
+                f"np.zeros(shape, dtype)) or cast inside the body.")
         self.last = signature
 
 

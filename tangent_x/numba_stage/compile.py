@@ -20,7 +20,7 @@ import numbers
 from ..core.arguments import refuse_masked
 from ..errors import call_site
 from ..python_stage import loader as modules
-from . import compile_errors, dispatch
+from . import compile_errors, dispatch, joins
 from .callees import CalleeCompiler
 from .bounds import OutOfBounds
 from .compile_errors import JitError
@@ -147,11 +147,32 @@ class Jitted:
             dispatcher = compiled.dispatcher
             known = len(dispatcher.overloads)
             try:
-                return dispatcher(*leaves, *compiled.hidden)
+                values = dispatcher(*leaves, *compiled.hidden)
             except Exception as exc:
                 if self._widened(exc, compiled):
                     continue
                 self._failed(exc, compiled, leaves, known, call)
+            if compiled.joins_checked != (dispatcher, len(dispatcher.overloads)):
+                self._check_joins(compiled)
+            return values
+
+    @staticmethod
+    def _check_joins(compiled):
+        """Refuse a compiled signature that joins numbers of two types at an
+        ``if`` (see ``joins``): its results would have another dtype than
+        NumPy's on one path.  Once refused, every call is (the signature
+        stays compiled, and may come from the disk cache)."""
+        dispatcher = compiled.dispatcher
+        if compiled.join_refusal is None:
+            seen, count = compiled.joins_checked
+            for cres in list(dispatcher.overloads.values())[count if seen is dispatcher else 0:]:
+                compiled.join_refusal = joins.refusal(compiled, cres)
+                if compiled.join_refusal is not None:
+                    break
+        if compiled.join_refusal is not None:
+            compiled.joins_checked = (None, 0)      # checked again: raised at every call
+            raise JitError(*compiled.join_refusal)
+        compiled.joins_checked = (dispatcher, len(dispatcher.overloads))
 
     def _widened(self, exc, compiled):
         """Whether a Numba typing refusal ``exc`` was mended: ``compiled``
@@ -312,6 +333,8 @@ class Jitted:
         names = list(signature.parameters)
         statics = {names[i] for i in self._static_argnums if -len(names) <= i < len(names)}
         statics |= set(self._static_argnames)
+        # code specialised on a Python number (api.specialised) keys on it too
+        statics |= set(getattr(generated, "static_params", ()))
         out = {}
         for name, param in signature.parameters.items():
             if name in bound.arguments:

@@ -34,7 +34,8 @@ _UNIFY_ARRAYS = re.compile(r"Cannot unify array\((\w+), (\d+)d, \w+\) and "
 _WEAK_LANES = re.compile(r"weak_scalar\((broadcast_lanes\([^()]*\))\)")
 # a variable holding a number on one path and an array on another (or arrays
 # of two ranks): no one Numba type holds both (join_error)
-_UNIFY_KINDS = re.compile(r"Cannot unify (\S+?(?:\([^()]*\))?) and (\S+?(?:\([^()]*\))?) "
+_UNIFY_KINDS = re.compile(r"Cannot unify (\S+?(?:\([^()]*\))?(?: \(a Python number\))?) and "
+                          r"(\S+?(?:\([^()]*\))?(?: \(a Python number\))?) "
                           r"for '([A-Za-z_]\w*)\.\d+', defined at (.+?) \((\d+)\)")
 MAX_WIDENED = 8          # variables widened, at most, before the refusal stands
 _COLOURS = re.compile(r"\x1b\[[0-9;]*m")
@@ -158,7 +159,7 @@ def translate(exc, compiled, leaves):
     return error
 
 
-def join_error(message, compiled, static=None):
+def join_error(message, compiled, static=None, numbers=False):
     """(message, origin, hint) for Numba refusing a variable that holds a
     number on one path and an array on another, or arrays of two ranks
     (``a = x * 2.0`` under an ``if``, ``a = 1.5`` under its ``else``): NumPy
@@ -168,7 +169,9 @@ def join_error(message, compiled, static=None):
     (``i = np.arange(3)``, then ``i = i * x`` under an ``if``): cast to
     floats, the path that keeps the integers would end in floats.
     Names the user's assignments; ``static``: the hint to mark arguments
-    static (a loop whose trip count they give is then unrolled), if any.
+    static (a loop whose trip count they give is then unrolled), if any;
+    ``numbers``: numbers of two types of one kind (float32 and float64,
+    which Numba unifies silently: ``joins``) are refused too.
     None for any other refusal."""
     match = _UNIFY_KINDS.search(_COLOURS.sub("", message))
     if match is None:
@@ -176,7 +179,9 @@ def join_error(message, compiled, static=None):
     a, b, var, path, _ = match.groups()
     ranks = {_rank(t) for t in (a, b)}
     kinds_ = {_dtype(t).kind for t in (a, b) if _dtype(t) is not None}
-    if None in ranks or (len(ranks) != 2 and len(kinds_) != 2):
+    dtypes = {_dtype(t) for t in (a, b)}
+    if None in ranks or (len(ranks) != 2 and len(kinds_) != 2 and
+                         not (numbers and ranks == {0} and len(dtypes) == 2)):
         return None
     path = os.path.abspath(path)
     if path == os.path.abspath(compiled.path):
@@ -200,11 +205,17 @@ def join_error(message, compiled, static=None):
     if len(ranks) == 2:
         kinds = " and ".join(sorted(f"{r}-d arrays" if r else "numbers" for r in ranks))
     else:
-        kinds = " and ".join(f"{_dtype(t).name} arrays" for t in (a, b))
+        noun = "numbers" if ranks == {0} else "arrays"
+        kinds = " and ".join(f"{_dtype(t).name} {noun}" for t in (a, b))
     where = ", ".join(lines or [f"{o.short()}: {o.text.strip()}" for o in origins])
     message = (f"Numba cannot compile this: '{name}' holds {kinds} on different paths "
                f"or loop turns ({where}); compiled code "
                "gives a variable one type, and NumPy's result depends on the path taken")
+    if ranks == {0}:
+        hint = ("give it one dtype on every path: write the number with that dtype where "
+                "it is made (2.0 for 2, float(...), np.float32(...)), or run without jit "
+                "(with tx.disable_jit(): ...)")
+        return message, origins[0], hint
     if len(ranks) != 2:
         hint = ("give it one dtype on every path: make the integers floats where they "
                 "are made (np.arange(3.0), x.astype(np.float64)), or run without jit "
@@ -259,6 +270,7 @@ def _user_assignments(var, origins):
 
 def _dtype(numba_type):
     """The dtype of a Numba type's text (an array's or a number's), or None."""
+    numba_type = numba_type.replace(" (a Python number)", "")
     m = re.fullmatch(r"array\((\w+), \d+d, \w+\)", numba_type)
     try:
         return np.dtype(m.group(1) if m else numba_type)
@@ -268,6 +280,7 @@ def _dtype(numba_type):
 
 def _rank(numba_type):
     """The rank of a Numba type's text (0 for a number), None for others."""
+    numba_type = numba_type.replace(" (a Python number)", "")
     m = re.fullmatch(r"array\(\w+, (\d+)d, \w+\)", numba_type)
     if m is not None:
         return int(m.group(1))

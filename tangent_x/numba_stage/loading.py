@@ -73,6 +73,10 @@ class Compiled:
         # a narrow signature (weak_scalars)
         self.weak = "weak_scalar" in plan.bound or "weak_number" in plan.bound
         self._casts = None
+        # (dispatcher, number of its signatures) checked for silent joins,
+        # and the refusal found (compile.Jitted._check_joins)
+        self.joins_checked = (None, 0)
+        self.join_refusal = None
 
     def narrow_results(self):
         """Whether a flat result is a narrow number (known once compiled):
@@ -102,6 +106,7 @@ class Compiled:
         new = load(text)
         self.dispatcher, self.text, self.path = new.dispatcher, new.text, new.path
         self._casts = None
+        self.joins_checked, self.join_refusal = (None, 0), None
 
 
 def load(name, text, linemap, plan, origin=None, nogil=False, rebind=None):

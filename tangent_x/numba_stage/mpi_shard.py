@@ -5,12 +5,12 @@ each process holds one local device (``mpiexec -n N``, the common case),
 a shard's ``lax.psum``, ``pmean``, ``pmax``, ``pmin``, ``all_gather``
 (``axis=0``) and ``axis_index`` over pmap's axis compile to calls of the MPI
 library (``mpi_calls``' bindings by symbol name), with no ``objmode``
-callback into Python: the shard's module is loaded with its ``lax``
-replaced by ``namespace(axis_name)`` (``loading.load``'s ``rebind``), whose
-functions have these compiled forms.  Anything else (another axis, a
-dtype other than float64/float32/int64, ``psum_scatter``, ``ppermute``,
-``all_gather`` on another axis) keeps the callback of
-``overloads.collectives``, which reaches the same ``MPIGroup``.
+callback into Python.  This module is the MPI ``BACKEND`` of
+``shard_collectives`` (which builds the shard's stand-in ``lax`` and
+decides which calls take the backend): it gives the reduction, the gather
+and the device index.  Operands of a dtype other than float64/float32/int64
+keep the callback of ``overloads.collectives``, which reaches the same
+``MPIGroup``.
 
 The numbers, as the threads backend gives them (device ``k`` is rank ``k``):
 
@@ -39,27 +39,22 @@ small array the compiled code addresses by symbol name
 (``tangent_x_pmap_mpi_state``, registered with llvmlite), so Numba's disk
 cache serves later processes; ``activate(comm)`` fills it before a call.
 """
-import hashlib
-import types as pytypes
-
+import numba
 import numpy as np
 from llvmlite import binding as llvm
 from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic, overload
 
-from .. import lax
 from ..parallel.mpi import MismatchError
-from . import mpi_calls
+from . import mpi_calls, shard_collectives
 from .mpi_calls import DATATYPES, SUM, _MPI_Allgather, _MPI_Allreduce, _address, _check
-from .overloads import collectives as callback
 
 _SYMBOL = "tangent_x_pmap_mpi_state"
 # communicator handle, process count, this process's rank
 _STATE = np.zeros(4, np.int64)
 llvm.add_symbol(_SYMBOL, _STATE.ctypes.data)
-MAX_DIMS = 8            # operands of more dimensions keep the callback
-_PROBE = 2 * (2 + MAX_DIMS)
+_PROBE = 2 * (2 + shard_collectives.MAX_DIMS)
 
 
 def activate(comm):
@@ -88,17 +83,10 @@ def _state(typingctx, index):
 def _datatype(x):
     """The MPI datatype code of ``x``'s Numba type, or None (keep the callback)."""
     if isinstance(x, types.Array):
-        if x.ndim == 0 or x.ndim > MAX_DIMS:
-            return None
         return DATATYPES.get(str(x.dtype))
     if isinstance(x, (types.Float, types.Integer)) and not isinstance(x, types.Boolean):
         return DATATYPES.get(str(x))
     return None
-
-
-def _mismatch(what, axis):
-    return (f"lax.{what} over axis {axis!r}: its operand's shape differs across processes "
-            "(every rank raises this); every device must pass an operand of the same shape")
 
 
 def _shapes_agree(shape, code, comm):
@@ -167,136 +155,57 @@ def _total_compiled(send, datatype, comm, processes, op):
     return impl
 
 
-_OPS = {"psum": 0, "pmean": 0, "pmax": 1, "pmin": 2}
+# --- the backend of shard_collectives ---------------------------------------------
+
+def _reduce(send, code, op, check):
+    pass
 
 
-def _literal_axis(axis_name):
-    return axis_name.literal_value if isinstance(axis_name, types.StringLiteral) else None
+@overload(_reduce)
+def _reduce_compiled(send, code, op, check):
+    def impl(send, code, op, check):
+        comm, processes = _state(0), _state(1)
+        if check and not _shapes_agree(send.shape, code, comm):
+            return send, processes, False
+        return _total(send, code, comm, processes, op), processes, True
+    return impl
 
 
-def _reduction(op, mapped):
-    original = getattr(lax, op)
-    fallback = callback._reduction(op)
-    code = _OPS[op]
-    mean = op == "pmean"
-    message = _mismatch(op, mapped)
-
-    def collective(x, axis_name, axis_index_groups=None):
-        return original(x, axis_name, axis_index_groups=axis_index_groups)
-    collective.__name__ = collective.__qualname__ = op
-
-    def typer(x, axis_name, axis_index_groups=None):
-        x = types.unliteral(x)
-        datatype = _datatype(x)
-        if _literal_axis(axis_name) != mapped or datatype is None or \
-                not isinstance(axis_index_groups, (types.NoneType, types.Omitted, type(None))) or \
-                (mean and not isinstance(getattr(x, "dtype", x), types.Float)):
-            return fallback(x, axis_name, axis_index_groups)
-        cast = np.float32 if getattr(x, "dtype", x) == types.float32 else np.float64
-        if isinstance(x, types.Array):
-            def impl(x, axis_name, axis_index_groups=None):
-                comm, processes = _state(0), _state(1)
-                send = np.ascontiguousarray(x)
-                if not _shapes_agree(send.shape, datatype, comm):
-                    raise MismatchError(message)
-                out = _total(send, datatype, comm, processes, code)
-                if mean:
-                    return out / cast(processes)
-                return out
-            return impl
-
-        def impl_scalar(x, axis_name, axis_index_groups=None):
-            comm, processes = _state(0), _state(1)
-            out = _total(np.full(1, x), datatype, comm, processes, code)
-            if mean:
-                return out[0] / cast(processes)
-            return out[0]
-        return impl_scalar
-    overload(collective, prefer_literal=True)(typer)
-    return collective
+def _gather(send, code, check):
+    pass
 
 
-def _all_gather(mapped):
-    original = lax.all_gather
-    message = _mismatch("all_gather", mapped)
-
-    def all_gather(x, axis_name, axis_index_groups=None, axis=0, tiled=False):
-        return original(x, axis_name, axis_index_groups=axis_index_groups, axis=axis, tiled=tiled)
-
-    def typer(x, axis_name, axis_index_groups=None, axis=0, tiled=False):
-        x = types.unliteral(x)
-        datatype = _datatype(x)
-        where = callback._literal(axis, 0, "axis")
-        is_tiled = callback._literal(tiled, False, "tiled")
-        scalar = not isinstance(x, types.Array)
-        if _literal_axis(axis_name) != mapped or datatype is None or where != 0 or \
-                (is_tiled and scalar) or \
-                not isinstance(axis_index_groups, (types.NoneType, types.Omitted, type(None))):
-            return callback._all_gather(x, axis_name, axis_index_groups, axis, tiled)
-        if scalar:
-            def impl_scalar(x, axis_name, axis_index_groups=None, axis=0, tiled=False):
-                comm, processes = _state(0), _state(1)
-                return _gathered(np.full(1, x), datatype, comm, processes).reshape(processes)
-            return impl_scalar
-
-        def impl(x, axis_name, axis_index_groups=None, axis=0, tiled=False):
-            comm, processes = _state(0), _state(1)
-            send = np.ascontiguousarray(x)
-            if not _shapes_agree(send.shape, datatype, comm):
-                raise MismatchError(message)
-            parts = _gathered(send, datatype, comm, processes)
-            if is_tiled:
-                return parts.reshape((processes * send.shape[0],) + send.shape[1:])
-            return parts
-        return impl
-    overload(all_gather, prefer_literal=True)(typer)
-    return all_gather
+@overload(_gather)
+def _gather_compiled(send, code, check):
+    def impl(send, code, check):
+        comm, processes = _state(0), _state(1)
+        if check and not _shapes_agree(send.shape, code, comm):
+            return np.empty((0,) + send.shape, send.dtype), False
+        return _gathered(send, code, comm, processes), True
+    return impl
 
 
-def _axis_index(mapped):
-    original = lax.axis_index
-
-    def axis_index(axis_name):
-        return original(axis_name)
-
-    def typer(axis_name):
-        if _literal_axis(axis_name) != mapped:
-            return callback._axis_index(axis_name)
-
-        def impl(axis_name):
-            return _state(2)
-        return impl
-    overload(axis_index, prefer_literal=True)(typer)
-    return axis_index
+@numba.njit(cache=True)
+def _index():
+    return _state(2)
 
 
-class Rebinding:
-    """``loading.load``'s ``rebind`` for a shard mapped over ``axis``."""
-
-    def __init__(self, axis):
-        self.tag = "mpi_" + hashlib.sha256(repr(axis).encode()).hexdigest()[:10]
-        self.names = {"lax": namespace(axis)}
+def _mismatch(what, axis):
+    return (f"lax.{what} over axis {axis!r}: its operand's shape differs across processes "
+            "(every rank raises this); every device must pass an operand of the same shape")
 
 
-_NAMESPACES = {}
+BACKEND = shard_collectives.Backend(
+    "mpi", "MPI collectives", _datatype, _reduce, _gather, _index, MismatchError, _mismatch)
 
 
 def namespace(axis):
     """A stand-in for ``tangent_x.lax`` in a shard mapped over ``axis``: its
     collectives over ``axis`` compile to MPI calls; every other name is
     ``lax``'s own."""
-    ns = _NAMESPACES.get(axis)
-    if ns is None:
-        ns = pytypes.ModuleType(f"tangent_x.lax (MPI collectives over {axis!r})")
-        for op in _OPS:
-            setattr(ns, op, _reduction(op, axis))
-        ns.all_gather = _all_gather(axis)
-        ns.axis_index = _axis_index(axis)
-        ns.__getattr__ = lambda name: getattr(lax, name)
-        _NAMESPACES[axis] = ns
-    return ns
+    return shard_collectives.namespace(BACKEND, axis)
 
 
 def rebinding(axis):
     """The ``rebind`` of a shard mapped over ``axis`` (a string)."""
-    return Rebinding(axis)
+    return shard_collectives.Rebinding(BACKEND, axis)

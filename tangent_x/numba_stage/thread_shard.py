@@ -2,13 +2,12 @@
 
 Under ``jit(pmap(f))`` with the threads backend, a shard's ``lax.psum``,
 ``pmean``, ``pmax``, ``pmin``, ``all_gather`` (``axis=0``) and
-``axis_index`` over pmap's axis compile to a rendezvous in shared memory:
-the shard's module is loaded with its ``lax`` replaced by
-``namespace(axis_name)`` (``loading.load``'s ``rebind``, as
-``mpi_shard`` does for MPI), whose functions have these compiled forms.
-Anything else (another axis, bool operands, integer ``pmean``,
-``psum_scatter``, ``ppermute``, ``all_gather`` on another axis) keeps the
-callback of ``overloads.collectives`` (the Python ``ThreadGroup``).
+``axis_index`` over pmap's axis compile to a rendezvous in shared memory.
+This module is the threads ``BACKEND`` of ``shard_collectives`` (which
+builds the shard's stand-in ``lax`` and decides which calls take the
+backend, the others keeping the callback of ``overloads.collectives``,
+the Python ``ThreadGroup``): it gives the reduction, the gather and the
+device index, and ``Session``, the state of one pmap call.
 
 The rendezvous: one process-wide state array (int64, addressed by symbol
 name ``tangent_x_pmap_thread_state``, so Numba's disk cache serves later
@@ -31,10 +30,8 @@ worker (all see the same records), reported with the shapes.  One pmap
 call at a time uses the state (``Session`` holds a lock; a second,
 concurrent call takes the callback path).
 """
-import hashlib
 import os
 import threading
-import types as pytypes
 
 import numpy as np
 from llvmlite import binding as llvm
@@ -43,12 +40,11 @@ import numba
 from numba import types
 from numba.extending import intrinsic, overload
 
-from .. import lax
 from ..parallel.group import CollectiveMismatch, WorkerAborted
-from .overloads import collectives as callback
+from . import shard_collectives
 
 MAX_DEVICES = 256
-MAX_DIMS = 8                    # operands of more dimensions keep the callback
+MAX_DIMS = shard_collectives.MAX_DIMS
 _ARRIVED, _GENERATION, _STOP, _SIZE = 0, 1, 2, 3
 _IDENTS = 8
 _RECORDS = _IDENTS + MAX_DEVICES
@@ -197,9 +193,8 @@ def _publish(send, code, index, size):
 
 @overload(_publish)
 def _publish_compiled(send, code, index, size):
-    """Hand in ``send``'s record, wait for all, and check that every record
-    has its dtype and shape (every worker sees the same records, so all
-    raise together)."""
+    """Hand in ``send``'s record, wait for all; whether every record has its
+    dtype and shape (every worker sees the same records, so all agree)."""
     ndim = send.ndim
 
     def impl(send, code, index, size):
@@ -216,7 +211,8 @@ def _publish_compiled(send, code, index, size):
             for i in range(ndim):
                 same = same and _load(other + 4 + i) == send.shape[i]
             if not same:
-                raise Mismatch("pmap: the operands of a collective differ in shape")
+                return False
+        return True
     return impl
 
 
@@ -233,17 +229,20 @@ def _part_compiled(send, k):
     return impl
 
 
-def _reduce(send, code, op):
+def _reduce(send, code, op, check):
     pass
 
 
 @overload(_reduce)
-def _reduce_compiled(send, code, op):
-    """The device-order reduction of the contiguous ``send`` (``op``: 0 sum,
-    1 max, 2 min); and the number of devices."""
-    def impl(send, code, op):
+def _reduce_compiled(send, code, op, check):
+    """``shard_collectives``' reduction: the device-order reduction of the
+    contiguous ``send`` (``op``: 0 sum, 1 max, 2 min), the number of
+    devices, and whether the operands agree (always checked: the records
+    are read anyway)."""
+    def impl(send, code, op, check):
         index, size = _device()
-        _publish(send, code, index, size)
+        if not _publish(send, code, index, size):
+            return send, size, False
         out = _part(send, 0).copy()
         for k in range(1, size):
             part = _part(send, k)
@@ -254,29 +253,36 @@ def _reduce_compiled(send, code, op):
             else:
                 np.minimum(out, part, out)
         _wait(size)
-        return out, size
+        return out, size, True
     return impl
 
 
-def _gather(send, code):
+def _gather(send, code, check):
     pass
 
 
 @overload(_gather)
-def _gather_compiled(send, code):
-    """Every device's ``send`` stacked in device order."""
-    def impl(send, code):
+def _gather_compiled(send, code, check):
+    """Every device's ``send`` stacked in device order; whether the operands
+    agree."""
+    def impl(send, code, check):
         index, size = _device()
-        _publish(send, code, index, size)
+        if not _publish(send, code, index, size):
+            return np.empty((0,) + send.shape, send.dtype), False
         out = np.empty((size,) + send.shape, send.dtype)
         for k in range(size):
             out[k] = _part(send, k)
         _wait(size)
-        return out
+        return out, True
     return impl
 
 
-# --- the stand-in lax ---------------------------------------------------------------
+@numba.njit(cache=True)
+def _index():
+    return _device()[0]
+
+
+# --- the backend of shard_collectives ---------------------------------------------
 
 _KINDS = {"f": 1, "i": 2, "u": 3, "c": 4}
 
@@ -284,8 +290,6 @@ _KINDS = {"f": 1, "i": 2, "u": 3, "c": 4}
 def _code(x):
     """A number naming ``x``'s element type, or None (keep the callback)."""
     dtype = getattr(x, "dtype", x)
-    if isinstance(x, types.Array) and not 0 < x.ndim <= MAX_DIMS:
-        return None
     if isinstance(dtype, types.Boolean) or not isinstance(dtype, (types.Float, types.Integer,
                                                                   types.Complex)):
         return None
@@ -293,133 +297,21 @@ def _code(x):
     return _KINDS[np_dtype.kind] * 64 + np_dtype.itemsize
 
 
-def _literal_axis(axis_name):
-    return axis_name.literal_value if isinstance(axis_name, types.StringLiteral) else None
-
-
-def _no_groups(axis_index_groups):
-    return isinstance(axis_index_groups, (types.NoneType, types.Omitted, type(None)))
-
-
-_OPS = {"psum": 0, "pmean": 0, "pmax": 1, "pmin": 2}
-
-
-def _reduction(op, mapped):
-    original = getattr(lax, op)
-    fallback = callback._reduction(op)
-    which = _OPS[op]
-    mean = op == "pmean"
-
-    def collective(x, axis_name, axis_index_groups=None):
-        return original(x, axis_name, axis_index_groups=axis_index_groups)
-    collective.__name__ = collective.__qualname__ = op
-
-    def typer(x, axis_name, axis_index_groups=None):
-        x = types.unliteral(x)
-        code = _code(x)
-        dtype = getattr(x, "dtype", x)
-        if _literal_axis(axis_name) != mapped or code is None or \
-                not _no_groups(axis_index_groups) or \
-                (mean and not isinstance(dtype, types.Float)):
-            return fallback(x, axis_name, axis_index_groups)
-        cast = np.float32 if dtype == types.float32 else np.float64
-        if isinstance(x, types.Array):
-            def impl(x, axis_name, axis_index_groups=None):
-                out, size = _reduce(np.ascontiguousarray(x), code, which)
-                if mean:
-                    return out / cast(size)
-                return out
-            return impl
-
-        def impl_scalar(x, axis_name, axis_index_groups=None):
-            out, size = _reduce(np.full(1, x), code, which)
-            if mean:
-                return out[0] / cast(size)
-            return out[0]
-        return impl_scalar
-    overload(collective, prefer_literal=True)(typer)
-    return collective
-
-
-def _all_gather(mapped):
-    original = lax.all_gather
-
-    def all_gather(x, axis_name, axis_index_groups=None, axis=0, tiled=False):
-        return original(x, axis_name, axis_index_groups=axis_index_groups, axis=axis, tiled=tiled)
-
-    def typer(x, axis_name, axis_index_groups=None, axis=0, tiled=False):
-        x = types.unliteral(x)
-        code = _code(x)
-        where = callback._literal(axis, 0, "axis")
-        is_tiled = callback._literal(tiled, False, "tiled")
-        scalar = not isinstance(x, types.Array)
-        if _literal_axis(axis_name) != mapped or code is None or where != 0 or \
-                (is_tiled and scalar) or not _no_groups(axis_index_groups):
-            return callback._all_gather(x, axis_name, axis_index_groups, axis, tiled)
-        if scalar:
-            def impl_scalar(x, axis_name, axis_index_groups=None, axis=0, tiled=False):
-                parts = _gather(np.full(1, x), code)
-                return parts.reshape(parts.shape[0])
-            return impl_scalar
-
-        def impl(x, axis_name, axis_index_groups=None, axis=0, tiled=False):
-            send = np.ascontiguousarray(x)
-            parts = _gather(send, code)
-            if is_tiled:
-                return parts.reshape((parts.shape[0] * send.shape[0],) + send.shape[1:])
-            return parts
-        return impl
-    overload(all_gather, prefer_literal=True)(typer)
-    return all_gather
-
-
-def _axis_index(mapped):
-    original = lax.axis_index
-
-    def axis_index(axis_name):
-        return original(axis_name)
-
-    def typer(axis_name):
-        if _literal_axis(axis_name) != mapped:
-            return callback._axis_index(axis_name)
-
-        def impl(axis_name):
-            return _device()[0]
-        return impl
-    overload(axis_index, prefer_literal=True)(typer)
-    return axis_index
-
-
-_NAMESPACES = {}
+BACKEND = shard_collectives.Backend(
+    "thr", "thread collectives", _code, _reduce, _gather, _index, Mismatch,
+    lambda op, axis: "pmap: the operands of a collective differ in shape")
 
 
 def namespace(axis):
     """A stand-in for ``tangent_x.lax`` in a shard mapped over ``axis``: its
     collectives over ``axis`` compile to the shared-memory rendezvous;
     every other name is ``lax``'s own."""
-    ns = _NAMESPACES.get(axis)
-    if ns is None:
-        ns = pytypes.ModuleType(f"tangent_x.lax (thread collectives over {axis!r})")
-        for op in _OPS:
-            setattr(ns, op, _reduction(op, axis))
-        ns.all_gather = _all_gather(axis)
-        ns.axis_index = _axis_index(axis)
-        ns.__getattr__ = lambda name: getattr(lax, name)
-        _NAMESPACES[axis] = ns
-    return ns
-
-
-class Rebinding:
-    """``loading.load``'s ``rebind`` for a shard mapped over ``axis``."""
-
-    def __init__(self, axis):
-        self.tag = "thr_" + hashlib.sha256(repr(axis).encode()).hexdigest()[:10]
-        self.names = {"lax": namespace(axis)}
+    return shard_collectives.namespace(BACKEND, axis)
 
 
 def rebinding(axis):
     """The ``rebind`` of a shard mapped over ``axis`` (a string)."""
-    return Rebinding(axis)
+    return shard_collectives.Rebinding(BACKEND, axis)
 
 
 # --- one pmap call, from Python --------------------------------------------------------
@@ -488,13 +380,16 @@ class Session:
         # stop it is, and the worker that stopped the group is named.
         if not isinstance(exc, Stopped) and not (isinstance(exc, SystemError) and stop):
             return exc
+        # (its text says which of Numba's two SystemErrors it was, if seen again)
+        seen = f" (the worker saw SystemError: {exc})" if isinstance(exc, SystemError) else ""
         if stop == 1:
-            return WorkerAborted("pmap: another worker failed; its error is the one reported")
+            return WorkerAborted("pmap: another worker failed; its error is the one reported"
+                                 + seen)
         if stop == 2:
             done = sorted(self.finished)
             return CollectiveMismatch(
                 f"pmap: device {index} waits in a collective that device(s) "
                 f"{', '.join(map(str, done))} returned without reaching: every "
-                "device must call the same collectives in the same order")
+                "device must call the same collectives in the same order" + seen)
         return CollectiveMismatch(f"pmap: device {index} waited {RENDEZVOUS_TIMEOUT:.0f} s in a "
                                   "collective that not every device reached")

@@ -81,6 +81,7 @@ def weaken(stmts, helper, numpy_names, numbers=(), join_helper="weak_number",
     rewriter = _Weaken(helper, numpy_names, ints, _weak_lanes(stmts, ints),
                        promote_helper if mixed else None)
     joined = _weaken_joins(stmts, rewriter.weak, join_helper)
+    joined = _weaken_loop_starts(stmts, rewriter.weak, join_helper) or joined
     for stmt in stmts:
         rewriter.visit(stmt)
     return {name for name, used in ((helper, rewriter.changed), (join_helper, joined),
@@ -120,6 +121,49 @@ def _weaken_joins(stmts, weak, join_helper):
                                         args=[this.value], keywords=[])
                         this.value = ast.copy_location(call, this.value)
                         changed = True
+    return changed
+
+
+def _weaken_loop_starts(stmts, weak, join_helper):
+    """Where a loop starts a variable as a Python number that its turns
+    make another value (``s = 0`` before ``for v in x: s = s + v``), spell
+    the number ``weak_number(0)``: Numba then gives ``s`` the loop's type
+    as NumPy promotes the number with it (float32 for a float32 ``x``, not
+    the float64 of Numba's int64 joined with float32).  Only a start that
+    nothing reads before the loop.  Returns whether any was."""
+    changed = False
+    for stmt in [None] + list(stmts):
+        nodes = [None] if stmt is None else ast.walk(stmt)
+        for node in nodes:
+            bodies = [stmts] if node is None else \
+                [getattr(node, f) for f in ("body", "orelse", "finalbody")
+                 if isinstance(getattr(node, f, None), list)]
+            for body in bodies:
+                changed = _weaken_starts_in(body, weak, join_helper) or changed
+    return changed
+
+
+def _weaken_starts_in(body, weak, join_helper):
+    changed = False
+    for i, loop in enumerate(body):
+        if not isinstance(loop, (ast.For, ast.While)):
+            continue
+        made = {t.id for node in loop.body for n in ast.walk(node)
+                if isinstance(n, (ast.Assign, ast.AugAssign))
+                for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
+                if isinstance(t, ast.Name) and not (isinstance(n, ast.Assign) and weak(n.value))}
+        for name in sorted(made):
+            for start in reversed(body[:i]):
+                if isinstance(start, ast.Assign) and len(start.targets) == 1 and \
+                        isinstance(start.targets[0], ast.Name) and start.targets[0].id == name:
+                    if weak(start.value):
+                        call = ast.Call(func=ast.Name(id=join_helper, ctx=ast.Load()),
+                                        args=[start.value], keywords=[])
+                        start.value = ast.copy_location(call, start.value)
+                        changed = True
+                    break
+                if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(start)):
+                    break       # read (or made) between: left as it is
     return changed
 
 

@@ -80,60 +80,42 @@ def _normal_f64(hi, lo):
 # (j, half + j) whose outputs land at w[j] and w[half + j]; float64 values
 # join w[i] (high) and w[n + i] (low).
 
-@_jit
-def _uniform_f32(k0, k1, n, out, partitionable):
-    if partitionable:
-        for i in range(n):
-            a, b = threefry_block(k0, k1, i >> 32, i & 0xFFFFFFFF)
-            out[i] = _unit_f32(a ^ b)
-    else:
-        half = (n + 1) // 2
-        for j in range(half):
-            x1 = half + j if half + j < n else 0
-            a, b = threefry_block(k0, k1, j, x1)
-            out[j] = _unit_f32(a)
-            if half + j < n:
-                out[half + j] = _unit_f32(b)
-
-
-@_jit
-def _uniform_f64(k0, k1, n, out, partitionable):
-    for i in range(n):
+def _kernel_f32(draw):
+    """The float32 kernel turning one 32-bit word into a value by ``draw``."""
+    @_jit
+    def kernel(k0, k1, n, out, partitionable):
         if partitionable:
-            a, b = threefry_block(k0, k1, i >> 32, i & 0xFFFFFFFF)
+            for i in range(n):
+                a, b = threefry_block(k0, k1, i >> 32, i & 0xFFFFFFFF)
+                out[i] = draw(a ^ b)
         else:
-            a, b = threefry_block(k0, k1, i, n + i)
-        out[i] = _unit_f64(a, b)
+            half = (n + 1) // 2
+            for j in range(half):
+                x1 = half + j if half + j < n else 0
+                a, b = threefry_block(k0, k1, j, x1)
+                out[j] = draw(a)
+                if half + j < n:
+                    out[half + j] = draw(b)
+    return kernel
 
 
-@_jit
-def _normal_f32_kernel(k0, k1, n, out, partitionable):
-    if partitionable:
+def _kernel_f64(draw):
+    """The float64 kernel turning two 32-bit words into a value by ``draw``."""
+    @_jit
+    def kernel(k0, k1, n, out, partitionable):
         for i in range(n):
-            a, b = threefry_block(k0, k1, i >> 32, i & 0xFFFFFFFF)
-            out[i] = _normal_f32(a ^ b)
-    else:
-        half = (n + 1) // 2
-        for j in range(half):
-            x1 = half + j if half + j < n else 0
-            a, b = threefry_block(k0, k1, j, x1)
-            out[j] = _normal_f32(a)
-            if half + j < n:
-                out[half + j] = _normal_f32(b)
+            if partitionable:
+                a, b = threefry_block(k0, k1, i >> 32, i & 0xFFFFFFFF)
+            else:
+                a, b = threefry_block(k0, k1, i, n + i)
+            out[i] = draw(a, b)
+    return kernel
 
 
-@_jit
-def _normal_f64_kernel(k0, k1, n, out, partitionable):
-    for i in range(n):
-        if partitionable:
-            a, b = threefry_block(k0, k1, i >> 32, i & 0xFFFFFFFF)
-        else:
-            a, b = threefry_block(k0, k1, i, n + i)
-        out[i] = _normal_f64(a, b)
-
-
-_KERNELS = {("uniform", np.float32): _uniform_f32, ("uniform", np.float64): _uniform_f64,
-            ("normal", np.float32): _normal_f32_kernel, ("normal", np.float64): _normal_f64_kernel}
+_KERNELS = {("uniform", np.float32): _kernel_f32(_unit_f32),
+            ("uniform", np.float64): _kernel_f64(_unit_f64),
+            ("normal", np.float32): _kernel_f32(_normal_f32),
+            ("normal", np.float64): _kernel_f64(_normal_f64)}
 
 
 def uniform_kernel(k0, k1, n, out, partitionable):

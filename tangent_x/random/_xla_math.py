@@ -257,57 +257,33 @@ def erfinv_f64(x):
 
 
 # ------------------------------------------------------------ array wrappers
-@numba.njit(cache=True, nogil=True, error_model="numpy")
-def _map_erfinv_f32(a, out):
-    for i in range(a.size):
-        out[i] = erfinv_f32(a[i])
-
-
-@numba.njit(cache=True, nogil=True, error_model="numpy")
-def _map_erfinv_f64(a, out):
-    for i in range(a.size):
-        out[i] = erfinv_f64(a[i])
-
-
-@numba.njit(cache=True, nogil=True, error_model="numpy")
-def _map_log_f32(a, out):
-    for i in range(a.size):
-        out[i] = log_f32(a[i])
-
-
-@numba.njit(cache=True, nogil=True, error_model="numpy")
-def _map_log_f64(a, out):
-    for i in range(a.size):
-        out[i] = log_f64(a[i])
-
-
-@numba.njit(cache=True, nogil=True, error_model="numpy")
-def _map_log1p_f32(a, out):
-    for i in range(a.size):
-        out[i] = log1p_f32(a[i])
-
-
-@numba.njit(cache=True, nogil=True, error_model="numpy")
-def _map_log1p_f64(a, out):
-    for i in range(a.size):
-        out[i] = log1p_f64(a[i])
+def _elementwise(scalar):
+    """A compiled loop ``out[i] = scalar(a[i])`` over flat arrays."""
+    @numba.njit(cache=True, nogil=True, error_model="numpy")
+    def apply(a, out):
+        for i in range(a.size):
+            out[i] = scalar(a[i])
+    return apply
 
 
 def _mapper(f32, f64):
+    """The array function applying the scalar ``f32`` or ``f64`` by dtype."""
+    loops = {F32: _elementwise(f32), F64: _elementwise(f64)}
+
     def apply(x):
         x = np.asarray(x)
         if x.dtype not in (F32, F64):
             raise TypeError(f"expected float32 or float64, got {x.dtype}")
         flat = np.ascontiguousarray(x).reshape(-1)    # (ascontiguousarray makes 0-d 1-d)
         out = np.empty_like(flat)
-        (f32 if x.dtype == F32 else f64)(flat, out)
+        loops[x.dtype.type](flat, out)
         return out.reshape(x.shape)
     return apply
 
 
-erfinv = _mapper(_map_erfinv_f32, _map_erfinv_f64)
-log = _mapper(_map_log_f32, _map_log_f64)
-log1p = _mapper(_map_log1p_f32, _map_log1p_f64)
+erfinv = _mapper(erfinv_f32, erfinv_f64)
+log = _mapper(log_f32, log_f64)
+log1p = _mapper(log1p_f32, log1p_f64)
 erfinv.__doc__ = "Elementwise XLA-exact erf_inv of a float32/float64 array."
 log.__doc__ = "Elementwise XLA-exact log of a float32/float64 array."
 log1p.__doc__ = "Elementwise XLA-exact log1p of a float32/float64 array."

@@ -13,6 +13,6 @@ from .registry import (ADJOINT, BATCHING, TANGENT, adjoint, adjoint_maker, batch
 def load_all():
     """Import every rule module (they register themselves)."""
     # local import: the rule modules load on first use (a transform's), not with tangent_x
-    from . import structural, arithmetic, numpy_math, reductions, shapes, linalg  # noqa: F401
+    from . import structural, arithmetic, numpy_math, reductions, shapes, products, linalg  # noqa: F401
     from . import batching_util, queries, lanes, at_updates  # noqa: F401
     from . import random, collectives, trees  # noqa: F401

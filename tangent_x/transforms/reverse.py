@@ -425,8 +425,9 @@ def _array_kinds(eqns):
                   # runtime helpers that take or give containers of cotangents
                   "tree_add", "unattr", "cotangent_item", "dense", "unindex",
                   "index_zero", "add_at", "zeros_like",
-                  # vmap's lane helpers pass pytrees through (a tuple chosen per lane)
-                  "select_lanes", "broadcast_lanes",
+                  # vmap's lane helpers pass pytrees through (a tuple chosen per
+                  # lane; a function's results given their batch axes)
+                  "select_lanes", "broadcast_lanes", "finish_lanes", "unfinish_lanes",
                   # pytrees cut into leaves and rebuilt (tree_map and friends)
                   "tree_leaves_like", "tree_rebuild", "tree_def"}
     packs = {"tuple", "list", "dict", "namedtuple"}

@@ -1,5 +1,6 @@
 """jit(pmap(f)) with one device per process: the shard's collectives are
-direct MPI calls (numba_stage.mpi_shard).  Run under ``mpiexec -n N`` with
+direct MPI calls (numba_stage.mpi_shard), psum_scatter and ppermute too.
+Run under ``mpiexec -n N`` with
 ``TANGENT_X_NUM_DEVICES=1``, or without mpiexec with
 ``TANGENT_X_NUM_DEVICES=N`` (threads): both print the same digest of every
 result's bits (the test compares them).  Each run checks its results
@@ -23,6 +24,7 @@ RANK, PROCESSES = tx.process_index(), tx.process_count()
 DEVICES = tx.device_count()
 LOCAL = tx.local_device_count()
 AXIS = "i"
+SHIFT = tuple((d, d + 1) for d in range(DEVICES - 1))     # device 0 receives nothing
 
 
 def data(device):
@@ -38,7 +40,9 @@ def collectives(x, s, a, y):
     tiled = lax.all_gather(x, AXIS, tiled=True)
     scalar = lax.psum(s, AXIS) + lax.pmean(s * s, AXIS)
     where = lax.axis_index(AXIS) * 1.0
-    return total, mean, biggest, smallest, gathered, tiled, scalar, where
+    scattered = lax.psum_scatter(lax.all_gather(x, AXIS), AXIS)
+    shifted = lax.ppermute(x, AXIS, SHIFT)
+    return total, mean, biggest, smallest, gathered, tiled, scalar, where, scattered, shifted
 
 
 def loss(w, a, y):
@@ -73,6 +77,10 @@ def main():
         for local in range(LOCAL):
             assert np.array_equal(out[k][local], want), (k, out[k][local], want)
     assert list(out[7]) == [float(d) for d in mine], out[7]
+    for local, device in enumerate(mine):
+        assert np.array_equal(out[8][local], loop([xs[device]] * DEVICES)), (device, out[8][local])
+        sent = xs[device - 1] if device > 0 else np.zeros_like(xs[0])   # device 0 receives nothing
+        assert np.array_equal(out[9][local], sent), (device, out[9][local])
 
     # the gradient of a data-parallel loss: one pmean of the per-device gradients
     w = np.random.default_rng(0).normal(size=(5, 3)) / 3

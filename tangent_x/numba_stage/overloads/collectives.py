@@ -83,6 +83,14 @@ def _psum_scatter(x, axis_name, scatter_dimension=0, axis_index_groups=None, til
 
 def _permute(inverse):
     def typer(x, axis_name, perm):
+        if isinstance(perm, types.BaseTuple) and any(isinstance(p, types.List) for p in perm):
+            # the numba stage passes a list of pairs built in a loop (a
+            # comprehension) as its columns, (sources, destinations): read
+            # as pairs they would send the wrong values
+            raise numba.TypingError(
+                "lax.ppermute in compiled code: its perm is a list of pairs built in a loop "
+                "(or pairs given as lists); write the (source, destination) pairs out as "
+                "tuples, or make perm a global tuple of tuples")
         out_type = _result_type(x)
 
         def impl(x, axis_name, perm):

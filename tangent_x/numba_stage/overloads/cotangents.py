@@ -98,6 +98,14 @@ def _tree_add(a, b):
         return lambda a, b: b
     if isinstance(b, types.NoneType):
         return lambda a, b: a
+    if isinstance(a, types.List) and isinstance(b, types.List):
+        def items(a, b):
+            # the cotangents of a run-time list add item by item (a + b of
+            # two lists would join them)
+            if len(a) != len(b):
+                raise ValueError("cannot add the cotangents of lists of different lengths")
+            return [a[i] + b[i] for i in range(len(a))]
+        return items
     return lambda a, b: a + b
 
 

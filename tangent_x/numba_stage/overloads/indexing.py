@@ -17,6 +17,8 @@ from .scatter import ADD, row_scatter, selects_rows
 
 @overload(runtime.unindex, jit_options=CACHED)
 def _unindex(x, index, g):
+    if isinstance(x, types.List):
+        return _unindex_list(x, index, g)
     if not is_array(x):
         return lambda x, index, g: g
     # NumPy's dtype of x and g together, as the eager helper's zeros have
@@ -40,6 +42,30 @@ def _unindex(x, index, g):
         add_rows(z, index, g)
         return z
     return scatter
+
+
+def _unindex_list(x, index, g):
+    """The cotangent of item ``index`` of a run-time list (one filled in a
+    loop): a list as long, zeros but ``g`` at ``index`` (a list is not an
+    array: its cotangent is never ``g`` itself)."""
+    if not isinstance(index, types.Integer):
+        raise TypingError("unindex: a list's cotangent is compiled for an integer index only")
+    item = x.dtype
+    dtype = (result_dtype(item, g) or np.dtype(np.float64)).type
+    if is_array(item):
+        def arrays(x, index, g):
+            k = index + len(x) if index < 0 else index
+            out = [np.zeros(x[i].shape, dtype) for i in range(len(x))]
+            out[k] = out[k] + g     # (g broadcast to the item's shape, its dtype kept)
+            return out
+        return arrays
+
+    def numbers(x, index, g):
+        k = index + len(x) if index < 0 else index
+        out = [dtype(0) for i in range(len(x))]
+        out[k] = dtype(g)
+        return out
+    return numbers
 
 
 @overload(runtime.add_at, jit_options=CACHED)

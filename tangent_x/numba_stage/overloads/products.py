@@ -193,30 +193,34 @@ def _add_outer(acc, u, v):
     return add_outer
 
 
-@overload(add_matmul_adjoint_lhs, jit_options=CACHED)
-def _add_matmul_adjoint_lhs(acc, g, a, b):
-    add_outer = _add_outer(acc, g, b) if is_array(a) and a.ndim == 2 else None
-    if add_outer is None:
-        return _add_fallback(runtime.matmul_adjoint_lhs, acc)
+def _overload_accumulating(adder, helper, operands):
+    """Compile ``adder`` (``acc += helper(g, a, b)``): where the adjoint is
+    an outer product, ``operands(g, a, b)`` gives ``(matrix, u, v)`` (the
+    differentiated matrix, and the adjoint ``np.outer(u, v)``), added into
+    ``acc`` without the product's temporary; else the helper's result is
+    added.  ``operands`` is plain Python, applied to the types too."""
+    pick = register_jitable(operands)
 
-    def impl(acc, g, a, b):
-        if not add_outer(acc, g, b):
-            acc += runtime.matmul_adjoint_lhs(g, a, b)
-        return acc
-    return impl
+    @overload(adder, jit_options=CACHED)
+    def _typed(acc, g, a, b):
+        matrix, u, v = operands(g, a, b)
+        add_outer = _add_outer(acc, u, v) if is_array(matrix) and matrix.ndim == 2 else None
+        if add_outer is None:
+            return _add_fallback(helper, acc)
+
+        def impl(acc, g, a, b):
+            _, u, v = pick(g, a, b)
+            if not add_outer(acc, u, v):
+                acc += helper(g, a, b)
+            return acc
+        return impl
 
 
-@overload(add_matmul_adjoint_rhs, jit_options=CACHED)
-def _add_matmul_adjoint_rhs(acc, g, a, b):
-    add_outer = _add_outer(acc, a, g) if is_array(b) and b.ndim == 2 else None
-    if add_outer is None:
-        return _add_fallback(runtime.matmul_adjoint_rhs, acc)
-
-    def impl(acc, g, a, b):
-        if not add_outer(acc, a, g):
-            acc += runtime.matmul_adjoint_rhs(g, a, b)
-        return acc
-    return impl
+# d(a @ b)/da for a vector b is np.outer(g, b); d(a @ b)/db for a vector a, np.outer(a, g)
+_overload_accumulating(add_matmul_adjoint_lhs, runtime.matmul_adjoint_lhs,
+                       lambda g, a, b: (a, g, b))
+_overload_accumulating(add_matmul_adjoint_rhs, runtime.matmul_adjoint_rhs,
+                       lambda g, a, b: (b, a, g))
 
 
 def _add_fallback(helper, acc):

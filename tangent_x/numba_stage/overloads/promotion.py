@@ -2,13 +2,15 @@
 arrays (``weak_scalar``, NEP 50; see ``numba_stage.weak_scalars``), a Python
 number joined with a value at an ``if`` (``weak_number``) and arrays widened
 to a variable's common dtype (``widen_dtype``)."""
+import operator
+
 import numpy as np
 from numba import types
 from numba.core import typeconv
 from numba.core.datamodel import models
 from numba.core.datamodel.registry import register_default
 from numba.core.imputils import lower_cast
-from numba.extending import overload, type_callable, lower_builtin
+from numba.extending import intrinsic, overload, type_callable, lower_builtin
 from numba.np.numpy_support import as_dtype, from_dtype
 
 from ..kernels.common import CACHED, is_array
@@ -130,6 +132,12 @@ class WeakNumber(types.Type):
         if other == self.number:
             return typeconv.Conversion.promote
         if isinstance(other, (types.Number, types.Boolean)):
+            if _weak_type(self.number, other) == other:
+                # NumPy gives the number the other operand's type: the
+                # arithmetic of that type is the best match (``s + v`` in
+                # a loop that started ``s = weak_number(0)``: float32 for a
+                # float32 ``v``, not Numba's float64 of int64 and float32)
+                return typeconv.Conversion.promote
             return typingctx.can_convert(self.number, other)
         return None
 
@@ -165,6 +173,38 @@ def _lower_weak_number(context, builder, sig, args):
 @lower_cast(WeakNumber, types.Boolean)
 def _weak_number_to_number(context, builder, fromty, toty, val):
     return context.cast(builder, val, fromty.number, toty)
+
+
+@intrinsic
+def _weak_as(typingctx, value, like):
+    """The ``WeakNumber`` ``value`` as the number NumPy makes it next to
+    ``like`` (an array: a Python 0 next to float32 is a float32 0)."""
+    if not isinstance(value, WeakNumber):
+        return None
+    dtype = like.dtype if isinstance(like, types.Array) else like
+    target = _weak_type(value.number, dtype) or value.number
+
+    def codegen(context, builder, sig, args):
+        return context.cast(builder, args[0], value.number, target)
+    return target(value, like), codegen
+
+
+def _weak_array_arithmetic(op):
+    """``op`` of a ``WeakNumber`` and an array (a loop carry started as a
+    Python number meets an array: ``acc = 0`` ... ``acc = acc + x``), with
+    the number as NumPy types it next to the array.  The carry itself
+    stays refused (a number on one path, an array on the other)."""
+    @overload(op, jit_options=CACHED)
+    def _op(a, b):
+        if isinstance(a, WeakNumber) and isinstance(b, types.Array):
+            return lambda a, b: op(_weak_as(a, b), b)
+        if isinstance(b, WeakNumber) and isinstance(a, types.Array):
+            return lambda a, b: op(a, _weak_as(b, a))
+        return None
+
+
+for _arithmetic in (operator.add, operator.sub, operator.mul, operator.truediv, operator.pow):
+    _weak_array_arithmetic(_arithmetic)
 
 
 def promoted(x, other):

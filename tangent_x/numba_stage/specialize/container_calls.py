@@ -173,19 +173,14 @@ def _dense(s, args, kwargs):
             for g, x in zip(children(items), children(like))]
 
 
-@handles(runtime.unbroadcast)
-def _unbroadcast(s, args, kwargs):
-    g, x = args
-    if is_container(opened(x)) or is_zero(g):
-        return g
-    return NotImplemented
-
-
-@handles(runtime.broadcast_like)
-def _broadcast_like(s, args, kwargs):
-    t, ans = args
-    if is_container(opened(ans)) or is_zero(t):
-        return t
+@handles(runtime.unbroadcast, runtime.broadcast_like)
+def _shaped_like(s, args, kwargs):
+    """``unbroadcast(g, x)`` / ``broadcast_like(t, ans)``: the value as it
+    is where ``x`` is a container (its leaves are already shaped) or the
+    value is a symbolic zero."""
+    value, like = args
+    if is_container(opened(like)) or is_zero(value):
+        return value
     return NotImplemented
 
 

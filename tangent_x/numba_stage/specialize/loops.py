@@ -11,6 +11,9 @@ from .values import LEAVES, Const, Dyn, children, is_container, truth_of
 # A loop with a static trip count up to this long is unrolled when a Python
 # number in it becomes a run-time value (``Specializer.number_becomes_value``).
 _UNROLL_NUMBERS_BECOMING_VALUES = 16
+# A ``while`` whose test is known at each step but whose variables change
+# structure (a tuple of layers shrinking) is unrolled up to this many steps.
+_UNROLL_STRUCTURE_CHANGES = 100
 
 
 class Loops:
@@ -94,29 +97,46 @@ class Loops:
     def stmt_While(self, stmt):
         if stmt.orelse:
             self.fail("while ... else cannot be compiled")
-        if isinstance(self.eval(stmt.test), Const) and self.number_becomes_value(stmt, None):
+        test = self.eval(stmt.test)
+        static_test = isinstance(test, Const) or is_container(test)
+        if static_test and self.number_becomes_value(stmt, None):
             state = self.snapshot()
             try:
                 return self.unroll_while(stmt)
             except NoStaticUnroll:
                 self.restore(state)
-        self.loop(stmt, None)
+        if not static_test:
+            return self.loop(stmt, None)
+        state = self.snapshot()
+        try:
+            return self.loop(stmt, None)
+        except SpecializationError as exc:
+            # a test known at each step over a variable whose structure
+            # changes (``while layers: w, layers = layers[0], layers[1:]``):
+            # each iteration has its own structure, so it is unrolled, as
+            # tracing unrolls it in JAX
+            failed = exc
+            self.restore(state)
+        try:
+            return self.unroll_while(stmt, _UNROLL_STRUCTURE_CHANGES)
+        except (NoStaticUnroll, SpecializationError):
+            raise failed from None
 
-    def unroll_while(self, stmt):
+    def unroll_while(self, stmt, limit=_UNROLL_NUMBERS_BECOMING_VALUES):
         """A ``while`` whose test and exits are known at each step (a counter
         against a bound: ``i = 0; while i < 8: i += 1 ...``), run here, the
         body emitted once per iteration, for the reason given in
         ``number_becomes_value``.  Raises NoStaticUnroll when a test or a
-        ``break`` depends on run-time values, or past the length limit."""
+        ``break`` depends on run-time values, or past ``limit`` iterations."""
         self.static_loops.append(self.dynamic_ifs)
         try:
-            for n in range(_UNROLL_NUMBERS_BECOMING_VALUES + 1):
+            for n in range(limit + 1):
                 test = self.eval(stmt.test)
-                if not isinstance(test, Const):
+                if not (isinstance(test, Const) or is_container(test)):
                     raise NoStaticUnroll()
                 if not truth_of(test):
                     return
-                if n == _UNROLL_NUMBERS_BECOMING_VALUES:
+                if n == limit:
                     raise NoStaticUnroll()
                 start = len(self.code)
                 try:

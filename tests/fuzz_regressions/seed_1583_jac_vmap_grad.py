@@ -1,4 +1,4 @@
-"""Found by tools/fuzz.py (seed 1583, mode vmap_grad), shrunk: IndexError: invalid index to scalar variable. [at lanes.py:61]"""
+"""Found by tools/fuzz.py (seed 1583, modes jac and vmap_grad), shrunk: IndexError: invalid index to scalar variable. [at lanes.py:61]"""
 import numpy as np
 
 from tangent_x import lax
@@ -17,5 +17,5 @@ def loss(x, y):
 
 
 SEED = 1583
-MODE = 'vmap_grad'
+MODES = ('jac', 'vmap_grad')
 ARGS = [np.array([-0.8409008262374911, -1.0307404128957982, 0.1901247801411876]), np.array([1.3418270117574513, -1.0018363413126492])]
