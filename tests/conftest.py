@@ -59,11 +59,18 @@ def _listed_slow():
 # ``-m "slow and not exhaustive"``; ``python -m pytest -m slow -n 2`` runs
 # them all (the README says when that was last done, and its result).
 _SAMPLED = {
-    "tests/test_corpus.py::test_grad_matches_finite_differences": 8,
-    "tests/test_jit_mixed_precision.py::": 8,
-    "tests/test_at_updates.py::": 8,
-    "tests/test_jit_vmap.py::": 2,
+    "tests/test_corpus.py::test_grad_matches_finite_differences": 12,
+    "tests/test_jit_mixed_precision.py::": 12,
+    "tests/test_at_updates.py::": 12,
+    "tests/test_jit_vmap.py::": 4,
+    "tests/test_fuzz.py::test_generated_programs_under_jit": 2,
 }
+# every other slow test (not the MPI or CUDA steps'): one in ``_SLOW_K``.
+# Measured in a fresh-clone CI run (session 12): the whole non-exhaustive
+# slow step of 1 in 8 / 1 in 2 above and every other slow test took 944 s,
+# the default run 628 s, which with the MPI and CUDA steps is far over
+# CI's 30 minutes.
+_SLOW_K = 5
 
 
 # The same for a generated matrix in the default run (the README's command
@@ -85,7 +92,9 @@ def _sampled_out(item):
     for prefix, k in _SAMPLED.items():
         if item.nodeid.startswith(prefix):
             return zlib.crc32(item.nodeid.encode()) % k != 0
-    return False
+    if item.get_closest_marker("mpi") is not None or item.get_closest_marker("cuda") is not None:
+        return False
+    return zlib.crc32(item.nodeid.encode()) % _SLOW_K != 0
 
 
 # Tests marked ``cuda`` need the CUDA target's extra (numba-cuda, NVVM, the

@@ -10,7 +10,6 @@ one ``Transformed`` per function and transform, so repeated ``jvp`` and
 in its parameter order.
 """
 import functools
-import threading
 import numbers
 import weakref
 
@@ -31,8 +30,9 @@ class Unspecialized(TypeError):
     structure of its arguments."""
 
 
-# Building generated code is not re-entrant across threads (pmap's workers).
-_BUILDING = threading.RLock()
+# Building generated code is not re-entrant across threads (pmap's workers):
+# the one lock for making code (python_stage.loader.CODE_LOCK).
+_BUILDING = modules.CODE_LOCK
 
 
 class Transformed:

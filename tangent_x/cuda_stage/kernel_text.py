@@ -382,6 +382,10 @@ class DeviceRewrite(LocalArrays, LocalProducts, ast.NodeTransformer):
                        for a in node.args):
                 self.refuse(node, "a gradient of array shape per example")
             return node.args[0]
+        if helper == "weak_number" and len(node.args) == 1:
+            # a loop carry started as a Python number (numba_stage.weak_scalars):
+            # in a thread, the number as written (numba-cuda unifies it)
+            return node.args[0]
         if helper == "checked":
             return self._checked(node)
         if helper == "size" and len(node.args) == 1 and self._shape(node.args[0]) is not None:

@@ -102,26 +102,30 @@ class Jitted:
         inner._specialize_inner(args)      # jit(vmap(f)): vmap's code for these arguments
         generated = inner.generated_for(args, kwargs)   # a vmap inside: specialised first
         bound = self._bind(generated, args, kwargs)
-        try:
-            key, leaves, _ = self._signature(generated, bound, full=False)
-        except JitError:           # again, for the error's argument path
-            self._signature(generated, bound)
-            raise
-        entry = self._cache.get(key)
-        if entry is not None and entry[1].contents and not entry[1].contents.held():
-            entry = None       # a container it folded in changed in place: compile again
-        if entry is None or entry[0] is not generated or kwargs:
-            # input checks (float inputs for grad ...) depend only on the key
-            inner.check_inputs(args)
-            if entry is None or entry[0] is not generated:
-                key, leaves, avs = self._signature(generated, bound)
-                compiled = self._compile(generated, avs, key)
-                self._cache[key] = (generated, compiled)
+        # one thread at a time (pmap's workers call a shard's jit at once):
+        # besides compiling once, CPython 3.11's ast.parse is not safe in
+        # two threads at once ("AST constructor recursion depth mismatch")
+        with modules.CODE_LOCK:
+            try:
+                key, leaves, _ = self._signature(generated, bound, full=False)
+            except JitError:           # again, for the error's argument path
+                self._signature(generated, bound)
+                raise
+            entry = self._cache.get(key)
+            if entry is not None and entry[1].contents and not entry[1].contents.held():
+                entry = None       # a container it folded in changed in place: compile again
+            if entry is None or entry[0] is not generated or kwargs:
+                # input checks (float inputs for grad ...) depend only on the key
+                inner.check_inputs(args)
+                if entry is None or entry[0] is not generated:
+                    key, leaves, avs = self._signature(generated, bound)
+                    compiled = self._compile(generated, avs, key)
+                    self._cache[key] = (generated, compiled)
+                else:
+                    compiled = entry[1]
             else:
                 compiled = entry[1]
-        else:
-            compiled = entry[1]
-        self._last = compiled
+            self._last = compiled
         values = self._run(compiled, leaves, (args, kwargs))
         result = self._finish(compiled, values, args, leaves)
         self._install(generated, compiled, key, args, kwargs, values)

@@ -14,12 +14,15 @@ Read from Numba's type annotation of each compiled signature (its text,
 which a signature loaded from the disk cache keeps too): once Numba has
 removed its phi nodes, a join is a copy ``a.2 = a.1`` at the end of each
 path whose two sides have different types.  Joins at a loop's head (a
-counter ``s = 0`` that the loop makes ``s = s + x[i]``) are widened, as
+counter ``s = 0`` that the loop makes ``s = s + x[i]``), and joins of a
+variable copied inside a loop (the join after a ``while``, whose guard
+``if`` skips it), are widened, as
 arrays are (``compile_errors.widened_text``): NumPy's value has the wider
 type once the loop has run.  A derivative's variable (``_bar``, ``_dot``:
 the cotangent of an integer loop counter is a zero of it) and a Python
 number spelled ``weak_number`` (which unifies as NumPy promotes) are left.
 """
+import ast
 import re
 
 import numpy as np
@@ -49,7 +52,7 @@ def _number_dtype(numba_type):
     return None
 
 
-def silent_joins(annotation):
+def silent_joins(annotation, loop_lines=frozenset()):
     """[(variable, type of one side, type of the join, line)] for each join
     of numbers of two types at an ``if`` in Numba's type annotation text
     ``annotation`` (a signature's ``type_annotation``, as text); ``line``:
@@ -81,7 +84,12 @@ def silent_joins(annotation):
     heads = {t for source, t in jumps if t <= source}     # a loop's head: a jump back
     looped = set()
     for target, value, label, line in copies:
-        if any(t in heads for t in blocks.get(label, ())):
+        # a copy on the way back to a loop's head, or on a line of a loop's
+        # body (``loop_lines``; a ``while`` is a guard ``if`` and a loop
+        # testing at its bottom: the join after it meets the value from
+        # before the loop and the one from its last turn; the annotation's
+        # text is ordered by line, so its labels do not place every jump)
+        if any(t in heads for t in blocks.get(label, ())) or line in loop_lines:
             looped.add(_base(target))
     found = []
     for target, value, label, line in copies:
@@ -106,7 +114,7 @@ def refusal(compiled, cres):
     annotation = getattr(cres, "type_annotation", None)
     if annotation is None:
         return None
-    for var, a, b, line in silent_joins(str(annotation)):
+    for var, a, b, line in silent_joins(str(annotation), _loop_lines(compiled.path)):
         if line is None or compiled.linemap.get(line) is None:
             continue
         message = (f"Cannot unify {_plain(a)} and {_plain(b)} for '{var}.1', "
@@ -115,6 +123,21 @@ def refusal(compiled, cres):
         if joined is not None:
             return joined
     return None
+
+
+def _loop_lines(path):
+    """The lines of the compiled module ``path`` inside a ``for`` or
+    ``while`` statement."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            tree = ast.parse(f.read())
+    except (OSError, SyntaxError, ValueError, TypeError):
+        return frozenset()
+    lines = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.For, ast.While)):
+            lines.update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
+    return frozenset(lines)
 
 
 def _plain(numba_type):

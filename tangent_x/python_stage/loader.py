@@ -72,8 +72,12 @@ def _write_whole(path, data):
 _counter = [0]
 # One module at a time: an importable module is in sys.modules before its
 # text has run, and pmap's workers may load the same shard at once (another
-# thread would get the half-made module).
-_LOCK = threading.RLock()
+# thread would get the half-made module).  The same lock serves all making
+# of code in threads (``CODE_LOCK``: the api's building of generated code,
+# the numba stage's compiling, this loading), so that no two locks are
+# ever taken in two orders; CPython 3.11's ast.parse is not safe in two
+# threads at once either ("AST constructor recursion depth mismatch").
+_LOCK = CODE_LOCK = threading.RLock()
 
 
 def load(stem, text, env, linemap, importable=False):
