@@ -80,7 +80,7 @@ from numba.core import cgutils, compiler, typed_passes
 from numba.core.compiler_machinery import FunctionPass, register_pass
 from numba.core.errors import NumbaError
 from numba.core.registry import cpu_target
-from numba.extending import intrinsic, overload, register_jitable
+from numba.extending import intrinsic, overload
 
 from .kernels.allocation import empty
 
@@ -107,22 +107,20 @@ def _madvise(typingctx, start, length):
     return types.void(types.intp, types.intp), codegen
 
 
-if sys.platform.startswith("linux"):
-    @register_jitable
-    def advise_huge(out):
-        """Advise transparent huge pages for ``out``'s whole pages (a hint:
-        the contents and the result do not depend on it)."""
-        n = out.size * out.itemsize
-        if n >= _HUGE:
-            p = np.intp(out.ctypes.data)
-            start = (p + np.intp(4095)) & np.intp(-4096)
-            end = (p + np.intp(n)) & np.intp(-4096)
-            if end > start:
-                _madvise(start, end - start)
-else:                      # pragma: no cover - not Linux
-    @register_jitable
-    def advise_huge(out):
-        pass
+def _advise_huge_lines(q, out):
+    """Lines advising transparent huge pages for ``out``'s whole pages (a
+    hint: the contents and the result do not depend on it), written into
+    the implementation: a jitted helper would be one more compiled function
+    per kernel.  None off Linux."""
+    if not sys.platform.startswith("linux"):
+        return []            # pragma: no cover - not Linux
+    return [f"    {q}nbytes = {out}.size * {out}.itemsize",
+            f"    if {q}nbytes >= {_HUGE}:",
+            f"        {q}p = {q}np.intp({out}.ctypes.data)",
+            f"        {q}start = ({q}p + {q}np.intp(4095)) & {q}np.intp(-4096)",
+            f"        {q}end = ({q}p + {q}np.intp({q}nbytes)) & {q}np.intp(-4096)",
+            f"        if {q}end > {q}start:",
+            f"            {q}madvise({q}start, {q}end - {q}start)"]
 
 
 def elementwise(fn):
@@ -153,7 +151,7 @@ class _Fused:
         # the implementations run in the kernel's module (its globals are
         # complete only once the module is loaded), with these names added
         self.env = fn.__globals__
-        self.env.update({f"{q}np": np, f"{q}empty": empty, f"{q}advise_huge": advise_huge})
+        self.env.update({f"{q}np": np, f"{q}empty": empty, f"{q}madvise": _madvise})
         args = ", ".join(self.params)
         namespace = {f"{q}fn": fn, f"{q}np": np, f"{q}choose": self.choose}
         body = f"{q}np.sum({q}fn({args}))" if reduce else f"{q}fn({args})"
@@ -275,8 +273,8 @@ class _Fused:
         result = ast.unparse(result)
         lines = [f"def impl({', '.join(self.params)}):"] + \
             _shape_lines(self.params, argtypes, q) + [
-            f"    {q}out = {q}empty({q}shape, {q}np.{element})",
-            f"    {q}advise_huge({q}out)"]
+            f"    {q}out = {q}empty({q}shape, {q}np.{element})"] + \
+            _advise_huge_lines(q, f"{q}out")
         test, flats = self._flat_test(argtypes)
         if test is not None:
             lines += [f"    if {test}:", f"        {q}o = {q}out.reshape(-1)"] + flats + [
