@@ -23,7 +23,10 @@ Issue #7 workloads (the functions are those of examples/):
 - per_example_mlp (issue #19): ``vmap(grad(loss), in_axes=(None, 0, 0))`` of
   a 32-64-4 tanh MLP with a params dict, batch 256, against hand-written
   batched NumPy backprop and ``jax.jit(jax.vmap(jax.grad))``; eager against
-  jit in a row of its own (tools/bench_per_example.py).
+  jit in a row of its own (tools/bench_per_example.py);
+- the elementwise chain (issue #19): ``jit(lambda x: x * x + x * 2.0)`` on a
+  3000x3000 matrix, and its sum, against NumPy and a hand-written one-pass
+  Numba loop (tools/bench_elementwise.py).
 
 Issue #20 (tools/bench_pmap.py): a data-parallel MLP gradient step, 2 pmap
 workers vs 1 on twice the batch, with a control row of plain NumPy threads.
@@ -107,6 +110,7 @@ import bench_costs  # noqa: E402
 import bench_harness as harness  # noqa: E402
 from bench_harness import (check, first_time, fmt, interleaved_steady, load_example,  # noqa: E402
                            median_time, mlp_inputs, positional_call)
+import bench_elementwise  # noqa: E402
 import bench_peers  # noqa: E402
 import bench_pmap  # noqa: E402
 import bench_per_example  # noqa: E402
@@ -419,12 +423,17 @@ def main(argv=None):
             compile_times, note = [], "first-call subprocesses skipped (--quick)"
         else:
             compile_times, note = bench_first_call()
+        chain_rows, chain_target = bench_elementwise.rows(interleaved_steady, check,
+                                                          harness.QUICK)
         print(table([dict(zip(("target", "measured", "status"), t))
-                     for t in targets(rows, compile_times)], ["target", "measured", "status"]))
+                     for t in targets(rows, compile_times) + [chain_target]],
+                    ["target", "measured", "status"]))
         print(f"\n{note}\n")
 
-        old = [bench_costs.bench_transform(), bench_costs.bench_mlp_eager(), bench_costs.bench_loop_cost(), bench_costs.bench_tape_memory(),
-               bench_per_example.eager_and_jit(median_time, check)]
+        old = chain_rows + [
+            bench_costs.bench_transform(), bench_costs.bench_mlp_eager(),
+            bench_costs.bench_loop_cost(), bench_costs.bench_tape_memory(),
+            bench_per_example.eager_and_jit(median_time, check)]
         old += bench_costs.bench_forward_and_hvp()
         print(table(old, ["workload", "tangent_x", "reference", "ratio"]))
         parallel = bench_pmap.bench_pmap(harness.QUICK)

@@ -5,7 +5,13 @@ import numpy as np
 import tangent_x.numba_stage.vmath as vmath
 from tangent_x.runtime import check_grad_output, iteration_item, matmul_adjoint_lhs, matmul_adjoint_rhs, shaped, unbroadcast, unreduce, zeros_like
 import tangent_x.numba_stage.numba_runtime  # Numba implementations of the helpers
-from tangent_x.numba_stage.numba_runtime import add_matmul_adjoint_lhs, checked, grown, matmul
+from tangent_x.numba_stage.numba_runtime import add_matmul_adjoint_lhs, checked, elementwise, grown, matmul
+
+
+@elementwise
+def elementwise_W_at_h_1_plus_U_at_x_bar(h_1_bar, h_2):
+    h_2_bar = h_1_bar
+    return h_2_bar * (1.0 - h_2 * h_2)
 
 
 def grad_rnn(W, U, xs):
@@ -30,7 +36,8 @@ def grad_rnn(W, U, xs):
         x = iteration_item(xs, k)
         W_at_h_1 = matmul(W, h_1)
         U_at_x = matmul(U, x)
-        h_2 = vmath.tanh(W_at_h_1 + U_at_x)
+        W_at_h_1_plus_U_at_x = W_at_h_1 + U_at_x
+        h_2 = vmath.tanh(W_at_h_1_plus_U_at_x)
         U_at_x_shape_tape_item = np.shape(U_at_x)
         if U_at_x_shape_tape is None or U_at_x_shape_tape_size == len(U_at_x_shape_tape):
             U_at_x_shape_tape = grown(U_at_x_shape_tape, U_at_x_shape_tape_item)
@@ -63,8 +70,7 @@ def grad_rnn(W, U, xs):
         W_at_h_1_shape = W_at_h_1_shape_tape[W_at_h_1_shape_tape_size]
         W_at_h_1 = shaped(W_at_h_1_shape)
         x = iteration_item(xs, k)
-        h_2_bar = h_1_bar
-        W_at_h_1_plus_U_at_x_bar = h_2_bar * (1.0 - h_2 * h_2)
+        W_at_h_1_plus_U_at_x_bar = elementwise_W_at_h_1_plus_U_at_x_bar(h_1_bar, h_2)
         W_at_h_1_bar = unbroadcast(W_at_h_1_plus_U_at_x_bar, W_at_h_1)
         U_at_x_bar = unbroadcast(W_at_h_1_plus_U_at_x_bar, U_at_x)
         U_bar = add_matmul_adjoint_lhs(U_bar, U_at_x_bar, U, x)

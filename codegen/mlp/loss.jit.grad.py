@@ -12,7 +12,8 @@ def grad_loss(params_0_W, params_0_b, params_1_W, params_1_b, x, y):
     # mlp.py:20: hidden = np.tanh(x @ params[0]["W"].T + params[0]["b"])
     transpose_params_0_W = np.transpose(params_0_W)
     at_x = matmul(x, transpose_params_0_W)
-    hidden = vmath.tanh(at_x + params_0_b)
+    at_x_plus_params_0_b = at_x + params_0_b
+    hidden = vmath.tanh(at_x_plus_params_0_b)
     # mlp.py:21: return hidden @ params[1]["W"].T + params[1]["b"]
     transpose_params_1_W = np.transpose(params_1_W)
     at_hidden = matmul(hidden, transpose_params_1_W)

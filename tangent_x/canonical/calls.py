@@ -20,7 +20,7 @@ from ..core import custom
 from ..runtime.custom import custom_jvp_cotangents, pullback_of
 from ..core import ir, primitives as P
 from . import parser
-from .comprehensions import _loc as located, loaded
+from .comprehensions import as_generator_call
 from ..core.naming import base_name
 from .mutation import _at_update
 from .pullbacks import Pullback
@@ -132,22 +132,17 @@ class Calls:
             raise NotStatic() from None
 
     def _iterated(self, scope, node, copy):
-        """Whether ``list``/``tuple``/``sum`` of ``node`` is written as the
-        loop over it: not for a generator (already one), a value known when
-        transforming (a shape, a literal: folded as it is), or, for a copy
+        """Whether ``list``/``tuple``/``sum`` of ``node`` is the loop over it:
+        not of a generator, a value known now (a shape), or, for a copy
         (``list``, ``tuple``), a tuple, list or dict the code built."""
-        if isinstance(node, (gast.GeneratorExp, gast.ListComp)):
-            return False
         try:
             self.static_value(scope, node)
             return False
         except (NotStatic, TypeError):
             pass
-        if copy and isinstance(node, gast.Name) and (
-                self._containers.get(node.id) in ("list", "dict") or
-                self.tuple_length(self.expr(scope, node)) is not None):
-            return False
-        return True
+        return not (isinstance(node, (gast.GeneratorExp, gast.ListComp)) or copy and isinstance(
+            node, gast.Name) and (self._containers.get(node.id) in ("list", "dict") or
+                                  self.tuple_length(self.expr(scope, node)) is not None))
 
     def call_object(self, scope, obj, node, target):
         if obj is len and len(node.args) == 1 and not node.keywords:
@@ -207,14 +202,7 @@ class Calls:
             # list(zip(a, b)), tuple(enumerate(xs)), list(x), sum(items): the
             # loop over the iterable they are, as for a generator expression
             # (an opaque builtin here would hide the derivative through it)
-            item = "item"
-            while item in loaded(node.args[0]):
-                item += "_"
-            gen = located(gast.GeneratorExp(elt=gast.Name(item, gast.Load(), None, None), generators=[
-                gast.comprehension(target=gast.Name(item, gast.Store(), None, None),
-                                   iter=node.args[0], ifs=[], is_async=0)]), node)
-            return self.generator_call(scope, obj, gast.Call(func=node.func, args=[gen],
-                                                             keywords=[]), target)
+            return self.generator_call(scope, obj, as_generator_call(node), target)
         if obj is custom_jvp_cotangents and len(node.args) == 3 and not node.keywords:
             return self.custom_cotangents_call(scope, node, target)
         prim = P.lookup(obj)

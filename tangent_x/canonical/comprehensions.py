@@ -34,6 +34,17 @@ def _name(id_, store=False):
                      annotation=None, type_comment=None)
 
 
+def as_generator_call(call):
+    """``f(it)`` as ``f(item for item in it)`` (``list(zip(a, b))``,
+    ``sum(items)``): the loop the call runs, written as a generator."""
+    item = "item"
+    while item in loaded(call.args[0]):
+        item += "_"
+    gen = _loc(gast.GeneratorExp(elt=_name(item), generators=[gast.comprehension(
+        target=_name(item, store=True), iter=call.args[0], ifs=[], is_async=0)]), call)
+    return gast.Call(func=call.func, args=[gen], keywords=[])
+
+
 def loaded(node):
     return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
 

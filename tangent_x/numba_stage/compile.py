@@ -385,7 +385,8 @@ class Jitted:
     def _compile(self, generated, avs, key):
         text, linemap, plan, name = numba_stage(generated, avs, self._call_site, self._ranks,
                                                 self._units, self._weak, self._callees(),
-                                                numbers=self._numbers, mixed=self._mixed)
+                                                numbers=self._numbers, mixed=self._mixed,
+                                                complete_ranks=self._ranks is not None)
         compiled = load(name, text, linemap, plan, generated.canonical.origin, self.nogil,
                         self.rebind)
         compiled.name = name
@@ -416,7 +417,8 @@ class Jitted:
             avs, ranks, units = generic_arguments(generated.function), None, None
             weak, numbers, mixed = False, (), False
         return numba_stage(generated, avs, self._call_site, ranks, units, weak,
-                           self._callees(weak), numbers=numbers, mixed=mixed)[0]
+                           self._callees(weak), numbers=numbers, mixed=mixed,
+                           complete_ranks=ranks is not None)[0]
 
 
 def jitted_of(fun):

@@ -1,24 +1,34 @@
 """Elementwise fusion for the numba stage: a chain of elementwise statements
-around a ``vmath`` kernel becomes one Numba ufunc, so one loop.
+becomes one kernel, so one pass over memory with no temporaries.
 
-Why: ``y = vmath.tanh(x); y_times_y = y * y; x_bar = 1.0 - y_times_y`` is
-three loops and two temporary arrays under Numba (its array-expression pass
-fuses only unnamed temporaries within one statement).  On large arrays the
-passes over memory, and the page faults of fresh temporaries, cost more
-than the math.  The chain is instead emitted as a scalar function compiled
-with ``numba.vectorize`` (lazily, per input types)::
+Why: ``x_times_x = x * x; times_x = x * 2.0; plus = x_times_x + times_x``
+is three loops and two temporary arrays under Numba (its array-expression
+pass fuses only unnamed temporaries within one statement).  On large arrays
+the passes over memory, and the page faults of fresh temporaries, cost more
+than the math.  The chain is instead emitted as a scalar function, and
+its call::
 
-    @vectorize(cache=True)
-    def elementwise_x_bar(x):
-        y = vmath.tanh(x)
-        y_times_y = y * y
-        return 1.0 - y_times_y
+    @elementwise
+    def elementwise_plus(x):
+        x_times_x = x * x
+        times_x = x * 2.0
+        return x_times_x + times_x
 
     ...
-    x_bar = elementwise_x_bar(x)
+    plus = elementwise_plus(x)
 
-A ufunc broadcasts its inputs and returns a number for numbers, exactly as
-the statements did, so nothing about shapes needs to be known here.
+``fused`` holds what the decorator compiles: per Numba types of the
+arguments, either one fused pass (a loop calling the scalar function,
+into one result, broadcasting as the statements did) or, where fusing could change
+the result (tuples added to tuples, which is shape arithmetic also spelled
+with ``+``; small integers and booleans, whose Numba scalar types are wider
+than their array types), the statements as written.  So nothing about
+kinds, shapes or dtypes needs to be known here: the decision is made on
+Numba's types, where they are certain.
+
+A sum at the end joins the group: ``sq = x * x; s = np.sum(sq)`` becomes
+``s = elementwise_sum_s(x)`` under ``@elementwise_sum``, one pass with no
+array at all (its summation order is in ``fused``'s doc).
 
 Which statements: an assignment ``name = expr`` whose ``expr`` is built of
 names, numbers, ``+ - * / **``, unary ``-``/``+`` and ``vmath`` calls is
@@ -27,33 +37,182 @@ statements defining its operands join the group when the name they define is
 assigned once in the whole function and read only inside the group, and
 when every statement between them and the group's end is in the group: a
 group is a run of adjacent statements, so nothing is reordered (a call in
-between may update an array in place: ``mask_assign(x, m, v)``).  A group
-is emitted only if it calls a ``vmath`` kernel and has at least two
-statements: plain arithmetic in one statement is already fused by Numba,
-and tuples added to tuples (shape arithmetic, also spelled with ``+``)
-never meet a ``vmath`` kernel.
+between may update an array in place: ``mask_assign(x, m, v)``).  Names
+read several times inside the group are fine (one kernel variable).  A
+group is emitted when it has at least two statements (one statement's
+arithmetic Numba fuses already), or one followed by its ``np.sum``, and
+only where it pays for its compile: its statements hold at least three
+operations (``_PAYS``; one before a sum) with an operand that may be an
+array of rank >= 1.  Why three: fusing saves a pass over memory and a
+fresh array per temporary it removes, which pays on arrays that outgrow
+the caches, while its compile is paid on every first call, large arrays or
+small.  Two operations leave one temporary, and ``tanh(x @ w + b)`` is
+typical of them: fused, ``tanh`` is a scalar function compiled in the
+process (~10% of a cold ``jit(grad(mlp loss))``), where unfused it is the
+array kernel compiled beside the caller (beside.py); one temporary of a
+hidden layer is worth less.  Three operations (``x * x + x * 2.0``: two
+temporaries, two thirds of the memory traffic) or a closing sum (no array
+at all) pay on large arrays, and a kernel is one Numba function to
+compile (fused.py: the statements are written into its loop).  Ranks come from the jit signature (``ranks``: every leaf that is not
+an array is a number) and follow through the code; a chain of numbers (a
+Newton step, a loss's scalar tail) stays as written, with no kernel to
+compile, since fusing gains nothing there and each kernel costs compile time.
 """
 import ast
-import copy
 from collections import Counter
 
+import numpy as np
+
+_ITEM = "[]"              # prefix of a container's items in ``ranks``
 _BINOPS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow)
 _UNARY = (ast.USub, ast.UAdd)
+# operations on arrays from which a group is fused (see the module doc)
+_PAYS = 3
 
 
-def fuse(body, params, vmath_name, taken):
-    """(new body, kernels): the function body ``body`` (parameters
-    ``params``) with fused groups replaced by calls, and the kernels'
-    ``ast.FunctionDef``s (decorated).  ``taken``: names in use in the module
-    (kernel names are chosen outside it, and added)."""
-    if vmath_name is None:
-        return body, []
+def fuse(body, params, vmath_name, numpy_names, taken, param_ranks=None):
+    """(new body, kernels, decorators): the function body ``body``
+    (parameters ``params``) with fused groups replaced by calls, the
+    kernels' ``ast.FunctionDef``s (decorated) and the names of the
+    decorators they use (``elementwise``, ``elementwise_sum``: to import
+    from the numba runtime).  ``vmath_name``/``numpy_names``: the names
+    binding ``vmath`` and NumPy; ``taken``: names in use in the module
+    (kernel names are chosen outside it, and added); ``param_ranks``:
+    parameter -> rank where the signature says (0 for a number), so that
+    groups of numbers are left as written (see ``ranks``)."""
     loads, stores = Counter(), Counter()
     for stmt in body:
         _count(stmt, loads, stores)
     local = set(stores) | set(params)
-    kernels = []
-    return _fuse_body(body, vmath_name, loads, stores, local, taken, kernels), kernels
+    ctx = _Context(vmath_name, set(numpy_names), loads, stores, local, taken)
+    ctx.ranks = ranks(body, param_ranks or {}, params, vmath_name, ctx.numpy_names)
+    return _fuse_body(body, ctx), ctx.kernels, sorted(ctx.decorators)
+
+
+class _Context:
+    def __init__(self, vmath_name, numpy_names, loads, stores, local, taken):
+        self.vmath_name, self.numpy_names = vmath_name, numpy_names
+        self.loads, self.stores, self.local, self.taken = loads, stores, local, taken
+        self.kernels, self.decorators = [], set()
+        self.ranks = {}
+
+
+def ranks(body, param_ranks, params, vmath_name, numpy_names):
+    """name -> rank for the variables whose rank follows from the
+    parameters' (``param_ranks``): every assignment of the name is
+    elementwise arithmetic, a ufunc or ``np.where``/``np.clip`` of known
+    ranks (the largest of them), or a whole-array reduction (0).  A name
+    assigned any other way has no entry (unknown).  Found by iterating up
+    from the smallest ranks, so a loop's ``y = 0.5 * (y + a / y)`` of
+    numbers is a number.  ``params``: all parameters (those without a
+    rank are unknown)."""
+    defs, unknown = {}, set(params) - set(param_ranks)
+    for node in ast.walk(ast.Module(body=list(body), type_ignores=[])):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
+                isinstance(node.targets[0], ast.Name):
+            defs.setdefault(node.targets[0].id, []).append(node.value)
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and \
+                isinstance(node.targets[0], ast.Subscript) and \
+                isinstance(node.targets[0].value, ast.Name):
+            # an item of a tape or an array: its reads are as the values stored
+            defs.setdefault(_ITEM + node.targets[0].value.id, []).append(node.value)
+        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            defs.setdefault(node.target.id, []).append(
+                ast.BinOp(ast.Name(node.target.id, ast.Load()), node.op, node.value))
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            pass                      # a target of the forms above, or below
+        elif isinstance(node, (ast.For, ast.comprehension, ast.With, ast.NamedExpr)) or \
+                isinstance(node, ast.Assign):
+            for target in (node.targets if isinstance(node, ast.Assign) else
+                           [getattr(node, "target", None)] + [
+                               i.optional_vars for i in getattr(node, "items", [])]):
+                for n in ast.walk(target) if target is not None else ():
+                    if isinstance(n, ast.Name):
+                        unknown.add(n.id)
+    for key in [k for k in defs if k.startswith(_ITEM)]:
+        tape = key[len(_ITEM):]
+        if tape in params or tape not in defs or not all(_is_tape(v) for v in defs[tape]):
+            unknown.add(key)          # only a tape's items are its stored values
+    known = dict(param_ranks)
+    for name in defs:
+        known.setdefault(name, 0)     # a local's first assignment is one of defs
+    changed = True
+    while changed:
+        changed = False
+        for name, values in defs.items():
+            if name in unknown:
+                continue
+            rank = known.get(name, 0)
+            for value in values:
+                r = _rank_of(value, known, vmath_name, numpy_names, unknown)
+                if r is None:
+                    unknown.add(name)
+                    changed = True
+                    break
+                rank = max(rank, r)
+            else:
+                if rank != known.get(name):
+                    known[name] = rank
+                    changed = True
+    return {n: r for n, r in known.items() if n not in unknown}
+
+
+def _is_tape(value):
+    """``value`` is ``None`` or ``grown(...)`` (a tape, numba_runtime.grown)."""
+    return isinstance(value, ast.Constant) and value.value is None or \
+        isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and \
+        value.func.id == "grown"
+
+
+def _rank_of(node, known, vmath_name, numpy_names, unknown):
+    """The rank of the value of ``node`` from ``known`` ranks, or None."""
+    if isinstance(node, ast.Name):
+        return None if node.id in unknown or node.id not in known else known[node.id]
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and \
+            isinstance(node.ctx, ast.Load) and not isinstance(node.slice, (ast.Slice, ast.Tuple)):
+        # a tape's item (``y = y_tape[i]`` of a tape of numbers; the tape is
+        # a list, or an array of one more axis, whose items are stored values)
+        item = _ITEM + node.value.id
+        return None if item in unknown or item not in known else known[item]
+    if isinstance(node, ast.Constant):
+        ok = isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
+        return 0 if ok else None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, _BINOPS):
+        parts = [node.left, node.right]
+    elif isinstance(node, ast.UnaryOp) and isinstance(node.op, _UNARY):
+        parts = [node.operand]
+    elif isinstance(node, ast.Compare):
+        parts = [node.left] + node.comparators
+    elif isinstance(node, ast.Call) and not node.keywords and isinstance(node.func, ast.Name):
+        if node.func.id in ("unbroadcast", "unreduce") and len(node.args) == 2:
+            parts = node.args[1:]      # the runtime helpers: the second's shape
+        elif node.func.id == "clip":
+            parts = node.args
+        elif node.func.id in ("size", "len") and len(node.args) == 1:
+            return 0                   # a count: a number
+        else:
+            return None
+    elif isinstance(node, ast.Call) and not node.keywords and isinstance(
+            node.func, ast.Attribute) and isinstance(node.func.value, ast.Name):
+        module, attr = node.func.value.id, node.func.attr
+        if module == vmath_name and len(node.args) == 1:
+            parts = node.args
+        elif module in numpy_names and attr in ("sum", "mean", "max", "min", "prod") and \
+                len(node.args) == 1:
+            return 0                   # a whole-array reduction: a number
+        elif module in numpy_names and len(node.args) == 1 and \
+                isinstance(getattr(np, attr, None), type) and \
+                issubclass(getattr(np, attr), np.number):
+            return 0                   # np.float64(...): a number
+        elif module in numpy_names and (isinstance(getattr(np, attr, None), np.ufunc) or
+                                        attr in ("where", "clip")):
+            parts = node.args
+        else:
+            return None
+    else:
+        return None
+    ranks_ = [_rank_of(p, known, vmath_name, numpy_names, unknown) for p in parts]
+    return None if None in ranks_ else max(ranks_)
 
 
 def _count(stmt, loads, stores):
@@ -71,43 +230,91 @@ def _count(stmt, loads, stores):
             stores[node.func.value.id] += 1
 
 
-def _fuse_body(body, vmath_name, loads, stores, local, taken, kernels):
-    body = [_fuse_nested(s, vmath_name, loads, stores, local, taken, kernels) for s in body]
+def _fuse_body(body, ctx):
+    body = [_fuse_nested(s, ctx) for s in body]
     elementwise = {i: s.targets[0].id for i, s in enumerate(body) if _is_elementwise_assign(
-        s, vmath_name)}
+        s, ctx.vmath_name)}
     defined_at = {}
     for i, name in elementwise.items():
         defined_at.setdefault(name, i)
     groups, used = [], set()
-    for j in sorted(elementwise, reverse=True):
+    for j in range(len(body) - 1, -1, -1):
         if j in used:
             continue
-        members = _group(body, j, elementwise, defined_at, loads, stores, local, used)
-        if len(members) >= 2 and any(_calls_vmath(body[i].value, vmath_name) for i in members):
-            groups.append(members)
+        summed = _summed_name(body[j], ctx)
+        if summed is not None:
+            k = j - 1        # the statement defining the summed array, right before
+            if k in elementwise and k not in used and elementwise[k] == summed and \
+                    ctx.stores[summed] == 1 and ctx.loads[summed] == 1 and \
+                    body[j].targets[0].id != summed:
+                members = _group(body, k, elementwise, defined_at, ctx, used)
+                if _array_ops(body, members, ctx) < 1:
+                    continue           # numbers: as written, no kernel to compile
+                groups.append((members | {j}, True))
+                used.update(members | {j})
+            continue
+        if j not in elementwise:
+            continue
+        members = _group(body, j, elementwise, defined_at, ctx, used)
+        if len(members) >= 2 and _array_ops(body, members, ctx) >= _PAYS:
+            groups.append((members, False))
             used.update(members)
     if not groups:
         return body
     replaced = {}
-    for members in groups:
+    for members, reduce in groups:
         root = max(members)
-        call, kernel = _kernel(body, sorted(members), local, loads, taken)
+        call = _kernel(body, sorted(members), reduce, ctx)
         replaced.update({i: None for i in members})
         replaced[root] = call
-        if kernel is not None:
-            kernels.append(kernel)
     return [replaced.get(i, s) for i, s in enumerate(body) if replaced.get(i, s) is not None]
 
 
-def _fuse_nested(stmt, *rest):
+def _array_ops(body, members, ctx):
+    """How many operations of the statements ``members`` may take an array
+    of rank >= 1 (an operand of unknown rank counts): only such chains are
+    worth a kernel, whose compilation costs more than a number's
+    arithmetic gains from it."""
+    count = 0
+    for i in members:
+        for node in ast.walk(body[i].value):
+            if isinstance(node, ast.BinOp):
+                parts = [node.left, node.right]
+            elif isinstance(node, ast.UnaryOp):
+                parts = [node.operand]
+            elif isinstance(node, ast.Call):
+                parts = node.args
+            else:
+                continue
+            ranks_ = [_rank_of(p, ctx.ranks, ctx.vmath_name, ctx.numpy_names, set())
+                      for p in parts]
+            count += any(r is None or r >= 1 for r in ranks_)
+    return count
+
+
+def _summed_name(stmt, ctx):
+    """``a`` when ``stmt`` is ``name = np.sum(a)`` (no axis), else None."""
+    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and
+            isinstance(stmt.targets[0], ast.Name)):
+        return None
+    call = stmt.value
+    if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and \
+            call.func.attr == "sum" and isinstance(call.func.value, ast.Name) and \
+            call.func.value.id in ctx.numpy_names and len(call.args) == 1 and \
+            not call.keywords and isinstance(call.args[0], ast.Name):
+        return call.args[0].id
+    return None
+
+
+def _fuse_nested(stmt, ctx):
     for field in ("body", "orelse"):
         inner = getattr(stmt, field, None)
         if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
-            setattr(stmt, field, _fuse_body(inner, *rest))
+            setattr(stmt, field, _fuse_body(inner, ctx))
     return stmt
 
 
-def _group(body, j, elementwise, defined_at, loads, stores, local, used):
+def _group(body, j, elementwise, defined_at, ctx, used):
     """Indices of the statements that fuse into statement ``j``."""
     members = {j}
     changed = True
@@ -118,8 +325,8 @@ def _group(body, j, elementwise, defined_at, loads, stores, local, used):
             inside.update(n.id for n in ast.walk(body[i].value) if isinstance(n, ast.Name))
         for name in list(inside):
             k = defined_at.get(name)
-            if k is None or k in members or k in used or k > j or stores[name] != 1 or \
-                    loads[name] != inside[name]:
+            if k is None or k in members or k in used or k > j or ctx.stores[name] != 1 or \
+                    ctx.loads[name] != inside[name]:
                 continue
             if any(m not in members for m in range(k + 1, j)):
                 continue          # only a run of adjacent statements: nothing reordered
@@ -154,54 +361,37 @@ def _is_vmath_call(node, vmath_name):
         len(node.args) == 1 and not node.keywords
 
 
-def _calls_vmath(node, vmath_name):
-    return any(_is_vmath_call(n, vmath_name) for n in ast.walk(node))
-
-
-def _kernel(body, members, local, loads, taken):
-    """(the call statement, the kernel's FunctionDef or None) for one group."""
+def _kernel(body, members, reduce, ctx):
+    """The call statement replacing the group ``members`` (its last one
+    ``np.sum`` of the one before when ``reduce``); its kernel goes to
+    ``ctx.kernels``."""
     root = body[members[-1]]
-    defined = {body[i].targets[0].id for i in members}
+    maps = members[:-1] if reduce else members
     params, so_far = [], set()
-    for i in members:                     # names read before the group defines them
+    for i in maps:                        # names read before the group defines them
         for n in ast.walk(body[i].value):
-            if isinstance(n, ast.Name) and n.id in local and n.id not in so_far and \
+            if isinstance(n, ast.Name) and n.id in ctx.local and n.id not in so_far and \
                     n.id not in params:
                 params.append(n.id)
         so_far.add(body[i].targets[0].id)
-    if all(loads[n] == 1 for n in defined - {root.targets[0].id}):
-        # a tree: one expression, which Numba's array-expression pass
-        # already compiles to one loop (no kernel to compile)
-        values = {body[i].targets[0].id: body[i].value for i in members[:-1]}
-        call = ast.copy_location(
-            ast.Assign(targets=[root.targets[0]], value=_substitute(root.value, values)), root)
-        call._tx_src = getattr(root, "_tx_src", None)
-        return call, None
-    name = _fresh(f"elementwise_{root.targets[0].id}", taken)
-    stmts = [body[i] for i in members[:-1]] + [ast.Return(value=root.value)]
+    decorator = "elementwise_sum" if reduce else "elementwise"
+    ctx.decorators.add(decorator)
+    name = _fresh(f"{decorator}_{root.targets[0].id}", ctx.taken)
+    stmts = [body[i] for i in maps[:-1]] + [ast.Return(value=body[maps[-1]].value)]
     kernel = ast.FunctionDef(
         name=name, args=ast.arguments(posonlyargs=[], args=[ast.arg(p) for p in params],
                                       vararg=None, kwonlyargs=[], kw_defaults=[],
                                       kwarg=None, defaults=[]),
-        body=stmts, decorator_list=[ast.parse("vectorize(cache=True)", mode="eval").body],
+        body=stmts, decorator_list=[ast.Name(decorator, ast.Load())],
         returns=None, type_params=[])
     ast.fix_missing_locations(ast.copy_location(kernel, root))
+    ctx.kernels.append(kernel)
     call = ast.copy_location(ast.Assign(
         targets=[root.targets[0]], value=ast.Call(func=ast.Name(name, ast.Load()),
                                                   args=[ast.Name(p, ast.Load()) for p in params],
                                                   keywords=[])), root)
     call._tx_src = getattr(root, "_tx_src", None)
-    return call, kernel
-
-
-def _substitute(node, values):
-    """``node`` with each name in ``values`` replaced by its expression."""
-    class Inline(ast.NodeTransformer):
-        def visit_Name(self, name):
-            if name.id in values:
-                return self.visit(copy.deepcopy(values[name.id]))
-            return name
-    return Inline().visit(copy.deepcopy(node))
+    return call
 
 
 def _fresh(base, taken):
@@ -210,3 +400,55 @@ def _fresh(base, taken):
         name, i = f"{base}_{i}", i + 1
     taken.add(name)
     return name
+
+
+def inline_kernels(tree, func):
+    """``func`` (a function of the numba-stage module ``tree``) with each
+    call of a fused kernel replaced by the kernel's statements again, for a
+    backend that compiles the function alone (the CUDA stage's device
+    function: one example's numbers, where fusing gains nothing).  A
+    kernel's parameters are named like the arguments its call passes, and
+    its variables like the statements it replaced."""
+    kernels = {k.name: k for k in tree.body if isinstance(k, ast.FunctionDef) and
+               any(isinstance(d, ast.Name) and d.id in ("elementwise", "elementwise_sum")
+                   for d in k.decorator_list)}
+    if not kernels:
+        return func
+    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    numpy_name = next((a.asname or a.name for n in tree.body if isinstance(n, ast.Import)
+                       for a in n.names if a.name == "numpy"), "np")
+
+    def block(body):
+        out = []
+        for stmt in body:
+            for field in ("body", "orelse"):
+                inner = getattr(stmt, field, None)
+                if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
+                    setattr(stmt, field, block(inner))
+            call = getattr(stmt, "value", None)
+            kernel = kernels.get(call.func.id) if isinstance(stmt, ast.Assign) and \
+                isinstance(call, ast.Call) and isinstance(call.func, ast.Name) else None
+            if kernel is None or [a.arg for a in kernel.args.args] != \
+                    [getattr(a, "id", None) for a in call.args]:
+                out.append(stmt)
+                continue
+            target = stmt.targets[0]
+            value = kernel.body[-1].value
+            if any(isinstance(d, ast.Name) and d.id == "elementwise_sum"
+                   for d in kernel.decorator_list):
+                summed = _fresh(f"{target.id}_terms", names)
+                mapped = ast.Assign(targets=[ast.Name(summed, ast.Store())], value=value)
+                value = ast.Call(func=ast.Attribute(ast.Name(numpy_name, ast.Load()), "sum",
+                                                    ast.Load()),
+                                 args=[ast.Name(summed, ast.Load())], keywords=[])
+                tail = [mapped]
+            else:
+                tail = []
+            for new in kernel.body[:-1] + tail + [ast.Assign(targets=[target], value=value)]:
+                new = ast.copy_location(new, stmt)
+                new._tx_src = getattr(stmt, "_tx_src", None)
+                out.append(new)
+        return out
+    func.body = block(func.body)
+    ast.fix_missing_locations(func)
+    return func

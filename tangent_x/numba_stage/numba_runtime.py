@@ -44,6 +44,7 @@ from .overloads import special  # noqa: F401
 from .contractions import einsum, tensordot  # noqa: F401
 from . import shape_ops  # noqa: F401
 from .overloads import collectives as _collectives  # noqa: F401
+from .fused import elementwise, elementwise_sum  # noqa: F401
 
 __all__ = ["sum_axes", "mean_axes", "max_axes", "min_axes", "prod_axes", "var_axes",
            "std_axes", "var_all", "std_all", "sum_axes_keepdims", "mean_axes_keepdims", "max_axes_keepdims",
@@ -52,4 +53,5 @@ __all__ = ["sum_axes", "mean_axes", "max_axes", "min_axes", "prod_axes", "var_ax
            "moveaxis", "broadcast_to", "cumsum", "flip", "dot", "matmul", "inner", "reshape",
            "clip", "full_like", "ndim", "size", "array", "add_at", "minimum_at", "maximum_at",
            "multiply_at", "whole", "mask_select", "mask_assign",
-           "add_matmul_adjoint_lhs", "add_matmul_adjoint_rhs", "grown", "checked", "position"]
+           "add_matmul_adjoint_lhs", "add_matmul_adjoint_rhs", "grown", "checked", "position",
+           "elementwise", "elementwise_sum"]

@@ -26,7 +26,7 @@ __all__ = ["numba_stage", "generic_arguments", "render_module", "render_lane_dri
 
 
 def numba_stage(generated, avs, call_site=None, ranks=None, units=None, weak=False,
-                callees=None, numbers=(), mixed=False):
+                callees=None, numbers=(), mixed=False, complete_ranks=False):
     """(module text, line map, plan, function name) of ``generated``'s
     python stage specialised for the abstract arguments ``avs`` (``ranks``:
     argument leaf name -> rank, for the arrays among them; ``units``: leaf
@@ -34,7 +34,9 @@ def numba_stage(generated, avs, call_site=None, ranks=None, units=None, weak=Fal
     a leaf is narrow, so Python numbers are typed as NumPy would, see
     weak_scalars; ``callees``: what compiles the user functions the code
     calls, see callees.py; ``numbers``: the leaves that are Python numbers,
-    weak too; ``mixed``: integer leaves next to narrow float ones)."""
+    weak too; ``mixed``: integer leaves next to narrow float ones;
+    ``complete_ranks``: ``ranks`` names every array leaf, so the other
+    leaves are numbers, as a jit signature's do)."""
     # local import: Numba's overloads and kernels load at the first compile, not at import
     from . import numba_runtime, vmath
     tree = ast.parse(generated.text)
@@ -59,9 +61,27 @@ def numba_stage(generated, avs, call_site=None, ranks=None, units=None, weak=Fal
     check_unit_axes(spec, spec.code, set(params))
     params += [name for name, _ in spec.hidden]
     plan = Plan(out, spec.hidden, params, dict(spec.bound))
+    param_ranks = dict(ranks or {})
+    if complete_ranks:
+        for p in params:
+            param_ranks.setdefault(p, 0)
+    for name, value in spec.hidden:
+        if isinstance(value, np.ndarray):
+            param_ranks[name] = value.ndim
+        elif isinstance(value, (int, float, np.number)) and not isinstance(value, bool):
+            param_ranks[name] = 0
+        else:
+            param_ranks.pop(name, None)
     vmath_name = next((n for n, obj in spec.bound.items() if obj is vmath), None)
-    code, kernels = fusion.fuse(spec.code, params, vmath_name,
-                                set(spec.taken) | set(spec.bound) | {fname})
+    numpy_names = {n for n, obj in spec.bound.items() if obj is np}
+    taken = set(spec.taken) | set(spec.bound) | {fname}
+    if {"elementwise", "elementwise_sum"} & taken:
+        code, kernels = spec.code, []         # (a user's name: no fusion)
+    else:
+        code, kernels, decorators = fusion.fuse(spec.code, params, vmath_name, numpy_names,
+                                                taken, param_ranks)
+        for used in decorators:
+            spec.bound[used] = plan.bound[used] = getattr(numba_runtime, used)
 
     def takes_optional(call):
         return isinstance(call.func, ast.Name) and \
@@ -103,7 +123,7 @@ def render_module(name, params, stmts, src_linemap, origin, description, avs, fu
                   kernels=()):
     """(text, line map) of the numba-stage module: the function ``name``
     taking ``params`` and running ``stmts``, after the ``kernels``
-    (``numba.vectorize`` functions, see fusion) and the imports of what
+    (fused elementwise functions, see fusion) and the imports of what
     ``bound`` binds."""
     # local import: Numba's overloads load at the first compile, not at import
     from . import numba_runtime
@@ -134,8 +154,6 @@ def render_module(name, params, stmts, src_linemap, origin, description, avs, fu
         header.append(f"from tangent_x.numba_stage.numba_runtime import {', '.join(numba_names)}")
     if others:
         header.append(f"# bound when loaded, from the function's globals: {', '.join(others)}")
-    if kernels:
-        header.append("from numba import vectorize")
     sections = []
     for kernel in kernels:
         kernel_lines = emit.unparse_ast(kernel).splitlines()

@@ -176,11 +176,17 @@ def _python_ints(stmts, numpy_names, numbers=()):
     ``numbers``.  A name assigned anything else as well (an array, a NumPy
     scalar, another parameter) is left out."""
     kernels = {}            # fused kernels defined beside the code: name -> parameters
+    returned = {}           # a map kernel's name -> the expression it returns
     for stmt in stmts:
         if isinstance(stmt, ast.FunctionDef) and not stmt.args.vararg and \
                 not stmt.args.kwonlyargs and not stmt.args.defaults:
             kernels[stmt.name] = [a.arg for a in stmt.args.args]
+            if stmt.body and isinstance(stmt.body[-1], ast.Return) and \
+                    not any(isinstance(d, ast.Name) and d.id == "elementwise_sum"
+                            for d in stmt.decorator_list):
+                returned[stmt.name] = stmt.body[-1].value
     assigned = {}
+    fed, fed_values = [], {}     # (kernel parameter, the argument a call passes it)
     known = set()           # the Name targets read below; any other store is unknown
     for stmt in stmts:
         for node in ast.walk(stmt):
@@ -188,7 +194,14 @@ def _python_ints(stmts, numpy_names, numbers=()):
                 for target in node.targets:
                     if isinstance(target, ast.Name):
                         known.add(id(target))
-                        assigned.setdefault(target.id, []).append(node.value)
+                        # a fused map's call holds what its statements gave
+                        # (numbers: a Python number, as unfused); a sum, a
+                        # NumPy scalar
+                        value = node.value
+                        if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) \
+                                and value.func.id in kernels:
+                            value = returned.get(value.func.id)
+                        assigned.setdefault(target.id, []).append(value)
             elif isinstance(node, ast.For) and isinstance(node.target, ast.Name):
                 # ``for i in range(n)``: ``i`` is a Python int, as in the source
                 known.add(id(node.target))
@@ -209,10 +222,18 @@ def _python_ints(stmts, numpy_names, numbers=()):
                 params = kernels[node.func.id]
                 for k, param in enumerate(params):
                     arg = node.args[k] if k < len(node.args) and not node.keywords else None
-                    assigned.setdefault(param, []).append(
-                        None if isinstance(arg, ast.Starred) else arg)
+                    fed.append((param, None if isinstance(arg, ast.Starred) else arg))
     for name in numbers:
         assigned.setdefault(name, []).append(_RANGE)     # a Python number
+    for param, arg in fed:
+        # a name the statements never assign is a parameter of the compiled
+        # function (not a Python number: those are in ``numbers``); a kernel
+        # parameter is often named like it, which must not read as a cycle
+        if isinstance(arg, ast.Name) and arg.id not in assigned:
+            arg = None
+        fed_values.setdefault(param, []).append(arg)
+    for param, values in fed_values.items():
+        assigned.setdefault(param, []).extend(values)
     shapes, ints = set(), set()
 
     def shape_like(value):

@@ -8,6 +8,7 @@ from numba.extending import overload, register_jitable
 from numba.np.numpy_support import as_dtype
 
 from ... import runtime
+from ..kernels.allocation import zeros_view
 from ..kernels.common import CACHED, is_array
 from ..kernels.loops import (axes_tuple, broadcast_fill, fill_lines, flat_function, keep_shape,
                              sum_to_lines)
@@ -48,7 +49,7 @@ def _unbroadcast(g, x):
 def _shaped(shape):
     if len(shape) == 0:
         return lambda shape: 0.0
-    return lambda shape: np.broadcast_to(0.0, shape)
+    return lambda shape: zeros_view(shape)
 
 
 @overload(runtime.is_array)
