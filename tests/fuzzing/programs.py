@@ -21,7 +21,9 @@ continue and early return (also from inside loops); in-place and slice
 updates (``c[i] = v``, ``c[a:b] *= v``, ``c = c.at[i].add(v)``) that read
 the array they write; augmented assignment; helper functions, closures and
 lambdas; ``lax.cond/switch/fori_loop/while_loop/scan``; a dict argument
-and tuple results; 0-d, 1-d and 2-d values; float64, some float32.
+and tuple results; 0-d, 1-d and 2-d values; float64, some float32; in a
+fraction of programs, Python lists, tuples and dicts built and read at run
+time (``containers``).
 """
 import ast
 import random
@@ -257,6 +259,8 @@ class Generator:
         self.helper_sigs = []          # (name, param shapes, result shape)
         self.float32 = self.r.random() < 0.08 if float32 is None else float32
         self.guards = set()
+        from .containers import Containers    # local import: containers builds on this module
+        self.containers = Containers(seed, attempt)
 
     # -- names and scope
     def writable(self, scope):
@@ -391,6 +395,8 @@ class Generator:
         r = self.r
         k = r.random()
         owned = [v for v, s in scope.items() if v.startswith("c") and s in [(N,), (M, N)]]
+        if self.containers.wants():
+            return self.containers.stmt(self, scope)
         if depth <= 0 or k < 0.3:
             if r.random() < 0.4 and self.writable(scope):
                 # reassign or update an existing variable, keeping its shape
