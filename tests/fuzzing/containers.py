@@ -157,11 +157,13 @@ def _read_list(d, items, shape, n):
     if how == "len":
         return [d.bind(shape, f"{items}[len({items}) - 1] * len({items})")]
     if how == "array":
-        return [d.bind({2: (M,), 3: (N,)}[n], f"np.array({items})")]
+        if n in (M, N):
+            return [d.bind({M: (M,), N: (N,)}[n], f"np.array({items})")]
+        return [d.bind((), f"np.sum(np.array({items}) ** 2)")]
     if how == "maxmin":
         return [d.bind((), f"{r.choice(['max', 'min'])}({items}) + 0.5 * {items}[1]")]
     if how == "stack":
-        if n == 2 and shape == (N,):
+        if n == M and shape == (N,):
             return [d.bind((M, N), f"np.stack({items})")]
         return [d.bind((), f"np.sum(np.stack({items}) ** 2)")]
     return [d.bind((), f"np.sum(np.sin(np.concatenate([np.ravel(t) for t in {items}])))")]
