@@ -6,6 +6,7 @@ context an inner ``vmap`` of a named axis is specialised in."""
 import contextlib
 
 import gast
+import numpy as np
 
 from .. import tree_util
 from ..core import ir, lower
@@ -88,13 +89,17 @@ def loop_body(fn, inner, params, args, flags, batch_size, blocks, namer):
     (the three names fresh: a parameter may be called ``k``)."""
     k, results, stacked = namer.fresh("k"), namer.fresh("results"), namer.fresh("stacked")
     call_args = []
-    for p in params[:len(args)]:
+    for p, arg in zip(params, args):
         flag = flags[p]
+        # each call gets arrays of its own: the function may change its
+        # arguments in place (``w *= 2``), which must reach neither the
+        # caller's batch nor the next example's shared value
+        own = type(arg) is np.ndarray and (np.ndim(arg) >= 2 or not any_batched(flag))
         if not any_batched(flag):
-            call_args.append(ir.name(p))
+            call_args.append(call("np.copy", ir.name(p)) if own else ir.name(p))
         elif isinstance(flag, bool):
-            call_args.append(gast.Subscript(value=ir.name(p), slice=ir.name(k),
-                                            ctx=gast.Load()))
+            item = gast.Subscript(value=ir.name(p), slice=ir.name(k), ctx=gast.Load())
+            call_args.append(call("np.copy", item) if own else item)
         else:
             leaf_flags = tree_util.tree_leaves(flag)
             call_args.append(call("lane_item", ir.name(p), ir.name(k), gast.Tuple(
