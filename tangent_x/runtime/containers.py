@@ -68,10 +68,12 @@ def scan_slice(xs, k):
 def scan_unslice(xs, k, g):
     """Cotangent of ``scan_slice``: zeros like ``xs`` with ``g`` at step ``k``.
     A leaf of ``g`` that is None (a symbolic zero: the step's item of a
-    tuple only partly read) stays None."""
+    tuple only partly read) stays None, and so does one standing for a
+    whole item (a list of tuples whose other items were not read)."""
     if g is None:
         return None
-    return tree_util.tree_map(lambda a, b: None if b is None else unindex(a, k, b), xs, g)
+    return tree_util.tree_map(lambda b, a: None if b is None else unindex(a, k, b), g, xs,
+                              is_leaf=lambda v: v is None)
 
 
 def appended(items, item):

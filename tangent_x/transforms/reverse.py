@@ -428,6 +428,10 @@ def _array_kinds(eqns):
                   # vmap's lane helpers pass pytrees through (a tuple chosen per
                   # lane; a function's results given their batch axes)
                   "select_lanes", "broadcast_lanes", "finish_lanes", "unfinish_lanes",
+                  # (a function run lane by lane, and the stacking of its lanes'
+                  # results, take and give any pytree: a tuple's cotangents
+                  # added with ``+`` were concatenated)
+                  "map_lanes", "stack_steps",
                   # pytrees cut into leaves and rebuilt (tree_map and friends)
                   "tree_leaves_like", "tree_rebuild", "tree_def"}
     packs = {"tuple", "list", "dict", "namedtuple"}
