@@ -4,7 +4,7 @@ per-example condition).  Both helpers are linear in their array arguments:
 a per-lane choice passes the cotangent to the side each lane took, and a
 value shared by every lane collects the cotangents of all lanes."""
 from ..runtime import (add_index, broadcast_lanes, finish_lanes, index_zero,  # noqa: F401
-                       last_writes,
+                       lane_item, last_writes, unlane_item,
                        select_lanes, set_index, stack_lanes, unbroadcast, unbroadcast_lanes,
                        unfinish_lanes, unstack, zeros_like)
 from .registry import adjoint
@@ -45,6 +45,16 @@ def _(g, ans, g_in, x, batched, axes, batch_size):
     g_in_bar = finish_lanes(g, batched, axes, batch_size)
 
 
+@adjoint(lane_item)
+def _(g, ans, x, k, batched=None):
+    x_bar = unlane_item(g, x, k, batched)
+
+
+@adjoint(unlane_item)
+def _(g, ans, g_in, x, k, batched=None):
+    g_in_bar = lane_item(g, k, batched)
+
+
 @adjoint(set_index)
 def _(g, ans, x, index, value):
     x_bar = index_zero(g, index)
@@ -63,4 +73,6 @@ linear(broadcast_lanes, args=((0, "x"),))
 linear(finish_lanes, args=((0, "x"),))
 linear(unfinish_lanes, args=((0, "g"),))
 linear(stack_lanes, args=((0, "results"),))
+linear(lane_item, args=((0, "x"),))
+linear(unlane_item, args=((0, "g"),))
 linear(unbroadcast_lanes, args=((0, "g"),))

@@ -26,7 +26,7 @@ from .values import Unbound
 
 __all__ = ["map_lanes", "select_lanes", "broadcast_lanes", "move_lanes", "stack_lanes",
            "unbroadcast_lanes", "set_index", "add_index", "min_index", "max_index", "mul_index",
-           "broadcast_items", "lane_item", "finish_lanes", "unfinish_lanes"]
+           "broadcast_items", "lane_item", "unlane_item", "finish_lanes", "unfinish_lanes"]
 
 
 def stack_lanes(results):
@@ -250,6 +250,26 @@ def lane_item(x, k, batched=None):
     return treedef.unflatten(
         (a[k].item() if isinstance(a, WeakLanes) and np.ndim(a) == 1 else a[k]) if b else a
         for a, b in zip(leaves, batched))
+
+
+def unlane_item(g, x, k, batched=None):
+    """The cotangent of ``x`` from that of ``lane_item(x, k, batched)``: a
+    batched leaf gets ``g``'s leaf at row ``k`` (zeros elsewhere), a shared
+    leaf ``g``'s leaf itself (a symbolic zero, None, as zeros)."""
+    leaves, treedef = tree_util.tree_flatten(x)
+    if batched is None:
+        batched = [True] * len(leaves)
+    g_leaves = [None] * len(leaves) if g is None else treedef.flatten_up_to(g)
+    out = []
+    for a, gl, b in zip(leaves, g_leaves, batched):
+        bar = np.zeros(np.shape(a), dtype=np.result_type(a, float))
+        if gl is not None:
+            if b:
+                bar[k] = gl
+            else:
+                bar = bar + gl
+        out.append(bar)
+    return treedef.unflatten(out)
 
 
 def finish_lanes(x, batched, axes, batch_size):

@@ -431,7 +431,7 @@ def _array_kinds(eqns):
                   # (a function run lane by lane, and the stacking of its lanes'
                   # results, take and give any pytree: a tuple's cotangents
                   # added with ``+`` were concatenated)
-                  "map_lanes", "stack_steps",
+                  "map_lanes", "stack_steps", "lane_item", "unlane_item",
                   # pytrees cut into leaves and rebuilt (tree_map and friends)
                   "tree_leaves_like", "tree_rebuild", "tree_def"}
     packs = {"tuple", "list", "dict", "namedtuple"}

@@ -1,0 +1,49 @@
+"""grad of a vmapped sum where the function builds Python containers
+(found by the program generator's containers): the per-lane pieces of
+vectorised code (``map_lanes``, ``stack_steps``) may give tuples, whose
+cotangents were added with ``+`` (concatenated); a list of tuples whose
+other items were not read has a symbolic-zero cotangent item.  Against
+central finite differences.  (vmap's loop over examples taking an example
+of a dict argument with ``lane_item``, which had no derivative rule: the
+shrunk program fuzz_regressions/seed_150092_grad_vmap.py.)"""
+import numpy as np
+
+import tangent_x as tx
+
+
+def enumerated(x):
+    pairs = list(enumerate(x))
+    lst = [0.5 * (0.5 + u) * w for u, w in pairs]
+    return sum(t * 0.5 for t in lst[1:])
+
+
+def zipped(x):
+    pairs = list(zip(x, np.cos(x)))
+    return sum(a * b for a, b in pairs[::-1]) + pairs[0][1]
+
+
+def fd(fn, x, eps=1e-6):
+    g = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        d = np.zeros_like(x)
+        d[i] = eps
+        g[i] = (fn(x + d) - fn(x - d)) / (2 * eps)
+    return g
+
+
+batched_enumerated, batched_zipped = tx.vmap(enumerated), tx.vmap(zipped)
+
+
+def total_enumerated(xs):
+    return np.sum(batched_enumerated(xs))
+
+
+def total_zipped(xs):
+    return np.sum(batched_zipped(xs))
+
+
+def test_grad_of_vmapped_sum_through_lists_of_tuples():
+    xs = np.linspace(-1.0, 1.2, 6).reshape(2, 3)
+    for f, total in ((enumerated, total_enumerated), (zipped, total_zipped)):
+        expected = fd(lambda xs: sum(f(x) for x in xs), xs)
+        np.testing.assert_allclose(tx.grad(total)(xs), expected, rtol=1e-6, atol=1e-8)
