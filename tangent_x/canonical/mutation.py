@@ -233,8 +233,11 @@ class Mutation:
         target = stmt.target
         if isinstance(target, gast.Name):
             live = self._live_after      # before inlining calls in the value resets it
-            old = self.atom(scope, target)
+            # the value first: ``y -= h(y)`` changes the array ``y`` holds by
+            # what ``h`` writes into it (NumPy's ``__isub__`` reads the array
+            # when it runs); a number cannot change, so reading it after is the same
             value = self.atom(scope, stmt.value)
+            old = self.atom(scope, target)
             shared = self.check_shared(scope, stmt, target.id, old, live)
             new = self.emit(prim, [old, value], target=target.id)
             if not (isinstance(value, gast.Constant) and
