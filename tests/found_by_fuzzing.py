@@ -73,3 +73,40 @@ def branch_passes_an_array_through_then_rebind(x, y):
     chosen = y if np.sum(x) > 0 else y * 2.0
     y = y - 0.5 * x
     return np.sum(chosen * y)
+
+
+def augmented_after_nested_branch(x, y):
+    """Seed 126156, cut down: ``b -= v`` after an ``if`` that binds ``b`` on
+    every path, ``b`` read no more after it (it was refused as read before
+    assignment: the liveness of the ``if`` took ``b -= v`` for no read)."""
+    s = np.sum(y)
+    if s < 5.0:
+        if np.sum(x) < 0.3:
+            b = 2.0 * x
+        else:
+            b = x * y
+        b -= np.arctan(y)
+        s = s + np.sum(b)
+    return s * np.sum(x * y)
+
+
+def branch_passes_argument_then_augmented(x, y):
+    """``b`` is ``x`` on one path of a nested ``if``: ``b -= v`` changes ``x``
+    there only (the gradient ignored the change: wrong on that path)."""
+    if np.sum(y) < 5.0:
+        if np.sum(x) < 0.3:
+            b = 2.0 * x
+        else:
+            b = x
+        b -= np.arctan(y)
+    return np.sum(x * y)
+
+
+def branch_passes_argument_then_item_write(x, y):
+    """As above with ``b[0] = v`` (the gradient ignored the write)."""
+    if np.sum(x) < 0.3:
+        b = 2.0 * x
+    else:
+        b = x
+    b[0] = y[1]
+    return np.sum(x * y)

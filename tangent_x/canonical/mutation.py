@@ -275,14 +275,17 @@ class Mutation:
                            if n != name_ and ir.is_name(s.locals.get(n)) and not s.finished
                            and s.locals[n].id == atom_id and read_later(s, n)})
         joined = names(self._joined_aliases(related))
-        if joined:
+        sources = names(self._joined_sources(related))
+        if joined or sources:
             op = _AUG_SYMBOLS.get(type(stmt.op), "op")
+            other = (joined or sources)[0]
+            copy = f"{other} = {name_}.copy()" if joined else f"{name_} = {other}.copy()"
             raise self.error(
-                f"'{name_} {op}= ...' would change in place the array that '{joined[0]}' "
+                f"'{name_} {op}= ...' would change in place the array that '{other}' "
                 f"also names on one path of an earlier branch only (NumPy semantics decided "
                 f"at run time)", stmt,
                 f"write '{name_} = {name_} {op} ...' to change only '{name_}', or copy where "
-                f"the branch binds it ('{joined[0]} = {name_}.copy()')", scope)
+                f"the branch binds it ('{copy}')", scope)
         return bool(names(related))
 
     def update_if_array(self, scope, name_, old, new, read_later):
@@ -335,23 +338,34 @@ class Mutation:
         ids = set(atom_ids)
         return sorted(out for out, sources in self._may_alias.items() if sources & ids)
 
+    def _joined_sources(self, atom_ids):
+        """The other way round: values from before an ``if`` that the values
+        it chose (``atom_ids``) may be (``b = x`` on one path, then ``b -= v``
+        changes ``x`` on that path only)."""
+        return sorted({src for a in atom_ids for src in self._may_alias.get(a, ())})
+
     def check_joined(self, scope, node, base, live):
         """``y[i] = v`` changes an array a name bound after an ``if`` may
         also be (``l = y`` on one path only): which one holds depends on the
         path taken at run time, which a functional form cannot follow."""
         if not ir.is_name(base):
             return
-        joined = set(self._joined_aliases([base.id]))
         read_later = _read_later(scope, live)
-        others = sorted({n for atom_id in joined for s, n in self._bindings.get(atom_id, [])
-                         if ir.is_name(s.locals.get(n)) and s.locals[n].id == atom_id
-                         and not s.finished and read_later(s, n)})
-        if others:
+
+        def names(atom_ids):
+            return sorted({n for atom_id in atom_ids for s, n in self._bindings.get(atom_id, [])
+                           if ir.is_name(s.locals.get(n)) and s.locals[n].id == atom_id
+                           and not s.finished and read_later(s, n)})
+        others = names(self._joined_aliases([base.id]))
+        sources = names(self._joined_sources([base.id]))
+        if others or sources:
             name_ = node.id if isinstance(node, gast.Name) else "the array"
+            other = (others or sources)[0]
+            copy = f"{other} = {name_}.copy()" if others else f"{name_} = {other}.copy()"
             raise self.error(
-                f"this changes in place the array '{name_}', which '{others[0]}' also names "
+                f"this changes in place the array '{name_}', which '{other}' also names "
                 f"on one path of an earlier branch only (NumPy semantics decided at run time)",
-                node, f"copy where the branch binds it ('{others[0]} = {name_}.copy()')", scope)
+                node, f"copy where the branch binds it ('{copy}')", scope)
 
 
 def _read_later(scope, live):
