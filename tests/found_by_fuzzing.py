@@ -110,3 +110,21 @@ def branch_passes_argument_then_item_write(x, y):
         b = x
     b[0] = y[1]
     return np.sum(x * y)
+
+
+def loop_changes_its_argument_then_rebinds(x, y):
+    for i in range(3):
+        y *= x          # the first turn changes the array it was passed
+        y = 0.7 * y + 0.3 * x
+    return np.sum(y * y)
+
+
+def caller_done_with_its_array(x, y):
+    """Seeds 125167, 125275 and 125299, cut down: the array the helper's
+    loop changes is not read by the caller after the call (it was refused)."""
+    return loop_changes_its_argument_then_rebinds(x, y)
+
+
+def caller_reads_its_array_after(x, y):
+    s = loop_changes_its_argument_then_rebinds(x, y)
+    return s + np.sum(y)

@@ -102,3 +102,16 @@ def test_a_write_into_a_value_a_branch_may_pass_through_is_refused(name):
     x, y = np.array([0.1, 0.2, 0.3]), np.array([1.0, 2.0, 0.5])
     with pytest.raises(tx.TransformError, match=r"found_by_fuzzing.py:\d+: .*b = x.copy\(\)"):
         tx.grad(f, argnums=(0, 1))(x, y)
+
+
+def test_a_helper_loop_changing_an_array_its_caller_reads_no_more_runs():
+    f = progs.caller_done_with_its_array
+    x, y = np.array([0.3, -0.6, 0.9]), np.array([0.5, 0.2, -0.4])
+    oracles.compare(tx.grad(f, argnums=(0, 1))(x, y.copy()), _fd(f, [x, y]), 1e-6, 1.0, "grad")
+    ys = np.array([[0.5, 0.2, -0.4], [-0.1, 0.7, 0.3]])
+    want = [tx.grad(f, argnums=(0, 1))(x, r.copy()) for r in ys]
+    oracles.compare(tx.vmap(tx.grad(f, argnums=(0, 1)), in_axes=(None, 0))(x, ys.copy()),
+                    oracles.stack_tree(want), 1e-9, 1.0, "vmap(grad)")
+    # where the caller reads the array after the call, the change is still refused
+    with pytest.raises(tx.TransformError, match=r"found_by_fuzzing.py:\d+: 'y' is changed in place"):
+        tx.grad(progs.caller_reads_its_array_after, argnums=(0, 1))(x, y.copy())

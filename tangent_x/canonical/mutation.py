@@ -245,7 +245,7 @@ class Mutation:
                 # an array keeps its dtype (a Python number is weak: it cannot change it)
                 new = self.emit(P.get("inplace_result"), [new, old], target=target.id)
             if shared:
-                self.update_if_array(scope, target.id, old, new, _read_later(scope, live))
+                self.update_if_array(scope, target.id, old, new, read_later_in(scope, live))
             self.bind(scope, target.id, new)
         elif isinstance(target, gast.Subscript):
             self.assign_subscript(scope, target, self.atom(scope, stmt.value), prim.name)
@@ -268,7 +268,7 @@ class Mutation:
         related = [old.id] + self._view_children.get(old.id, [])
         if old.id in self._views:
             related.append(self._views[old.id][0].id)
-        read_later = _read_later(scope, live)
+        read_later = read_later_in(scope, live)
 
         def names(atom_ids):
             return sorted({n for atom_id in atom_ids for s, n in self._bindings.get(atom_id, [])
@@ -350,7 +350,7 @@ class Mutation:
         path taken at run time, which a functional form cannot follow."""
         if not ir.is_name(base):
             return
-        read_later = _read_later(scope, live)
+        read_later = read_later_in(scope, live)
 
         def names(atom_ids):
             return sorted({n for atom_id in atom_ids for s, n in self._bindings.get(atom_id, [])
@@ -368,7 +368,7 @@ class Mutation:
                 node, f"copy where the branch binds it ('{copy}')", scope)
 
 
-def _read_later(scope, live):
+def read_later_in(scope, live):
     """``read_later(s, n)``: whether the name ``n`` of scope ``s`` may be read
     after the current statement -- ``live`` for ``scope``; for the scopes
     calling it (inlined calls), what each read after its call; any other
