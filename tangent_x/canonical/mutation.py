@@ -280,12 +280,17 @@ class Mutation:
             op = _AUG_SYMBOLS.get(type(stmt.op), "op")
             other = (joined or sources)[0]
             copy = f"{other} = {name_}.copy()" if joined else f"{name_} = {other}.copy()"
+            shared = f"the array that '{other}' also names on one path of an earlier branch only"
+            if other.startswith("loop_items"):      # what ``exits`` names a loop's array
+                shared = ("the array the loop iterates over, which an earlier branch passed "
+                          "through on one path only")
+                copy = None
             raise self.error(
-                f"'{name_} {op}= ...' would change in place the array that '{other}' "
-                f"also names on one path of an earlier branch only (NumPy semantics decided "
-                f"at run time)", stmt,
-                f"write '{name_} = {name_} {op} ...' to change only '{name_}', or copy where "
-                f"the branch binds it ('{copy}')", scope)
+                f"'{name_} {op}= ...' would change in place {shared} "
+                f"(NumPy semantics decided at run time)", stmt,
+                f"write '{name_} = {name_} {op} ...' to change only '{name_}', or " +
+                (f"copy where the branch binds it ('{copy}')" if copy else "iterate over a copy"),
+                scope)
         return bool(names(related))
 
     def update_if_array(self, scope, name_, old, new, read_later):
