@@ -73,3 +73,58 @@ def branch_passes_an_array_through_then_rebind(x, y):
     chosen = y if np.sum(x) > 0 else y * 2.0
     y = y - 0.5 * x
     return np.sum(chosen * y)
+
+
+def augmented_after_nested_branch(x, y):
+    """Seed 126156, cut down: ``b -= v`` after an ``if`` that binds ``b`` on
+    every path, ``b`` read no more after it (it was refused as read before
+    assignment: the liveness of the ``if`` took ``b -= v`` for no read)."""
+    s = np.sum(y)
+    if s < 5.0:
+        if np.sum(x) < 0.3:
+            b = 2.0 * x
+        else:
+            b = x * y
+        b -= np.arctan(y)
+        s = s + np.sum(b)
+    return s * np.sum(x * y)
+
+
+def branch_passes_argument_then_augmented(x, y):
+    """``b`` is ``x`` on one path of a nested ``if``: ``b -= v`` changes ``x``
+    there only (the gradient ignored the change: wrong on that path)."""
+    if np.sum(y) < 5.0:
+        if np.sum(x) < 0.3:
+            b = 2.0 * x
+        else:
+            b = x
+        b -= np.arctan(y)
+    return np.sum(x * y)
+
+
+def branch_passes_argument_then_item_write(x, y):
+    """As above with ``b[0] = v`` (the gradient ignored the write)."""
+    if np.sum(x) < 0.3:
+        b = 2.0 * x
+    else:
+        b = x
+    b[0] = y[1]
+    return np.sum(x * y)
+
+
+def loop_changes_its_argument_then_rebinds(x, y):
+    for i in range(3):
+        y *= x          # the first turn changes the array it was passed
+        y = 0.7 * y + 0.3 * x
+    return np.sum(y * y)
+
+
+def caller_done_with_its_array(x, y):
+    """Seeds 125167, 125275 and 125299, cut down: the array the helper's
+    loop changes is not read by the caller after the call (it was refused)."""
+    return loop_changes_its_argument_then_rebinds(x, y)
+
+
+def caller_reads_its_array_after(x, y):
+    s = loop_changes_its_argument_then_rebinds(x, y)
+    return s + np.sum(y)

@@ -289,7 +289,7 @@ SYNTAX = [
     (s_kwargs, (0.7,), ("refused", r"\*\*kwargs")),
     (s_while_true, (0.7,), ("refused", "never ends")),
     (s_recursion, (0.7,), ("refused", "recursive call")),
-    (s_dict_method, (0.7,), ("refused", "no method .values")),
+    (s_dict_method, (0.7,), "value"),      # sum(d.values()): the loop over the values
     (s_genexp, (0.7,), "value"),
     (s_raise, (0.7,), "value"),
     (s_for_else, (0.7,), "value"),

@@ -80,3 +80,38 @@ def test_a_rebind_after_a_branch_that_passes_an_array_through_is_right():
     for x in (np.array([0.3, 0.4]), np.array([-0.3, 0.1])):
         y = np.array([0.5, -0.2])
         oracles.compare(tx.grad(f, argnums=(0, 1))(x, y), _fd(f, [x, y]), 1e-6, 1.0, "grad")
+
+
+def test_an_augmented_assignment_after_a_branch_reads_its_target():
+    f = progs.augmented_after_nested_branch
+    y = np.array([1.0, 2.0, 0.5])
+    for x in (np.array([0.1, 0.2, 0.3]), np.array([-0.3, 0.1, 0.05])):     # both inner paths
+        oracles.compare(tx.grad(f, argnums=(0, 1))(x, y), _fd(f, [x, y]), 1e-6, 1.0, "grad")
+    xs = np.array([[0.1, 0.2, 0.3], [-0.3, 0.1, 0.05], [0.4, -0.2, 0.6]])
+    oracles.compare(tx.vmap(f, in_axes=(0, None))(xs, y), np.array([f(r, y) for r in xs]),
+                    1e-9, 1.0, "vmap")
+
+
+@pytest.mark.parametrize("name", ["branch_passes_argument_then_augmented",
+                                  "branch_passes_argument_then_item_write"])
+def test_a_write_into_a_value_a_branch_may_pass_through_is_refused(name):
+    """``b = x`` on one path, then ``b`` changed in place and ``x`` read: the
+    gradient ignored the change of ``x`` (wrong on that path); now a located
+    refusal that says to copy."""
+    f = getattr(progs, name)
+    x, y = np.array([0.1, 0.2, 0.3]), np.array([1.0, 2.0, 0.5])
+    with pytest.raises(tx.TransformError, match=r"found_by_fuzzing.py:\d+: .*b = x.copy\(\)"):
+        tx.grad(f, argnums=(0, 1))(x, y)
+
+
+def test_a_helper_loop_changing_an_array_its_caller_reads_no_more_runs():
+    f = progs.caller_done_with_its_array
+    x, y = np.array([0.3, -0.6, 0.9]), np.array([0.5, 0.2, -0.4])
+    oracles.compare(tx.grad(f, argnums=(0, 1))(x, y.copy()), _fd(f, [x, y]), 1e-6, 1.0, "grad")
+    ys = np.array([[0.5, 0.2, -0.4], [-0.1, 0.7, 0.3]])
+    want = [tx.grad(f, argnums=(0, 1))(x, r.copy()) for r in ys]
+    oracles.compare(tx.vmap(tx.grad(f, argnums=(0, 1)), in_axes=(None, 0))(x, ys.copy()),
+                    oracles.stack_tree(want), 1e-9, 1.0, "vmap(grad)")
+    # where the caller reads the array after the call, the change is still refused
+    with pytest.raises(tx.TransformError, match=r"found_by_fuzzing.py:\d+: 'y' is changed in place"):
+        tx.grad(progs.caller_reads_its_array_after, argnums=(0, 1))(x, y.copy())

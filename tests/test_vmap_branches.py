@@ -182,22 +182,9 @@ def test_vmap_of_grad_matches_loop(fun, y_shape, in_axes):
     _assert_tree_close(tx.vmap(grad, in_axes=in_axes)(x, y), expected)
 
 
-# Known gaps, refused (never wrong): the probe does not see the untaken branch
-# of a nested ``if`` (elif), so branches of different ranks there are not sent
-# to the per-example loop.
-_GRAD_OF_VMAP_GAPS = {("elif_chain", (), (0, None)), ("elif_chain", (), (0, 0))}
-
-
-def _grad_of_vmap_cases():
-    for case in _cases():
-        fun, y_shape, in_axes = case.values
-        if (fun.__name__, y_shape, in_axes) in _GRAD_OF_VMAP_GAPS:
-            case = pytest.param(*case.values, id=case.id, marks=pytest.mark.xfail(
-                strict=True, reason="refused: see _GRAD_OF_VMAP_GAPS"))
-        yield case
-
-
-@pytest.mark.parametrize("fun,y_shape,in_axes", list(_grad_of_vmap_cases()))
+# elif_chain with y a number (branches of different ranks nested in an
+# ``if``) was refused until vmap's probe ran both branches of nested ``if``s
+@pytest.mark.parametrize("fun,y_shape,in_axes", list(_cases()))
 def test_grad_of_vmapped_sum_matches_loop(fun, y_shape, in_axes):
     """A shared argument's gradient is the sum over examples, a mapped one's
     the per-example gradients on the mapped axis."""

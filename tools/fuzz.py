@@ -84,11 +84,13 @@ def main(argv=None):
     for m in modes:
         print(f"| {m} | " + " | ".join(str(counts[m][s]) for s in STATUSES) + " |")
     if args.show:
-        refusals = collections.Counter(
-            (mode, re.sub(r"^\S+:\d+: ", "", detail)[:120])
-            for _, mode, status, detail in results if status == "refused")
-        for (mode, message), n in refusals.most_common():
-            print(f"refused {n}x in {mode}: {message}")
+        refusals = collections.defaultdict(list)
+        for seed, mode, status, detail in sorted(results):
+            if status == "refused":
+                refusals[mode, re.sub(r"^\S+:\d+: ", "", detail)[:120]].append(seed)
+        for (mode, message), found in sorted(refusals.items(), key=lambda kv: -len(kv[1])):
+            print(f"refused {len(found)}x in {mode} (seeds {', '.join(map(str, found))}): "
+                  f"{message}")
     failures = [(seed, mode) for seed, mode, status, _ in results if status in ("wrong", "crash")]
     if args.shrink:
         for seed, mode in sorted(set(failures)):

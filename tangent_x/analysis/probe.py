@@ -13,8 +13,10 @@ structure (treedef, ranks, dtypes) of the arguments.
 A name a loop assigns arrays of different ranks in different iterations
 (a loop over a pytree's leaves) has no one rank: it stays unknown.
 
-Both branches of every top-level ``if`` are run (on copies of the state,
-errors ignored), since with a batched condition vmap evaluates both.  The
+Both branches of every ``if`` outside loops are run (on copies of the state,
+errors ignored in the branch the example does not take), since with a
+batched condition vmap evaluates both; an output the example's branch leaves
+unassigned takes the other branch's value, as ``select_lanes`` gives it.  The
 branch the example does not take may never end on it (a ``while`` that
 only its guard makes finish): its loops stop after ``TRIAL_TURNS`` turns
 in all, what they assigned after that point staying unknown.  A name
@@ -165,30 +167,15 @@ def probe(fn, example_args):
         expression = gast.fix_missing_locations(gast.Expression(body=ir.clone(d)))
         namespace[p] = eval(compile(gast.gast_to_ast(expression), "<default>", "eval"),
                             namespace)
-    shapes = {}
-    pending = []
-    varying, seen = set(), {}
-    namespace[_STEP] = _step_recorder(namespace, seen, varying)
+    state = _State()
+    namespace[_STEP] = _step_recorder(namespace, state.seen, state.varying)
     namespace[_TURN] = _no_limit
     with np.errstate(all="ignore"):
         try:
-            for eqn in fn.eqns:
-                if eqn.prim.kind == "cond":
-                    _run(pending, namespace)
-                    pending = []
-                    for body in eqn.params["branches"]:
-                        trial = dict(namespace)
-                        trial[_STEP] = _step_recorder(trial, seen, varying)
-                        trial[_TURN] = _turn_counter()
-                        try:
-                            _run(lower.lower(body.eqns), trial)
-                        except Exception:    # noqa: BLE001 - the untaken branch may fail
-                            pass
-                        _record(trial, body.defined(), shapes)
-                pending += lower.lower([eqn])
-            _run(pending, namespace)
+            _run_eqns(fn.eqns, namespace, state)
         except Exception:   # noqa: BLE001 - what ran is recorded; the rest is unknown
             pass
+    shapes, varying = state.shapes, state.varying
     defined = set(params)
     for eqn in ir.all_eqns(fn.eqns):
         defined.update(eqn.outs)
@@ -202,7 +189,76 @@ def probe(fn, example_args):
     return shapes
 
 
+class _State:
+    """What one probe run gathers: the shapes seen, and the ranks each loop
+    variable held per iteration (``seen``; ``varying``: more than one)."""
+
+    def __init__(self):
+        self.shapes, self.seen, self.varying = {}, {}, set()
+
+
+def _run_eqns(eqns, namespace, state):
+    """Run ``eqns`` in ``namespace``, each ``if`` outside loops by
+    ``_run_cond`` (at any depth), the rest as the lowered Python."""
+    pending = []
+    for eqn in eqns:
+        if eqn.prim.kind != "cond":
+            pending += lower.lower([eqn])
+            continue
+        _run(pending, namespace)
+        pending = []
+        _run_cond(eqn, namespace, state)
+    _run(pending, namespace)
+
+
+def _run_cond(eqn, namespace, state):
+    """Both branches of the ``if`` ``eqn``, each on a copy of the state, as
+    vmap runs both where the condition differs between examples (errors and
+    endless loops of the branch the example does not take are cut off).
+    The example's branch then becomes the state (its errors raised), and the
+    outputs it leaves unassigned are joined as lanes."""
+    pred = eqn.args[0]
+    taken = 0 if (namespace[pred.id] if isinstance(pred, gast.Name) else pred.value) else 1
+    trials, failure = [], None
+    for i, body in enumerate(eqn.params["branches"]):
+        trial = dict(namespace)
+        trial[_STEP] = _step_recorder(trial, state.seen, state.varying)
+        trial[_TURN] = namespace[_TURN] if i == taken else _turn_counter()
+        try:
+            _run_eqns(body.eqns, trial, state)
+            _run(lower.assign_many(eqn.outs, body.results), trial)
+        except Exception as error:    # noqa: BLE001 - the untaken branch may fail
+            if i == taken:
+                failure = error
+        _record(trial, body.defined(), state.shapes)
+        trials.append(trial)
+    namespace.update((k, v) for k, v in trials[taken].items() if k not in (_STEP, _TURN))
+    if failure is not None:
+        raise failure
+    _join_as_lanes(eqn, trials, namespace)
+
+
+def _join_as_lanes(eqn, trials, namespace):
+    """After the example's branch of ``eqn``: an output its branch left
+    unassigned (an ``Unbound`` placeholder) takes the other branch's value,
+    as ``select_lanes`` gives it in the batched code (where both branches
+    run), so that what is computed from it later (the zero cotangent of a
+    value only one branch assigns) has the rank it has in the batch."""
+    for i, out in enumerate(eqn.outs):
+        if not isinstance(namespace.get(out), runtime.Unbound):
+            continue
+        for body, trial in zip(eqn.params["branches"], trials):
+            result = body.results[i]
+            if isinstance(result, gast.Name) and result.id in trial \
+                    and not isinstance(trial[result.id], runtime.Unbound):
+                namespace[out] = trial[result.id]
+                break
+
+
 def _record(namespace, names, shapes, overwrite=False):
+    """Shapes of ``names`` as ``namespace`` holds them; an ``Unbound``
+    placeholder (a branch the example did not take) says nothing."""
     for name in names:
-        if name in namespace and (overwrite or name not in shapes):
+        if name in namespace and not isinstance(namespace[name], runtime.Unbound) \
+                and (overwrite or name not in shapes):
             shapes[name] = describe(namespace[name])

@@ -94,13 +94,16 @@ class Branches:
         self.eqns.append(ir.Eqn(outs, P.get("cond"), [pred], params={"branches": branches},
                                 origin=origin))
         # a result that is a value from before the branch (``l = y`` on one
-        # path) may be that very array: Python's aliasing, decided at run time
+        # path) may be that very array: Python's aliasing, decided at run time;
+        # so may a result a nested ``if`` chose from such values
         for body in branches:
             defined = body.defined()
             for out, r in zip(outs, body.results):
-                if ir.is_name(r) and r.id not in defined:
-                    self._may_alias.setdefault(out, set()).update(
-                        {r.id} | self._may_alias.get(r.id, set()))
+                if ir.is_name(r):
+                    sources = {a for a in self._may_alias.get(r.id, set()) | {r.id}
+                               if a not in defined}
+                    if sources:
+                        self._may_alias.setdefault(out, set()).update(sources)
 
     def expr_IfExp(self, scope, node, target):
         pred = self.atom(scope, node.test)

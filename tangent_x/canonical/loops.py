@@ -16,6 +16,7 @@ loop changes in place carry their aliases and views along.  Mixed into
 import gast
 
 from ..core import ir, primitives as P
+from .mutation import read_later_in
 from .names import aug_assigned, changed_names, loaded_names, stored_names
 from .scope import Static
 
@@ -126,13 +127,15 @@ class Loops:
                 guarded.update({n: [m for m in names if m != n] for n in names})
             else:
                 shared.update({n: names[0] for n in names[1:]})
+        read_later = read_later_in(scope, frozenset())      # only other scopes are asked
         for n in sorted(mutated & _plainly_rebound(stmts) & set(carry)):
             # a helper's parameter changed in place, then rebound, in its
-            # loop: the first iteration changes the caller's array too
+            # loop: the first iteration changes the caller's array too,
+            # which matters where the caller reads that name after the call
             v = scope.locals.get(n)
             callers = [m for s, m in self._bindings.get(v.id, []) if s is not scope
-                       and ir.is_name(s.locals.get(m)) and s.locals[m].id == v.id] \
-                if ir.is_name(v) else []
+                       and ir.is_name(s.locals.get(m)) and s.locals[m].id == v.id
+                       and read_later(s, m)] if ir.is_name(v) else []
             if callers:
                 guarded[n] = guarded.get(n, []) + [m for m in callers
                                                    if m not in guarded.get(n, [])]

@@ -233,8 +233,11 @@ class Mutation:
         target = stmt.target
         if isinstance(target, gast.Name):
             live = self._live_after      # before inlining calls in the value resets it
-            old = self.atom(scope, target)
+            # the value first: ``y -= h(y)`` changes the array ``y`` holds by
+            # what ``h`` writes into it (NumPy's ``__isub__`` reads the array
+            # when it runs); a number cannot change, so reading it after is the same
             value = self.atom(scope, stmt.value)
+            old = self.atom(scope, target)
             shared = self.check_shared(scope, stmt, target.id, old, live)
             new = self.emit(prim, [old, value], target=target.id)
             if not (isinstance(value, gast.Constant) and
@@ -242,7 +245,7 @@ class Mutation:
                 # an array keeps its dtype (a Python number is weak: it cannot change it)
                 new = self.emit(P.get("inplace_result"), [new, old], target=target.id)
             if shared:
-                self.update_if_array(scope, target.id, old, new, _read_later(scope, live))
+                self.update_if_array(scope, target.id, old, new, read_later_in(scope, live))
             self.bind(scope, target.id, new)
         elif isinstance(target, gast.Subscript):
             self.assign_subscript(scope, target, self.atom(scope, stmt.value), prim.name)
@@ -265,21 +268,29 @@ class Mutation:
         related = [old.id] + self._view_children.get(old.id, [])
         if old.id in self._views:
             related.append(self._views[old.id][0].id)
-        read_later = _read_later(scope, live)
+        read_later = read_later_in(scope, live)
 
         def names(atom_ids):
             return sorted({n for atom_id in atom_ids for s, n in self._bindings.get(atom_id, [])
                            if n != name_ and ir.is_name(s.locals.get(n)) and not s.finished
                            and s.locals[n].id == atom_id and read_later(s, n)})
         joined = names(self._joined_aliases(related))
-        if joined:
+        sources = names(self._joined_sources(related))
+        if joined or sources:
             op = _AUG_SYMBOLS.get(type(stmt.op), "op")
+            other = (joined or sources)[0]
+            copy = f"{other} = {name_}.copy()" if joined else f"{name_} = {other}.copy()"
+            shared = f"the array that '{other}' also names on one path of an earlier branch only"
+            if other.startswith("loop_items"):      # what ``exits`` names a loop's array
+                shared = ("the array the loop iterates over, which an earlier branch passed "
+                          "through on one path only")
+                copy = None
             raise self.error(
-                f"'{name_} {op}= ...' would change in place the array that '{joined[0]}' "
-                f"also names on one path of an earlier branch only (NumPy semantics decided "
-                f"at run time)", stmt,
-                f"write '{name_} = {name_} {op} ...' to change only '{name_}', or copy where "
-                f"the branch binds it ('{joined[0]} = {name_}.copy()')", scope)
+                f"'{name_} {op}= ...' would change in place {shared} "
+                f"(NumPy semantics decided at run time)", stmt,
+                f"write '{name_} = {name_} {op} ...' to change only '{name_}', or " +
+                (f"copy where the branch binds it ('{copy}')" if copy else "iterate over a copy"),
+                scope)
         return bool(names(related))
 
     def update_if_array(self, scope, name_, old, new, read_later):
@@ -332,26 +343,37 @@ class Mutation:
         ids = set(atom_ids)
         return sorted(out for out, sources in self._may_alias.items() if sources & ids)
 
+    def _joined_sources(self, atom_ids):
+        """The other way round: values from before an ``if`` that the values
+        it chose (``atom_ids``) may be (``b = x`` on one path, then ``b -= v``
+        changes ``x`` on that path only)."""
+        return sorted({src for a in atom_ids for src in self._may_alias.get(a, ())})
+
     def check_joined(self, scope, node, base, live):
         """``y[i] = v`` changes an array a name bound after an ``if`` may
         also be (``l = y`` on one path only): which one holds depends on the
         path taken at run time, which a functional form cannot follow."""
         if not ir.is_name(base):
             return
-        joined = set(self._joined_aliases([base.id]))
-        read_later = _read_later(scope, live)
-        others = sorted({n for atom_id in joined for s, n in self._bindings.get(atom_id, [])
-                         if ir.is_name(s.locals.get(n)) and s.locals[n].id == atom_id
-                         and not s.finished and read_later(s, n)})
-        if others:
+        read_later = read_later_in(scope, live)
+
+        def names(atom_ids):
+            return sorted({n for atom_id in atom_ids for s, n in self._bindings.get(atom_id, [])
+                           if ir.is_name(s.locals.get(n)) and s.locals[n].id == atom_id
+                           and not s.finished and read_later(s, n)})
+        others = names(self._joined_aliases([base.id]))
+        sources = names(self._joined_sources([base.id]))
+        if others or sources:
             name_ = node.id if isinstance(node, gast.Name) else "the array"
+            other = (others or sources)[0]
+            copy = f"{other} = {name_}.copy()" if others else f"{name_} = {other}.copy()"
             raise self.error(
-                f"this changes in place the array '{name_}', which '{others[0]}' also names "
+                f"this changes in place the array '{name_}', which '{other}' also names "
                 f"on one path of an earlier branch only (NumPy semantics decided at run time)",
-                node, f"copy where the branch binds it ('{others[0]} = {name_}.copy()')", scope)
+                node, f"copy where the branch binds it ('{copy}')", scope)
 
 
-def _read_later(scope, live):
+def read_later_in(scope, live):
     """``read_later(s, n)``: whether the name ``n`` of scope ``s`` may be read
     after the current statement -- ``live`` for ``scope``; for the scopes
     calling it (inlined calls), what each read after its call; any other

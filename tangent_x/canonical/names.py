@@ -7,11 +7,16 @@ from ..core import ir
 
 
 def loaded_names(nodes):
+    """Names the nodes read: ``y op= v`` reads ``y`` too (its target is a
+    store to the parser, yet a ``y`` bound only inside an ``if`` before it
+    must come out of that ``if``)."""
     found = set()
     for node in nodes:
         for n in ir.walk(node):
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
                 found.add(n.id)
+            elif isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name):
+                found.add(n.target.id)
     return found
 
 
