@@ -47,3 +47,17 @@ def test_grad_of_vmapped_sum_through_lists_of_tuples():
     for f, total in ((enumerated, total_enumerated), (zipped, total_zipped)):
         expected = fd(lambda xs: sum(f(x) for x in xs), xs)
         np.testing.assert_allclose(tx.grad(total)(xs), expected, rtol=1e-6, atol=1e-8)
+
+
+def positives(x):
+    return np.sum(np.array([v * v for v in x if v > 0]))   # a length per example
+
+
+def test_vmap_of_a_comprehension_filtered_on_data_runs_per_example():
+    """A list appended to on one side of a per-example ``if`` has a length
+    per example: vmap runs the function once per example (before: a crash
+    in ``select_lanes``, the lanes' lists of different lengths)."""
+    xs = np.array([[1.0, -2.0, 3.0], [-1.0, 0.5, 2.0], [-1.0, -0.5, -2.0]])
+    np.testing.assert_allclose(tx.vmap(positives)(xs), [positives(x) for x in xs], rtol=1e-15)
+    expected = np.stack([fd(positives, x) for x in xs])
+    np.testing.assert_allclose(tx.vmap(tx.grad(positives))(xs), expected, rtol=1e-6, atol=1e-8)

@@ -323,6 +323,11 @@ class Batcher:
                 if _ranks_differ(self.shape(a), self.shape(b)):
                     raise PerExample("the branches give values of different per-example "
                                      f"ranks to {o!r}", eqn.origin)
+                branches = eqn.params["branches"]
+                if _appends(branches[0], a) != _appends(branches[1], b):
+                    # (the probe saw one length: a list's last value in a loop)
+                    raise PerExample(f"the branches append to the list {o!r} differently: "
+                                     "its length differs between examples", eqn.origin)
             want = full_flag(self.shapes.get(o))
             sides = []
             for i, side in enumerate((a, b)):
@@ -569,6 +574,18 @@ class RaggedTapes(PerExample):
 
 class _MixedContainer(Exception):
     pass
+
+
+def _appends(body, atom):
+    """How many items a branch's code appends to the list it gives as
+    ``atom`` (following its ``appended`` and ``assign`` equations)."""
+    made = {o: e for e in body.eqns for o in e.outs}
+    n = 0
+    while ir.is_name(atom) and atom.id in made and made[atom.id].prim.name in ("appended",
+                                                                                "assign"):
+        n += made[atom.id].prim.name == "appended"
+        atom = made[atom.id].args[0]
+    return n
 
 
 def _ranks_differ(a, b):
