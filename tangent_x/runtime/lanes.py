@@ -54,7 +54,11 @@ def _example(a, k):
     the in-place pass made write into an argument it owns (``add_at`` of an
     adjoint), and under vmap the batched array it came from is not its to
     change (both branches of an ``if`` run, and ``select_lanes`` still reads
-    the lanes of the branch not taken)."""
+    the lanes of the branch not taken).  A number has no batch axis: in a
+    pytree of lanes (a list's cotangent whose items are partly constants)
+    it is the same for every example."""
+    if np.ndim(a) == 0:
+        return a
     lane = a[k]
     if isinstance(a, WeakLanes) and np.ndim(lane) == 0:
         return lane.item()      # the example's Python number
