@@ -323,11 +323,7 @@ class Batcher:
                 if _ranks_differ(self.shape(a), self.shape(b)):
                     raise PerExample("the branches give values of different per-example "
                                      f"ranks to {o!r}", eqn.origin)
-                branches = eqn.params["branches"]
-                if _appends(branches[0], a) != _appends(branches[1], b):
-                    # (the probe saw one length: a list's last value in a loop)
-                    raise PerExample(f"the branches append to the list {o!r} differently: "
-                                     "its length differs between examples", eqn.origin)
+                _same_appends(eqn, o, a, b)
             want = full_flag(self.shapes.get(o))
             sides = []
             for i, side in enumerate((a, b)):
@@ -574,6 +570,15 @@ class RaggedTapes(PerExample):
 
 class _MixedContainer(Exception):
     pass
+
+
+def _same_appends(eqn, o, a, b):
+    """A list the branches append to differently has a length per example
+    (which the probe, seeing one length, a loop's last, does not show)."""
+    branches = eqn.params["branches"]
+    if _appends(branches[0], a) != _appends(branches[1], b):
+        raise PerExample(f"the branches append to the list {o!r} differently: "
+                         "its length differs between examples", eqn.origin)
 
 
 def _appends(body, atom):
