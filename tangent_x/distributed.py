@@ -18,6 +18,7 @@ mpi4py and an MPI library are an optional extra: ``pip install
 """
 import os
 import sys
+import time
 import traceback
 
 INSTALL_HINT = ('pip install "tangent_x[mpi]" (it brings the mpich and mpi4py wheels: no system '
@@ -140,6 +141,10 @@ def abort(message, code=1):
     text = "".join(f"[rank {rank}] {line}\n" for line in message.rstrip("\n").split("\n"))
     sys.stderr.write(text)
     sys.stderr.flush()
+    # mpiexec forwards a rank's output through its proxy, and MPI_Abort has it
+    # kill every process at once: text still in the proxy's pipe was lost
+    # (CI saw a failing launch print nothing).  A moment lets it through.
+    time.sleep(0.5)
     mpi().COMM_WORLD.Abort(code)
     os._exit(code)      # not reached: MPI_Abort ends the process
 
