@@ -67,12 +67,26 @@ class CudaVmap:
     def __repr__(self):
         return f"<tangent_x jit(target='cuda') of {self._vmapped!r}>"
 
+    def _per_example(self):
+        """The per-example function as a ``Jitted`` of its own, compiled
+        without fused kernels (a GPU thread's rewrite reads the statements
+        as written; the CPU loop's may fuse), or None (see
+        ``JittedVmap._example_jitted``)."""
+        if getattr(self, "_example", None) is None:
+            cpu = self._cpu._example_jitted()
+            if cpu is None:
+                return None
+            self._example = type(cpu)(cpu._fun, cpu._python_stage, cpu._static_argnums,
+                                      cpu._static_argnames)
+            self._example.fuse = False
+        return self._example
+
     def _kernel(self, host_args):
         axes, size, key = self._vmapped._boundary(host_args)
         key = self._cpu._key(key, host_args)
         kernel = self._kernels.get(key)
         if kernel is None or not kernel.current():
-            per_example = self._cpu._example_jitted()
+            per_example = self._per_example()
             if per_example is None:
                 raise TransformError(
                     f"jit(vmap({getattr(self._vmapped._fun, '__name__', 'f')}), "

@@ -68,6 +68,7 @@ class Jitted:
         self._static_argnums = tuple(int(i) for i in static_argnums)
         self._static_argnames = tuple(static_argnames)
         self._inner = python_stage(fun)
+        self.fuse = True       # False: no fused kernels (the CUDA stage rewrites the code)
         if self._inner._kind == "vjp_split":
             raise TypeError("jit of a vjp's forward function is not supported; jit the "
                             "function, or use jit(vjp-of-f) via tx.vjp inside jit")
@@ -386,7 +387,8 @@ class Jitted:
         text, linemap, plan, name = numba_stage(generated, avs, self._call_site, self._ranks,
                                                 self._units, self._weak, self._callees(),
                                                 numbers=self._numbers, mixed=self._mixed,
-                                                complete_ranks=self._ranks is not None)
+                                                complete_ranks=self._ranks is not None,
+                                                fuse=self.fuse)
         compiled = load(name, text, linemap, plan, generated.canonical.origin, self.nogil,
                         self.rebind)
         compiled.name = name

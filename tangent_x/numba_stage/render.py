@@ -26,7 +26,7 @@ __all__ = ["numba_stage", "generic_arguments", "render_module", "render_lane_dri
 
 
 def numba_stage(generated, avs, call_site=None, ranks=None, units=None, weak=False,
-                callees=None, numbers=(), mixed=False, complete_ranks=False):
+                callees=None, numbers=(), mixed=False, complete_ranks=False, fuse=True):
     """(module text, line map, plan, function name) of ``generated``'s
     python stage specialised for the abstract arguments ``avs`` (``ranks``:
     argument leaf name -> rank, for the arrays among them; ``units``: leaf
@@ -36,7 +36,9 @@ def numba_stage(generated, avs, call_site=None, ranks=None, units=None, weak=Fal
     calls, see callees.py; ``numbers``: the leaves that are Python numbers,
     weak too; ``mixed``: integer leaves next to narrow float ones;
     ``complete_ranks``: ``ranks`` names every array leaf, so the other
-    leaves are numbers, as a jit signature's do)."""
+    leaves are numbers, as a jit signature's do; ``fuse``: elementwise
+    chains may become fused kernels -- not for code a CUDA thread runs,
+    whose rewrite reads the statements as written)."""
     # local import: Numba's overloads and kernels load at the first compile, not at import
     from . import numba_runtime, vmath
     tree = ast.parse(generated.text)
@@ -75,8 +77,8 @@ def numba_stage(generated, avs, call_site=None, ranks=None, units=None, weak=Fal
     vmath_name = next((n for n, obj in spec.bound.items() if obj is vmath), None)
     numpy_names = {n for n, obj in spec.bound.items() if obj is np}
     taken = set(spec.taken) | set(spec.bound) | {fname}
-    if {"elementwise", "elementwise_sum"} & taken:
-        code, kernels = spec.code, []         # (a user's name: no fusion)
+    if {"elementwise", "elementwise_sum"} & taken or not fuse:
+        code, kernels = spec.code, []         # (a user's name, or a GPU thread's code: no fusion)
     else:
         code, kernels, decorators = fusion.fuse(spec.code, params, vmath_name, numpy_names,
                                                 taken, param_ranks)
