@@ -238,32 +238,25 @@ def test_gradients_of_chains_under_jit(f, args, fused):
     assert ("@elementwise" in g.numba_source(*args)) == fused
 
 
-def test_inline_kernels_gives_the_statements_back():
-    """The CUDA stage compiles one function alone: its fused calls become
-    the kernels' statements again (a sum as ``np.sum`` of its terms)."""
-    import ast
-    import textwrap
-    from tangent_x.numba_stage import fusion
-    body = ast.parse(textwrap.dedent("""
-        y = x * w
-        z = y + y * x
-        xz = x * z
-        s = np.sum(xz)
-        return (s, z)
-    """)).body
-    code, kernels, decorators = fusion.fuse(body, ["x", "w"], None, {"np"}, {"f"})
-    assert decorators == ["elementwise", "elementwise_sum"]
-    func = ast.FunctionDef(name="f", args=ast.arguments(
-        posonlyargs=[], args=[ast.arg("x"), ast.arg("w")], vararg=None, kwonlyargs=[],
-        kw_defaults=[], kwarg=None, defaults=[]), body=code, decorator_list=[], returns=None,
-        type_params=[])
-    tree = ast.Module(body=[ast.Import(names=[ast.alias("numpy", "np")])] + kernels + [func],
-                      type_ignores=[])
-    inlined = [ast.unparse(s) for s in fusion.inline_kernels(tree, func).body]
-    assert [ast.unparse(s) for s in code] == ["z = elementwise_z(x, w)",
-                                              "s = elementwise_sum_s(x, z)", "return (s, z)"]
-    assert inlined == ["y = x * w", "z = y + y * x", "s_terms = x * z", "s = np.sum(s_terms)",
-                       "return (s, z)"]
+def chain(x, w):
+    y = x * w
+    z = y + y * x
+    return np.sum(x * z), z
+
+
+def test_code_for_a_gpu_thread_keeps_the_statements_as_written():
+    """The CUDA stage compiles one example's function alone, with
+    ``fuse=False``: no fused kernels, the chain's statements as written
+    (the CPU's jit of the same function fuses them)."""
+    import tangent_x as tx
+    x, w = np.linspace(0.1, 1.0, 8), np.linspace(1.0, 2.0, 8)
+    fused = tx.jit(chain)
+    plain = tx.jit(chain)
+    plain.fuse = False
+    assert "elementwise" in fused.numba_source(x, w)
+    text = plain.numba_source(x, w)
+    assert "elementwise" not in text and "x * w" in text
+    np.testing.assert_allclose(plain(x, w)[0], chain(x, w)[0], rtol=1e-14)
 
 
 def named_like_the_implementation(out, shape, dtype, v, fn):

@@ -32,7 +32,6 @@ from .. import tree_util
 from ..config import config
 from ..errors import TransformError
 from ..numba_stage.compile_errors import JitError
-from ..numba_stage.fusion import inline_kernels
 from ..numba_stage.specialize import (Const, Dyn, SpecializationError, Zero, children,
                                       is_container, rebuild)
 from ..numba_stage.lane_loop import JittedVmap, LaneLoop, _finish, _leaf_axes, _leaves
@@ -158,9 +157,6 @@ class Kernel:
         tree = ast.parse(compiled.text)
         fname = compiled.name or example.generated.function.__name__
         func = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == fname)
-        # one example's numbers: the fused kernels' statements again (a
-        # device function is compiled alone, without the module's kernels)
-        func = inline_kernels(tree, func)
         bound = _bound_names(tree)
         # the example's leaves: which are random keys (uint32 pairs) in a function that draws
         leaves0 = [leaf[()] if isinstance(leaf, np.ndarray) and leaf.ndim == 0 else leaf

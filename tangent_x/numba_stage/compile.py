@@ -420,7 +420,7 @@ class Jitted:
             weak, numbers, mixed = False, (), False
         return numba_stage(generated, avs, self._call_site, ranks, units, weak,
                            self._callees(weak), numbers=numbers, mixed=mixed,
-                           complete_ranks=ranks is not None)[0]
+                           complete_ranks=ranks is not None, fuse=self.fuse)[0]
 
 
 def jitted_of(fun):
