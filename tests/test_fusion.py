@@ -238,7 +238,7 @@ def test_gradients_of_chains_under_jit(f, args, fused):
     assert ("@elementwise" in g.numba_source(*args)) == fused
 
 
-def chain(x, w):
+def thread_chain(x, w):
     y = x * w
     z = y + y * x
     return np.sum(x * z), z
@@ -250,13 +250,13 @@ def test_code_for_a_gpu_thread_keeps_the_statements_as_written():
     (the CPU's jit of the same function fuses them)."""
     import tangent_x as tx
     x, w = np.linspace(0.1, 1.0, 8), np.linspace(1.0, 2.0, 8)
-    fused = tx.jit(chain)
-    plain = tx.jit(chain)
+    fused = tx.jit(thread_chain)
+    plain = tx.jit(thread_chain)
     plain.fuse = False
     assert "elementwise" in fused.numba_source(x, w)
     text = plain.numba_source(x, w)
     assert "elementwise" not in text and "x * w" in text
-    np.testing.assert_allclose(plain(x, w)[0], chain(x, w)[0], rtol=1e-14)
+    np.testing.assert_allclose(plain(x, w)[0], thread_chain(x, w)[0], rtol=1e-14)
 
 
 def named_like_the_implementation(out, shape, dtype, v, fn):
