@@ -29,7 +29,8 @@ before the transforms exist.
 """
 import numpy as np
 
-from .tree_util import _leaf_paths, tree_flatten, tree_map, tree_structure
+from .tree_paths import _leaf_paths
+from .tree_util import tree_flatten, tree_map, tree_structure
 
 __all__ = ["check_grads", "numerical_jvp", "default_eps",
            "default_gradient_tolerance"]

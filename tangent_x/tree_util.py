@@ -26,11 +26,14 @@ Besides the JAX names, two helpers used throughout the library live here:
 :func:`tree_zeros_like` and :func:`tree_add` (where ``None`` means "zero",
 which is how reverse mode represents a gradient that was never produced).
 """
-import collections
 import functools
-import operator
 
 import numpy as np
+
+from .tree_nodes import (_BUILTIN_KINDS, _DICT, _LIST, _NAMEDTUPLE, _NONE, _TUPLE, _aux_equal,
+                         _aux_hash, _is_namedtuple_type, _node_kind, _registry,
+                         register_pytree_node, register_pytree_node_class)
+from .tree_paths import _PrefixMismatch, _flatten_up_to, _keystr
 
 __all__ = [
     "PyTreeDef",
@@ -54,150 +57,8 @@ __all__ = [
 
 
 # ---------------------------------------------------------------------------
-# Node kinds
-# ---------------------------------------------------------------------------
-#
-# Each kind of container knows how to split a value into (children, aux) and
-# how to rebuild it.  ``aux`` is the static part that must match for two trees
-# to have the same structure (dict keys, a namedtuple's class, a registered
-# class's metadata).  Keeping the built-in containers in the same shape as
-# user-registered ones means flatten / unflatten / flatten_up_to have a single
-# code path.
-
-class _NodeKind:
-    """How to take apart and rebuild one kind of container."""
-
-    __slots__ = ("name", "flatten", "unflatten")
-
-    def __init__(self, name, flatten, unflatten):
-        self.name = name            # used for printing and error messages
-        self.flatten = flatten      # value -> (children sequence, aux)
-        self.unflatten = unflatten  # (nodetype, aux, children tuple) -> value
-
-
-def _sorted_keys(d):
-    """Dict keys in the canonical (sorted) order; JAX refuses unsortable keys."""
-    try:
-        return sorted(d)
-    except TypeError as e:
-        raise ValueError(
-            "pytree dict keys must be sortable (tangent_x visits dict children "
-            f"in sorted key order), but sorting {list(d)!r} failed: {e}") from None
-
-
-def _flatten_dict(d):
-    keys = _sorted_keys(d)
-    return [d[k] for k in keys], tuple(keys)
-
-
-def _flatten_defaultdict(d):
-    keys = _sorted_keys(d)
-    return [d[k] for k in keys], (d.default_factory, tuple(keys))
-
-
-_NONE = _NodeKind("None", lambda x: ((), None), lambda t, aux, ch: None)
-_TUPLE = _NodeKind("tuple", lambda x: (x, None), lambda t, aux, ch: tuple(ch))
-_LIST = _NodeKind("list", lambda x: (x, None), lambda t, aux, ch: list(ch))
-_DICT = _NodeKind("dict", _flatten_dict,
-                  lambda t, aux, ch: dict(zip(aux, ch)))
-_NAMEDTUPLE = _NodeKind("namedtuple", lambda x: (tuple(x), None),
-                        lambda t, aux, ch: t(*ch))
-_ORDEREDDICT = _NodeKind(
-    "OrderedDict", lambda x: (list(x.values()), tuple(x.keys())),
-    lambda t, aux, ch: collections.OrderedDict(zip(aux, ch)))
-_DEFAULTDICT = _NodeKind(
-    "defaultdict", _flatten_defaultdict,
-    lambda t, aux, ch: collections.defaultdict(aux[0], zip(aux[1], ch)))
-
-_BUILTIN_KINDS = {
-    type(None): _NONE,
-    tuple: _TUPLE,
-    list: _LIST,
-    dict: _DICT,
-    collections.OrderedDict: _ORDEREDDICT,
-    collections.defaultdict: _DEFAULTDICT,
-}
-
-# User-registered node types: exact type -> _NodeKind (as in JAX, subclasses
-# of a registered class are leaves unless registered themselves).
-_registry = {}
-
-
-def register_pytree_node(nodetype, flatten_func, unflatten_func,
-                         flatten_with_keys_func=None):
-    """Make instances of ``nodetype`` containers rather than leaves.
-
-    ``flatten_func(x)`` returns ``(children, aux_data)``; ``children`` are
-    flattened further, ``aux_data`` is static metadata that is compared (and,
-    when hashable, hashed) as part of the tree structure.
-    ``unflatten_func(aux_data, children)`` rebuilds the value; it receives
-    the children as a tuple.  ``flatten_with_keys_func`` is accepted for
-    compatibility with JAX's signature and ignored.
-
-    Registering a type twice (or a built-in container) is a ``ValueError``,
-    as in JAX, because it would silently change existing tree structures.
-    """
-    del flatten_with_keys_func
-    if nodetype in _registry or nodetype in _BUILTIN_KINDS:
-        raise ValueError(
-            f"Duplicate custom PyTreeDef type registration for {nodetype}.")
-    _registry[nodetype] = _NodeKind(
-        "custom", flatten_func,
-        lambda t, aux, ch: unflatten_func(aux, ch))
-
-
-def register_pytree_node_class(cls):
-    """Class decorator: register ``cls`` using its own pytree methods.
-
-    ``cls`` must define ``tree_flatten(self) -> (children, aux_data)`` and a
-    classmethod ``tree_unflatten(cls, aux_data, children)``.  Returns ``cls``
-    so it can be used as ``@register_pytree_node_class``.
-    """
-    register_pytree_node(cls, operator.methodcaller("tree_flatten"),
-                         cls.tree_unflatten)
-    return cls
-
-
-def _is_namedtuple_type(t):
-    return issubclass(t, tuple) and hasattr(t, "_fields")
-
-
-def _node_kind(x):
-    """The _NodeKind for ``x``, or None when ``x`` is a leaf."""
-    t = type(x)
-    kind = _registry.get(t)
-    if kind is None:
-        kind = _BUILTIN_KINDS.get(t)
-    if kind is None and _is_namedtuple_type(t):
-        kind = _NAMEDTUPLE
-    return kind
-
-
-# ---------------------------------------------------------------------------
 # PyTreeDef
 # ---------------------------------------------------------------------------
-
-def _aux_equal(a, b):
-    """Compare node metadata; metadata must have plain ``==`` semantics."""
-    if a is b:
-        return True
-    try:
-        return bool(a == b)
-    except Exception:
-        raise ValueError(
-            "Exception raised while checking equality of metadata fields of "
-            "pytree. Make sure that metadata fields are hashable and have "
-            "simple equality semantics. (Note: arrays cannot be passed as "
-            "metadata fields!)") from None
-
-
-def _aux_hash(aux):
-    """Hash of node metadata; unhashable metadata only weakens the hash."""
-    try:
-        return hash(aux)
-    except TypeError:
-        return 0
-
 
 class PyTreeDef:
     """The structure of a pytree: its containers and metadata, without leaves.
@@ -440,123 +301,6 @@ def all_leaves(iterable, is_leaf=None):
         if _node_kind(x) is not None:
             return False
     return True
-
-
-# ---------------------------------------------------------------------------
-# Prefix matching
-# ---------------------------------------------------------------------------
-
-class _PrefixMismatch(Exception):
-    """Internal: ``treedef`` is not a prefix of a tree, at ``path``."""
-
-    def __init__(self, path, detail):
-        super().__init__(detail)
-        self.path = path
-        self.detail = detail
-
-
-def _keystr(path):
-    """Render a key path like JAX does: ``[0]['W'].field``."""
-    return "".join(path)
-
-
-def _dict_keys(td):
-    """The keys of a dict node (dict, OrderedDict, defaultdict), else None."""
-    kind = td._kind
-    if kind is _DICT or kind is _ORDEREDDICT:
-        return list(td._aux)
-    if kind is _DEFAULTDICT:
-        return list(td._aux[1])
-    return None
-
-
-def _child_keys(td):
-    """Key-path fragments naming each child of node ``td``."""
-    keys = _dict_keys(td)
-    if keys is not None:
-        return [f"[{k!r}]" for k in keys]
-    kind = td._kind
-    if kind is _NAMEDTUPLE:
-        return [f".{name}" for name in td._type._fields]
-    return [f"[{i}]" for i in range(len(td._children))]
-
-
-def _leaf_paths(treedef):
-    """Key-path strings (``"[0]['W']"``) of each leaf, in flattening order.
-
-    Private helper for error messages elsewhere in the library (e.g.
-    ``test_util`` names the output leaf whose derivative is wrong, ``lax``
-    the leaf whose type changed).
-    """
-    paths = []
-
-    def walk(td, prefix):
-        if td._kind is None:
-            paths.append(prefix)
-            return
-        for key, child in zip(_child_keys(td), td._children):
-            walk(child, prefix + key)
-
-    walk(treedef, "")
-    return paths
-
-
-def _short(x, limit=80):
-    s = repr(x)
-    return s if len(s) <= limit else s[:limit - 3] + "..."
-
-
-def _flatten_up_to(td, tree, path, out):
-    kind = td._kind
-    if kind is None:
-        out.append(tree)
-        return
-    t = type(tree)
-    if kind is _NONE:
-        if tree is not None:
-            raise _PrefixMismatch(
-                path, f"Expected None, got {_short(tree)}. (None is an empty "
-                "pytree node, not a leaf; to treat None as a leaf pass "
-                "is_leaf=lambda x: x is None when building the prefix.)")
-        return
-    if kind is _NAMEDTUPLE:
-        if not _is_namedtuple_type(t):
-            raise _PrefixMismatch(path,
-                                  f"Expected named tuple, got {_short(tree)}.")
-        if t is not td._type:
-            raise _PrefixMismatch(
-                path, f"Named tuple type mismatch: expected type: "
-                f"{td._type}, tuple: {_short(tree)}.")
-    elif t is not td._type:
-        raise _PrefixMismatch(
-            path, f"Expected {_type_label(td)}, got {_short(tree)}.")
-    children, aux = kind.flatten(tree)
-    children = tuple(children)
-    if kind is _DICT or kind is _DEFAULTDICT:
-        keys = aux if kind is _DICT else aux[1]
-        want = td._aux if kind is _DICT else td._aux[1]
-        if keys != want:
-            raise _PrefixMismatch(
-                path, f"Dict key mismatch; expected keys: {list(want)}; "
-                f"present keys: {list(keys)}.")
-    if len(children) != len(td._children):
-        raise _PrefixMismatch(
-            path, f"{_type_label(td).capitalize()} arity mismatch: expected "
-            f"{len(td._children)} children, got {len(children)}; value: "
-            f"{_short(tree)}.")
-    if not _aux_equal(aux, td._aux):
-        raise _PrefixMismatch(
-            path, f"Mismatch custom node data: {td._aux!r} != {aux!r}; "
-            f"value: {_short(tree)}.")
-    for key, child_td, child in zip(_child_keys(td), td._children, children):
-        _flatten_up_to(child_td, child, path + (key,), out)
-
-
-def _type_label(td):
-    """'list', 'dict', ... for built-ins; the class name for other nodes."""
-    if td._kind.name in ("custom", "namedtuple"):
-        return td._type.__name__
-    return td._kind.name
 
 
 # ---------------------------------------------------------------------------

@@ -25,7 +25,7 @@ PACKAGE = "tangent_x"
 
 # Lowest first.  A module's layer is the first entry its name starts with.
 LAYERS = [
-    ("bottom", ["version", "errors", "config", "cachedir", "tree_util", "tree", "runtime", "lax",
+    ("bottom", ["version", "errors", "config", "cachedir", "tree_nodes", "tree_paths", "tree_util", "tree", "runtime", "lax",
                 "random", "nn", "numpy", "parallel", "distributed"]),
     ("core", ["core"]),
     ("canonical", ["canonical"]),

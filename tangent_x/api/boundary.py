@@ -7,7 +7,7 @@ gradient shares memory with an input or another gradient (``owned``).
 """
 import numpy as np
 
-from .. import runtime, tree_util
+from .. import runtime, tree_nodes, tree_util
 from . import complex_values
 
 
@@ -65,7 +65,7 @@ def fill(g, x):
         return runtime.zeros_like(x)
     if isinstance(x, dict):
         # a plain dict's keys in sorted order, as JAX (and tree_util) give them
-        keys = tree_util._sorted_keys(x) if type(x) is dict else list(x)
+        keys = tree_nodes._sorted_keys(x) if type(x) is dict else list(x)
         return type(x)((k, fill(g.get(k) if isinstance(g, dict) else None, x[k]))
                        for k in keys)
     if isinstance(x, (list, tuple)) and isinstance(g, (list, tuple)):

@@ -23,7 +23,7 @@ import gast
 import numpy as np
 
 from ..core import ir
-from .. import tree_util
+from .. import tree_paths, tree_util
 from ..core.arguments import _parameter_names, any_leaf
 from ..errors import TransformError, call_site
 
@@ -101,7 +101,7 @@ def refuse_in_arguments(kind, fun, args, what="argument"):
     names = _parameter_names(fun) if what == "argument" else []
     for i, value in enumerate(args):
         leaves, treedef = tree_util.tree_flatten(value)
-        for path, leaf in zip(tree_util._leaf_paths(treedef), leaves):
+        for path, leaf in zip(tree_paths._leaf_paths(treedef), leaves):
             if is_complex(leaf):
                 label = f"{what} {i}" + (f" ({names[i]})" if i < len(names) else "")
                 raise TransformError(

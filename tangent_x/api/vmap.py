@@ -32,7 +32,7 @@ from .specialised import key_of, static_arguments
 from .transformed import Unspecialized, structure_dependent, structure_key
 from ..core import ir, lower, primitives as P
 from ..core.builders import assign, call
-from .. import runtime, tree_util
+from .. import runtime, tree_nodes, tree_util
 from ..transforms.batching import PerExample, all_batched, any_batched
 from .vmap_body import (Opaque, finish, first_lane_access, flag_of, leaf_tuple, loop_body,
                         probing, vectorized_body)
@@ -334,7 +334,7 @@ def _fill_grads(fun, out_axes, out, args, boundary):
 
     def fill(g, x, ax):
         if isinstance(x, dict):
-            keys = tree_util._sorted_keys(x) if type(x) is dict else list(x)
+            keys = tree_nodes._sorted_keys(x) if type(x) is dict else list(x)
             return type(x)((k, fill(g.get(k) if isinstance(g, dict) else None, x[k],
                                     ax[k] if isinstance(ax, dict) else ax)) for k in keys)
         if isinstance(x, (list, tuple)):

@@ -5,7 +5,7 @@ import numbers
 
 import numpy as np
 
-from .. import tree_util
+from .. import tree_paths, tree_util
 
 _SHOWN_KIND = {"vjp_split": "vjp", "python": "the transform"}
 
@@ -38,7 +38,7 @@ def refuse_masked(kind, fun, args, kwargs=None, what="argument"):
         [(f"keyword argument {k!r}", a) for k, a in (kwargs or {}).items()]
     for label, value in given:
         leaves, treedef = tree_util.tree_flatten(value)
-        for path, leaf in zip(tree_util._leaf_paths(treedef), leaves):
+        for path, leaf in zip(tree_paths._leaf_paths(treedef), leaves):
             if isinstance(leaf, np.ma.MaskedArray):
                 where = f"{label}{' at ' + path if path else ''}"
                 shown = _SHOWN_KIND.get(kind, kind)

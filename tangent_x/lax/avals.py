@@ -18,7 +18,7 @@ promotion is applied to results (a Python ``float`` carry stays a ``float``).
 """
 import numpy as np
 
-from ..tree_util import _child_keys, _dict_keys, _leaf_paths
+from ..tree_paths import _child_keys, _dict_keys, _leaf_paths
 
 
 _WEAK_DTYPES = {int: np.dtype(np.int_), float: np.dtype(np.float64),
