@@ -118,7 +118,7 @@ class JacobianSource:
         return TransformError(
             f"{self._which}({name}) is transformed again, and {why}",
             self._call_site,
-            f"differentiate a function of one array returning one array (pack the "
+            "differentiate a function of one array returning one array (pack the "
             f"arguments into one array and unpack inside), or transform the gradient "
             f"instead: tx.jacfwd(tx.grad(g)) for a scalar g (tx.hessian)")
 
