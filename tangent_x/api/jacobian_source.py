@@ -119,8 +119,8 @@ class JacobianSource:
             f"{self._which}({name}) is transformed again, and {why}",
             self._call_site,
             "differentiate a function of one array returning one array (pack the "
-            f"arguments into one array and unpack inside), or transform the gradient "
-            f"instead: tx.jacfwd(tx.grad(g)) for a scalar g (tx.hessian)")
+            "arguments into one array and unpack inside), or transform the gradient "
+            "instead: tx.jacfwd(tx.grad(g)) for a scalar g (tx.hessian)")
 
     def _build(self, args):
         """The source: one column function per differentiated argument and

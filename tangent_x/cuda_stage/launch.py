@@ -108,7 +108,6 @@ class CudaVmap:
         return kernel, axes, size
 
     def __call__(self, *args):
-        cuda = self._cuda
         on_device = any(_on_device(leaf) for leaf in tree_util.tree_leaves(args))
         host_args = tree_util.tree_map(
             lambda a: a.copy_to_host() if _on_device(a) else a, args) \
