@@ -22,6 +22,8 @@ import sys
 import time
 import traceback
 
+import numpy as np
+
 INSTALL_HINT = ('pip install "tangent_x[mpi]" (it brings the mpich and mpi4py wheels: no system '
                 'MPI needed), then launch with: mpiexec -n 2 python your_script.py')
 
@@ -135,6 +137,51 @@ def shutdown():
         sys.excepthook = _state["hook"]
         _state["hook"] = None
     comm.Free()
+
+
+# How a process waits in a collective for the others (``wait`` here, and its
+# compiled twin in ``numba_stage.mpi_calls``).  MPICH waits by polling, with
+# a sched_yield now and then: a rank that arrives first keeps its core busy
+# until the last one comes.  On a machine with more runnable processes than
+# cores (other jobs, or ranks sharing cores) that spinning takes the CPU time
+# the late rank needs to arrive.  So collectives are started non-blocking
+# and tested: in a loop for ``spin`` seconds (a partner already on its way,
+# and the steps of a transfer, are met at once), then between sleeps of
+# ``first_pause`` seconds, doubling up to ``longest_pause``, which leave the
+# core to the others.  Compiled code reads this array through its address.
+WAITING = np.array([50e-6, 10e-6, 100e-6])      # spin, first_pause, longest_pause
+
+
+def set_waiting(spin=None, first_pause=None, longest_pause=None):
+    """How long (seconds) a process polls a collective before it sleeps
+    between polls, and the sleeps (see ``WAITING``); ``spin=float("inf")``
+    leaves the waiting to MPI (``MPI_Wait``: MPICH polls throughout, with a
+    sched_yield now and then).  Returns the previous setting (a tuple, to
+    pass back)."""
+    before = tuple(float(v) for v in WAITING)
+    for i, value in enumerate((spin, first_pause, longest_pause)):
+        if value is not None:
+            if not value >= 0:
+                raise ValueError(f"set_waiting: times are seconds >= 0, got {value!r}")
+            WAITING[i] = value
+    return before
+
+
+def wait(request):
+    """Wait for an mpi4py request (of a non-blocking collective) without
+    holding a core: tested in a loop for ``WAITING[0]`` seconds, then
+    between short sleeps (see ``WAITING``)."""
+    spin, pause, longest = WAITING
+    if spin == float("inf"):
+        request.Wait()
+        return
+    if request.Test():
+        return
+    start = time.perf_counter()
+    while not request.Test():
+        if time.perf_counter() - start > spin:
+            time.sleep(pause)
+            pause = min(2 * pause, longest)
 
 
 def keep_freed_memory():

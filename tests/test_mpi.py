@@ -91,6 +91,16 @@ def test_compiled_collectives_load_from_the_disk_cache(tmp_path):
 
 
 @needs_mpi
+@pytest.mark.parametrize("where", ["calls", pytest.param("pmap", marks=pytest.mark.slow)])
+def test_a_rank_waiting_for_a_late_one_leaves_its_core(where):
+    """Rank 1 comes 1 s late to each collective; rank 0's wait costs it
+    little CPU (MPICH's own wait polls throughout: ~1 s of CPU on an idle
+    core), through mpi_calls compiled and from Python, MPIGroup and (slow:
+    compiling it) a jit(pmap) shard's psum; the results are right."""
+    assert_ok(launch(2, "waiting.py", *(["pmap"] if where == "pmap" else [])), 2)
+
+
+@needs_mpi
 def test_data_parallel_sgd_equals_single_process_training():
     result = launch(2, os.path.join(ROOT, "examples", "mpi_sgd.py"))
     output = result.stdout + result.stderr
