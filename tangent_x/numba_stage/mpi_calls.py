@@ -33,6 +33,13 @@ cache).  Handles are C ints, as in MPICH's ABI (the ``mpich`` wheel of the
 ``[mpi]`` extra); datatype and operation handles are compile-time
 constants, read from mpi4py.  Another MPI ABI (Open MPI's pointer handles)
 is refused at import with a clear error.
+
+Waiting: each collective is started non-blocking (``MPI_Iallreduce``,
+``MPI_Iallgather``, ``MPI_Ibarrier``) and waited for by ``_wait``, which
+polls ``MPI_Test`` for a while and then sleeps between polls (``usleep``
+from the C library), reading ``distributed.WAITING`` at run time through
+its address: a rank waiting for a late one leaves its core to the
+processes still computing (MPICH's blocking calls poll throughout).
 """
 import os
 import sys
@@ -130,7 +137,7 @@ def global_array(symbol, array):
     return entry
 
 
-# distributed.WAITING: spin, first pause, longest pause (seconds)
+# distributed.WAITING: spin, first pause, longest pause (seconds), spin per byte
 _waiting = global_array("tangent_x_mpi_waiting", distributed.WAITING)
 _MPI_Comm_size = types.ExternalFunction("MPI_Comm_size", _int(_int, _ptr))
 _MPI_Comm_rank = types.ExternalFunction("MPI_Comm_rank", _int(_int, _ptr))
@@ -211,22 +218,23 @@ def _agree_compiled(size, datatype, comm):
     return impl
 
 
-def _wait(request):
+def _wait(request, nbytes):
     pass
 
 
 @overload(_wait)
-def _wait_compiled(request):
+def _wait_compiled(request, nbytes):
     """Wait for the non-blocking collective of ``request`` (an int32 array
-    of one MPI_Request) as ``distributed.wait``: tested in a loop for
-    ``WAITING[0]`` seconds, then between sleeps that leave the core to the
-    processes still computing (with an infinite spin, MPI_Wait)."""
-    def impl(request):
+    of one MPI_Request), which sends ``nbytes``, as ``distributed.wait``:
+    tested in a loop for a while, then between sleeps that leave the core
+    to the processes still computing (with an infinite spin, MPI_Wait)."""
+    def impl(request, nbytes):
         flag = np.zeros(1, np.int32)
         status = np.empty(_STATUS_INTS, np.int32)
         if _waiting(0) == np.inf:
             _check(_MPI_Wait(_address(request), _address(status)), "MPI_Wait")
             return
+        spin = _waiting(0) + nbytes * _waiting(3)
         start = -1.0
         pause = _waiting(1)
         while True:
@@ -236,7 +244,7 @@ def _wait_compiled(request):
             now = _MPI_Wtime()
             if start < 0.0:
                 start = now
-            elif now - start > _waiting(0):
+            elif now - start > spin:
                 _usleep(np.uint32(pause * 1e6))
                 pause = min(2.0 * pause, _waiting(2))
     return impl
@@ -254,7 +262,7 @@ def _reduce_into_compiled(send, out, count, datatype, op, comm):
         request = np.zeros(1, np.int32)
         _check(_MPI_Iallreduce(_address(send), _address(out), count, datatype, op, comm,
                                _address(request)), "MPI_Iallreduce")
-        _wait(request)
+        _wait(request, count * send.itemsize)
     return impl
 
 
@@ -270,7 +278,7 @@ def _gather_into_compiled(send, out, count, datatype, comm):
         request = np.zeros(1, np.int32)
         _check(_MPI_Iallgather(_address(send), count, datatype, _address(out), count, datatype,
                                comm, _address(request)), "MPI_Iallgather")
-        _wait(request)
+        _wait(request, count * send.itemsize)
     return impl
 
 
@@ -320,7 +328,7 @@ def _allreduce_py(x, op, comm, checked):
     if checked:
         _agree(send.size, DATATYPES.get(send.dtype.name, -1), comm)
     out = np.empty_like(send)
-    distributed.wait(_comm(comm).Iallreduce(send, out, _PY_OPS[op]))
+    distributed.wait(_comm(comm).Iallreduce(send, out, _PY_OPS[op]), send.nbytes)
     return out if isinstance(x, np.ndarray) else out[()]
 
 
@@ -330,7 +338,7 @@ def _allgather_py(x, comm, checked):
         _agree(send.size, DATATYPES.get(send.dtype.name, -1), comm)
     handle = _comm(comm)
     out = np.empty((handle.Get_size(),) + send.shape, send.dtype)
-    distributed.wait(handle.Iallgather(send, out))
+    distributed.wait(handle.Iallgather(send, out), send.nbytes)
     return out
 
 
@@ -357,7 +365,7 @@ def _barrier_compiled(comm=COMM_WORLD):
     def impl(comm=COMM_WORLD):
         request = np.zeros(1, np.int32)
         _check(_MPI_Ibarrier(comm, _address(request)), "MPI_Ibarrier")
-        _wait(request)
+        _wait(request, 0)
     return impl
 
 

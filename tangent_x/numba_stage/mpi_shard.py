@@ -34,6 +34,10 @@ the same ``MismatchError`` (a ValueError naming the collective and the
 axis) when they differ.  A scalar operand needs no check (its type is the
 same on every rank).
 
+Every call is the non-blocking form (``MPI_Iallreduce``, ``MPI_Iallgather``)
+waited for by ``mpi_calls``' ``_wait`` (polled, then between short sleeps:
+see ``distributed.wait``), so a rank waiting for a late one leaves its core.
+
 The process's communicator, size and rank are read at run time from a
 small array the compiled code addresses by symbol name
 (``tangent_x_pmap_mpi_state``, registered with llvmlite), so Numba's disk

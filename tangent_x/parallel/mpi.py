@@ -184,7 +184,7 @@ class MPIGroup:
                              f"every device; got {per_device}")
         stacked = np.ascontiguousarray(np.stack(local))   # stack keeps a transposed layout
         gathered = np.empty((self.size,) + stacked.shape[1:], stacked.dtype)
-        distributed.wait(self.comm.Iallgather(stacked, gathered))
+        distributed.wait(self.comm.Iallgather(stacked, gathered), stacked.nbytes)
         return gathered
 
 
@@ -283,7 +283,8 @@ class MPIWorker:
 
     def barrier(self):
         """Wait until every device of every process has reached it."""
-        self.group._meet(self.local_index, None, lambda values: distributed.wait(self.group.comm.Ibarrier()))
+        self.group._meet(self.local_index, None,
+                         lambda values: distributed.wait(self.group.comm.Ibarrier()))
 
     def abort(self, exc):
         """Stop every worker: this process's others raise WorkerAborted;
