@@ -33,9 +33,11 @@
    784-64-10 MLP with ``MPIGroup.allreduce``; and a control: plain NumPy
    matrix products, the same total work on 1 process and split over the
    ranks -- what the machine gives now (other jobs share its cores).  The
-   CPU time per step (1 process; the busiest rank) says what the work
-   allows on idle cores, whatever the load: its ratio is the speed-up the
-   ranks would reach if each had a core of its own.
+   CPU time per step (1 process; the busiest rank) tells the work done
+   from the share of the cores the machine gave: its ratio bounds the
+   speed-up the ranks would reach with a core each (polling while waiting
+   counts as work, and a loaded machine makes the waits longer, so it is
+   lower there than on an idle machine).
 
 BLAS and Numba run one thread each, so that ranks, not threads, give the
 parallelism.  Needs the ``[mpi]`` extra.  Rank 0 prints markdown tables, the
@@ -366,8 +368,8 @@ def main():
     print(f"\nacceptance ({ranks} ranks; target with 2): jit(pmap) all-reduce of a float64 "
           f"{psum:.2f} us (<= 20 us; mpi4py's Allreduce from Python: {reduce_rows[6][1]:.2f} us); "
           f"data-parallel gradient {direct['ratio']:.2f}x (>= 1.6x; the machine gives "
-          f"{control['ratio']:.2f}x now, control row; on cores of their own the ranks' CPU time "
-          f"allows {direct['one_cpu'] / direct['many_cpu']:.2f}x)")
+          f"{control['ratio']:.2f}x now, control row; CPU-time ratio "
+          f"{direct['one_cpu'] / direct['many_cpu']:.2f})")
 
 
 if __name__ == "__main__":
