@@ -162,11 +162,12 @@ def set_waiting(spin=None, first_pause=None, longest_pause=None, spin_per_byte=N
     sched_yield now and then).  Returns the previous setting (a tuple, to
     pass back)."""
     before = tuple(float(v) for v in WAITING)
-    for i, value in enumerate((spin, first_pause, longest_pause, spin_per_byte)):
+    values = (spin, first_pause, longest_pause, spin_per_byte)
+    for name, value in zip(_WAITING_NAMES, values):
+        if value is not None and not value >= 0:
+            raise ValueError(f"set_waiting: {name} must be >= 0 seconds, got {value!r}")
+    for i, value in enumerate(values):
         if value is not None:
-            if not value >= 0:
-                raise ValueError(f"set_waiting: {_WAITING_NAMES[i]} must be >= 0 seconds, "
-                                 f"got {value!r}")
             WAITING[i] = value
     return before
 

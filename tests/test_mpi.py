@@ -122,6 +122,52 @@ def test_not_initialized_is_one_process():
         distributed.communicator()
 
 
+class _Request:
+    """An mpi4py request stand-in: done at the ``done_at``-th Test."""
+
+    def __init__(self, done_at):
+        self.done_at, self.tests, self.waited = done_at, 0, False
+
+    def Test(self):    # noqa: N802 (mpi4py's name)
+        self.tests += 1
+        return self.tests >= self.done_at
+
+    def Wait(self):    # noqa: N802
+        self.waited = True
+
+
+def test_wait_polls_then_sleeps_until_the_request_is_done(monkeypatch):
+    sleeps = []
+    monkeypatch.setattr(distributed.time, "sleep", sleeps.append)
+    before = distributed.set_waiting(spin=0.0, first_pause=1e-5, longest_pause=4e-5)
+    try:
+        request = _Request(done_at=6)
+        distributed.wait(request)
+        assert request.tests == 6 and not request.waited
+        # no polling time left: a sleep between polls, doubling up to the longest
+        assert sleeps == [1e-5, 2e-5, 4e-5, 4e-5]
+        sleeps.clear()
+        distributed.set_waiting(spin=60.0)             # polls throughout, no sleep
+        distributed.wait(_Request(done_at=50))
+        assert sleeps == []
+        distributed.set_waiting(spin=float("inf"))     # MPI's own wait
+        request = _Request(done_at=10 ** 9)
+        distributed.wait(request)
+        assert request.waited and request.tests == 0
+    finally:
+        distributed.set_waiting(*before)
+    assert tuple(distributed.WAITING) == before
+
+
+def test_set_waiting_refuses_negative_times():
+    before = tuple(distributed.WAITING)
+    with pytest.raises(ValueError, match="longest_pause must be >= 0"):
+        distributed.set_waiting(spin=1.0, longest_pause=-1.0)
+    with pytest.raises(ValueError, match="spin must be >= 0"):
+        distributed.set_waiting(spin=float("nan"))
+    assert tuple(distributed.WAITING) == before
+
+
 def test_launch_detection():
     assert distributed.launched_by_mpiexec({"PMI_RANK": "0", "PMI_SIZE": "2"})
     assert not distributed.launched_by_mpiexec({"HOME": "/root"})
