@@ -109,6 +109,8 @@ _MPI_Test = types.ExternalFunction("MPI_Test", _int(_ptr, _ptr, _ptr))
 _MPI_Wait = types.ExternalFunction("MPI_Wait", _int(_ptr, _ptr))
 _MPI_Wtime = types.ExternalFunction("MPI_Wtime", types.float64())
 _usleep = types.ExternalFunction("usleep", _int(types.uint32))     # the C library's
+_MPI_Comm_size = types.ExternalFunction("MPI_Comm_size", _int(_int, _ptr))
+_MPI_Comm_rank = types.ExternalFunction("MPI_Comm_rank", _int(_int, _ptr))
 # MPI_Request is a C int in MPICH's ABI; MPI_Status a few (ints enough to hold it)
 _STATUS_INTS = -(-MPI._sizeof(MPI.Status) // 4)
 
@@ -139,8 +141,6 @@ def global_array(symbol, array):
 
 # distributed.WAITING: spin, first pause, longest pause (seconds), spin per byte
 _waiting = global_array("tangent_x_mpi_waiting", distributed.WAITING)
-_MPI_Comm_size = types.ExternalFunction("MPI_Comm_size", _int(_int, _ptr))
-_MPI_Comm_rank = types.ExternalFunction("MPI_Comm_rank", _int(_int, _ptr))
 
 
 def handle_of(comm):
@@ -256,8 +256,9 @@ def reduce_into(send, out, count, datatype, op, comm):
 
 @overload(reduce_into)
 def _reduce_into_compiled(send, out, count, datatype, op, comm):
-    """Compiled only: MPI_Allreduce of the first ``count`` elements of the
-    contiguous arrays ``send`` into ``out``, waited for by ``_wait``."""
+    """Compiled only: the all-reduce (MPI_Iallreduce) of the first ``count``
+    elements of the contiguous arrays ``send`` into ``out``, waited for by
+    ``_wait``."""
     def impl(send, out, count, datatype, op, comm):
         request = np.zeros(1, np.int32)
         _check(_MPI_Iallreduce(_address(send), _address(out), count, datatype, op, comm,
@@ -272,8 +273,9 @@ def gather_into(send, out, count, datatype, comm):
 
 @overload(gather_into)
 def _gather_into_compiled(send, out, count, datatype, comm):
-    """Compiled only: MPI_Allgather of ``count`` elements of ``send`` from
-    every rank into ``out`` (rank order), waited for by ``_wait``."""
+    """Compiled only: the allgather (MPI_Iallgather) of ``count`` elements of
+    ``send`` from every rank into ``out`` (rank order), waited for by
+    ``_wait``."""
     def impl(send, out, count, datatype, comm):
         request = np.zeros(1, np.int32)
         _check(_MPI_Iallgather(_address(send), count, datatype, _address(out), count, datatype,
