@@ -33,12 +33,20 @@ cache).  Handles are C ints, as in MPICH's ABI (the ``mpich`` wheel of the
 ``[mpi]`` extra); datatype and operation handles are compile-time
 constants, read from mpi4py.  Another MPI ABI (Open MPI's pointer handles)
 is refused at import with a clear error.
+
+Waiting: each collective is started non-blocking (``MPI_Iallreduce``,
+``MPI_Iallgather``, ``MPI_Ibarrier``) and waited for by ``_wait``, which
+polls ``MPI_Test`` for a while and then sleeps between polls (``usleep``
+from the C library), reading ``distributed.WAITING`` at run time through
+its address: a rank waiting for a late one leaves its core to the
+processes still computing (MPICH's blocking calls poll throughout).
 """
 import os
 import sys
 
 import numpy as np
 from llvmlite import binding as llvm
+from llvmlite import ir
 from numba import types
 from numba.core import cgutils
 from numba.core.errors import TypingError
@@ -92,11 +100,47 @@ _PY_OPS = {SUM: MPI.SUM, MAX: MPI.MAX, MIN: MPI.MIN}
 
 _int = types.int32
 _ptr = types.voidptr
-_MPI_Allreduce = types.ExternalFunction("MPI_Allreduce", _int(_ptr, _ptr, _int, _int, _int, _int))
-_MPI_Allgather = types.ExternalFunction("MPI_Allgather", _int(_ptr, _int, _int, _ptr, _int, _int, _int))
-_MPI_Barrier = types.ExternalFunction("MPI_Barrier", _int(_int))
+_MPI_Iallreduce = types.ExternalFunction("MPI_Iallreduce",
+                                         _int(_ptr, _ptr, _int, _int, _int, _int, _ptr))
+_MPI_Iallgather = types.ExternalFunction("MPI_Iallgather",
+                                         _int(_ptr, _int, _int, _ptr, _int, _int, _int, _ptr))
+_MPI_Ibarrier = types.ExternalFunction("MPI_Ibarrier", _int(_int, _ptr))
+_MPI_Test = types.ExternalFunction("MPI_Test", _int(_ptr, _ptr, _ptr))
+_MPI_Wait = types.ExternalFunction("MPI_Wait", _int(_ptr, _ptr))
+_MPI_Wtime = types.ExternalFunction("MPI_Wtime", types.float64())
+_usleep = types.ExternalFunction("usleep", _int(types.uint32))     # the C library's
 _MPI_Comm_size = types.ExternalFunction("MPI_Comm_size", _int(_int, _ptr))
 _MPI_Comm_rank = types.ExternalFunction("MPI_Comm_rank", _int(_int, _ptr))
+# MPI_Request is a C int in MPICH's ABI; MPI_Status a few (ints enough to hold it)
+_STATUS_INTS = -(-MPI._sizeof(MPI.Status) // 4)
+
+
+def global_array(symbol, array):
+    """An intrinsic ``entry(i)`` reading ``array[i]`` (float64 or int64,
+    1-d) at run time in compiled code, through a symbol the loader
+    resolves to the array's address: nothing frozen into cached code."""
+    llvm.add_symbol(symbol, array.ctypes.data)
+    element = types.float64 if array.dtype == np.float64 else types.int64
+    llvm_type = ir.DoubleType() if element is types.float64 else ir.IntType(64)
+
+    @intrinsic
+    def entry(typingctx, index):
+        if not isinstance(index, types.Integer):
+            return None
+
+        def codegen(context, builder, signature, args):
+            module = builder.module
+            cell = module.globals.get(symbol)
+            if cell is None:
+                cell = ir.GlobalVariable(module, ir.ArrayType(llvm_type, len(array)), symbol)
+            slot = builder.gep(cell, [ir.Constant(ir.IntType(32), 0), args[0]])
+            return builder.load(slot)
+        return element(types.intp), codegen
+    return entry
+
+
+# distributed.WAITING: spin, first pause, longest pause (seconds), spin per byte
+_waiting = global_array("tangent_x_mpi_waiting", distributed.WAITING)
 
 
 def handle_of(comm):
@@ -153,7 +197,7 @@ def _agree(size, datatype, comm):
     a size and its negation give the largest and the smallest)."""
     probe = np.array([size, -size, datatype, -datatype], np.int64)
     seen = np.empty(4, np.int64)
-    _comm(comm).Allreduce(probe, seen, MPI.MAX)
+    distributed.wait(_comm(comm).Iallreduce(probe, seen, MPI.MAX))
     if seen[0] != -seen[1] or seen[2] != -seen[3]:
         raise ValueError(MISMATCH)
 
@@ -168,9 +212,75 @@ def _agree_compiled(size, datatype, comm):
         probe = np.empty(4, np.int64)
         probe[0], probe[1], probe[2], probe[3] = size, -size, datatype, -datatype
         seen = np.empty(4, np.int64)
-        _check(_MPI_Allreduce(_address(probe), _address(seen), 4, INT64, MAX, comm), "MPI_Allreduce")
+        reduce_into(probe, seen, 4, INT64, MAX, comm)
         if seen[0] != -seen[1] or seen[2] != -seen[3]:
             raise ValueError(MISMATCH)
+    return impl
+
+
+def _wait(request, nbytes):
+    pass
+
+
+@overload(_wait)
+def _wait_compiled(request, nbytes):
+    """Wait for the non-blocking collective of ``request`` (an int32 array
+    of one MPI_Request), which sends ``nbytes``, as ``distributed.wait``:
+    tested in a loop for a while, then between sleeps that leave the core
+    to the processes still computing (with an infinite spin, MPI_Wait)."""
+    def impl(request, nbytes):
+        flag = np.zeros(1, np.int32)
+        status = np.empty(_STATUS_INTS, np.int32)
+        if _waiting(0) == np.inf:
+            _check(_MPI_Wait(_address(request), _address(status)), "MPI_Wait")
+            return
+        spin = _waiting(0) + nbytes * _waiting(3)
+        start = -1.0
+        pause = _waiting(1)
+        while True:
+            _check(_MPI_Test(_address(request), _address(flag), _address(status)), "MPI_Test")
+            if flag[0] != 0:
+                return
+            now = _MPI_Wtime()
+            if start < 0.0:
+                start = now
+            elif now - start > spin:
+                _usleep(np.uint32(pause * 1e6))
+                pause = min(2.0 * pause, _waiting(2))
+    return impl
+
+
+def reduce_into(send, out, count, datatype, op, comm):
+    pass
+
+
+@overload(reduce_into)
+def _reduce_into_compiled(send, out, count, datatype, op, comm):
+    """Compiled only: the all-reduce (MPI_Iallreduce) of the first ``count``
+    elements of the contiguous arrays ``send`` into ``out``, waited for by
+    ``_wait``."""
+    def impl(send, out, count, datatype, op, comm):
+        request = np.zeros(1, np.int32)
+        _check(_MPI_Iallreduce(_address(send), _address(out), count, datatype, op, comm,
+                               _address(request)), "MPI_Iallreduce")
+        _wait(request, count * send.itemsize)
+    return impl
+
+
+def gather_into(send, out, count, datatype, comm):
+    pass
+
+
+@overload(gather_into)
+def _gather_into_compiled(send, out, count, datatype, comm):
+    """Compiled only: the allgather (MPI_Iallgather) of ``count`` elements of
+    ``send`` from every rank into ``out`` (rank order), waited for by
+    ``_wait``."""
+    def impl(send, out, count, datatype, comm):
+        request = np.zeros(1, np.int32)
+        _check(_MPI_Iallgather(_address(send), count, datatype, _address(out), count, datatype,
+                               comm, _address(request)), "MPI_Iallgather")
+        _wait(request, count * send.itemsize)
     return impl
 
 
@@ -187,7 +297,7 @@ def comm_rank(comm=COMM_WORLD):
 
 def barrier(comm=COMM_WORLD):
     """Wait for every process of ``comm``."""
-    _comm(comm).Barrier()
+    distributed.wait(_comm(comm).Ibarrier())
 
 
 def allreduce(x, op=SUM, comm=COMM_WORLD):
@@ -220,7 +330,7 @@ def _allreduce_py(x, op, comm, checked):
     if checked:
         _agree(send.size, DATATYPES.get(send.dtype.name, -1), comm)
     out = np.empty_like(send)
-    _comm(comm).Allreduce(send, out, _PY_OPS[op])
+    distributed.wait(_comm(comm).Iallreduce(send, out, _PY_OPS[op]), send.nbytes)
     return out if isinstance(x, np.ndarray) else out[()]
 
 
@@ -230,7 +340,7 @@ def _allgather_py(x, comm, checked):
         _agree(send.size, DATATYPES.get(send.dtype.name, -1), comm)
     handle = _comm(comm)
     out = np.empty((handle.Get_size(),) + send.shape, send.dtype)
-    handle.Allgather(send, out)
+    distributed.wait(handle.Iallgather(send, out), send.nbytes)
     return out
 
 
@@ -255,7 +365,9 @@ def _comm_rank_compiled(comm=COMM_WORLD):
 @overload(barrier)
 def _barrier_compiled(comm=COMM_WORLD):
     def impl(comm=COMM_WORLD):
-        _check(_MPI_Barrier(comm), "MPI_Barrier")
+        request = np.zeros(1, np.int32)
+        _check(_MPI_Ibarrier(comm, _address(request)), "MPI_Ibarrier")
+        _wait(request, 0)
     return impl
 
 
@@ -268,8 +380,7 @@ def _allreduce_overload(checked):
                 if checked:
                     _agree(send.size, datatype, comm)
                 out = np.empty(send.shape, send.dtype)
-                _check(_MPI_Allreduce(_address(send), _address(out), send.size, datatype, op, comm),
-                       "MPI_Allreduce")
+                reduce_into(send, out, send.size, datatype, op, comm)
                 return out
             return impl
         if _scalar(x):
@@ -278,8 +389,7 @@ def _allreduce_overload(checked):
                 if checked:
                     _agree(1, datatype, comm)
                 out = np.empty(1, send.dtype)
-                _check(_MPI_Allreduce(_address(send), _address(out), 1, datatype, op, comm),
-                       "MPI_Allreduce")
+                reduce_into(send, out, 1, datatype, op, comm)
                 return out[0]
             return impl_scalar
         return None
@@ -295,8 +405,7 @@ def _allgather_overload(checked):
                 if checked:
                     _agree(send.size, datatype, comm)
                 out = np.empty((comm_size(comm),) + send.shape, send.dtype)
-                _check(_MPI_Allgather(_address(send), send.size, datatype,
-                                      _address(out), send.size, datatype, comm), "MPI_Allgather")
+                gather_into(send, out, send.size, datatype, comm)
                 return out
             return impl
         if _scalar(x):
@@ -305,8 +414,7 @@ def _allgather_overload(checked):
                 if checked:
                     _agree(1, datatype, comm)
                 out = np.empty(comm_size(comm), send.dtype)
-                _check(_MPI_Allgather(_address(send), 1, datatype, _address(out), 1, datatype, comm),
-                       "MPI_Allgather")
+                gather_into(send, out, 1, datatype, comm)
                 return out
             return impl_scalar
         return None

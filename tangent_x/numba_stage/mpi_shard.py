@@ -34,6 +34,10 @@ the same ``MismatchError`` (a ValueError naming the collective and the
 axis) when they differ.  A scalar operand needs no check (its type is the
 same on every rank).
 
+Every call is the non-blocking form (``MPI_Iallreduce``, ``MPI_Iallgather``)
+waited for by ``mpi_calls``' ``_wait`` (polled, then between short sleeps:
+see ``distributed.wait``), so a rank waiting for a late one leaves its core.
+
 The process's communicator, size and rank are read at run time from a
 small array the compiled code addresses by symbol name
 (``tangent_x_pmap_mpi_state``, registered with llvmlite), so Numba's disk
@@ -41,19 +45,16 @@ cache serves later processes; ``activate(comm)`` fills it before a call.
 """
 import numba
 import numpy as np
-from llvmlite import binding as llvm
-from llvmlite import ir
 from numba import types
-from numba.extending import intrinsic, overload
+from numba.extending import overload
 
 from ..parallel.mpi import MismatchError
 from . import mpi_calls, shard_collectives
-from .mpi_calls import DATATYPES, SUM, _MPI_Allgather, _MPI_Allreduce, _address, _check
+from .mpi_calls import DATATYPES, SUM, gather_into, reduce_into
 
-_SYMBOL = "tangent_x_pmap_mpi_state"
 # communicator handle, process count, this process's rank
 _STATE = np.zeros(4, np.int64)
-llvm.add_symbol(_SYMBOL, _STATE.ctypes.data)
+_state = mpi_calls.global_array("tangent_x_pmap_mpi_state", _STATE)
 _PROBE = 2 * (2 + shard_collectives.MAX_DIMS)
 
 
@@ -62,22 +63,6 @@ def activate(comm):
     _STATE[0] = mpi_calls.handle_of(comm)
     _STATE[1] = comm.Get_size()
     _STATE[2] = comm.Get_rank()
-
-
-@intrinsic
-def _state(typingctx, index):
-    """Entry ``index`` of the state array (an external global, by name)."""
-    if not isinstance(index, types.Integer):
-        return None
-
-    def codegen(context, builder, signature, args):
-        module = builder.module
-        cell = module.globals.get(_SYMBOL)
-        if cell is None:
-            cell = ir.GlobalVariable(module, ir.ArrayType(ir.IntType(64), len(_STATE)), _SYMBOL)
-        slot = builder.gep(cell, [ir.Constant(ir.IntType(32), 0), args[0]])
-        return builder.load(slot)
-    return types.int64(types.intp), codegen
 
 
 def _datatype(x):
@@ -105,8 +90,7 @@ def _shapes_agree_compiled(shape, code, comm):
             probe[4 + 2 * i] = shape[i]
             probe[5 + 2 * i] = -shape[i]
         seen = np.empty(_PROBE, np.int64)
-        _check(_MPI_Allreduce(_address(probe), _address(seen), _PROBE, mpi_calls.INT64,
-                              mpi_calls.MAX, comm), "MPI_Allreduce")
+        reduce_into(probe, seen, _PROBE, mpi_calls.INT64, mpi_calls.MAX, comm)
         for i in range(0, _PROBE, 2):
             if seen[i] != -seen[i + 1]:
                 return False
@@ -122,8 +106,7 @@ def _gathered(send, datatype, comm, processes):
 def _gathered_compiled(send, datatype, comm, processes):
     def impl(send, datatype, comm, processes):
         out = np.empty((processes,) + send.shape, send.dtype)
-        _check(_MPI_Allgather(_address(send), send.size, datatype, _address(out), send.size,
-                              datatype, comm), "MPI_Allgather")
+        gather_into(send, out, send.size, datatype, comm)
         return out
     return impl
 
@@ -139,8 +122,7 @@ def _total_compiled(send, datatype, comm, processes, op):
     def impl(send, datatype, comm, processes, op):
         if op == 0 and processes <= 2:
             out = np.empty(send.shape, send.dtype)
-            _check(_MPI_Allreduce(_address(send), _address(out), send.size, datatype, SUM,
-                                  comm), "MPI_Allreduce")
+            reduce_into(send, out, send.size, datatype, SUM, comm)
             return out
         parts = _gathered(send, datatype, comm, processes)
         out = parts[0].copy()

@@ -175,7 +175,7 @@ class MPIGroup:
         allgathers: each device's shape and dtype (a row of ints), then the data."""
         local = [np.asarray(b) for b in blocks]
         headers = np.full((self.size, 3 + MAX_DIMS), -1, dtype=np.int64)
-        self.comm.Allgather(np.stack([_header(b) for b in local]), headers)
+        distributed.wait(self.comm.Iallgather(np.stack([_header(b) for b in local]), headers))
         if (headers != headers[0]).any():
             per_device = ", ".join(f"device {d} (process {d // self.local_count}): "
                                    f"shape {shape} {dtype}"
@@ -184,7 +184,7 @@ class MPIGroup:
                              f"every device; got {per_device}")
         stacked = np.ascontiguousarray(np.stack(local))   # stack keeps a transposed layout
         gathered = np.empty((self.size,) + stacked.shape[1:], stacked.dtype)
-        self.comm.Allgather(stacked, gathered)
+        distributed.wait(self.comm.Iallgather(stacked, gathered), stacked.nbytes)
         return gathered
 
 
@@ -204,7 +204,7 @@ def _alike(comm, value):
         value = max(value, -2 ** 63 + 1)     # its negation fits
     probe = np.array([value, -value], dtype=np.int64)
     seen = np.empty(2, dtype=np.int64)
-    comm.Allreduce(probe, seen, distributed.mpi().MAX)
+    distributed.wait(comm.Iallreduce(probe, seen, distributed.mpi().MAX))
     return seen[0] == -seen[1]
 
 
@@ -283,7 +283,8 @@ class MPIWorker:
 
     def barrier(self):
         """Wait until every device of every process has reached it."""
-        self.group._meet(self.local_index, None, lambda values: self.group.comm.Barrier())
+        self.group._meet(self.local_index, None,
+                         lambda values: distributed.wait(self.group.comm.Ibarrier()))
 
     def abort(self, exc):
         """Stop every worker: this process's others raise WorkerAborted;
