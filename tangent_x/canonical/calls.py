@@ -172,12 +172,14 @@ class Calls:
         if obj in (builtins.max, builtins.min) and len(node.args) == 1 and not node.keywords \
                 and not isinstance(node.args[0], (gast.GeneratorExp, gast.ListComp)):
             # max(vals) of a list of numbers (or a 1-d array): NumPy's max of
-            # it as an array, whose adjoint sees an array, not a list
+            # it as an array.  A list is stacked (np.stack, not np.asarray):
+            # the adjoint of np.stack gives the list a list of cotangents,
+            # where np.asarray's would give it an array
             arg = self.expr(scope, node.args[0]) if isinstance(node.args[0], gast.Name) else None
             if not (ir.is_name(arg) and self._containers.get(arg.id) == "list"):
                 obj = np.max if obj is builtins.max else np.min
             else:
-                items = self.emit(P.lookup(np.asarray), [arg], base=base_name("", arg) or "items")
+                items = self.emit(P.lookup(np.stack), [arg], base=base_name("", arg) or "items")
                 return self.emit(P.lookup(np.max if obj is builtins.max else np.min), [items],
                                  target=target, base=obj.__name__)
         if obj is builtins.reversed and len(node.args) == 1 and not node.keywords:
