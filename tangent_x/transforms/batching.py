@@ -343,10 +343,17 @@ class Batcher:
             out.append(assign(o, call("select_lanes", pred, *sides)))
             self.flags[o] = _everywhere(self.flag(sides[1] if self.unassigned(sides[0])
                                                   else sides[0]), True)
+        # a side runs when a lane that gets here takes it: lanes an enclosing
+        # branch or loop has left may hold values no example computes with
+        if self.reaching is None:
+            taken = (call("np.any", pred),
+                     gast.UnaryOp(op=gast.Not(), operand=call("np.all", pred)))
+        else:
+            taken = (call("np.any", _both(self.reaching, ir.clone(pred))),
+                     call("np.any", _both(self.reaching, call("np.logical_not",
+                                                               ir.clone(pred)))))
         guarded = []
-        for code, names, taken in zip(sides_code, defined,
-                                      (call("np.any", pred),
-                                       gast.UnaryOp(op=gast.Not(), operand=call("np.all", pred)))):
+        for code, names, taken in zip(sides_code, defined, taken):
             if code:
                 guarded.append(gast.If(test=taken, body=code,
                                        orelse=[assign(n, ir.const(None)) for n in sorted(names)]
