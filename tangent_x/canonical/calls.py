@@ -172,9 +172,7 @@ class Calls:
         if obj in (builtins.max, builtins.min) and len(node.args) == 1 and not node.keywords \
                 and not isinstance(node.args[0], (gast.GeneratorExp, gast.ListComp)):
             # max(vals) of a list of numbers (or a 1-d array): NumPy's max of
-            # it as an array.  A list is stacked (np.stack, not np.asarray):
-            # the adjoint of np.stack gives the list a list of cotangents,
-            # where np.asarray's would give it an array
+            # it stacked (np.stack's adjoint gives the list a list)
             arg = self.expr(scope, node.args[0]) if isinstance(node.args[0], gast.Name) else None
             if not (ir.is_name(arg) and self._containers.get(arg.id) == "list"):
                 obj = np.max if obj is builtins.max else np.min
@@ -220,8 +218,10 @@ class Calls:
                              target=target, base=obj.__name__.lower())
         if obj is dict and not node.args:
             _, kwargs = self.call_args(scope, node)
-            return self.emit(P.get("dict"), list(kwargs.values()),
-                             params={"keys": tuple(kwargs)}, target=target, base="d")
+            out = self.emit(P.get("dict"), list(kwargs.values()),
+                            params={"keys": tuple(kwargs)}, target=target, base="d")
+            self._containers[out.id], self._dict_keys[out.id] = "dict", tuple(kwargs)
+            return out
         if _is_transform(obj) and hasattr(obj, "for_primals"):
             return self.jvp_call(scope, obj, node, target)
         if _is_transform(obj) and hasattr(obj, "pullback_for_primals"):

@@ -82,6 +82,7 @@ class Iteration:
             length = self.emit(P.get("builtins.len"), [
                 self.emit(P.get("builtins.range"), [start, stop, step], base="steps")],
                 base="n")
+            self._lengths.add(length.id)    # (zip takes the shortest of lengths)
             return length, lambda k: self.emit(P.get("add"), [start, self.emit(
                 P.get("mul"), [k, step], base="offset")],
                 base=base if isinstance(base, str) else "index")
@@ -118,6 +119,7 @@ class Iteration:
         mapping = self.atom(scope, it.func.value)
         keys = self.emit(P.get("builtins.list"), [mapping], base="keys")
         length = self.emit(P.get("builtins.len"), [keys], base="n")
+        self._lengths.add(length.id)
         kind = it.func.attr
 
         def fetch(k):

@@ -211,6 +211,12 @@ class Loops:
     def stmt_For(self, scope, stmt, live_after=frozenset()):
         origin = scope.parsed.origin(stmt)
         self.origin = origin
+        if isinstance(stmt.iter, (gast.List, gast.Tuple)) and stmt.iter.elts and all(
+                isinstance(e, gast.Constant) and isinstance(e.value, str)
+                for e in stmt.iter.elts):
+            # ``for key in ("a", "b")``: keys, written out (so that ``d[key]``
+            # reads and updates a dict at a key known when transforming)
+            return self.unroll(scope, stmt, [e.value for e in stmt.iter.elts], live_after)
         if isinstance(stmt.iter, (gast.Name, gast.List, gast.Tuple, gast.Attribute)):
             seq = self.expr(scope, stmt.iter)
             if isinstance(seq, Static) and isinstance(seq.obj, (list, tuple)):

@@ -56,6 +56,10 @@ class Mutation:
                         target=target, base=base_name("", base) or "updated")
         if params:
             self._containers[out.id] = params["container"]
+        keys = self._dict_keys.get(base.id) if ir.is_name(base) else None
+        if keys is not None and isinstance(idx, gast.Constant):
+            # d[k] = v at a constant key: the same keys, k last if new
+            self._dict_keys[out.id] = tuple(dict.fromkeys(keys + (idx.value,)))
         return out
 
 

@@ -343,17 +343,8 @@ class Batcher:
             out.append(assign(o, call("select_lanes", pred, *sides)))
             self.flags[o] = _everywhere(self.flag(sides[1] if self.unassigned(sides[0])
                                                   else sides[0]), True)
-        # a side runs when a lane that gets here takes it: lanes an enclosing
-        # branch or loop has left may hold values no example computes with
-        if self.reaching is None:
-            taken = (call("np.any", pred),
-                     gast.UnaryOp(op=gast.Not(), operand=call("np.all", pred)))
-        else:
-            taken = (call("np.any", _both(self.reaching, ir.clone(pred))),
-                     call("np.any", _both(self.reaching, call("np.logical_not",
-                                                               ir.clone(pred)))))
         guarded = []
-        for code, names, taken in zip(sides_code, defined, taken):
+        for code, names, taken in zip(sides_code, defined, _taken(self.reaching, pred)):
             if code:
                 guarded.append(gast.If(test=taken, body=code,
                                        orelse=[assign(n, ir.const(None)) for n in sorted(names)]
@@ -501,6 +492,17 @@ def _per_example(b, body, lanes, outs, reaching):
         return [assign(outs[0], value)]
     target = gast.Tuple(elts=[ir.name(o, gast.Store()) for o in outs], ctx=gast.Store())
     return [gast.Assign(targets=[target], value=value, type_comment=None)]
+
+
+def _taken(reaching, pred):
+    """Whether a lane that gets here takes each side of a branch on the
+    batched ``pred``: lanes an enclosing branch or loop has left may hold
+    values no example computes with (and fail on them)."""
+    if reaching is None:
+        return (call("np.any", pred),
+                gast.UnaryOp(op=gast.Not(), operand=call("np.all", pred)))
+    return (call("np.any", _both(reaching, ir.clone(pred))),
+            call("np.any", _both(reaching, call("np.logical_not", ir.clone(pred)))))
 
 
 def _both(reaching, lanes):
