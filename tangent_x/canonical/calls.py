@@ -131,19 +131,6 @@ class Calls:
         except (ValueError, TypeError, SyntaxError):
             raise NotStatic() from None
 
-    def _iterated(self, scope, node, copy):
-        """Whether ``list``/``tuple``/``sum`` of ``node`` is the loop over it:
-        not of a generator, a value known now (a shape), or, for a copy
-        (``list``, ``tuple``), a tuple, list or dict the code built."""
-        try:
-            self.static_value(scope, node)
-            return False
-        except (NotStatic, TypeError):
-            pass
-        return not (isinstance(node, (gast.GeneratorExp, gast.ListComp)) or copy and isinstance(
-            node, gast.Name) and (self._containers.get(node.id) in ("list", "dict") or
-                                  self.tuple_length(self.expr(scope, node)) is not None))
-
     def call_object(self, scope, obj, node, target):
         if obj is len and len(node.args) == 1 and not node.keywords:
             length = self._static_len(scope, node.args[0])
@@ -188,14 +175,16 @@ class Calls:
             return self.emit(P.get("getitem"),
                              [arg, ir.slice_call(None, None, ir.const(-1))],
                              target=target, base="reversed")
-        if obj in (dict, list) and len(node.args) == 1 and not node.keywords \
+        if obj in (dict, list, tuple) and len(node.args) == 1 and not node.keywords \
                 and isinstance(node.args[0], gast.Name):
             arg = self.expr(scope, node.args[0])
             kind = "dict" if obj is dict else "list"
             if ir.is_name(arg) and self._containers.get(arg.id) == kind:
-                out = self.emit(P.get(f"{kind}_copy"), [arg], target=target,
-                                base=base_name("", arg) or kind)
-                self._containers[out.id] = kind
+                # (``tuple(items)`` of a list the code built: list_to_tuple)
+                prim = "list_to_tuple" if obj is tuple else f"{kind}_copy"
+                out = self.emit(P.get(prim), [arg], target=target, base=base_name("", arg) or kind)
+                if obj is not tuple:
+                    self._containers[out.id] = kind
                 return out
         if obj in (list, tuple, builtins.sum) and len(node.args) == 1 and not node.keywords \
                 and self._iterated(scope, node.args[0], copy=obj is not builtins.sum):
