@@ -629,7 +629,12 @@ def flag_leaves(flag, shape):
     """Flags in the order tree_util flattens (dict keys sorted).  A bool
     flag on a container (a dict none of whose values is batched, inside a
     tuple that also holds batched ones) stands for every leaf of it: the
-    probe's ``shape`` says how many, at any depth."""
+    probe's ``shape`` says how many, at any depth.  Where the probe saw no
+    container (a symbolic zero, None, standing for a whole item of a
+    cotangent), the value there is one leaf, whatever the flag's structure
+    (the code's: a list of pairs, say)."""
+    if shape is not None and shape.kind == "other" and isinstance(flag, (dict, list)):
+        return [any_batched(flag)]
     if isinstance(flag, dict):
         return [x for k in sorted(flag) for x in flag_leaves(flag[k], _item_shape(shape, k))]
     if isinstance(flag, list):
