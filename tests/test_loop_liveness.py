@@ -56,3 +56,32 @@ def test_gradients_hessian_products_and_vmap_grad():
         np.testing.assert_allclose(tx.vmap(tx.grad(fn))(xs),
                                    np.stack([numerical_grad(fn, (x,)) for x in xs]),
                                    rtol=1e-6, atol=1e-7)
+
+
+def halved_sum(q):
+    return np.sum(q) * 0.5
+
+
+def after_a_returned_helper(x):
+    x = x * 1.0
+    s = halved_sum(x)       # q names x's array, but the call has returned
+    for i in range(3):
+        x += 0.1 * s
+        x = 0.7 * x + 0.3 * np.sin(x)
+    return np.sum(x * x)
+
+
+def test_a_returned_helpers_parameter_is_not_read_again():
+    """A loop that changes ``x`` in place and rebinds it, after a helper
+    took ``x`` as its parameter and returned: the parameter is never read
+    again, so the array's sharing does not matter (before: refused as an
+    alias whose sharing changes between iterations; program generator,
+    seed 170122)."""
+    expected = numerical_grad(after_a_returned_helper, (X,))
+    assert_tree_allclose(tx.grad(after_a_returned_helper)(X), expected)
+    xs = np.stack([X, -X])
+    np.testing.assert_allclose(tx.vmap(after_a_returned_helper)(xs),
+                               [after_a_returned_helper(x) for x in xs], rtol=1e-14)
+    np.testing.assert_allclose(tx.vmap(tx.grad(after_a_returned_helper))(xs),
+                               np.stack([numerical_grad(after_a_returned_helper, (x,))
+                                         for x in xs]), rtol=1e-6, atol=1e-7)

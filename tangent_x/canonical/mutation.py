@@ -381,7 +381,8 @@ def read_later_in(scope, live):
     """``read_later(s, n)``: whether the name ``n`` of scope ``s`` may be read
     after the current statement -- ``live`` for ``scope``; for the scopes
     calling it (inlined calls), what each read after its call; any other
-    scope (a closure's), conservatively yes."""
+    scope (a closure's), conservatively yes -- but no name of an inlined
+    call that has returned (``Scope.finished``) is read again."""
     known = {id(scope): live}
     s = scope
     while s.caller is not None:
@@ -389,6 +390,8 @@ def read_later_in(scope, live):
         s = s.caller
 
     def read_later(s, n):
+        if s.finished:
+            return False
         names = known.get(id(s))
         return names is None or n in names
     return read_later
