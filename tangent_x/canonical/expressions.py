@@ -65,6 +65,14 @@ class Expressions:
             if name_ in s.locals:
                 return s.locals[name_]
             if name_ in s.assigned:
+                if s is scope and self._branch_scopes:
+                    # in a branch or loop, which may never get here: Python
+                    # raises only if this runs, and so does the check
+                    self.emit_check(ir.const(False), self.value_atom(
+                        UnboundLocalError, "UnboundLocalError"), ir.const(
+                        f"cannot access local variable '{name_}' where it is not "
+                        "associated with a value"), [])
+                    return self.unbound_eqn(name_, self.eqns)
                 raise self.error(f"local variable '{name_}' is used before it is assigned",
                                  node, "assign it first", scope)
             if s.parent is None:
