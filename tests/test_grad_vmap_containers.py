@@ -85,3 +85,25 @@ def test_vmap_grad_of_a_list_of_pairs_only_its_last_read():
         gy = fd(lambda y: pairs_last_read(xs[k], y), ys[k])
         np.testing.assert_allclose(got[0][k], gx, rtol=1e-6, atol=1e-8)
         np.testing.assert_allclose(got[1][k], gy, rtol=1e-6, atol=1e-8)
+
+
+def array_of_pairs(x):
+    pairs = []
+    for i in range(2):
+        pairs.append((1.0 + 0.25 * i, x * x))
+    arr = np.array(pairs)
+    return np.sum(arr[:, 0] * arr[:, 1]) + arr[-1, 0]
+
+
+batched_array_of_pairs = tx.vmap(array_of_pairs)
+
+
+def test_grad_of_vmapped_sum_through_an_array_of_a_list_of_pairs():
+    """``np.array(pairs)`` of a list of pairs runs once per example inside
+    vmap; grad of that loop handed each example's array cotangent back to
+    the list of pairs as it was, an array (an IndexError in generated code;
+    program generator, CI seed 233)."""
+    xs = np.array([0.3, -0.7, 1.1])
+    expected = fd(lambda xs: sum(array_of_pairs(x) for x in xs), xs)
+    np.testing.assert_allclose(tx.grad(lambda xs: np.sum(batched_array_of_pairs(xs)))(xs),
+                               expected, rtol=1e-6, atol=1e-8)
