@@ -21,11 +21,6 @@ CHUNK = 5
 
 # (seed, mode): the cause, for failures not yet fixed
 KNOWN = {
-    # min(list) of items x * c (x a number): jac crashes in runtime/containers.py
-    # (list index out of range), vmap(grad) indexes a lane past a list's length;
-    # shrunk: tests/fuzz_regressions/open/seed_194_vmap_grad.py
-    (194, "jac"): "min of a list built by a comprehension over zip: jac crash",
-    (194, "vmap_grad"): "min of a list built by a comprehension over zip: vmap(grad) crash",
 }
 
 

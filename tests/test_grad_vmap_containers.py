@@ -61,3 +61,49 @@ def test_vmap_of_a_comprehension_filtered_on_data_runs_per_example():
     np.testing.assert_allclose(tx.vmap(positives)(xs), [positives(x) for x in xs], rtol=1e-15)
     expected = np.stack([fd(positives, x) for x in xs])
     np.testing.assert_allclose(tx.vmap(tx.grad(positives))(xs), expected, rtol=1e-6, atol=1e-8)
+
+
+def pairs_last_read(x, y):
+    pairs = []
+    for i in range(3):
+        pairs.append((x * (1.0 + 0.25 * i), y))
+    return np.sum(pairs[2][0]) * np.sum(pairs[-1][1])
+
+
+def test_vmap_grad_of_a_list_of_pairs_only_its_last_read():
+    """The cotangent of a list of pairs of which only the last is read is
+    ``[None, None, (a, b)]``: a None stands for a whole pair.  vmap paired
+    the per-leaf batch flags (two a pair) with its leaves (one a None), so
+    the batched ``a`` and ``b`` were taken for shared ones and given the
+    batch axis again: vmap(grad) was batch-size times too large (program
+    generator, seed 171112: 4x with 4 examples)."""
+    rng = np.random.default_rng(0)
+    xs, ys = rng.normal(size=(4, 2)), rng.normal(size=(4, 3))
+    got = tx.vmap(tx.grad(pairs_last_read, argnums=(0, 1)))(xs, ys)
+    for k in range(4):
+        gx = fd(lambda x: pairs_last_read(x, ys[k]), xs[k])
+        gy = fd(lambda y: pairs_last_read(xs[k], y), ys[k])
+        np.testing.assert_allclose(got[0][k], gx, rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(got[1][k], gy, rtol=1e-6, atol=1e-8)
+
+
+def array_of_pairs(x):
+    pairs = []
+    for i in range(2):
+        pairs.append((1.0 + 0.25 * i, x * x))
+    arr = np.array(pairs)
+    return np.sum(arr[:, 0] * arr[:, 1]) + arr[-1, 0]
+
+
+batched_array_of_pairs = tx.vmap(array_of_pairs)
+
+
+def test_grad_of_vmapped_sum_through_an_array_of_a_list_of_pairs():
+    """``np.array(pairs)`` of a list of pairs runs once per example inside
+    vmap; grad of that loop handed each example's array cotangent back to
+    the list of pairs as it was, an array (an IndexError in generated code;
+    program generator, CI seed 233)."""
+    xs = np.array([0.3, -0.7, 1.1])
+    expected = fd(lambda xs: sum(array_of_pairs(x) for x in xs), xs)
+    np.testing.assert_allclose(tx.grad(lambda xs: np.sum(batched_array_of_pairs(xs)))(xs),
+                               expected, rtol=1e-6, atol=1e-8)

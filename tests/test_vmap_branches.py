@@ -254,3 +254,36 @@ def test_untaken_branch_that_never_ends_is_cut_short():
     want = np.array([guarded_loop(x) for x in xs])
     np.testing.assert_allclose(tx.vmap(guarded_loop)(xs), want)
     np.testing.assert_allclose(tx.vmap(tx.grad(guarded_loop))(xs), [tx.grad(guarded_loop)(x) for x in xs])
+
+
+def dead_item_update(x, c):
+    c = c * 1.0
+    if np.max(x) >= 0.1:
+        return c[0] * x[0]
+    if np.max(x) > 0.4:         # never true here: no example runs the next line,
+        c[2] *= 0.5 * c[1::2]   # on which NumPy raises (a size-1 array into an item)
+    return c[1] * x[1]
+
+
+def test_inner_branch_runs_only_for_the_lanes_that_reach_it():
+    """A branch inside a branch (here after an early return) runs when a
+    lane that gets there takes it.  Before, its test counted every lane:
+    the lanes that had returned took the inner branch, so vmap ran a line
+    no example reaches, and NumPy's error there crashed vmap (program
+    generator, seed 160009)."""
+    xs = np.array([[0.8, 0.12], [-0.3, 0.05], [0.5, 0.45], [-1.0, -2.0]])
+    c = np.array([-0.7, 1.2, -0.8])
+    expected = [dead_item_update(x, c) for x in xs]
+    np.testing.assert_allclose(tx.vmap(dead_item_update, in_axes=(0, None))(xs, c), expected,
+                               rtol=1e-15)
+    grads = [tx.grad(dead_item_update, argnums=(0, 1))(x, c) for x in xs]
+    got = tx.vmap(tx.grad(dead_item_update, argnums=(0, 1)), in_axes=(0, None))(xs, c)
+    np.testing.assert_allclose(got[0], np.stack([g[0] for g in grads]), rtol=1e-15)
+    np.testing.assert_allclose(got[1], np.stack([g[1] for g in grads]), rtol=1e-15)
+    # the reference gradient itself against central differences
+    for x in xs:
+        d = np.zeros(2)
+        for i in range(2):
+            e = np.eye(2)[i] * 1e-6
+            d[i] = (dead_item_update(x + e, c) - dead_item_update(x - e, c)) / 2e-6
+        np.testing.assert_allclose(tx.grad(dead_item_update)(x, c), d, rtol=1e-6, atol=1e-8)

@@ -36,10 +36,10 @@ def jvp_grad_newton_sqrt(a, a_dot):
             y_tape_3 = y_tape_1
             y_tape_1_dot.append(y_dot)
             y_tape_3_dot = y_tape_1_dot
-            a_over_y_1 = a / y
-            a_over_y_1_dot = a_dot / y - a_over_y_1 * y_dot / y
-            y_plus_a_over_y = y + a_over_y_1
-            y_plus_a_over_y_dot = y_dot + a_over_y_1_dot
+            a_over_y = a / y
+            a_over_y_dot = a_dot / y - a_over_y * y_dot / y
+            y_plus_a_over_y = y + a_over_y
+            y_plus_a_over_y_dot = y_dot + a_over_y_dot
             y_2 = 0.5 * y_plus_a_over_y
             y_2_dot = 0.5 * y_plus_a_over_y_dot
             loop_broken_1 = loop_broken
@@ -62,14 +62,14 @@ def jvp_grad_newton_sqrt(a, a_dot):
     for step in range(len_y_tape_1):
         y_4 = y_tape_4.pop()
         y_4_dot = y_tape_4_dot.pop()
-        a_over_y_4 = a / y_4
-        a_over_y_4_dot = a_dot / y_4 - a_over_y_4 * y_4_dot / y_4
+        a_over_y_1 = a / y_4
+        a_over_y_1_dot = a_dot / y_4 - a_over_y_1 * y_4_dot / y_4
         y_plus_a_over_y_bar = y_bar * 0.5
         y_plus_a_over_y_bar_dot = y_bar_dot * 0.5
         y_bar_1 = unbroadcast(y_plus_a_over_y_bar, y_4)
         y_bar_1_dot = unbroadcast(y_plus_a_over_y_bar_dot, y_4)
-        a_over_y_bar = unbroadcast(y_plus_a_over_y_bar, a_over_y_4)
-        a_over_y_bar_dot = unbroadcast(y_plus_a_over_y_bar_dot, a_over_y_4)
+        a_over_y_bar = unbroadcast(y_plus_a_over_y_bar, a_over_y_1)
+        a_over_y_bar_dot = unbroadcast(y_plus_a_over_y_bar_dot, a_over_y_1)
         over_a_over_y_bar = a_over_y_bar / y_4
         over_a_over_y_bar_dot = a_over_y_bar_dot / y_4 - over_a_over_y_bar * y_4_dot / y_4
         unbroadcast_over_a_over_y_bar = unbroadcast(over_a_over_y_bar, a)
@@ -80,8 +80,8 @@ def jvp_grad_newton_sqrt(a, a_dot):
         a_bar_1_dot = inplace_result(a_bar_2_dot, a_bar_1)
         neg_a_over_y_bar = -a_over_y_bar
         neg_a_over_y_bar_dot = -a_over_y_bar_dot
-        times_neg_a_over_y_bar = neg_a_over_y_bar * a_over_y_4
-        times_neg_a_over_y_bar_dot = neg_a_over_y_bar_dot * a_over_y_4 + neg_a_over_y_bar * a_over_y_4_dot
+        times_neg_a_over_y_bar = neg_a_over_y_bar * a_over_y_1
+        times_neg_a_over_y_bar_dot = neg_a_over_y_bar_dot * a_over_y_1 + neg_a_over_y_bar * a_over_y_1_dot
         over_times_neg_a_over_y_bar = times_neg_a_over_y_bar / y_4
         over_times_neg_a_over_y_bar_dot = times_neg_a_over_y_bar_dot / y_4 - over_times_neg_a_over_y_bar * y_4_dot / y_4
         unbroadcast_over_times_neg_a_ove = unbroadcast(over_times_neg_a_over_y_bar, y_4)

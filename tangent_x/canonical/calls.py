@@ -131,19 +131,6 @@ class Calls:
         except (ValueError, TypeError, SyntaxError):
             raise NotStatic() from None
 
-    def _iterated(self, scope, node, copy):
-        """Whether ``list``/``tuple``/``sum`` of ``node`` is the loop over it:
-        not of a generator, a value known now (a shape), or, for a copy
-        (``list``, ``tuple``), a tuple, list or dict the code built."""
-        try:
-            self.static_value(scope, node)
-            return False
-        except (NotStatic, TypeError):
-            pass
-        return not (isinstance(node, (gast.GeneratorExp, gast.ListComp)) or copy and isinstance(
-            node, gast.Name) and (self._containers.get(node.id) in ("list", "dict") or
-                                  self.tuple_length(self.expr(scope, node)) is not None))
-
     def call_object(self, scope, obj, node, target):
         if obj is len and len(node.args) == 1 and not node.keywords:
             length = self._static_len(scope, node.args[0])
@@ -172,12 +159,12 @@ class Calls:
         if obj in (builtins.max, builtins.min) and len(node.args) == 1 and not node.keywords \
                 and not isinstance(node.args[0], (gast.GeneratorExp, gast.ListComp)):
             # max(vals) of a list of numbers (or a 1-d array): NumPy's max of
-            # it as an array, whose adjoint sees an array, not a list
+            # it stacked (np.stack's adjoint gives the list a list)
             arg = self.expr(scope, node.args[0]) if isinstance(node.args[0], gast.Name) else None
             if not (ir.is_name(arg) and self._containers.get(arg.id) == "list"):
                 obj = np.max if obj is builtins.max else np.min
             else:
-                items = self.emit(P.lookup(np.asarray), [arg], base=base_name("", arg) or "items")
+                items = self.emit(P.lookup(np.stack), [arg], base=base_name("", arg) or "items")
                 return self.emit(P.lookup(np.max if obj is builtins.max else np.min), [items],
                                  target=target, base=obj.__name__)
         if obj is builtins.reversed and len(node.args) == 1 and not node.keywords:
@@ -188,14 +175,16 @@ class Calls:
             return self.emit(P.get("getitem"),
                              [arg, ir.slice_call(None, None, ir.const(-1))],
                              target=target, base="reversed")
-        if obj in (dict, list) and len(node.args) == 1 and not node.keywords \
+        if obj in (dict, list, tuple) and len(node.args) == 1 and not node.keywords \
                 and isinstance(node.args[0], gast.Name):
             arg = self.expr(scope, node.args[0])
             kind = "dict" if obj is dict else "list"
             if ir.is_name(arg) and self._containers.get(arg.id) == kind:
-                out = self.emit(P.get(f"{kind}_copy"), [arg], target=target,
-                                base=base_name("", arg) or kind)
-                self._containers[out.id] = kind
+                # (``tuple(items)`` of a list the code built: list_to_tuple)
+                prim = "list_to_tuple" if obj is tuple else f"{kind}_copy"
+                out = self.emit(P.get(prim), [arg], target=target, base=base_name("", arg) or kind)
+                if obj is not tuple:
+                    self._containers[out.id] = kind
                 return out
         if obj in (list, tuple, builtins.sum) and len(node.args) == 1 and not node.keywords \
                 and self._iterated(scope, node.args[0], copy=obj is not builtins.sum):
@@ -218,8 +207,10 @@ class Calls:
                              target=target, base=obj.__name__.lower())
         if obj is dict and not node.args:
             _, kwargs = self.call_args(scope, node)
-            return self.emit(P.get("dict"), list(kwargs.values()),
-                             params={"keys": tuple(kwargs)}, target=target, base="d")
+            out = self.emit(P.get("dict"), list(kwargs.values()),
+                            params={"keys": tuple(kwargs)}, target=target, base="d")
+            self._containers[out.id], self._dict_keys[out.id] = "dict", tuple(kwargs)
+            return out
         if _is_transform(obj) and hasattr(obj, "for_primals"):
             return self.jvp_call(scope, obj, node, target)
         if _is_transform(obj) and hasattr(obj, "pullback_for_primals"):

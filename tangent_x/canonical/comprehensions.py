@@ -117,3 +117,27 @@ def as_function(node, kind, target=None, static_iters=False):
     fn = gast.FunctionDef(name=f"{kind}comp", args=args, body=stmts, decorator_list=[],
                           returns=None, type_comment=None, type_params=[])
     return _loc(fn, node), passed
+
+
+def reading_dict(fn, param, mapping, view):
+    """``fn`` (from ``as_function`` with ``static_iters``) with its loop over
+    ``param`` -- the keys, known when transforming, of the dict named
+    ``mapping`` -- giving what the comprehension iterated over instead:
+    ``view`` "items" binds the loop's target to ``(key, mapping[key])``,
+    "values" to ``mapping[key]`` ("keys" and the dict itself: the key)."""
+    if view not in ("items", "values"):
+        return fn
+    taken = loaded(fn) | {n.id for n in gast.walk(fn) if isinstance(n, gast.Name)}
+    key = "key"
+    while key in taken:
+        key += "_"
+    for loop in gast.walk(fn):
+        if isinstance(loop, gast.For) and isinstance(loop.iter, gast.Name) \
+                and loop.iter.id == param:
+            item = gast.Subscript(value=_name(mapping), slice=_name(key), ctx=gast.Load())
+            value = item if view == "values" else gast.Tuple(elts=[_name(key), item],
+                                                              ctx=gast.Load())
+            bind = gast.Assign(targets=[loop.target], value=value, type_comment=None)
+            loop.target = _name(key, store=True)
+            loop.body = [_loc(bind, loop)] + loop.body
+    return _loc(fn, fn)

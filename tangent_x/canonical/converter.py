@@ -75,6 +75,8 @@ class Converter(Expressions, Statements, Calls, Inlining, Checks, Mutation, Bran
         self._tuple_roots = {}  # env name of a constant tuple's slice -> (root, start, step)
         self._run_time_slices = {}  # atom name -> the user's text of what it slices
         self._containers = {}  # atom name -> "dict" | "list" for packed containers
+        self._dict_keys = {}  # atom name of a dict -> its keys, known when transforming
+        self._local_functions = {}  # id of a function node -> whether it defines any
         self._view_children = {}  # base atom name -> names of views taken from it
         self._carry_guard = {}  # loop carry-in atom -> (name, its aliases) not shared
         self._branch_scopes = []  # scopes whose branch or loop body is being converted

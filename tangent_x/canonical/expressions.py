@@ -65,6 +65,14 @@ class Expressions:
             if name_ in s.locals:
                 return s.locals[name_]
             if name_ in s.assigned:
+                if s is scope and self._branch_scopes:
+                    # in a branch or loop, which may never get here: Python
+                    # raises only if this runs, and so does the check
+                    self.emit_check(ir.const(False), self.value_atom(
+                        UnboundLocalError, "UnboundLocalError"), ir.const(
+                        f"cannot access local variable '{name_}' where it is not "
+                        "associated with a value"), [])
+                    return self.unbound_eqn(name_, self.eqns)
                 raise self.error(f"local variable '{name_}' is used before it is assigned",
                                  node, "assign it first", scope)
             if s.parent is None:
@@ -294,6 +302,7 @@ class Expressions:
         out = self.emit(P.get("dict"), values, params={"keys": tuple(keys)},
                         target=target, base="d")
         self._containers[out.id] = "dict"
+        self._dict_keys[out.id] = tuple(dict.fromkeys(keys))
         return out
 
     def expr_Lambda(self, scope, node, target):
@@ -318,24 +327,50 @@ class Expressions:
             # so the loop is written out, one key per item
             bound = comprehensions.targets(node)
             args = []
-            for gen in node.generators:
+            for param, gen in zip([a.id for a in fn.args.args], node.generators):
                 if comprehensions.loaded(gen.iter) & bound:
                     raise self.error("a dict comprehension whose inner loop depends on an "
                                      "outer one is not supported", gen.iter,
                                      "build the dict with a for loop", scope)
                 try:
                     args.append(Static(list(self.static_value(scope, gen.iter))))
+                    continue
                 except (NotStatic, TypeError):
+                    pass
+                keyed = self.dict_view(scope, gen.iter, bound)
+                if keyed is not None:
+                    # a dict of the function's own, its keys known: the loop
+                    # over them reads each value from the dict
+                    mapping, view, keys = keyed
+                    args.append(Static(list(keys)))
+                    fn = comprehensions.reading_dict(fn, param, mapping, view)
+                else:
                     raise self.error(
                         "a dict comprehension must loop over values known when "
                         "transforming (literals, range(3), zip/enumerate of them, "
                         "module-level constants), since its keys are part of the "
                         "dict's structure", gen.iter,
                         "write the dict out ({'a': ..., 'b': ...}), or use "
-                        "tree_util.tree_map over an argument dict", scope) from None
+                        "tree_util.tree_map over an argument dict", scope)
         else:
             args = [self.expr(scope, a) for a in passed]
         return self.inline(fn, scope.parsed, scope, args, {}, target, scope, node)
+
+    def dict_view(self, scope, node, bound):
+        """``(name, view, keys)`` when ``node`` is ``d``, ``d.keys()``,
+        ``d.values()`` or ``d.items()`` of a dict ``d`` the function built
+        whose keys are known here (``_dict_keys``: a literal, then item
+        updates at constant keys); else None."""
+        view = "keys"
+        if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) \
+                and not node.args and not node.keywords \
+                and node.func.attr in ("keys", "values", "items"):
+            node, view = node.func.value, node.func.attr
+        if not isinstance(node, gast.Name) or node.id in bound:
+            return None
+        atom = self.expr(scope, node)
+        keys = self._dict_keys.get(atom.id) if ir.is_name(atom) else None
+        return None if keys is None else (node.id, view, keys)
 
     def static_value(self, scope, node):
         """The Python value of an expression known when transforming
@@ -395,8 +430,9 @@ def _fold(prim, left, right):
     if prim.name not in _FOLDED_OPS or not all(
             isinstance(a, gast.Constant) and type(a.value) in _FOLDED for a in (left, right)):
         return None
-    if prim.kind == "binop" and not all(type(a.value) in (int, float) for a in (left, right)):
-        return None
+    if prim.kind == "binop" and not all(type(a.value) in (int, float) for a in (left, right)) \
+            and not (prim.name == "add" and all(type(a.value) is str for a in (left, right))):
+        return None         # (strings: joined, as dict keys are: ``k + "2"``)
     try:
         return ir.const(prim.fn(left.value, right.value))
     except (ArithmeticError, TypeError):

@@ -45,6 +45,11 @@ class Inlining:
                 and not self.eqns[-1].bodies() and "carry" not in self.eqns[-1].params):
             new = self.namer.fresh(target)
             self.eqns[-1].outs = [new]
+            # what is known of the value goes with its new name (a dict
+            # comprehension's result is a dict, its keys known)
+            for known in (self._containers, self._dict_keys, self._tuple_lengths):
+                if result.id in known:
+                    known[new] = known[result.id]
             result = ir.name(new)
         return result
 

@@ -9,7 +9,7 @@ import gast
 
 from ..core import ir, primitives as P
 from .names import aug_assigned, loaded_names, stored_names
-from .scope import Static
+from .scope import NotStatic, Static
 
 
 class Iteration:
@@ -24,6 +24,22 @@ class Iteration:
             self.block(scope, stmt.body, live)
         if stmt.orelse:
             self.block(scope, stmt.orelse, live_after)
+
+    def _iterated(self, scope, node, copy):
+        """Whether ``list``/``tuple``/``sum`` of ``node`` is the loop over it:
+        not of a generator, a value known now (a shape), or, for a copy
+        (``list``, ``tuple``), a tuple, list or dict the code built."""
+        try:
+            self.static_value(scope, node)
+            return False
+        except (NotStatic, TypeError):
+            pass
+        if not isinstance(node, gast.Name):
+            return not isinstance(node, (gast.GeneratorExp, gast.ListComp))
+        atom = self.expr(scope, node)
+        return not (copy and ir.is_name(atom) and (
+            self._containers.get(atom.id) in ("list", "dict")
+            or self.tuple_length(atom) is not None))
 
     def bind_static(self, scope, target, item):
         """Bind a loop target to an item known when transforming; a tuple
@@ -82,6 +98,7 @@ class Iteration:
             length = self.emit(P.get("builtins.len"), [
                 self.emit(P.get("builtins.range"), [start, stop, step], base="steps")],
                 base="n")
+            self._lengths.add(length.id)    # (zip takes the shortest of lengths)
             return length, lambda k: self.emit(P.get("add"), [start, self.emit(
                 P.get("mul"), [k, step], base="offset")],
                 base=base if isinstance(base, str) else "index")
@@ -118,6 +135,7 @@ class Iteration:
         mapping = self.atom(scope, it.func.value)
         keys = self.emit(P.get("builtins.list"), [mapping], base="keys")
         length = self.emit(P.get("builtins.len"), [keys], base="n")
+        self._lengths.add(length.id)
         kind = it.func.attr
 
         def fetch(k):

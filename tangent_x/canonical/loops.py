@@ -17,7 +17,7 @@ import gast
 
 from ..core import ir, primitives as P
 from .mutation import read_later_in
-from .names import aug_assigned, changed_names, loaded_names, stored_names
+from .names import aug_assigned, changed_names, exposed_reads, loaded_names, stored_names
 from .scope import Static
 
 
@@ -47,6 +47,12 @@ class Loops:
             if (bound and (n in reads or n in live_after)) or (not bound and n in live_after):
                 names.append(n)
         return names
+
+    def body_reads(self, scope, body):
+        """Names a loop body may read before binding them (the next
+        iteration's): every name it reads where a local function may read
+        them later (``exposed_reads``)."""
+        return loaded_names(body) if self.local_functions(scope) else exposed_reads(body)
 
     def sharing_atoms(self, atom_ids):
         """``atom_ids`` and every value sharing memory with one of them by a
@@ -189,7 +195,7 @@ class Loops:
     def stmt_While(self, scope, stmt, live_after=frozenset()):
         origin = scope.parsed.origin(stmt)
         self.origin = origin
-        body_live = loaded_names(stmt.body) | loaded_names([stmt.test]) | set(live_after)
+        body_live = self.body_reads(scope, stmt.body) | loaded_names([stmt.test]) | set(live_after)
         carry = self.carried(scope, stmt.body, loaded_names([stmt.test]), live_after)
 
         def body():
@@ -211,6 +217,12 @@ class Loops:
     def stmt_For(self, scope, stmt, live_after=frozenset()):
         origin = scope.parsed.origin(stmt)
         self.origin = origin
+        if isinstance(stmt.iter, (gast.List, gast.Tuple)) and stmt.iter.elts and all(
+                isinstance(e, gast.Constant) and isinstance(e.value, str)
+                for e in stmt.iter.elts):
+            # ``for key in ("a", "b")``: keys, written out (so that ``d[key]``
+            # reads and updates a dict at a key known when transforming)
+            return self.unroll(scope, stmt, [e.value for e in stmt.iter.elts], live_after)
         if isinstance(stmt.iter, (gast.Name, gast.List, gast.Tuple, gast.Attribute)):
             seq = self.expr(scope, stmt.iter)
             if isinstance(seq, Static) and isinstance(seq.obj, (list, tuple)):
@@ -220,7 +232,7 @@ class Loops:
         else:
             orelse = []
         start, stop, step, fetch = self.loop_bounds(scope, stmt)
-        body_live = loaded_names(stmt.body) | set(live_after)
+        body_live = self.body_reads(scope, stmt.body) | set(live_after)
         carry = self.carried(scope, stmt.body, set(), live_after)
         index = self.namer.fresh(stmt.target.id if fetch is None else "k")
         viewed = self.iterated_in_place(scope, stmt, fetch)

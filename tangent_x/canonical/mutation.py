@@ -56,6 +56,10 @@ class Mutation:
                         target=target, base=base_name("", base) or "updated")
         if params:
             self._containers[out.id] = params["container"]
+        keys = self._dict_keys.get(base.id) if ir.is_name(base) else None
+        if keys is not None and isinstance(idx, gast.Constant):
+            # d[k] = v at a constant key: the same keys, k last if new
+            self._dict_keys[out.id] = tuple(dict.fromkeys(keys + (idx.value,)))
         return out
 
 
@@ -377,7 +381,8 @@ def read_later_in(scope, live):
     """``read_later(s, n)``: whether the name ``n`` of scope ``s`` may be read
     after the current statement -- ``live`` for ``scope``; for the scopes
     calling it (inlined calls), what each read after its call; any other
-    scope (a closure's), conservatively yes."""
+    scope (a closure's), conservatively yes -- but no name of an inlined
+    call that has returned (``Scope.finished``) is read again."""
     known = {id(scope): live}
     s = scope
     while s.caller is not None:
@@ -385,6 +390,8 @@ def read_later_in(scope, live):
         s = s.caller
 
     def read_later(s, n):
+        if s.finished:
+            return False
         names = known.get(id(s))
         return names is None or n in names
     return read_later

@@ -20,6 +20,71 @@ def loaded_names(nodes):
     return found
 
 
+def exposed_reads(stmts):
+    """Names the statements may read before binding them: what is live at
+    their start (a loop body's, for the loop's next iteration).  A name a
+    plain ``name = ...`` binds is not, past that point: ``zs = []`` at the
+    top of a loop body starts a new list each iteration.  Where a
+    ``break`` or ``continue`` may skip that binding, every name read counts."""
+    return live_in(stmts, set())
+
+
+def live_in(stmts, live_after):
+    """Names live before the statements, given those live after them."""
+    if escaping_jumps(stmts):
+        return set(live_after) | loaded_names(stmts)
+    live = set(live_after)
+    for stmt in reversed(stmts):
+        live = live_before(stmt, live)
+    return live
+
+
+def live_before(stmt, live_after):
+    """Names live before ``stmt`` given those live after it: the names it
+    may read first, and those live after that it does not always bind.
+    Only a plain ``name = ...`` binds for sure (a loop's body may run no
+    times); a statement a ``break`` or ``continue`` leaves binds nothing.
+    Callers fall back to ``loaded_names`` where a local function may read
+    names at call time."""
+    if escaping_jumps([stmt]):
+        return set(live_after) | loaded_names([stmt])
+    if isinstance(stmt, (gast.For, gast.While)):
+        head = stmt.iter if isinstance(stmt, gast.For) else stmt.test
+        return (set(live_after) | loaded_names([head]) | exposed_reads(stmt.body)
+                | loaded_names(stmt.orelse))
+    if isinstance(stmt, gast.If):
+        return (loaded_names([stmt.test]) | live_in(stmt.body, live_after)
+                | live_in(stmt.orelse, live_after))
+    bound = set()
+    if isinstance(stmt, gast.Assign) and all(isinstance(t, gast.Name) for t in stmt.targets):
+        bound = {t.id for t in stmt.targets}
+    return (set(live_after) - bound) | loaded_names([stmt])
+
+
+def escaping_jumps(stmts):
+    """Whether a ``break`` or ``continue`` in the statements leaves them
+    (one inside a loop of theirs stays in that loop)."""
+    stack = list(stmts)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (gast.Break, gast.Continue)):
+            return True
+        if isinstance(n, (gast.For, gast.While)):
+            stack.extend(n.orelse)
+        elif isinstance(n, gast.If):
+            stack.extend(n.body + n.orelse)
+        elif isinstance(n, (gast.With, gast.Try)):
+            return True         # (not supported: no liveness claimed)
+    return False
+
+
+def has_local_functions(node):
+    """Whether a function defines functions (or lambdas) inside: they read
+    its names when called, not where they are written."""
+    return any(isinstance(n, (gast.FunctionDef, gast.Lambda)) and n is not node
+               for n in ir.walk(node))
+
+
 def stored_names(stmts, updates=True, binds=True):
     """Names the statements bind (not looking inside nested functions).
 

@@ -13,7 +13,7 @@ from . import exits
 from ..core import ir, primitives as P
 from ..errors import TransformError
 from .expressions import UNSUPPORTED_EXPR
-from .names import loaded_names
+from .names import escaping_jumps, has_local_functions, live_before, loaded_names
 from .pullbacks import VjpPair
 from .scope import LocalFunction, Static
 
@@ -62,8 +62,10 @@ class Statements:
         conservative liveness set: control flow keeps only those)."""
         result = ir.const(None)
         later = [set(live_after)]
+        precise = not self.local_functions(scope) and not escaping_jumps(body)
         for stmt in reversed(body[1:]):
-            later.append(later[-1] | loaded_names([stmt]))
+            later.append(live_before(stmt, later[-1]) if precise
+                         else later[-1] | loaded_names([stmt]))
         later.reverse()
         for i, stmt in enumerate(body):
             self.origin = scope.parsed.origin(stmt)
@@ -91,6 +93,14 @@ class Statements:
                 continue
             self.stmt(scope, stmt)
         return result
+
+    def local_functions(self, scope):
+        """Whether ``scope``'s function defines functions inside, which read
+        its names when called (liveness then counts every name read)."""
+        key = id(scope.node)
+        if key not in self._local_functions:
+            self._local_functions[key] = has_local_functions(scope.node)
+        return self._local_functions[key]
 
     def stmt(self, scope, stmt):
         method = getattr(self, "stmt_" + type(stmt).__name__, None)

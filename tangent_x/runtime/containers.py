@@ -72,8 +72,20 @@ def scan_unslice(xs, k, g):
     whole item (a list of tuples whose other items were not read)."""
     if g is None:
         return None
+    g = _structured_like(g, xs)
     return tree_util.tree_map(lambda b, a: None if b is None else unindex(a, k, b), g, xs,
                               is_leaf=lambda v: v is None)
+
+
+def _structured_like(g, like):
+    """``g`` in the structure of a step of ``like``: the cotangent of a
+    step that went through ``np.array`` (a list of pairs made one array)
+    arrives as that array, whose rows are the items' cotangents."""
+    if isinstance(g, np.ndarray) and isinstance(like, (list, tuple)) and \
+            len(g) == len(like):
+        items = [_structured_like(g[i], item) for i, item in enumerate(like)]
+        return type(like)(*items) if hasattr(like, "_fields") else type(like)(items)
+    return g
 
 
 def appended(items, item):

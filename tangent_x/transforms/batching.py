@@ -344,9 +344,7 @@ class Batcher:
             self.flags[o] = _everywhere(self.flag(sides[1] if self.unassigned(sides[0])
                                                   else sides[0]), True)
         guarded = []
-        for code, names, taken in zip(sides_code, defined,
-                                      (call("np.any", pred),
-                                       gast.UnaryOp(op=gast.Not(), operand=call("np.all", pred)))):
+        for code, names, taken in zip(sides_code, defined, _taken(self.reaching, pred)):
             if code:
                 guarded.append(gast.If(test=taken, body=code,
                                        orelse=[assign(n, ir.const(None)) for n in sorted(names)]
@@ -496,6 +494,17 @@ def _per_example(b, body, lanes, outs, reaching):
     return [gast.Assign(targets=[target], value=value, type_comment=None)]
 
 
+def _taken(reaching, pred):
+    """Whether a lane that gets here takes each side of a branch on the
+    batched ``pred``: lanes an enclosing branch or loop has left may hold
+    values no example computes with (and fail on them)."""
+    if reaching is None:
+        return (call("np.any", pred),
+                gast.UnaryOp(op=gast.Not(), operand=call("np.all", pred)))
+    return (call("np.any", _both(reaching, ir.clone(pred))),
+            call("np.any", _both(reaching, call("np.logical_not", ir.clone(pred)))))
+
+
 def _both(reaching, lanes):
     """The lanes reaching code that only ``lanes`` (a batched bool) of the
     lanes ``reaching`` (None: all) get to."""
@@ -620,7 +629,12 @@ def flag_leaves(flag, shape):
     """Flags in the order tree_util flattens (dict keys sorted).  A bool
     flag on a container (a dict none of whose values is batched, inside a
     tuple that also holds batched ones) stands for every leaf of it: the
-    probe's ``shape`` says how many, at any depth."""
+    probe's ``shape`` says how many, at any depth.  Where the probe saw no
+    container (a symbolic zero, None, standing for a whole item of a
+    cotangent), the value there is one leaf, whatever the flag's structure
+    (the code's: a list of pairs, say)."""
+    if shape is not None and shape.kind == "other" and isinstance(flag, (dict, list)):
+        return [any_batched(flag)]
     if isinstance(flag, dict):
         return [x for k in sorted(flag) for x in flag_leaves(flag[k], _item_shape(shape, k))]
     if isinstance(flag, list):

@@ -164,7 +164,12 @@ class Reverse:
         return self.adjoint_of(eqn)
 
     def adjoint_of(self, eqn):
-        rule = ADJOINT.get(eqn.prim.name)
+        name = eqn.prim.name
+        if name == "index_set" and eqn.params.get("container"):
+            # a list's or dict's item update is ``with_item`` (``ir.spell``),
+            # whose cotangent may hold None for items nothing read
+            name = "with_item"
+        rule = ADJOINT.get(name)
         if rule is None:
             label = eqn.params.get("label", eqn.prim.name)
             raise TransformError(f"no derivative rule for {label}", eqn.origin,

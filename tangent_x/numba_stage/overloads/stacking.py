@@ -12,8 +12,34 @@ from ..kernels.common import CACHED, is_array, is_none
 from ..kernels.loops import jitable_from_source
 
 
+@overload(np.stack, jit_options=CACHED)
+def _stack_numbers(arrays, axis=0):
+    """``np.stack`` of a list or tuple of numbers (Numba's own takes arrays
+    only): the 1-d array of them, as NumPy gives (``max(vals)`` of a list
+    is ``np.max(np.stack(vals))``)."""
+    if not (isinstance(arrays, (types.List, types.UniTuple))
+            and isinstance(arrays.dtype, (types.Integer, types.Float, types.Boolean))):
+        return None
+    if not (isinstance(axis, int) or is_none(axis) or (
+            isinstance(axis, types.IntegerLiteral) and axis.literal_value == 0)
+            or isinstance(axis, types.Omitted)):
+        return None
+    dtype = as_dtype(arrays.dtype)
+
+    def impl(arrays, axis=0):
+        out = np.empty(len(arrays), dtype)
+        for k in range(len(arrays)):
+            out[k] = arrays[k]
+        return out
+    return impl
+
+
 @overload(runtime.unstack, jit_options=CACHED)
 def _unstack(g, axis=0):
+    if is_array(g) and g.ndim == 1 and (isinstance(axis, int) or is_none(axis) or (
+            isinstance(axis, types.IntegerLiteral) and axis.literal_value == 0)):
+        # the cotangents of a list of numbers are numbers
+        return lambda g, axis=0: [g[i] for i in range(g.shape[0])]
     if isinstance(axis, int) or is_none(axis) or (
             isinstance(axis, types.IntegerLiteral) and axis.literal_value == 0):
         return lambda g, axis=0: [np.ascontiguousarray(g[i]) for i in range(g.shape[0])]

@@ -16,5 +16,5 @@ def loss(x):
 
 
 SEED = 194
-MODE = 'vmap_grad'
+MODES = ('jac', 'vmap_grad')
 ARGS = [-0.761]
