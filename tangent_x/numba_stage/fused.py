@@ -141,13 +141,15 @@ class _Fused:
         kernel = next(n for n in tree.body if isinstance(n, ast.FunctionDef))
         names = {n.id for n in ast.walk(kernel) if isinstance(n, ast.Name)} | set(self.params)
         self.q = q = _prefix(names | set(fn.__globals__))
+        # the statements as written (read before ``_Ufuncs``, which changes
+        # the tree it visits)
+        self.written = [ast.unparse(s) for s in kernel.body[:-1]]
+        self.written_result = ast.unparse(kernel.body[-1].value)
         # the statements, for one element: ``/`` and ``**`` as NumPy's ufuncs on
         # numbers (what the arrays' operators run per element: inf/NaN, no
         # ZeroDivisionError, whatever the caller's error model)
         self.stmts = [ast.unparse(_Ufuncs(q).visit(s)) for s in kernel.body[:-1]]
         self.result = ast.unparse(_Ufuncs(q).visit(kernel.body[-1].value))
-        self.written = [ast.unparse(s) for s in kernel.body[:-1]]
-        self.written_result = ast.unparse(kernel.body[-1].value)
         # the implementations run in the kernel's module (its globals are
         # complete only once the module is loaded), with these names added
         self.env = fn.__globals__
