@@ -51,3 +51,72 @@ def test_the_statements_as_written_keep_their_operators():
     f = _Fused(nested_division, False)
     assert f.written == ["c = a * b"] and f.written_result == "(c / b) ** 2"
     assert "power" in f.result and "true_divide" in f.result
+
+
+def _add(a, b):
+    return a + b
+
+
+def _sub(a, b):
+    return a - b
+
+
+def _mul(a, b):
+    return a * b
+
+
+def _div(a, b):
+    return a / b
+
+
+def _pow(a, b):
+    return a ** b
+
+
+def _negate(a, b):
+    return -a + b
+
+
+def test_the_fused_element_type_is_the_statements_type():
+    """Wherever a kernel fuses, its element type is the dtype of the
+    statements run on the arrays (what they compute without fusion): for
+    every operation and pair of float arrays and numbers.  The shortcut for
+    float arrays (type the numbers only) once held int64 numbers next to
+    float32 arrays too, where Numba's arrays stay float32 and its numbers
+    give float64."""
+    from numba import types
+    from tangent_x.numba_stage.fused import _infer
+    numbers = [types.float32, types.float64, types.int64, types.int32]
+    arrays = [types.Array(d, 1, "C") for d in (types.float32, types.float64, types.int64)]
+    checked = 0
+    for fn in (_add, _sub, _mul, _div, _pow, _negate):
+        fused = _Fused(fn, False)
+        for a in arrays:
+            for b in numbers + arrays:
+                for argtypes in ((a, b), (b, a)):
+                    element = fused.fusable(argtypes)
+                    if element is None:
+                        continue
+                    _, on_arrays = _infer(fn, argtypes)
+                    assert element == on_arrays.dtype, (fn.__name__, argtypes)
+                    checked += 1
+    assert checked > 100
+
+
+def count_scaled(x):
+    n = int(np.sum(x > 0))
+    y = x * x + x * n - 1.0
+    return y
+
+
+def test_an_int64_count_next_to_float32_keeps_float32():
+    """``int(...)`` is a Python int, weak next to float32 (NumPy: float32);
+    compiled it is an int64 number, with which Numba's arrays stay float32:
+    the fused kernel gave float64."""
+    x = np.linspace(-1.0, 2.0, 12, dtype=np.float32).reshape(3, 4)
+    compiled = tx.jit(count_scaled)
+    assert "@elementwise" in compiled.numba_source(x)
+    got, want = compiled(x), count_scaled(x)
+    assert got.dtype == want.dtype == np.float32
+    np.testing.assert_array_equal(got, _unfused(count_scaled)(x))
+    np.testing.assert_allclose(got, want, rtol=1e-6)

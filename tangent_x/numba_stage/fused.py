@@ -41,10 +41,12 @@ array of at least one axis or a number (integer or float; not bool, not
 complex), at least one an array, and Numba's type inference gives every
 variable and temporary of the body the same element type when the body
 runs on the arrays as when it runs on their elements (when the arrays are
-float and the numbers float or int64, that holds for every operation, so
-only the numbers are type-inferred: one inference, not two) (``int32 * int32`` is
-an ``int32`` array but an ``int64`` number; ``bool + bool`` a ``bool``
-array but an ``int``: those run as written).  An integer raised to an
+float and the numbers float, or int64 next to float64 arrays only, that
+holds for every operation, so only the numbers are type-inferred: one
+inference, not two) (``int32 * int32`` is an ``int32`` array but an
+``int64`` number; ``bool + bool`` a ``bool`` array but an ``int``; a
+float32 array times an int64 is float32, the numbers' product float64:
+those run as written).  An integer raised to an
 integer power runs as written too (NumPy refuses negative exponents).
 The result's shape is the arguments' broadcast shape (each statement
 broadcasts, and every argument reaches the result), checked as NumPy does.
@@ -186,17 +188,22 @@ class _Fused:
             if isinstance(t, types.Boolean) or not isinstance(t, (types.Integer, types.Float)):
                 return None
             elements.append(t)
+        # the numbers that keep their type next to these arrays: floats, and
+        # int64 next to float64 arrays only (Numba computes a float32 array
+        # and an int64 in float32, the two numbers in float64)
+        numbers = (types.float64, types.float32) if any(
+            _element(t) == types.float32 for t in argtypes) else \
+            (types.float64, types.float32, types.int64)
         floats = all(isinstance(_element(t), types.Float) for t in argtypes
                      if isinstance(t, types.Array)) and \
-            all(t in (types.float64, types.float32, types.int64) for t in argtypes
-                if not isinstance(t, types.Array))
+            all(t in numbers for t in argtypes if not isinstance(t, types.Array))
         try:
             on_numbers, result_n = _infer(self.fn, elements)
             if floats and isinstance(result_n, types.Float):
-                # float arrays, and float or int64 numbers: an operation's
-                # element type on them is its type on their elements (no
-                # narrow integer or boolean widens as a number), so one
-                # type inference (on the numbers) decides
+                # float arrays, and float numbers (or int64 next to float64
+                # arrays): an operation's element type on them is its type
+                # on their elements (no narrow integer or boolean widens as
+                # a number), so one type inference (on the numbers) decides
                 return None if self.reduce and result_n not in _CAST else result_n
             on_arrays, result_a = _infer(self.fn, argtypes)
         except (NumbaError, _IntegerPower):  # it does not type one way or the other
