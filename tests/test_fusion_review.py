@@ -48,9 +48,12 @@ def nested_division(a, b):
 def test_the_statements_as_written_keep_their_operators():
     """``as_written`` is exactly the code before fusion: ``/`` and ``**``
     stay operators there (only the fused loop spells them as ufuncs)."""
+    from numba import types
     f = _Fused(nested_division, False)
     assert f.written == ["c = a * b"] and f.written_result == "(c / b) ** 2"
-    assert "power" in f.result and "true_divide" in f.result
+    stmts, result = f._element_form((types.Array(types.float64, 1, "C"), types.float64))
+    assert stmts == [f"c = {f.q}e0 * b"]
+    assert result == f"{f.q}np.power({f.q}np.true_divide(c, b), 2)"
 
 
 def _add(a, b):
@@ -120,3 +123,51 @@ def test_an_int64_count_next_to_float32_keeps_float32():
     assert got.dtype == want.dtype == np.float32
     np.testing.assert_array_equal(got, _unfused(count_scaled)(x))
     np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def divided_by_a_count(x, f):
+    n = np.sum(x > 0)
+    y = f / n
+    return x * y + x * x
+
+
+def test_arithmetic_of_numbers_alone_is_the_statements():
+    """In the fused loop ``/`` and ``**`` run as NumPy's ufuncs on the
+    elements of arrays (the arrays' own per-element loops), but an
+    operation of numbers alone runs as written: ``np.true_divide`` of a
+    float32 and an int64 is float32 where ``/`` (and NumPy's float32
+    scalar over an int64 one) gives float64 -- the kernel once rounded
+    ``f / n`` to float32, 3.41250001 where NumPy has 3.4125."""
+    x = np.linspace(1.0, 2.0, 5)
+    f = np.float32(1.0)
+    compiled = tx.jit(divided_by_a_count)
+    assert "@elementwise" in compiled.numba_source(x, f)
+    got, want = compiled(x, f), divided_by_a_count(x, f)
+    assert got.dtype == want.dtype
+    np.testing.assert_allclose(got, want, rtol=1e-15)
+    np.testing.assert_array_equal(got, _unfused(divided_by_a_count)(x, f))
+
+
+def numbers_then_arrays(x, f, n):
+    y = f / n
+    z = n ** f
+    return x * y + x / z
+
+
+def test_numbers_alone_in_a_kernel_called_from_numba():
+    """The same at the kernel's level, for ``/`` and ``**``: the fused map
+    is the statements compiled as written."""
+    from numba import types
+    kernel = _Fused(numbers_then_arrays, False)
+    argtypes = (types.Array(types.float64, 1, "C"), types.float32, types.int64)
+    assert kernel.fusable(argtypes) == types.float64
+    stmts, result = kernel._element_form(argtypes)
+    assert stmts == ["y = f / n", "z = n ** f"]
+    assert result == f"{kernel.q}e0 * y + {kernel.q}np.true_divide({kernel.q}e0, z)"
+    fused = elementwise(numbers_then_arrays)
+    run = numba.njit(lambda x, f, n: fused(x, f, n))
+    x = np.linspace(1.0, 2.0, 7)
+    got = run(x, np.float32(1.0), 3)
+    want = numba.njit(numbers_then_arrays)(x, np.float32(1.0), 3)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
