@@ -7,6 +7,7 @@ import numpy as np
 
 import tangent_x as tx
 from tangent_x.numba_stage.fused import _Fused, elementwise
+from tangent_x.numba_stage.numba_runtime import weak_scalar
 
 
 def _unfused(f):
@@ -170,4 +171,25 @@ def test_numbers_alone_in_a_kernel_called_from_numba():
     got = run(x, np.float32(1.0), 3)
     want = numba.njit(numbers_then_arrays)(x, np.float32(1.0), 3)
     assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+
+
+def strong_lanes(acc, x):
+    a = weak_scalar(acc, x) * x
+    return a * a + a
+
+
+def test_weak_scalar_of_a_strong_array_stays_strong():
+    """``weak_scalar(acc, x)`` (a vmap carry that starts as the lanes of a
+    Python number) is the array itself once ``acc`` is a strong array: a
+    float64 ``acc`` times a float32 ``x`` is float64.  On one element the
+    helper sees a number, which it casts to float32: the float-arrays
+    shortcut (typing the numbers only) took that for the statements'
+    type, and the kernel computed in float32."""
+    fused = elementwise(strong_lanes)
+    run = numba.njit(lambda acc, x: fused(acc, x))
+    acc = np.linspace(0.1, 1.0, 5) / 3.0
+    x = np.linspace(1.0, 2.0, 5).astype(np.float32)
+    got, want = run(acc, x), numba.njit(strong_lanes)(acc, x)
+    assert got.dtype == want.dtype == np.float64
     np.testing.assert_array_equal(got, want)

@@ -43,7 +43,8 @@ variable and temporary of the body the same element type when the body
 runs on the arrays as when it runs on their elements (when the arrays are
 float and the numbers float or int64, that holds for every operation,
 so only the numbers are type-inferred: one inference, not two -- but not
-for integers next to float32, see below) (``int32 * int32`` is an
+for integers next to float32, see below, nor for a helper given an array,
+``weak_scalar(acc, x)``, which casts a number but not an array) (``int32 * int32`` is an
 ``int32`` array but an ``int64`` number; ``bool + bool`` a ``bool``
 array but an ``int``; a float32 array times an int64 argument or
 constant is float32, the numbers' product float64: those run as
@@ -147,6 +148,8 @@ class _Fused:
         # the statements as written (``_element_form`` gives them for one element)
         self.written = [ast.unparse(s) for s in kernel.body[:-1]]
         self.written_result = ast.unparse(kernel.body[-1].value)
+        self.targets = [s.targets[0].id for s in kernel.body[:-1]]
+        self.trees = [s.value for s in kernel.body[:-1]] + [kernel.body[-1].value]
         # the implementations run in the kernel's module (its globals are
         # complete only once the module is loaded), with these names added
         self.env = fn.__globals__
@@ -188,17 +191,20 @@ class _Fused:
             all(t in (types.float64, types.float32, types.int64) for t in argtypes
                 if not isinstance(t, types.Array))
         single = any(_element(t) == types.float32 for t in argtypes)
+        # a helper on an array (``weak_scalar(acc, x)``: the array as it
+        # is) may treat its element (a number: cast) otherwise
+        arrays = self._arrays(argtypes)
+        helped = any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and
+                     _holds_array(n, arrays) for tree in self.trees for n in ast.walk(tree))
         try:
             on_numbers, result_n = _infer(self.fn, elements)
-            if floats and isinstance(result_n, types.Float) and not (single and any(
-                    isinstance(types.unliteral(t), types.Integer) for t in on_numbers.values())):
-                # float arrays, and float or int64 numbers: an operation's
-                # element type on them is its type on their elements (no
-                # narrow integer or boolean widens as a number), so one
-                # type inference (on the numbers) decides -- except for an
-                # integer (an argument, a constant, a temporary) next to
-                # float32: Numba computes a float32 array and an int64 in
-                # float32, the two numbers in float64
+            if floats and not helped and isinstance(result_n, types.Float) and not (
+                    single and any(isinstance(types.unliteral(t), types.Integer)
+                                   for t in on_numbers.values())):
+                # float arrays, float or int64 numbers: an operation's type on
+                # their elements is its type on them (see the module doc), so
+                # the numbers' types decide -- but a float32 array times an
+                # int64 (argument, constant) is float32, the numbers' float64
                 return None if self.reduce and result_n not in _CAST else result_n
             on_arrays, result_a = _infer(self.fn, argtypes)
         except (NumbaError, _IntegerPower):  # it does not type one way or the other
@@ -225,24 +231,26 @@ class _Fused:
     # -- fused ------------------------------------------------------------------
 
     def _element_form(self, argtypes):
-        """(statements, result) for one element, each array parameter read
-        as its element's variable: ``/`` and ``**`` with an array operand
-        as NumPy's ufuncs on the elements (what the arrays' operators run
-        per element: inf/NaN, no ZeroDivisionError, whatever the caller's
-        error model), of numbers alone as written (the statements'
-        arithmetic on numbers: ``np.true_divide`` of a float32 and an int64
-        is a float32, their ``/`` a float64)."""
+        """(statements, result) for one element (array parameters read as
+        their elements' variables): ``/`` and ``**`` on an array's elements
+        as NumPy's ufuncs (the arrays' own per-element loops: inf/NaN, no
+        ZeroDivisionError), on numbers alone as written (``np.true_divide``
+        of a float32 and an int64 is a float32, their ``/`` a float64)."""
         names = {p: f"{self.q}e{k}" for k, (p, t) in enumerate(zip(self.params, argtypes))
                  if isinstance(t, types.Array)}
-        ufuncs = _Ufuncs(self.q, set(names))
-        stmts = []
-        for line in self.written:
-            stmt = ast.parse(line).body[0]
-            if _holds_array(stmt.value, ufuncs.arrays):
-                ufuncs.arrays.add(stmt.targets[0].id)
-            stmts.append(ast.unparse(_Rename(names).visit(ufuncs.visit(stmt))))
+        ufuncs = _Ufuncs(self.q, self._arrays(argtypes))
+        stmts = [ast.unparse(_Rename(names).visit(ufuncs.visit(ast.parse(line).body[0])))
+                 for line in self.written]
         result = ufuncs.visit(ast.parse(self.written_result, mode="eval").body)
         return stmts, ast.unparse(_Rename(names).visit(result))
+
+    def _arrays(self, argtypes):
+        """The parameters and variables that hold an array's element."""
+        arrays = {p for p, t in zip(self.params, argtypes) if isinstance(t, types.Array)}
+        for target, value in zip(self.targets, self.trees):
+            if _holds_array(value, arrays):
+                arrays.add(target)
+        return arrays
 
     def _element_lines(self, argtypes, indent, flat, stmts):
         """Lines of one element: each array parameter read (``flat``: by the
