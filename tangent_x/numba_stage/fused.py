@@ -62,9 +62,10 @@ rounded once at the end) and integers in int64 (wrapping as NumPy's does).
 Its error bound is (row length + number of rows) * eps * sum(|terms|),
 against NumPy's log2(n) * eps * ...: values agree to a relative ~1e-12 on
 float64 data of millions of elements (tests/test_fusion.py checks them
-against NumPy with a tolerance), not bit for bit.  The result's dtype is
-NumPy's: the element type for float32/float64/int64 elements (other
-element types run as written).
+against NumPy with a tolerance), not bit for bit; a float32 sum whose
+float32 partial sums overflow in NumPy (3e38 + 3e38 - 3e38: inf) is
+finite here (3e38).  The result's dtype is NumPy's: the element type for
+float32/float64/int64 elements (other element types run as written).
 
 Large results (4 MiB and up) are allocated with transparent huge pages
 advised (``madvise``, Linux): a fresh array's first touch then faults once
