@@ -44,12 +44,12 @@ runs on the arrays as when it runs on their elements (when the arrays are
 float and the numbers float or int64, that holds for every operation,
 so only the numbers are type-inferred: one inference, not two -- but not
 for integers next to float32, see below, nor for a helper given an array,
-``weak_scalar(acc, x)``, which casts a number but not an array) (``int32 * int32`` is an
-``int32`` array but an ``int64`` number; ``bool + bool`` a ``bool``
-array but an ``int``; a float32 array times an int64 argument or
-constant is float32, the numbers' product float64: those run as
-written).  An integer raised to an
-integer power runs as written too (NumPy refuses negative exponents).
+``weak_scalar(acc, x)``, which casts a number but not an array)
+(``int32 * int32`` is an ``int32`` array but an ``int64`` number;
+``bool + bool`` a ``bool`` array but an ``int``; a float32 array times
+an int64 argument or constant is float32, the numbers' product float64:
+those run as written).  An integer raised to an integer power runs as
+written too (NumPy refuses negative exponents).
 The result's shape is the arguments' broadcast shape (each statement
 broadcasts, and every argument reaches the result), checked as NumPy does.
 NaN and infinities propagate as in NumPy (see above: divisions and powers
