@@ -41,11 +41,15 @@ array of at least one axis or a number (integer or float; not bool, not
 complex), at least one an array, and Numba's type inference gives every
 variable and temporary of the body the same element type when the body
 runs on the arrays as when it runs on their elements (when the arrays are
-float and the numbers float or int64, that holds for every operation, so
-only the numbers are type-inferred: one inference, not two) (``int32 * int32`` is
-an ``int32`` array but an ``int64`` number; ``bool + bool`` a ``bool``
-array but an ``int``: those run as written).  An integer raised to an
-integer power runs as written too (NumPy refuses negative exponents).
+float and the numbers float or int64, that holds for every operation,
+so only the numbers are type-inferred: one inference, not two -- but not
+for integers next to float32, see below, nor for a helper given an array,
+``weak_scalar(acc, x)``, which casts a number but not an array)
+(``int32 * int32`` is an ``int32`` array but an ``int64`` number;
+``bool + bool`` a ``bool`` array but an ``int``; a float32 array times
+an int64 argument or constant is float32, the numbers' product float64:
+those run as written).  An integer raised to an integer power runs as
+written too (NumPy refuses negative exponents).
 The result's shape is the arguments' broadcast shape (each statement
 broadcasts, and every argument reaches the result), checked as NumPy does.
 NaN and infinities propagate as in NumPy (see above: divisions and powers
@@ -58,9 +62,10 @@ rounded once at the end) and integers in int64 (wrapping as NumPy's does).
 Its error bound is (row length + number of rows) * eps * sum(|terms|),
 against NumPy's log2(n) * eps * ...: values agree to a relative ~1e-12 on
 float64 data of millions of elements (tests/test_fusion.py checks them
-against NumPy with a tolerance), not bit for bit.  The result's dtype is
-NumPy's: the element type for float32/float64/int64 elements (other
-element types run as written).
+against NumPy with a tolerance), not bit for bit; a float32 sum whose
+float32 partial sums overflow in NumPy (3e38 + 3e38 - 3e38: inf) is
+finite here (3e38).  The result's dtype is NumPy's: the element type for
+float32/float64/int64 elements (other element types run as written).
 
 Large results (4 MiB and up) are allocated with transparent huge pages
 advised (``madvise``, Linux): a fresh array's first touch then faults once
@@ -141,13 +146,11 @@ class _Fused:
         kernel = next(n for n in tree.body if isinstance(n, ast.FunctionDef))
         names = {n.id for n in ast.walk(kernel) if isinstance(n, ast.Name)} | set(self.params)
         self.q = q = _prefix(names | set(fn.__globals__))
-        # the statements, for one element: ``/`` and ``**`` as NumPy's ufuncs on
-        # numbers (what the arrays' operators run per element: inf/NaN, no
-        # ZeroDivisionError, whatever the caller's error model)
-        self.stmts = [ast.unparse(_Ufuncs(q).visit(s)) for s in kernel.body[:-1]]
-        self.result = ast.unparse(_Ufuncs(q).visit(kernel.body[-1].value))
+        # the statements as written (``_element_form`` gives them for one element)
         self.written = [ast.unparse(s) for s in kernel.body[:-1]]
         self.written_result = ast.unparse(kernel.body[-1].value)
+        self.targets = [s.targets[0].id for s in kernel.body[:-1]]
+        self.trees = [s.value for s in kernel.body[:-1]] + [kernel.body[-1].value]
         # the implementations run in the kernel's module (its globals are
         # complete only once the module is loaded), with these names added
         self.env = fn.__globals__
@@ -188,13 +191,21 @@ class _Fused:
                      if isinstance(t, types.Array)) and \
             all(t in (types.float64, types.float32, types.int64) for t in argtypes
                 if not isinstance(t, types.Array))
+        single = any(_element(t) == types.float32 for t in argtypes)
+        # a helper on an array (``weak_scalar(acc, x)``: the array as it
+        # is) may treat its element (a number: cast) otherwise
+        arrays = self._arrays(argtypes)
+        helped = any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and
+                     _holds_array(n, arrays) for tree in self.trees for n in ast.walk(tree))
         try:
             on_numbers, result_n = _infer(self.fn, elements)
-            if floats and isinstance(result_n, types.Float):
-                # float arrays, and float or int64 numbers: an operation's
-                # element type on them is its type on their elements (no
-                # narrow integer or boolean widens as a number), so one
-                # type inference (on the numbers) decides
+            if floats and not helped and isinstance(result_n, types.Float) and not (
+                    single and any(isinstance(types.unliteral(t), types.Integer)
+                                   for t in on_numbers.values())):
+                # float arrays, float or int64 numbers: an operation's type on
+                # their elements is its type on them (see the module doc), so
+                # the numbers' types decide -- but a float32 array times an
+                # int64 (argument, constant) is float32, the numbers' float64
                 return None if self.reduce and result_n not in _CAST else result_n
             on_arrays, result_a = _infer(self.fn, argtypes)
         except (NumbaError, _IntegerPower):  # it does not type one way or the other
@@ -220,9 +231,32 @@ class _Fused:
 
     # -- fused ------------------------------------------------------------------
 
-    def _element_lines(self, argtypes, indent, flat):
+    def _element_form(self, argtypes):
+        """(statements, result) for one element (array parameters read as
+        their elements' variables): ``/`` and ``**`` on an array's elements
+        as NumPy's ufuncs (the arrays' own per-element loops: inf/NaN, no
+        ZeroDivisionError), on numbers alone as written (``np.true_divide``
+        of a float32 and an int64 is a float32, their ``/`` a float64)."""
+        names = {p: f"{self.q}e{k}" for k, (p, t) in enumerate(zip(self.params, argtypes))
+                 if isinstance(t, types.Array)}
+        ufuncs = _Ufuncs(self.q, self._arrays(argtypes))
+        stmts = [ast.unparse(_Rename(names).visit(ufuncs.visit(ast.parse(line).body[0])))
+                 for line in self.written]
+        result = ufuncs.visit(ast.parse(self.written_result, mode="eval").body)
+        return stmts, ast.unparse(_Rename(names).visit(result))
+
+    def _arrays(self, argtypes):
+        """The parameters and variables that hold an array's element."""
+        arrays = {p for p, t in zip(self.params, argtypes) if isinstance(t, types.Array)}
+        for target, value in zip(self.targets, self.trees):
+            if _holds_array(value, arrays):
+                arrays.add(target)
+        return arrays
+
+    def _element_lines(self, argtypes, indent, flat, stmts):
         """Lines of one element: each array parameter read (``flat``: by the
-        flat index, else by the broadcast indices), then the statements."""
+        flat index, else by the broadcast indices), then ``stmts`` (of
+        ``_element_form``)."""
         q, ndim = self.q, _ndim(argtypes)
         lines = []
         for k, (p, t) in enumerate(zip(self.params, argtypes)):
@@ -235,13 +269,7 @@ class _Fused:
                 read = f"{p}[" + ", ".join(f"{q}i{d + lead} * {q}step_{k}_{d}"
                                            for d in range(t.ndim)) + "]"
             lines.append(f"{indent}{q}e{k} = {read}")
-        return lines + [f"{indent}{s}" for s in self._renamed(argtypes, self.stmts)]
-
-    def _renamed(self, argtypes, stmts):
-        """``stmts`` reading each array parameter's element variable."""
-        names = {p: f"{self.q}e{k}" for k, (p, t) in enumerate(zip(self.params, argtypes))
-                 if isinstance(t, types.Array)}
-        return [ast.unparse(_Rename(names).visit(ast.parse(s))) for s in stmts]
+        return lines + [f"{indent}{s}" for s in stmts]
 
     def _steps(self, argtypes):
         q = self.q
@@ -268,9 +296,7 @@ class _Fused:
         """The loop writing each element's value into one fresh C-ordered
         result."""
         q, ndim = self.q, _ndim(argtypes)
-        result = _Rename({p: f"{q}e{k}" for k, (p, t) in enumerate(zip(self.params, argtypes))
-                          if isinstance(t, types.Array)}).visit(ast.parse(self.result, mode="eval"))
-        result = ast.unparse(result)
+        stmts, result = self._element_form(argtypes)
         lines = [f"def impl({', '.join(self.params)}):"] + \
             _shape_lines(self.params, argtypes, q) + [
             f"    {q}out = {q}empty({q}shape, {q}np.{element})"] + \
@@ -279,7 +305,7 @@ class _Fused:
         if test is not None:
             lines += [f"    if {test}:", f"        {q}o = {q}out.reshape(-1)"] + flats + [
                 f"        for {q}j in range({q}o.size):"] + \
-                self._element_lines(argtypes, "            ", True) + [
+                self._element_lines(argtypes, "            ", True, stmts) + [
                 f"            {q}o[{q}j] = {result}",
                 f"        return {q}out"]
         lines += self._steps(argtypes)
@@ -287,7 +313,7 @@ class _Fused:
         for d in range(ndim):
             lines.append(f"{indent}for {q}i{d} in range({q}shape[{d}]):")
             indent += "    "
-        lines += self._element_lines(argtypes, indent, False)
+        lines += self._element_lines(argtypes, indent, False, stmts)
         lines.append(f"{indent}{q}out[{', '.join(f'{q}i{d}' for d in range(ndim))}] = {result}")
         lines.append(f"    return {q}out")
         return self._define(lines)
@@ -298,9 +324,7 @@ class _Fused:
         q, ndim = self.q, _ndim(argtypes)
         floating = isinstance(element, types.Float)
         zero = "0.0" if floating else "0"
-        result = ast.unparse(_Rename({p: f"{q}e{k}" for k, (p, t) in enumerate(
-            zip(self.params, argtypes)) if isinstance(t, types.Array)}).visit(
-            ast.parse(self.result, mode="eval")))
+        stmts, result = self._element_form(argtypes)
         term = f"{q}np.float64({result})" if floating else result
         cast = f"{q}np.{element}"
         lines = [f"def impl({', '.join(self.params)}):"] + \
@@ -313,7 +337,7 @@ class _Fused:
                 f"            {q}part = {zero}",
                 f"            for {q}c in range({q}n):",
                 f"                {q}j = {q}r * {q}n + {q}c"] + \
-                self._element_lines(argtypes, "                ", True) + [
+                self._element_lines(argtypes, "                ", True, stmts) + [
                 f"                {q}part += {term}",
                 f"            {q}total += {q}part",
                 f"        return {cast}({q}total)"]
@@ -324,7 +348,7 @@ class _Fused:
             indent += "    "
         lines.append(f"{indent}{q}part = {zero}")
         lines.append(f"{indent}for {q}i{ndim - 1} in range({q}shape[{ndim - 1}]):")
-        lines += self._element_lines(argtypes, indent + "    ", False)
+        lines += self._element_lines(argtypes, indent + "    ", False, stmts)
         lines.append(f"{indent}    {q}part += {term}")
         lines.append(f"{indent}{q}total += {q}part")
         lines.append(f"    return {cast}({q}total)")
@@ -348,18 +372,32 @@ def _prefix(names):
 
 
 class _Ufuncs(ast.NodeTransformer):
-    """``a / b`` -> ``np.true_divide(a, b)``, ``a ** b`` -> ``np.power(a, b)``."""
+    """``a / b`` -> ``np.true_divide(a, b)``, ``a ** b`` -> ``np.power(a, b)``
+    where an operand holds an array's element (``arrays``: the names that
+    do)."""
 
-    def __init__(self, q):
-        self.q = q
+    def __init__(self, q, arrays):
+        self.q, self.arrays = q, arrays
 
     def visit_BinOp(self, node):
+        array = _holds_array(node, self.arrays)
         self.generic_visit(node)
         name = {ast.Div: "true_divide", ast.Pow: "power"}.get(type(node.op))
-        if name is None:
+        if name is None or not array:
             return node
         return ast.Call(func=ast.Attribute(ast.Name(f"{self.q}np", ast.Load()), name, ast.Load()),
                         args=[node.left, node.right], keywords=[])
+
+
+def _holds_array(node, arrays):
+    """Whether the value of ``node`` holds an array's element (``arrays``:
+    the names that do).  A call's does when its first argument's does
+    (``vmath.exp(a)``, ``promoted(a, b)``; ``weak_scalar(0.5, a)`` is a number)."""
+    if isinstance(node, ast.Name):
+        return node.id in arrays
+    if isinstance(node, ast.Call):
+        return bool(node.args) and _holds_array(node.args[0], arrays)
+    return any(_holds_array(n, arrays) for n in ast.iter_child_nodes(node))
 
 
 class _Rename(ast.NodeTransformer):
