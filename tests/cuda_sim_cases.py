@@ -239,9 +239,19 @@ def checks():
     return out
 
 
+# ``python cuda_sim_cases.py --without-corpus``: every case, reduction and
+# check but the corpus (``test_cuda.py`` runs the corpus, ``corpus``, in a
+# second process beside it).
+WITHOUT_CORPUS = "--without-corpus"
+
+
 def main(names=None):
     if os.environ.get("NUMBA_ENABLE_CUDASIM") != "1":
         sys.exit("set NUMBA_ENABLE_CUDASIM=1 (before numba.cuda is imported)")
+    if names == [WITHOUT_CORPUS]:
+        without_corpus, names = True, None
+    else:
+        without_corpus = False
     for name, (fn, in_axes, args) in cases().items():
         if names and name not in names:
             continue
@@ -258,7 +268,8 @@ def main(names=None):
         except Exception as exc:      # reported, and the test fails on it
             print(json.dumps({"case": name, "error": f"{type(exc).__name__}: {exc}"}),
                   flush=True)
-    if not names or "corpus" in names or any(n.startswith("corpus:") for n in names):
+    if not without_corpus and (not names or "corpus" in names or
+                               any(n.startswith("corpus:") for n in names)):
         for row in corpus_rows([n[7:] for n in names or () if n.startswith("corpus:")]):
             print(json.dumps(row), flush=True)
     if not names:
