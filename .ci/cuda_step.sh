@@ -10,12 +10,15 @@
 #      for sm_80 and sm_90 assembled by the nvcc wheel's ptxas, the located refusals;
 #   2. tools/cuda_corpus.py: every case of tests/vmap_corpus compiles to sm_90 PTX
 #      that ptxas accepts, or is refused with a located error (exit 1 otherwise).
-# The two run side by side: the tests' simulator runs (two processes, one per
-# xdist worker: the acceptance cases, and the corpus then the PTX tests,
-# --dist loadgroup) and the corpus's PTX (one process), so that both cores
-# stay busy (one after the other, the corpus's PTX waited for the simulator
-# with one core idle).  Usage: bash .ci/cuda_step.sh (from anywhere); .ci/run
-# calls it after the MPI step.
+# The two run side by side, so that both cores stay busy: the tests' two
+# simulator processes (one per xdist worker, --dist loadgroup: the acceptance
+# cases, reductions and checks, ~50 s of CPU; the corpus, ~56 s, then the PTX
+# tests) and tools/cuda_corpus.py (one process).  Before session 14 the
+# simulator was one process of ~177 s of CPU (131 s of it the corpus, mostly
+# compiling the CPU's jit of each case as its reference, now the function
+# itself called per example) and the corpus's PTX waited for it, one core
+# idle.  Usage: bash .ci/cuda_step.sh (from anywhere); .ci/run calls it after
+# the MPI step.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$SECONDS
