@@ -10,7 +10,8 @@
 #     bash .ci/mpi_step.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-python -m pip install --quiet ".[mpi]"
+# (only the extra's packages where the project is installed: .ci/install_extra.sh)
+bash .ci/install_extra.sh mpi
 # mpiexec comes with the mpich wheel, beside this venv's python
 "$(dirname "$(command -v python)")/mpiexec" -n 2 python -c \
     "from mpi4py import MPI; assert MPI.COMM_WORLD.Get_size() == 2"

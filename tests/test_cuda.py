@@ -59,23 +59,38 @@ def test_cpu_target_is_the_default_jit():
 
 # -- with the extra: the simulator ---------------------------------------------
 
-# The simulator's tests share one run of cuda_sim_cases.py (minutes of
-# CPU): under xdist with ``--dist loadgroup`` (.ci/cuda_step.sh) they all go
-# to one worker, which runs it once, while the other takes the PTX tests.
+# The simulator's tests share two runs of cuda_sim_cases.py (minutes of CPU
+# each): the acceptance cases, reductions and checks in one, the corpus in
+# the other.  Under xdist with ``--dist loadgroup`` (.ci/cuda_step.sh) each
+# run's tests are one group, which one worker takes and runs once: the
+# larger group goes to one worker, the corpus to the other, which then
+# takes the PTX tests.
 SIMULATOR = pytest.mark.xdist_group("simulator")
+SIMULATOR_CORPUS = pytest.mark.xdist_group("simulator-corpus")
 
 
-@pytest.fixture(scope="module")
-def simulated():
-    """The JSON lines of cuda_sim_cases.py run in the simulator."""
+def _simulate(*names):
+    """The JSON lines of cuda_sim_cases.py NAMES... run in the simulator."""
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
     root = os.path.dirname(HERE)
     env["PYTHONPATH"] = os.pathsep.join([root, HERE, env.get("PYTHONPATH", "")])
-    run = subprocess.run([sys.executable, os.path.join(HERE, "cuda_sim_cases.py")],
+    run = subprocess.run([sys.executable, os.path.join(HERE, "cuda_sim_cases.py"), *names],
                          env=env, capture_output=True, text=True, timeout=900)
     assert run.returncode == 0, run.stderr[-3000:]
     rows = [json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")]
     return {row.get("case") or row.get("check"): row for row in rows}
+
+
+@pytest.fixture(scope="module")
+def simulated():
+    """The acceptance cases, the reductions and the checks in the simulator."""
+    return _simulate(cuda_sim_cases.WITHOUT_CORPUS)
+
+
+@pytest.fixture(scope="module")
+def simulated_corpus():
+    """The vmap_corpus cases in the simulator."""
+    return _simulate("corpus")
 
 
 @pytest.mark.cuda
@@ -104,12 +119,14 @@ def test_simulator_sum_over_the_batch_equals_cpu(simulated, case):
 
 
 @pytest.mark.cuda
-@SIMULATOR
-def test_simulator_runs_the_corpus_cases_it_takes(simulated):
+@SIMULATOR_CORPUS
+def test_simulator_runs_the_corpus_cases_it_takes(simulated_corpus):
     """Each vmap_corpus case the CUDA stage takes (local arrays of fixed
     shape included) equals the CPU's loop in the simulator; the others are
     refused with a located error."""
-    rows = [row for name, row in simulated.items() if name.startswith("corpus:")]
+    from vmap_corpus import CASES
+    assert set(simulated_corpus) == {f"corpus:{name}" for name in CASES}, simulated_corpus
+    rows = list(simulated_corpus.values())
     assert len(rows) >= 30, rows
     ran = [row for row in rows if not row.get("refused")]
     assert all("error" not in row for row in rows), [r for r in rows if "error" in r]
