@@ -65,18 +65,32 @@ def main(argv=None):
     jobs = [(seed, modes, directory) for seed in seeds]
     start = time.time()
     results, slow = [], []
-    with multiprocessing.get_context("fork").Pool(args.jobs, maxtasksperchild=20) as pool:
-        for out, seconds in pool.imap_unordered(run_seed, jobs):
-            results += out
-            slow.append((seconds, out[0][0]))
-            if args.verbose:
-                print(f"seed {out[0][0]}: {seconds:.1f} s", file=sys.stderr, flush=True)
+    interrupted = False
+    try:
+        with multiprocessing.get_context("fork").Pool(args.jobs, maxtasksperchild=20) as pool:
+            for out, seconds in pool.imap_unordered(run_seed, jobs):
+                results += out
+                slow.append((seconds, out[0][0]))
+                if args.verbose:
+                    verdicts = " ".join(f"{mode}={status}" for _, mode, status, _ in out)
+                    print(f"seed {out[0][0]}: {seconds:.1f} s {verdicts}", file=sys.stderr,
+                          flush=True)
+    except KeyboardInterrupt:
+        # Ctrl-C (or kill -INT): the table of the programs that ended
+        interrupted = True
+        print(f"interrupted: the table counts the {len(slow)} programs that ended",
+              file=sys.stderr)
+    if not slow:
+        return 1
     counts = {m: collections.Counter() for m in modes}
     for seed, mode, status, detail in sorted(results):
         counts[mode][status] += 1
         if args.show and status in ("wrong", "crash"):
             print(f"seed {seed} {mode}: {status}: {detail}")
-    print(f"{args.n} programs (seeds {args.seed}..{args.seed + args.n - 1}), "
+    done = sorted(seed for _, seed in slow)
+    print(f"{len(done)} programs (seeds {args.seed}..{args.seed + args.n - 1}"
+          + (f", interrupted: {len(done)} ended, the last {done[-1]}" if interrupted else "")
+          + f"), "
           f"{time.time() - start:.0f} s; slowest: " +
           ", ".join(f"seed {s} {t:.1f} s" for t, s in sorted(slow)[::-1][:3]))
     print("| mode | " + " | ".join(STATUSES) + " |")
