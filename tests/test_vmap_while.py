@@ -184,7 +184,17 @@ def last_if_any(x, w, n):
     return s
 
 
-_LIST_TRUTH = [(drain, ()), (last_if_any, (2,)), (last_if_any, (1,)), (last_if_any, (0,))]
+def last_if_bool(x, w, n):
+    """``bool(items)``: the list's length too."""
+    items = [np.sin(x * w) for _ in range(n)]
+    s = 0.1 * w
+    if bool(items):
+        s = s + np.sum(items[-1] ** 2)
+    return s
+
+
+_LIST_TRUTH = [(drain, ()), (last_if_any, (2,)), (last_if_any, (1,)), (last_if_any, (0,)),
+               (last_if_bool, (2,)), (last_if_bool, (0,))]
 
 
 @pytest.mark.parametrize("state", [(BATCH,), (BATCH, 3)])
