@@ -160,3 +160,65 @@ def test_loop_strategy_with_a_parameter_named_k():
         return x * k
     x, k = np.arange(6.0).reshape(BATCH, 2), np.array([1.0, 2.0, 3.0])
     _check(tx.vmap(scale, method="loop")(x, k), x * k[:, None])
+
+
+def drain(x, w):
+    """``while items:`` popping a list of batched items until it is empty:
+    the list's truth is its length, every example's."""
+    items = [x * w, np.sin(x)]
+    items.append(x * x)
+    acc = items[0] * 0.0
+    while items:
+        acc = 0.5 * acc + items.pop() * w
+    return np.sum(np.tanh(acc))
+
+
+def last_if_any(x, w, n):
+    """``if items:`` on a list of batched items, of a shared length ``n``."""
+    items = [np.sin(x * w) for _ in range(n)]
+    s = 0.1 * w
+    if items:
+        s = s + np.sum(items.pop() ** 2)
+    if not items:
+        s = s * w
+    return s
+
+
+def last_if_bool(x, w, n):
+    """``bool(items)``: the list's length too."""
+    items = [np.sin(x * w) for _ in range(n)]
+    s = 0.1 * w
+    if bool(items):
+        s = s + np.sum(items[-1] ** 2)
+    return s
+
+
+_LIST_TRUTH = [(drain, ()), (last_if_any, (2,)), (last_if_any, (1,)), (last_if_any, (0,)),
+               (last_if_bool, (2,)), (last_if_bool, (0,))]
+
+
+@pytest.mark.parametrize("state", [(BATCH,), (BATCH, 3)])
+@pytest.mark.parametrize("w_batched", [False, True])
+@pytest.mark.parametrize("fn,rest", _LIST_TRUTH)
+def test_vmap_grad_of_the_truth_of_a_list(state, w_batched, fn, rest):
+    """Fuzz seeds 170046 and 170137: the list's batched items made its truth
+    read as per-lane; the loop's fixed point then flagged the list as its
+    probe's final value (empty) and the popped item as shared."""
+    rng = np.random.default_rng(len(state) + 10 * w_batched)
+    x = rng.random(state)
+    x[1] = 0.0      # an example whose items are zeros: falsy as arrays, not as a list
+    w = 0.5 + rng.random(BATCH) if w_batched else 0.7
+    args = (x, w) + rest
+    in_axes = (0, 0 if w_batched else None) + (None,) * len(rest)
+    grad = tx.grad(fn, argnums=(0, 1))
+    _check(tx.vmap(grad, in_axes=in_axes)(*args), _per_example(grad, args, in_axes))
+    _check(tx.vmap(fn, in_axes=in_axes)(*args), _per_example(fn, args, in_axes))
+
+
+@pytest.mark.parametrize("fn,rest", _LIST_TRUTH)
+def test_the_list_truth_reference_against_finite_differences(fn, rest):
+    x = np.array([0.3, -0.8, 1.1])
+    dx, dw = tx.grad(fn, argnums=(0, 1))(x, 0.7, *rest)
+    nx, nw = numerical_grad(lambda a, b: fn(a, b, *rest), (x, 0.7), argnum=(0, 1))
+    np.testing.assert_allclose(dx, nx, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(dw, nw, rtol=1e-6, atol=1e-8)

@@ -18,7 +18,7 @@ from ..runtime import matmul_adjoint_lhs, matmul_adjoint_rhs, zeros_like  # noqa
 from ..errors import TransformError
 from ..core.templates import Template
 from .registry import ADJOINT, adjoint, batching, name_of, tangent
-from .batching_util import call
+from .batching_util import call, container_truth, respell
 
 
 # --- templates chosen by the form of the call --------------------------------
@@ -230,7 +230,10 @@ def _(ans, x, y):
 
 @batching("not_")
 def batch_not(eqn, b):
-    """``not x`` per example."""
+    """``not x`` per example (of a container: its length, every example's)."""
+    if container_truth(b, eqn.args[0]):
+        b.mark(eqn.out, False)
+        return respell(eqn)
     b.mark(eqn.out)
     return [gast.Assign(targets=[ir.name(eqn.out, gast.Store())],
                         value=call("np.logical_not", eqn.args[0]), type_comment=None)]

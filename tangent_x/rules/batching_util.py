@@ -43,6 +43,23 @@ def any_batched(flag):
     return bool(flag)
 
 
+def container_truth(b, atom, flag=None):
+    """Whether ``atom`` (flag ``flag``, else its own) is a container, whose
+    truth (``if xs:``, ``not xs``, ``bool(xs)``) is its length: every
+    example's, though its items may carry the batch."""
+    flag = b.flag(atom) if flag is None else flag
+    shape = b.shape(atom)
+    return isinstance(flag, (list, dict)) or \
+        shape is not None and shape.kind in ("list", "tuple", "dict")
+
+
+def truth_batched(b, pred, flag=None):
+    """Whether the truth of condition ``pred`` (flag ``flag``, else its own)
+    differs between lanes; a container's never does (``container_truth``)."""
+    flag = b.flag(pred) if flag is None else flag
+    return any_batched(flag) and not container_truth(b, pred, flag)
+
+
 def all_batched(flag):
     """Whether every leaf of the flag is batched."""
     if isinstance(flag, dict):

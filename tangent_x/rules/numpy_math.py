@@ -7,7 +7,7 @@ import numpy as np
 from ..core import ir, primitives as P
 from ..runtime import erf, erfc, stop_gradient, unbroadcast  # noqa: F401
 from .registry import adjoint, batching, tangent
-from .batching_util import all_lanes, bound_args, call, respell
+from .batching_util import all_lanes, bound_args, call, container_truth, respell
 from .forward_util import linear
 
 
@@ -451,6 +451,9 @@ def batch_asarray(eqn, b):
 @batching("float", "builtins.int", "builtins.bool")
 def batch_scalar_cast(eqn, b):
     dtype = {"builtins.int": "int", "builtins.bool": "bool"}.get(eqn.prim.name, "float")
+    if eqn.prim.name == "builtins.bool" and container_truth(b, eqn.args[0]):
+        b.mark(eqn.out, False)          # a container's length, every example's
+        return respell(eqn)
     b.mark(eqn.out)
     value = call("np.asarray", eqn.args[0], dtype=ir.name(dtype))
     return [gast.Assign(targets=[ir.name(eqn.out, gast.Store())], value=value,

@@ -36,7 +36,8 @@ from ..errors import TransformError
 from ..core.naming import Namer
 from ..rules import BATCHING, load_all
 from ..rules.collectives import own_axis
-from ..rules.batching_util import NO_VALUE, all_batched, any_batched, full_flag, merge_flags
+from ..rules.batching_util import (NO_VALUE, all_batched, any_batched, full_flag, merge_flags,
+                                   truth_batched)
 
 
 def fixed(b, atom):
@@ -259,7 +260,7 @@ class Batcher:
         results = []
         for i, body in enumerate(branches):
             inner = self.sub()
-            if self.batched(pred):      # both sides run: each reaches its own lanes
+            if truth_batched(self, pred):     # both sides run: each reaches its own lanes
                 inner.reaching = _both(self.reaching,
                                        pred if i == 0 else call("np.logical_not", pred))
             stmts = inner.stmts(body.eqns)
@@ -272,7 +273,7 @@ class Batcher:
             out_flags.append(flag)
         for inner, _, _ in results:
             self.flags.update(inner.flags)
-        if self.batched(pred):
+        if truth_batched(self, pred):
             return self.select(eqn, pred, results, out_flags)
         out = []
         for inner, stmts, res in results:
@@ -396,7 +397,7 @@ class Batcher:
             new = {c: merge_flags(flags[c], f) for c, f in zip(carry, results)}
             pred_batched = False
             if cond is not None:
-                pred_batched = any_batched(self.trial(cond, new)[0])
+                pred_batched = truth_batched(self, cond.results[0], self.trial(cond, new)[0])
                 if pred_batched:
                     new = {c: (full_flag(self.shapes.get(c)) if not
                                (ir.is_name(r) and r.id == c) else new[c])
@@ -444,7 +445,7 @@ class Batcher:
         cond_stmts = cinner.stmts(cond.eqns)
         self.flags.update({k: v for k, v in cinner.flags.items() if k not in flags})
         pred = cond.results[0]
-        if cinner.batched(pred):
+        if truth_batched(cinner, pred):
             tapes = [c for c, r in zip(carry, body.results) if _is_list(self.shapes.get(c))
                      and not (ir.is_name(r) and r.id == c)]
             if tapes:
