@@ -151,7 +151,17 @@ def shutdown():
 # slowed by sleeps), then between sleeps of ``first_pause`` seconds,
 # doubling up to ``longest_pause``, which leave the core to the others.
 # Compiled code reads this array through its address.
-WAITING = np.array([50e-6, 10e-6, 100e-6, 1e-9])   # spin, first/longest pause, spin_per_byte
+#
+# The default is MPI's own waiting (``spin`` infinite: ``MPI_Wait``), which
+# measured best on an idle machine with a core per rank (session 14,
+# tools/bench_mpi.py, 2 ranks: one float64 all-reduce from compiled code
+# 2.8 us against 119 us with the sleeps -- a sleep is never shorter than
+# the kernel's timer slack, ~50 us -- and the data-parallel step 1.63x
+# against 1.59x).  Sleeping waits (``set_waiting(spin=50e-6)``) are for
+# oversubscribed machines: a rank waiting 1 s for a late one then uses
+# ~0.09 s of CPU instead of ~0.4 s (tests/mpi_programs/waiting.py).
+SLEEPING = (50e-6, 10e-6, 100e-6, 1e-9)          # set_waiting(*SLEEPING): sleeping waits
+WAITING = np.array([np.inf, 10e-6, 100e-6, 1e-9])   # spin, first/longest pause, spin_per_byte
 _WAITING_NAMES = ("spin", "first_pause", "longest_pause", "spin_per_byte")
 
 

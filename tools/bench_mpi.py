@@ -6,8 +6,8 @@
 
 1. One all-reduce of one float64 (issue #20's target: at most 20 us with 2
    ranks from compiled code): ``lax.psum`` in a ``jit(pmap(f))`` shard with
-   one device per rank (a direct MPI call, ``numba_stage.mpi_shard``; also
-   with the waiting left to MPI, ``MPI_Wait``), the same through the objmode
+   one device per rank (a direct MPI call, ``numba_stage.mpi_shard``,
+   waited for by ``MPI_Wait``; also with the opt-in sleeping waits), the same through the objmode
    callback (the path with several local devices), and a psum of a
    64-element array (a shape check, one small all-reduce, then the data);
    ``tangent_x.numba_stage.mpi_calls`` inside ``numba.njit``
@@ -27,8 +27,8 @@
    the same process, memory settings (``distributed.keep_freed_memory``)
    and thread counts, and on a shared machine the same load.  The speed-up
    is the median over rounds of each round's ratio (with its quartiles).
-   Rows: collectives waited for as ``distributed.wait`` does (the default),
-   the waiting left to MPI (``MPI_Wait``, MPICH's polling), collectives
+   Rows: collectives waited for by MPI (``MPI_Wait``, MPICH's polling: the
+   default), the opt-in sleeping waits (``distributed.SLEEPING``), collectives
    through the objmode callback; eager ``tx.grad`` of examples/mlp.py's
    784-64-10 MLP with ``MPIGroup.allreduce``; and a control: plain NumPy
    matrix products, the same total work on 1 process and split over the
@@ -173,8 +173,8 @@ def bench_allreduce(args, comm, group):
     for mapped, operand in ((direct, one), (through_callback, one), (vector, ones)):
         assert np.array_equal(mapped(operand, 10), 10.0 * ranks * operand)
 
-    def left_to_mpi(n):
-        before = distributed.set_waiting(spin=float("inf"))
+    def sleeping(n):
+        before = distributed.set_waiting(*distributed.SLEEPING)
         try:
             direct(one, n)
         finally:
@@ -183,8 +183,8 @@ def bench_allreduce(args, comm, group):
     rows = []
     for name, fn, count in (("jit(pmap) shard's lax.psum, direct MPI call (one device per rank)",
                              lambda n: direct(one, n), args.count),
-                            ("same, the waiting left to MPI (MPI_Wait: MPICH's polling)",
-                             left_to_mpi, args.count),
+                            ("same, sleeping waits (set_waiting(*distributed.SLEEPING), opt-in)",
+                             sleeping, args.count),
                             ("jit(pmap) shard's lax.psum through the objmode callback (before)",
                              lambda n: through_callback(one, n), args.count // 10),
                             ("jit(pmap) lax.psum of a float64[64], shape check + MPI_Allreduce",
@@ -258,10 +258,10 @@ def _mpi_max():
     return MPI.MAX
 
 
-def _with_waiting(fn, spin):
-    """``fn`` run with ``distributed.set_waiting(spin=spin)``."""
+def _with_waiting(fn, waiting):
+    """``fn`` run with ``distributed.set_waiting(*waiting)``."""
     def run():
-        before = distributed.set_waiting(spin=spin)
+        before = distributed.set_waiting(*waiting)
         try:
             return fn()
         finally:
@@ -288,7 +288,7 @@ def bench_step(args, comm, group):
     alone = lambda: single(*p, whole_x[0], whole_y[0])    # noqa: E731
     rows = interleaved(comm, alone, {
         "direct": lambda: direct(*p, xs, ys),
-        "mpi_wait": _with_waiting(lambda: direct(*p, xs, ys), float("inf")),
+        "mpi_wait": _with_waiting(lambda: direct(*p, xs, ys), distributed.SLEEPING),
         "callback": lambda: callback(*p, xs, ys)}, args.step_rounds, 3) or {}
 
     params, x, y, grad = mlp_problem()
@@ -353,8 +353,8 @@ def main():
     print("| --- | --- | --- | --- | --- | --- |")
     sizes = "-".join(map(str, bench_pmap.SIZES))
     names = {"direct": f"jit(pmap(step)), MLP {sizes}, batch {2 * bench_pmap.PER_WORKER}, direct "
-                       "MPI calls, waiting as distributed.wait (1 process: jit of the step)",
-             "mpi_wait": "same, the waiting left to MPI (MPI_Wait: MPICH's polling)",
+                       "MPI calls, MPI's own waiting (1 process: jit of the step)",
+             "mpi_wait": "same, sleeping waits (set_waiting(*distributed.SLEEPING), opt-in)",
              "callback": "same, collectives through the objmode callback",
              "eager": f"eager tx.grad + MPIGroup.allreduce, MLP 784-64-10, batch {BATCH}",
              "control": f"control: {MATMULS} NumPy 600x600 products split over the ranks "

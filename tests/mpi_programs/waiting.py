@@ -6,8 +6,9 @@ Rank 1 sleeps ``LATE`` seconds before each collective; rank 0 measures the
 CPU time it spends waiting there.  MPICH's own blocking wait polls
 throughout (about ``LATE`` seconds of CPU on an idle core); the wait takes
 a small part of it.  Argument ``pmap``: also a ``jit(pmap)`` shard's psum
-(compiling it takes a while); ``mpi-wait``: leave the waiting to MPI
-(``set_waiting(spin=inf)``), to see the polling this guards against.
+(compiling it takes a while).  It sets the sleeping waits
+(``set_waiting(*distributed.SLEEPING)``, opt-in); ``mpi-wait``: leave the
+waiting to MPI (the default), to see the polling they guard against.
 """
 import sys
 import time
@@ -28,8 +29,9 @@ RANK, PROCESSES = distributed.process_index(), distributed.process_count()
 COMM = distributed.communicator()
 HANDLE = mpi_calls.handle_of(COMM)
 assert PROCESSES == 2, PROCESSES
-if "mpi-wait" in sys.argv:
-    distributed.set_waiting(spin=float("inf"))
+# sleeping waits are opt-in (MPI's own waiting is the default: distributed.WAITING)
+distributed.set_waiting(*(distributed.SLEEPING if "mpi-wait" not in sys.argv
+                          else (float("inf"),)))
 
 
 @numba.njit
