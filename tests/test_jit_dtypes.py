@@ -255,3 +255,44 @@ def test_jit_vmap_with_a_shared_0d_argument_as_a_loop_over_examples(method):
     assert want.dtype == np.float32
     got = tx.jit(tx.vmap(carried_scalar, in_axes=(None, 0), method=method))(x, ys)
     _same_leaves(got, want)
+
+
+# --- a Python-number carry scaled by a Python number in a loop ----------------
+# ``k = 0.0`` then ``k = 0.5 * k + np.sum(t)`` over float32 ``t``: in NumPy
+# ``0.5 * k`` of two Python numbers stays a Python number, so ``k`` is
+# float32 after the first turn.  Compiled, ``weak_scalar(0.5, k)`` of the
+# weak start was a float64 and the carry widened to float64 (fuzz seed
+# 264, a loop over a list, which the specialiser does not unroll).
+
+def decayed_sum_over_list(x):
+    items = []
+    for i in range(3):
+        items.append(x * (1.0 + i))
+    k = 0.0
+    for t in items:
+        k = 0.5 * k + np.sum(t)
+    return k
+
+
+def decayed_sum_while(x):
+    k = 0.0
+    i = 0
+    while i < x.shape[0]:
+        k = 0.5 * k - 2.0 * k + np.sum(x[i])
+        i = i + 1
+    return k
+
+
+@pytest.mark.parametrize("fn", [decayed_sum_over_list, decayed_sum_while],
+                         ids=lambda f: f.__name__)
+# jit(vmap) of decayed_sum_while is still float64 (open: tests/fuzz_regressions/open/README.md)
+def test_jit_keeps_a_python_number_carry_weak_when_scaled_by_a_number(fn):
+    x = np.linspace(-1.0, 2.0, 4).astype(np.float32)
+    want = fn(x)
+    assert np.asarray(want).dtype == np.float32
+    got = tx.jit(fn)(x)
+    assert np.asarray(got).dtype == np.float32
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    if fn is decayed_sum_over_list:
+        want_batch = np.stack([np.asarray(fn(row)) for row in F32_BATCH])
+        _same_leaves(tx.jit(tx.vmap(fn))(F32_BATCH), want_batch, rtol=1e-5)

@@ -52,6 +52,13 @@ def _weak_scalar(value, *likes):
         if not isinstance(value, WeakLanes):
             return lambda value, *likes: value       # a strong array: as it is
         return _weak_lanes_scalar(value, likes)
+    if likes and isinstance(value, (types.Number, types.Literal)) and \
+            all(isinstance(like, WeakNumber) for like in likes):
+        # next to Python numbers only (a carry started as one: ``0.5 * s``
+        # after ``s = weak_number(0.0)``) a Python number stays weak, as in
+        # NumPy, so the loop's other operands decide its type
+        return lambda value, *likes: weak_number(value)
+    likes = [like for like in likes if not isinstance(like, WeakNumber)]
     dtypes = []
     for like in likes:
         dtype = like.dtype if isinstance(like, types.Array) else like
@@ -196,6 +203,9 @@ def _weak_array_arithmetic(op):
     stays refused (a number on one path, an array on the other)."""
     @overload(op, jit_options=CACHED)
     def _op(a, b):
+        if isinstance(a, WeakNumber) and isinstance(b, WeakNumber):
+            # two Python numbers give a Python number: still weak
+            return lambda a, b: weak_number(op(_weak_as(a, a), _weak_as(b, b)))
         if isinstance(a, WeakNumber) and isinstance(b, types.Array):
             return lambda a, b: op(_weak_as(a, b), b)
         if isinstance(b, WeakNumber) and isinstance(a, types.Array):
