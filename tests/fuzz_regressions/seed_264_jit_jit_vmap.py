@@ -1,4 +1,4 @@
-"""Found by tools/fuzz.py (seed 264, mode jit_vmap), shrunk: jit(vmap) in_axes=(0, 0, None): leaf 0 has dtype float64, expected float32"""
+"""Found by tools/fuzz.py (seed 264, modes jit and jit_vmap), shrunk: jit: leaf 0 has dtype float64, expected float32"""
 import numpy as np
 
 from tangent_x import lax
@@ -20,5 +20,5 @@ def loss(x, y, z):
 
 
 SEED = 264
-MODE = 'jit_vmap'
+MODES = ('jit', 'jit_vmap')
 ARGS = [np.array([-0.9984490275382996, -0.4808715581893921], dtype=np.float32), np.array(0.49900001287460327, dtype=np.float32), np.array([-0.9219409227371216, 1.3386225700378418, 0.5020318627357483], dtype=np.float32)]
