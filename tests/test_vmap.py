@@ -82,6 +82,24 @@ def test_per_example_grads_with_aux_known_only_when_run():
     np.testing.assert_allclose(aux, [1.0, 3.0, 0.5])
 
 
+def _float_of_norm(x):
+    return x * float(np.sqrt(np.sum(x * x)))
+
+
+def _nested_number_lanes():
+    """vmap of vmap of ``float(s)`` of a batched ``s``: the inner vmap's
+    ``number_lanes`` batched by the outer one (float32 stays float32)."""
+    x = np.random.default_rng(3).normal(size=(2, 3, 4)).astype(np.float32)
+    got = tx.vmap(tx.vmap(_float_of_norm))(x)
+    expected = np.stack([np.stack([_float_of_norm(row) for row in block]) for block in x])
+    assert got.dtype == expected.dtype == np.float32
+    np.testing.assert_allclose(got, expected, rtol=1e-6)
+
+
+def test_nested_number_lanes():
+    _nested_number_lanes()
+
+
 def test_every_batching_rule_is_exercised():
     """Every primitive with a batching rule appears in vectorised code the
     corpus (or the composition tests below) generates."""
@@ -119,6 +137,7 @@ def test_every_batching_rule_is_exercised():
         _collectives_batched()
         test_trees_and_erf_batched()
         _write_into_real_part_batched()
+        _nested_number_lanes()
     finally:
         BATCHING.clear()
         BATCHING.update(original)

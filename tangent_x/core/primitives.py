@@ -263,7 +263,7 @@ register(Primitive("or_", "boolop", op=gast.Or, differentiable=False))
 
 # Runtime helpers are primitives too, so generated code can be transformed again.
 _RUNTIME_EFFECTS = {"check_grad_output", "check_aux_pair"}     # checks: no value
-_RUNTIME_ELEMENTWISE = {"stop_gradient", "erf", "erfc"}
+_RUNTIME_ELEMENTWISE = {"stop_gradient", "erf", "erfc", "number_lanes"}
 
 _RUNTIME_NONDIFF = {"zeros_like", "check_grad_output", "stop_gradient", "unbound", "map_lanes",
                     "check", "check_lanes", "formatted",

@@ -95,7 +95,7 @@ def numba_stage(generated, avs, call_site=None, ranks=None, units=None, weak=Fal
     if weak:
         helper = "weak_scalar"
         numpy_names = {n for n, obj in spec.bound.items() if obj is np}
-        helpers = (helper, "weak_number", "promoted")
+        helpers = (helper, "weak_number", "promoted", "weak_lanes_of")
         if all(h not in spec.bound and h not in spec.taken for h in helpers):
             for used in weak_scalars.weaken(list(code) + list(kernels), helper, numpy_names,
                                             numbers, "weak_number", mixed, "promoted"):

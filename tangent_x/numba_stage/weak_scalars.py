@@ -79,13 +79,15 @@ def weaken(stmts, helper, numpy_names, numbers=(), join_helper="weak_number",
     Returns the helpers used."""
     ints = _python_ints(stmts, numpy_names, numbers)
     rewriter = _Weaken(helper, numpy_names, ints, _weak_lanes(stmts, ints),
-                       promote_helper if mixed else None)
+                       promote_helper if mixed else None,
+                       kernels=_arithmetic_kernels(stmts))
     joined = _weaken_joins(stmts, rewriter.weak, join_helper)
     joined = _weaken_loop_starts(stmts, rewriter.weak, join_helper) or joined
     for stmt in stmts:
         rewriter.visit(stmt)
     return {name for name, used in ((helper, rewriter.changed), (join_helper, joined),
-                                    (promote_helper, rewriter.promoted)) if used}
+                                    (promote_helper, rewriter.promoted),
+                                    ("weak_lanes_of", rewriter.lanes_of)) if used}
 
 
 def _tail_assigns(body):
@@ -363,9 +365,14 @@ def _keeps_float32(name):
 
 
 def _is_weak_broadcast(node, ints):
-    """``broadcast_lanes(0.5, batch_size)``: vmap's lanes of a Python number."""
-    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
-        node.func.id == "broadcast_lanes" and len(node.args) == 2 and not node.keywords and \
+    """``broadcast_lanes(0.5, batch_size)``: vmap's lanes of a Python
+    number; ``number_lanes(s, 'float')``: of ``float(s)`` per example."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and
+            len(node.args) == 2 and not node.keywords):
+        return False
+    if node.func.id == "number_lanes":
+        return True
+    return node.func.id == "broadcast_lanes" and \
         (_is_number(node.args[0]) or
          isinstance(node.args[0], ast.Name) and node.args[0].id in ints)
 
@@ -378,11 +385,13 @@ def _weak_lanes(stmts, ints):
     itself once the loop made it one."""
     names = set()
     assigns = [node for stmt in stmts for node in ast.walk(stmt) if isinstance(node, ast.Assign)]
+    kernels = _arithmetic_kernels(stmts)
     changed = True
     while changed:
         changed = False
         for node in assigns:
-            if _is_weak_broadcast(node.value, ints):
+            if _is_weak_broadcast(node.value, ints) or \
+                    _lanes_operands(node.value, ints, names, kernels):
                 for t in node.targets:
                     if isinstance(t, ast.Name) and t.id not in names:
                         names.add(t.id)
@@ -390,9 +399,79 @@ def _weak_lanes(stmts, ints):
     return names
 
 
+_SHAPE_OPS = {"expand_dims", "reshape", "broadcast_to", "squeeze", "transpose", "moveaxis"}
+
+
+def _shape_op(func):
+    """A function giving its first argument's numbers in another shape:
+    numba_runtime's (``expand_dims``) or NumPy's (``np.reshape``)."""
+    if isinstance(func, ast.Attribute):
+        return func.attr in _SHAPE_OPS
+    return isinstance(func, ast.Name) and func.id in _SHAPE_OPS
+
+
+def _arithmetic_kernels(stmts):
+    """The fused kernels defined beside the code (fusion) that do
+    arithmetic only: each statement ``name = <arithmetic of names and
+    numbers>``, then ``return`` of one."""
+    def arithmetic(n):
+        if isinstance(n, ast.BinOp) and isinstance(n.op, _ARITHMETIC):
+            return arithmetic(n.left) and arithmetic(n.right)
+        if isinstance(n, ast.UnaryOp) and isinstance(n.op, (ast.USub, ast.UAdd)):
+            return arithmetic(n.operand)
+        return isinstance(n, ast.Name) or _is_number(n)
+    out = set()
+    for stmt in stmts:
+        if isinstance(stmt, ast.FunctionDef) and stmt.body and all(
+                isinstance(b, ast.Assign) and len(b.targets) == 1 and
+                isinstance(b.targets[0], ast.Name) and arithmetic(b.value)
+                for b in stmt.body[:-1]) and isinstance(stmt.body[-1], ast.Return) and \
+                stmt.body[-1].value is not None and arithmetic(stmt.body[-1].value):
+            out.add(stmt.name)
+    return out
+
+
+def _lanes_operands(node, ints, lanes, kernels=()):
+    """The ``lanes`` names ``node`` does arithmetic on, when it is
+    arithmetic among them and Python numbers only (``0.5 * acc``, ``a -
+    b``, a fused kernel of such arithmetic called on them; eagerly
+    ``lanes.WeakLanes`` then stays weak), else None.  Such a value may be
+    weak lanes too: ``weak_lanes_of`` says so to Numba."""
+    found = []
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+            node.func.id in kernels and not node.keywords:
+        node = ast.Tuple(elts=node.args, ctx=ast.Load())
+    elif isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Name) and \
+            node.args[0].id in lanes and _shape_op(node.func):
+        # expand_dims(acc, 1): the same numbers, another shape (as a view
+        # of ``lanes.WeakLanes`` is one)
+        return [node.args[0].id]
+
+    def walk(n):
+        if isinstance(n, ast.BinOp) and isinstance(n.op, _ARITHMETIC):
+            return walk(n.left) and walk(n.right)
+        if isinstance(n, ast.UnaryOp) and isinstance(n.op, (ast.USub, ast.UAdd)):
+            return walk(n.operand)
+        if isinstance(n, ast.Name) and n.id in lanes:
+            if n.id not in found:
+                found.append(n.id)
+            return True
+        return _is_number(n) or isinstance(n, ast.Name) and n.id in ints
+    if isinstance(node, ast.Tuple):
+        ok = all(walk(e) for e in node.elts)
+    else:
+        ok = isinstance(node, (ast.BinOp, ast.UnaryOp)) and walk(node)
+    return found if ok and found else None
+
+
 class _Weaken(ast.NodeTransformer):
-    def __init__(self, helper, numpy_names, python_ints, weak_lanes=(), promote=None):
+    def __init__(self, helper, numpy_names, python_ints, weak_lanes=(), promote=None,
+                 lanes_helper="weak_lanes_of", kernels=()):
         self.helper = helper
+        self.lanes_helper = lanes_helper
+        self.lanes_of = False
+        self.in_kernel = 0
+        self.kernels = kernels
         self.promote = promote
         self.promoted = False
         self.numpy_names = numpy_names
@@ -402,6 +481,26 @@ class _Weaken(ast.NodeTransformer):
 
     def lanes(self, node):
         return isinstance(node, ast.Name) and node.id in self.weak_lanes
+
+    def visit_FunctionDef(self, node):
+        self.in_kernel += 1         # a fused kernel: its values are numbers, not lanes
+        self.generic_visit(node)
+        self.in_kernel -= 1
+        return node
+
+    def visit_Assign(self, node):
+        operands = _lanes_operands(node.value, self.python_ints, self.weak_lanes,
+                                   self.kernels) \
+            if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and \
+            not self.in_kernel else None
+        self.generic_visit(node)
+        if operands:
+            self.lanes_of = True
+            call = ast.Call(func=ast.Name(id=self.lanes_helper, ctx=ast.Load()),
+                            args=[node.value] + [ast.Name(id=n, ctx=ast.Load()) for n in operands],
+                            keywords=[])
+            node.value = ast.copy_location(call, node.value)
+        return node
 
     def weak(self, node):
         """A number, a name holding a Python number (a shape entry), or
@@ -460,8 +559,9 @@ class _Weaken(ast.NodeTransformer):
                             keywords=[])
             return ast.copy_location(call, node)
         if isinstance(node.func, ast.Name) and node.func.id in _COTANGENT_SEEDS and \
-                len(node.args) >= 2 and self.weak(node.args[0]):
+                len(node.args) >= 2 and (self.weak(node.args[0]) or self.lanes(node.args[0])):
             # ``unreduce(1.0, x)``: a gradient's seed, as NumPy types it next to x
+            # (vmap(grad)'s seed is the lanes of 1.0: ``unreduce(g_lanes, x)``)
             node.args[0] = self.wrap(node.args[0], node.args[1])
             self.generic_visit(node)
             return node

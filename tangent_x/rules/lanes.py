@@ -4,7 +4,7 @@ per-example condition).  Both helpers are linear in their array arguments:
 a per-lane choice passes the cotangent to the side each lane took, and a
 value shared by every lane collects the cotangents of all lanes."""
 from ..runtime import (add_index, broadcast_lanes, finish_lanes, index_zero,  # noqa: F401
-                       lane_item, last_writes, unlane_item,
+                       lane_item, last_writes, number_lanes, unlane_item,
                        select_lanes, set_index, stack_lanes, unbroadcast, unbroadcast_lanes,
                        unfinish_lanes, unstack, zeros_like)
 from .registry import adjoint
@@ -20,6 +20,11 @@ def _(g, ans, pred, on_true, on_false):
 @adjoint(broadcast_lanes)
 def _(g, ans, x, batch_size):
     x_bar = unbroadcast(g, x)
+
+
+@adjoint(number_lanes)
+def _(g, ans, x, kind):
+    x_bar = g
 
 
 @adjoint(unbroadcast_lanes)
@@ -70,6 +75,7 @@ def _(g, ans, x, index, value):
 linear(set_index, add_index, args=((0, "x"), (2, "value")))
 linear(select_lanes, args=((1, "on_true"), (2, "on_false")))
 linear(broadcast_lanes, args=((0, "x"),))
+linear(number_lanes, args=((0, "x"),))
 linear(finish_lanes, args=((0, "x"),))
 linear(unfinish_lanes, args=((0, "g"),))
 linear(stack_lanes, args=((0, "results"),))

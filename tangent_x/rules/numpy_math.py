@@ -455,6 +455,8 @@ def batch_scalar_cast(eqn, b):
         b.mark(eqn.out, False)          # a container's length, every example's
         return respell(eqn)
     b.mark(eqn.out)
-    value = call("np.asarray", eqn.args[0], dtype=ir.name(dtype))
+    # each lane a Python number, weak next to a float32 array as the
+    # example's code had it
+    value = call("number_lanes", eqn.args[0], ir.const(dtype))
     return [gast.Assign(targets=[ir.name(eqn.out, gast.Store())], value=value,
                         type_comment=None)]

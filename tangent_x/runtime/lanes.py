@@ -26,7 +26,8 @@ from .values import Unbound
 
 __all__ = ["map_lanes", "select_lanes", "broadcast_lanes", "move_lanes", "stack_lanes",
            "unbroadcast_lanes", "set_index", "add_index", "min_index", "max_index", "mul_index",
-           "broadcast_items", "lane_item", "unlane_item", "finish_lanes", "unfinish_lanes"]
+           "broadcast_items", "lane_item", "unlane_item", "finish_lanes", "unfinish_lanes",
+           "number_lanes"]
 
 
 def stack_lanes(results):
@@ -114,6 +115,14 @@ def broadcast_lanes(x, batch_size):
             return np.broadcast_to(np.asarray(a), (batch_size,)).view(WeakLanes)
         return np.broadcast_to(a, (batch_size,) + np.shape(a), subok=isinstance(a, WeakLanes))
     return tree_util.tree_map(lanes, x)
+
+
+def number_lanes(x, kind):
+    """``float(v)``, ``int(v)`` or ``bool(v)`` (``kind``: their name) of each
+    lane of ``x``: lanes each holding the Python number the example's code
+    made, so ``WeakLanes`` (``x32 * float(s)`` is float32 lane by lane)."""
+    dtype = {"float": np.float64, "int": np.int64, "bool": np.bool_}[kind]
+    return np.asarray(x, dtype=dtype).view(WeakLanes)
 
 
 def _is_weak_number(x):

@@ -76,6 +76,16 @@ def _broadcast_lanes(x, batch_size):
     return lambda x, batch_size: fill(x, (batch_size,) + x.shape, x.dtype)
 
 
+@overload(runtime.number_lanes)
+def _number_lanes(x, kind):
+    """``float(v)`` ... of each lane: ``WeakLanes`` of float64, int64, bool."""
+    name = getattr(kind, "literal_value", None)
+    if not is_array(x) or name not in ("float", "int", "bool"):
+        return None
+    dtype = {"float": np.float64, "int": np.int64, "bool": np.bool_}[name]
+    return lambda x, kind: as_weak_lanes(np.ascontiguousarray(x).astype(dtype))
+
+
 # the start of select_lanes' refusal of sides of two kinds (compile_errors reads it)
 SELECT_KINDS = "the two sides of a batched branch hold different kinds of numbers"
 

@@ -73,6 +73,25 @@ def _weak_scalar(value, *likes):
     return lambda value, *likes: cast(value)
 
 
+def weak_lanes_of(value, *operands):
+    """``value``, arithmetic among ``operands`` (vmap's lanes) and Python
+    numbers: eagerly the result itself (``lanes.WeakLanes`` arithmetic
+    stays weak); compiled, typed ``WeakLanes`` when every operand is (the
+    lanes of a Python number scaled, ``0.5 * acc`` with ``acc =
+    broadcast_lanes(0.0, n)``), so that the next array it meets decides its
+    dtype as NumPy's would (see weak_scalars)."""
+    return value
+
+
+@overload(weak_lanes_of, jit_options=CACHED)
+def _weak_lanes_of(value, *operands):
+    if isinstance(value, types.Array) and not isinstance(value, WeakLanes) and operands and \
+            all(isinstance(o, WeakLanes) or isinstance(o, (types.Number, WeakNumber))
+                for o in operands) and any(isinstance(o, WeakLanes) for o in operands):
+        return lambda value, *operands: as_weak_lanes(value)
+    return lambda value, *operands: value
+
+
 def widen_dtype(x, dtype):
     """``x`` as an array of ``dtype`` when it is an array of another dtype,
     else ``x``: put on every assignment of a variable whose arrays NumPy

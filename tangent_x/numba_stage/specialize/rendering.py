@@ -189,8 +189,10 @@ class Rendering:
     def materialize(self, av, hint="v"):
         """``av`` as something a container may hold: an Expr is bound to a
         fresh variable (so it is computed once), named after the tape an
-        item comes from when no better hint is given."""
-        if isinstance(av, Expr):
+        item comes from when no better hint is given.  A slice stays as it
+        is: it only ever stands in an index (``x[:, i:]``'s tuple), and
+        ``v = i:`` is not Python."""
+        if isinstance(av, Expr) and not isinstance(av.node, ast.Slice):
             if hint == "v":
                 hint = popped_from(av.node) or hint
             name = self.fresh(hint)

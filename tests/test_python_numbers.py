@@ -1,0 +1,127 @@
+"""Python numbers stay Python numbers under every transform.
+
+``math.sqrt(d)``, ``round(t)``, ``math.floor(t)``, ``float(s)`` and ``int(s)``
+give Python numbers, which NumPy types as weak (NEP 50): ``x32 /
+math.sqrt(2.0)`` is float32, and ``x[math.floor(t)]`` an index.  tangent_x
+computes them with NumPy's functions, whose results are NumPy float64
+scalars (strong: float64 results), so each is made the Python number again;
+under vmap a batched ``float(s)`` is the lanes of Python numbers
+(``number_lanes``), weak lane by lane.  The references are the
+untransformed function, a per-example loop and central differences.
+"""
+import math
+
+import numpy as np
+import pytest
+
+import tangent_x as tx
+
+
+def scaled(x):
+    return x / math.sqrt(2.0)
+
+
+def rounded(x):
+    return x * round(2.6)
+
+
+def floor_index(x):
+    return x[math.floor(1.7)] * x
+
+
+def abs_number(x):
+    return x * abs(-2.0) + pow(2, 3) * x
+
+
+def float_of_sum(x):
+    return x * float(np.sqrt(np.sum(x * x)))
+
+
+def int_of_sum(x):
+    return x * int(np.floor(np.sum(x)))
+
+
+def math_of_array_value(x):
+    return x * math.exp(float(np.sum(x)) * 0.1) + math.log1p(float(x[0] * x[0]))
+
+
+FUNCTIONS = [scaled, rounded, floor_index, abs_number, float_of_sum, int_of_sum,
+             math_of_array_value]
+X32 = np.array([[0.3, 1.2, 0.7], [1.1, -0.4, 0.9]], dtype=np.float32)
+
+
+def _check(out, ref):
+    out, ref = np.asarray(out), np.asarray(ref)
+    assert out.dtype == ref.dtype, (out.dtype, ref.dtype)
+    np.testing.assert_allclose(out, ref, rtol=1e-6)
+
+
+@pytest.mark.parametrize("fn", FUNCTIONS, ids=lambda f: f.__name__)
+def test_value_and_dtype_eager_transforms(fn):
+    x = X32[0]
+    ref = fn(x)
+    _check(tx.jvp(fn, (x,), (np.ones_like(x),))[0], ref)
+    _check(tx.vjp(fn, x)[0], ref)
+    per_example = np.stack([fn(row) for row in X32])
+    _check(tx.vmap(fn)(X32), per_example)
+
+
+@pytest.mark.parametrize("fn", FUNCTIONS, ids=lambda f: f.__name__)
+def test_value_and_dtype_jit(fn):
+    _check(tx.jit(fn)(X32[0]), fn(X32[0]))
+    _check(tx.jit(tx.vmap(fn))(X32), np.stack([fn(row) for row in X32]))
+
+
+@pytest.mark.parametrize("fn", FUNCTIONS, ids=lambda f: f.__name__)
+def test_gradient_against_differences(fn):
+    x = np.array([0.3, 1.2, 0.7])
+
+    def loss(v):
+        return np.sum(np.sin(fn(v)))
+    g = tx.grad(loss)(x)
+    eye = np.eye(3) * 1e-6
+    fd = np.array([(loss(x + e) - loss(x - e)) / 2e-6 for e in eye])
+    np.testing.assert_allclose(g, fd, rtol=1e-5, atol=1e-7)
+    per_example = np.stack([tx.grad(loss)(row) for row in X32.astype(np.float64)])
+    np.testing.assert_allclose(tx.vmap(tx.grad(loss))(X32.astype(np.float64)), per_example,
+                               rtol=1e-12)
+
+
+def test_float32_gradient_of_lanes_stays_float32():
+    """jit(vmap(grad)) seeds its cotangent with the lanes of 1.0: weak, so
+    a float32 input gives a float32 gradient (it gave float64)."""
+    def loss(x):
+        return np.sum(np.sin(x) * x)
+    out = tx.jit(tx.vmap(tx.grad(loss)))(X32)
+    ref = np.stack([tx.grad(loss)(row) for row in X32])
+    _check(out, ref)
+
+
+def carry_scaled(x):
+    k = 0.0
+    i = 0
+    while i < x.shape[0]:
+        k = 0.5 * k - 2.0 * k + np.sum(x[i])
+        i = i + 1
+    return k
+
+
+def carry_sliced(x):
+    k = 0.0
+    i = 0
+    while i < x.shape[0]:
+        k = 0.5 * k - 2.0 * k + np.sum(x[i:])
+        i = i + 1
+    return k
+
+
+@pytest.mark.parametrize("fn", [carry_scaled, carry_sliced], ids=lambda f: f.__name__)
+def test_while_carry_of_a_python_number_under_jit_vmap(fn):
+    """A carry started as ``0.0`` and scaled by numbers in a while loop:
+    arithmetic among the lanes of Python numbers stays weak, so the float32
+    sum decides its dtype (jit(vmap) gave float64); reading ``x[i:]`` in it
+    compiled to ``v = i:``, a SyntaxError (the slice was bound to a name)."""
+    per_example = np.array([fn(row) for row in X32])
+    _check(tx.jit(tx.vmap(fn))(X32), per_example)
+    _check(tx.vmap(fn)(X32), per_example)
+    _check(tx.jit(fn)(X32[0]), fn(X32[0]))
