@@ -243,3 +243,71 @@ def test_a_join_that_shows_in_each_example_of_jit_vmap_is_refused():
         tx.jit(tx.vmap(float32_widened, in_axes=(0, None)))(xs, y32)
     _assert_names_the_assignments(error, "'z' holds float32 numbers and float64 numbers",
                                   "z = y32 * np.float32(2.0)", "z = x[1] * 1.0")
+
+
+def float32_array_or_float64_array(x):
+    if np.sum(x) > 0.5:
+        return np.cos(x)                 # float32 for a float32 x
+    return np.cos(x) * np.array([0.5, -0.25, 1.0])       # float64
+
+
+def float32_array_or_float64_array_then_float64(x, w):
+    if np.sum(x) > 0.5:
+        a = np.cos(x)
+    else:
+        a = np.cos(x) * np.array([0.5, -0.25, 1.0])
+    return a * w                         # float64 either way (w is float64)
+
+
+@pytest.mark.parametrize("transform", ["jit", "jit_vmap"])
+def test_float32_and_float64_arrays_at_an_if_are_refused_where_returned(transform):
+    """Numba refuses a variable holding float32 arrays on one path and
+    float64 arrays on the other; jit then casts both to float64
+    (``widen_dtype``), which NumPy's float32 path would not: returned, the
+    cast shows, and is refused (fuzz seed 300053 gave float64 for NumPy's
+    float32)."""
+    x32 = X.astype(np.float32)
+    assert float32_array_or_float64_array(x32).dtype == np.float32
+    f = {"jit": tx.jit(float32_array_or_float64_array),
+         "jit_vmap": tx.jit(tx.vmap(float32_array_or_float64_array))}[transform]
+    x = np.stack([x32, -x32]) if transform == "jit_vmap" else x32
+    with pytest.raises(tx.TransformError) as error:
+        f(x)
+    message = str(error.value)
+    assert "test_jit_join_refusals.py:" in message
+    assert "float32 arrays and float64 arrays" in message and "without jit" in message
+
+
+def test_float32_and_float64_arrays_at_an_if_compile_where_the_cast_does_not_show():
+    x32, w = X.astype(np.float32), np.array([1.5, 2.0, -1.0])
+    f = tx.jit(float32_array_or_float64_array_then_float64)
+    for x in (x32, -x32):
+        want = float32_array_or_float64_array_then_float64(x, w)
+        got = f(x, w)
+        assert got.dtype == want.dtype == np.float64
+        np.testing.assert_allclose(got, want, rtol=1e-15)
+
+
+def draws_from_numpy(x):
+    return x + np.random.normal(0.0, 1.0, 3)
+
+
+_RNG = np.random.default_rng(0)
+
+
+def draws_from_a_generator(x):
+    return x + _RNG.normal(0.0, 1.0, 3)
+
+
+@pytest.mark.parametrize("fn", [draws_from_numpy, draws_from_a_generator])
+def test_numpy_random_under_jit_is_refused_not_folded(fn):
+    """A draw from NumPy's random state has no compiled form that shares
+    the state: folding it when compiling gave the same numbers at every
+    call, where eager code draws new ones."""
+    first, second = fn(np.zeros(3)), fn(np.zeros(3))
+    assert not np.array_equal(first, second)
+    with pytest.raises(tx.TransformError) as error:
+        tx.jit(fn)(np.zeros(3))
+    message = str(error.value)
+    assert "test_jit_join_refusals.py:" in message and "random" in message
+    assert "tangent_x.random" in message

@@ -181,7 +181,7 @@ def join_error(message, compiled, static=None, numbers=False):
     kinds_ = {_dtype(t).kind for t in (a, b) if _dtype(t) is not None}
     dtypes = {_dtype(t) for t in (a, b)}
     if None in ranks or (len(ranks) != 2 and len(kinds_) != 2 and
-                         not (numbers and ranks == {0} and len(dtypes) == 2)):
+                         not (numbers and len(ranks) == 1 and len(dtypes) == 2)):
         return None
     path = os.path.abspath(path)
     if path == os.path.abspath(compiled.path):
@@ -214,6 +214,11 @@ def join_error(message, compiled, static=None, numbers=False):
     if ranks == {0}:
         hint = ("give it one dtype on every path: write the number with that dtype where "
                 "it is made (2.0 for 2, float(...), np.float32(...)), or run without jit "
+                "(with tx.disable_jit(): ...)")
+        return message, origins[0], hint
+    if len(ranks) != 2 and len(kinds_) == 1:
+        hint = ("give it one dtype on every path: cast where it is made "
+                "(x.astype(np.float64), np.float32(...)), or run without jit "
                 "(with tx.disable_jit(): ...)")
         return message, origins[0], hint
     if len(ranks) != 2:

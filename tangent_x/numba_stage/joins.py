@@ -198,6 +198,41 @@ def observed(blocks, typemap):
                                  if _number_dtype(typemap[s]) != joined)
         found.append((target.split(".")[0], str(typemap[source]), str(typemap[target]),
                       side_line, line))
+    return found + _widened(blocks, typemap, definitions)
+
+
+def _widened(blocks, typemap, definitions):
+    """The ``observed`` entries of arrays cast to a wider dtype at an ``if``
+    (``widen_dtype``, put there by ``compile_errors.widened_text`` when Numba
+    refused a variable holding float32 arrays on one path and float64 ones
+    on the other): NumPy keeps the narrow dtype on its path, so the cast is
+    refused where it shows (returned: another dtype) as a join of numbers
+    is.  A loop's are not: NumPy's array has the wider dtype once the loop
+    has run."""
+    looped = _loop_blocks(blocks)
+    found = []
+    for label, block in blocks.items():
+        if label in looped:
+            continue
+        for st in block.body:
+            if not (isinstance(st, ir.Assign) and isinstance(st.value, ir.Expr) and
+                    st.value.op == "call" and len(st.value.args) == 2):
+                continue
+            if getattr(_callee(typemap.get(st.value.func.name)), "__name__", None) != \
+                    "widen_dtype":
+                continue
+            a, b = typemap.get(st.value.args[0].name), typemap.get(st.target.name)
+            if not (isinstance(a, types.Array) and isinstance(b, types.Array)) or \
+                    a.dtype == b.dtype:
+                continue
+            eager = [_Eager(as_dtype(a.dtype), False)]
+            line = _shows(st.target.name, eager, blocks, typemap, definitions)
+            if line is None:
+                continue
+            user = next((t.target.name for t in block.body if isinstance(t, ir.Assign) and
+                         isinstance(t.value, ir.Var) and t.value.name == st.target.name),
+                        st.target.name)
+            found.append((user.split(".")[0], str(a), str(b), st.loc.line, line))
     return found
 
 

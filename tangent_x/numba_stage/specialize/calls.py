@@ -3,6 +3,8 @@ specialiser evaluates itself (``registry``), calls of known arguments
 folded, NumPy calls respelled for Numba, the rest re-emitted."""
 import ast
 
+import random
+
 import numpy as np
 
 from .callees import callee_of
@@ -66,6 +68,13 @@ class Calls:
             values.update({k: self.materialize(v) for k, v in kwargs.items()})
             defaults = getattr(fn, "_field_defaults", {})
             return fn(*[values[f] if f in values else as_av(defaults[f]) for f in fields])
+        if _draws(fn):
+            self.fail(f"{getattr(fn, '__name__', 'this')}() draws from NumPy's or Python's "
+                      "random state, which compiled code does not share (folded, it would "
+                      "give the same numbers at every call)",
+                      "draw outside jit and pass the values in, or use tangent_x.random "
+                      "with a key (tx.random.normal(key, shape)), or run without jit "
+                      "(with tx.disable_jit(): ...)")
         handlers, rewrites = registries()
         handler = handlers.get(_key(fn))
         if handler is not None:
@@ -116,6 +125,16 @@ def _key(fn):
         return fn
     except TypeError:
         return id(fn)
+
+
+def _draws(fn):
+    """Whether ``fn`` draws random numbers from a global or generator state
+    (``np.random.normal``, ``rng.normal``, ``random.random``)."""
+    owner = getattr(fn, "__self__", None)
+    if isinstance(owner, (np.random.RandomState, np.random.Generator, random.Random)):
+        return True
+    module = getattr(fn, "__module__", None) or ""
+    return module == "random" or module.startswith("numpy.random")
 
 
 def _foldable(fn):
