@@ -26,6 +26,7 @@ def grad_newton_sqrt(a):
             y_tape = grown(y_tape, y)
         y_tape[y_tape_size] = y
         y_tape_size += 1
+        # control_flow.py:17: y = 0.5 * (y + a / y)
         a_over_y = a / y
         y_plus_a_over_y = y + a_over_y
         y = 0.5 * y_plus_a_over_y
@@ -39,7 +40,9 @@ def grad_newton_sqrt(a):
         # control_flow.py:16: while abs(y * y - a) > 1e-12:
         y_tape_size -= 1
         y = y_tape[y_tape_size]
+        # control_flow.py:17: y = 0.5 * (y + a / y)
         a_over_y = a / y
+        # control_flow.py:16: while abs(y * y - a) > 1e-12:
         y_1_bar = y_bar
         y_plus_a_over_y_bar = y_1_bar * 0.5
         y_bar_1 = unbroadcast(y_plus_a_over_y_bar, y)

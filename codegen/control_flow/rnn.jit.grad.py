@@ -34,10 +34,12 @@ def grad_rnn(W, U, xs):
         h_1_tape[h_1_tape_size] = h_1
         h_1_tape_size += 1
         x = iteration_item(xs, k)
+        # control_flow.py:32: h = np.tanh(W @ h + U @ x)
         W_at_h_1 = matmul(W, h_1)
         U_at_x = matmul(U, x)
         W_at_h_1_plus_U_at_x = W_at_h_1 + U_at_x
         h_2 = vmath.tanh(W_at_h_1_plus_U_at_x)
+        # control_flow.py:31: for x in xs:
         U_at_x_shape_tape_item = np.shape(U_at_x)
         if U_at_x_shape_tape is None or U_at_x_shape_tape_size == len(U_at_x_shape_tape):
             U_at_x_shape_tape = grown(U_at_x_shape_tape, U_at_x_shape_tape_item)

@@ -34,7 +34,13 @@ def clone(node):
     for attr in node._attributes:
         if hasattr(node, attr):
             setattr(new, attr, getattr(node, attr))
+    origin = node.__dict__.get(ORIGIN)
+    if origin is not None:
+        setattr(new, ORIGIN, origin)
     return new
+
+
+ORIGIN = "tx_origin"      # the attribute of a lowered statement naming its Origin (lower.py)
 
 
 def walk(node):

@@ -50,21 +50,32 @@ def range_call(start, stop, step):
 
 
 def lower(eqns, tapes=None):
-    """Statements for ``eqns``; ``tapes(eqn)`` -> {carry: tape name} or None."""
+    """Statements for ``eqns``; ``tapes(eqn)`` -> {carry: tape name} or None.
+    Each statement made for an equation carries its origin (``ORIGIN``),
+    so lines inside a loop or branch map to the user's own line, not only
+    to the one the whole block came from (see ``python_stage.emit``)."""
     out = []
     for eqn in eqns:
         kind = eqn.prim.kind
         if kind == "cond":
-            out += lower_cond(eqn, tapes)
+            made = lower_cond(eqn, tapes)
         elif kind == "while":
-            out += lower_while(eqn, tapes)
+            made = lower_while(eqn, tapes)
         elif kind == "for_range":
-            out += lower_for(eqn, tapes)
+            made = lower_for(eqn, tapes)
         elif kind == "custom" and tapes and tapes(eqn):
-            out += lower_custom_fwd(eqn, tapes(eqn))
+            made = lower_custom_fwd(eqn, tapes(eqn))
         else:
-            out += ir.spell(eqn)
+            made = ir.spell(eqn)
+        if eqn.origin is not None:
+            for stmt in made:
+                if getattr(stmt, ORIGIN, None) is None:
+                    setattr(stmt, ORIGIN, eqn.origin)
+        out += made
     return out
+
+
+ORIGIN = ir.ORIGIN
 
 
 IF = quote("""

@@ -9,6 +9,7 @@ import ast
 
 import gast
 
+from ..core.lower import ORIGIN
 from ..version import __version__
 
 
@@ -168,12 +169,51 @@ def render_function(name, params, defaults, blocks, result, docstring=None, orig
             origins.append(block.origin)
             last_comment = comment
         for stmt in block.stmts:
-            for text in unparse(stmt).splitlines():
-                lines.append("    " + text)
-                origins.append(block.origin)
+            texts = unparse(stmt).splitlines()
+            lines += ["    " + text for text in texts]
+            origins += nested_origins(stmt, texts, block.origin)
     lines.append(f"    return {unparse(result)}")
     origins.append(None)
     return lines, origins
+
+
+_BODIES = ("body", "orelse", "handlers", "finalbody")
+
+
+def _preorder(stmt):
+    """``stmt`` and the statements nested in it, outer first (gast and
+    ``ast`` trees alike)."""
+    out = [stmt]
+    for field in _BODIES:
+        for child in getattr(stmt, field, None) or []:
+            if isinstance(child, (gast.stmt, ast.stmt, gast.excepthandler,
+                                  ast.excepthandler)):
+                out += _preorder(child)
+    return out
+
+
+def nested_origins(stmt, texts, default):
+    """The Origin of each line of ``texts``, the printed ``stmt``: a line
+    inside a loop or branch maps to the origin its own statement carries
+    (``lower.ORIGIN``), else to ``default`` (its block's)."""
+    origins = [default] * len(texts)
+    if len(texts) < 2:
+        return origins
+    made = _preorder(stmt)
+    if not any(getattr(s, ORIGIN, None) is not None for s in made[1:]):
+        return origins
+    try:
+        parsed = _preorder(ast.parse("\n".join(texts)).body[0])
+    except SyntaxError:             # pragma: no cover - printed text always parses
+        return origins
+    if len(parsed) != len(made):    # pragma: no cover - one printed statement each
+        return origins
+    for ours, back in list(zip(made, parsed))[1:]:
+        origin = getattr(ours, ORIGIN, None)
+        if origin is not None and hasattr(back, "lineno"):
+            for line in range(back.lineno, (back.end_lineno or back.lineno) + 1):
+                origins[line - 1] = origin
+    return origins
 
 
 def render_module(description, origin, imports, env_names, functions, modules=()):
