@@ -296,3 +296,43 @@ def test_jit_keeps_a_python_number_carry_weak_when_scaled_by_a_number(fn):
     if fn is decayed_sum_over_list:
         want_batch = np.stack([np.asarray(fn(row)) for row in F32_BATCH])
         _same_leaves(tx.jit(tx.vmap(fn))(F32_BATCH), want_batch, rtol=1e-5)
+
+
+def small_int_arithmetic(x):
+    return (np.exp(x) * 2, np.tanh(x) + np.log1p(x), np.arctan2(x, x + 1),
+            x / 255, x / (x + 1), np.sqrt(x / 3))
+
+
+def small_int_division(x):
+    return x / 255, x / (x + 1), np.sqrt(x / 3)
+
+
+@pytest.mark.parametrize("dtype,fn", [(np.int16, small_int_arithmetic),
+                                      (np.uint16, small_int_arithmetic),
+                                      (np.uint8, small_int_division)])
+def test_integers_narrower_than_32_bits_in_float_functions_as_numpy(dtype, fn):
+    """NumPy computes float-only ufuncs of int16 in float32 and divides
+    integers in float64; Numba took float64 for np.exp(int16) and float32
+    for uint8 / uint8 (narrow_ints).  uint8 in a float-only ufunc is
+    float16 in NumPy: refused, located (below)."""
+    x = (np.arange(12).reshape(3, 4) * 7 % 50 + 1).astype(dtype)
+    per_example = [np.stack(outs) for outs in zip(*[fn(row) for row in x])]
+    for got, want in zip(tx.jit(fn)(x[0]), fn(x[0])):
+        assert got.dtype == want.dtype
+        np.testing.assert_allclose(got, want, rtol=2e-7 if want.dtype == np.float32 else 1e-15)
+    for got, want in zip(tx.jit(tx.vmap(fn))(x), per_example):
+        assert got.dtype == want.dtype
+        np.testing.assert_allclose(got, want, rtol=2e-7 if want.dtype == np.float32 else 1e-15)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.bool_])
+def test_float16_results_of_small_integers_are_refused_under_jit(dtype):
+    def fn(x):
+        return np.exp(x) * 2
+    x = np.arange(3).astype(dtype)
+    assert fn(x).dtype == np.float16        # NumPy's
+    with pytest.raises(tx.TransformError) as error:
+        tx.jit(fn)(x)
+    message = str(error.value)
+    assert "test_jit_dtypes.py:" in message and "float16" in message
+    assert "astype(np.float32)" in message

@@ -17,6 +17,7 @@ import numpy as np
 
 from ..errors import TransformError
 from ..python_stage import loader as modules
+from .kernels.common import HINT, REFUSES
 from .overloads.lanes import SELECT_KINDS
 from .specialize import depends_on, static_hint
 
@@ -139,6 +140,14 @@ def translate(exc, compiled, leaves):
         hint = (f"compiled code can call NumPy functions and functions tangent_x "
                 f"inlines, not '{name}' (a {kind.rpartition('.')[2]}); run without jit "
                 "(with tx.disable_jit(): ...) or write it with NumPy")
+    elif REFUSES in message:
+        what = _COLOURS.sub("", message)
+        what = what[what.index(REFUSES) + len(REFUSES):].split("\n")[0].rstrip(". ")
+        what, _, hint = what.partition(HINT)
+        hint = hint or "run without jit (with tx.disable_jit(): ...)"
+        error = JitError(what + where, origin or compiled.origin, hint)
+        error.numba_error = exc
+        return error
     elif SELECT_KINDS in message:
         what = _COLOURS.sub("", message)
         what = what[what.index(SELECT_KINDS):].split("\n")[0].rstrip(". ")

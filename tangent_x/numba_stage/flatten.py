@@ -15,6 +15,7 @@ from ..errors import call_site
 from .compile_errors import JitError
 from .specialize import Const, Dyn
 from .unit_axes import of_value
+from .narrow_ints import small_ints
 from .weak_scalars import mixed_kinds, needs_weak_scalars
 
 __all__ = ["Signature"]
@@ -40,7 +41,9 @@ class Signature:
         self.ranks = {}
         self.units = {} if with_units else None
         self.weak = False
-        self.mixed = False      # integers next to narrow floats (weak_scalars.mixed_kinds)
+        # integers next to narrow floats ("int_float", weak_scalars.mixed_kinds),
+        # integers narrower than 32 bits ("small_ints", narrow_ints)
+        self.mixed = frozenset()
         self.numbers = set()    # leaves holding a Python number (weak in NumPy: NEP 50)
         self.key = self.leaves = self.avs = None
 
@@ -66,7 +69,9 @@ class Signature:
                 avs.append(av)
         if self.full:
             self.weak = needs_weak_scalars(leaves)     # (dtypes are in the key)
-            self.mixed = self.weak and mixed_kinds(leaves)
+            self.mixed = frozenset(
+                [kind for kind, holds in (("int_float", self.weak and mixed_kinds(leaves)),
+                                          ("small_ints", small_ints(leaves))) if holds])
         self.key, self.leaves, self.avs = tuple(key), leaves, (avs if self.full else None)
         return self
 

@@ -18,7 +18,7 @@ import numpy as np
 from .. import runtime
 from ..core.naming import Namer
 from ..python_stage import emit, loader as modules
-from . import fusion, optional, weak_scalars
+from . import fusion, narrow_ints, optional, weak_scalars
 from .specialize import Const, Dyn, Plan, Specializer, av_leaves, describe
 from .unit_axes import check as check_unit_axes
 
@@ -34,7 +34,9 @@ def numba_stage(generated, avs, call_site=None, ranks=None, units=None, weak=Fal
     a leaf is narrow, so Python numbers are typed as NumPy would, see
     weak_scalars; ``callees``: what compiles the user functions the code
     calls, see callees.py; ``numbers``: the leaves that are Python numbers,
-    weak too; ``mixed``: integer leaves next to narrow float ones;
+    weak too; ``mixed``: integer leaves next to narrow float ones (True,
+    or the set of ``flatten.Signature.mixed``: "int_float", "small_ints"
+    for integer leaves narrower than 32 bits, see narrow_ints);
     ``complete_ranks``: ``ranks`` names every array leaf, so the other
     leaves are numbers, as a jit signature's do; ``fuse``: elementwise
     chains may become fused kernels -- not for code a CUDA thread runs,
@@ -96,10 +98,20 @@ def numba_stage(generated, avs, call_site=None, ranks=None, units=None, weak=Fal
         helper = "weak_scalar"
         numpy_names = {n for n, obj in spec.bound.items() if obj is np}
         helpers = (helper, "weak_number", "promoted", "weak_lanes_of")
+        kinds = mixed if isinstance(mixed, frozenset) else \
+            frozenset({"int_float"} if mixed else ())
         if all(h not in spec.bound and h not in spec.taken for h in helpers):
             for used in weak_scalars.weaken(list(code) + list(kernels), helper, numpy_names,
-                                            numbers, "weak_number", mixed, "promoted"):
+                                            numbers, "weak_number", "int_float" in kinds,
+                                            "promoted"):
                 spec.bound[used] = plan.bound[used] = getattr(numba_runtime, used)
+
+    narrow = ("float_operand", "division_operand")
+    if isinstance(mixed, frozenset) and "small_ints" in mixed and \
+            all(h not in spec.bound and h not in spec.taken for h in narrow):
+        spelled = {n for n, obj in spec.bound.items() if obj is np or obj is vmath}
+        for used in narrow_ints.spell(list(code) + list(kernels), spelled, *narrow):
+            spec.bound[used] = plan.bound[used] = getattr(numba_runtime, used)
     text, numba_linemap = render_module(fname, params, code, linemap, origin,
                                         generated.description, avs, func, spec.bound,
                                         kernels)

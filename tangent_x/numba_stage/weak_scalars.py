@@ -37,6 +37,9 @@ import ast
 
 import numpy as np
 
+from .weak_lanes import ARITHMETIC as _ARITHMETIC, arithmetic_kernels, is_number as _is_number, \
+    is_weak_broadcast, lanes_operands, weak_lanes
+
 _WIDE = "dlqD?"        # dtype chars of float64, int64 (two spellings), complex128, bool
 
 
@@ -78,9 +81,9 @@ def weaken(stmts, helper, numpy_names, numbers=(), join_helper="weak_number",
     to the dtype NumPy gives ``a`` and ``b`` when Numba's would differ.
     Returns the helpers used."""
     ints = _python_ints(stmts, numpy_names, numbers)
-    rewriter = _Weaken(helper, numpy_names, ints, _weak_lanes(stmts, ints),
+    rewriter = _Weaken(helper, numpy_names, ints, weak_lanes(stmts, ints),
                        promote_helper if mixed else None,
-                       kernels=_arithmetic_kernels(stmts))
+                       kernels=arithmetic_kernels(stmts))
     joined = _weaken_joins(stmts, rewriter.weak, join_helper)
     joined = _weaken_loop_starts(stmts, rewriter.weak, join_helper) or joined
     for stmt in stmts:
@@ -118,7 +121,7 @@ def _weaken_joins(stmts, weak, join_helper):
                 sides = (body[name], orelse[name])
                 for this, that in (sides, sides[::-1]):
                     if weak(this.value) and not weak(that.value) and \
-                            not _is_weak_broadcast(that.value, ()):
+                            not is_weak_broadcast(that.value, ()):
                         call = ast.Call(func=ast.Name(id=join_helper, ctx=ast.Load()),
                                         args=[this.value], keywords=[])
                         this.value = ast.copy_location(call, this.value)
@@ -302,10 +305,6 @@ def _is_range(node):
         node.func.id == "range"
 
 
-def _is_number(node):
-    return isinstance(node, ast.Constant) and type(node.value) in (int, float, complex)
-
-
 def _cheap(node):
     """An operand that can be read twice: a name, an attribute of one, a
     subscript of names and numbers."""
@@ -319,9 +318,6 @@ def _cheap(node):
         return _cheap(node.value) and all(
             isinstance(p, ast.Name) or isinstance(p, ast.Constant) for p in parts)
     return False
-
-
-_ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow, ast.FloorDiv, ast.Mod)
 
 
 def _witnesses(node, out, weak=None):
@@ -364,106 +360,6 @@ def _keeps_float32(name):
         f"{'f' * fn.nin}->f" in fn.types
 
 
-def _is_weak_broadcast(node, ints):
-    """``broadcast_lanes(0.5, batch_size)``: vmap's lanes of a Python
-    number; ``number_lanes(s, 'float')``: of ``float(s)`` per example."""
-    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and
-            len(node.args) == 2 and not node.keywords):
-        return False
-    if node.func.id == "number_lanes":
-        return True
-    return node.func.id == "broadcast_lanes" and \
-        (_is_number(node.args[0]) or
-         isinstance(node.args[0], ast.Name) and node.args[0].id in ints)
-
-
-def _weak_lanes(stmts, ints):
-    """Names ever assigned ``broadcast_lanes`` of a Python number (a loop
-    carry of vectorised code that starts as one): their reads next to an
-    array are spelled ``weak_scalar(acc, other)``, which casts the lanes
-    while they are weak (``numba_runtime.WeakLanes``) and is the array
-    itself once the loop made it one."""
-    names = set()
-    assigns = [node for stmt in stmts for node in ast.walk(stmt) if isinstance(node, ast.Assign)]
-    kernels = _arithmetic_kernels(stmts)
-    changed = True
-    while changed:
-        changed = False
-        for node in assigns:
-            if _is_weak_broadcast(node.value, ints) or \
-                    _lanes_operands(node.value, ints, names, kernels):
-                for t in node.targets:
-                    if isinstance(t, ast.Name) and t.id not in names:
-                        names.add(t.id)
-                        changed = True
-    return names
-
-
-_SHAPE_OPS = {"expand_dims", "reshape", "broadcast_to", "squeeze", "transpose", "moveaxis"}
-
-
-def _shape_op(func):
-    """A function giving its first argument's numbers in another shape:
-    numba_runtime's (``expand_dims``) or NumPy's (``np.reshape``)."""
-    if isinstance(func, ast.Attribute):
-        return func.attr in _SHAPE_OPS
-    return isinstance(func, ast.Name) and func.id in _SHAPE_OPS
-
-
-def _arithmetic_kernels(stmts):
-    """The fused kernels defined beside the code (fusion) that do
-    arithmetic only: each statement ``name = <arithmetic of names and
-    numbers>``, then ``return`` of one."""
-    def arithmetic(n):
-        if isinstance(n, ast.BinOp) and isinstance(n.op, _ARITHMETIC):
-            return arithmetic(n.left) and arithmetic(n.right)
-        if isinstance(n, ast.UnaryOp) and isinstance(n.op, (ast.USub, ast.UAdd)):
-            return arithmetic(n.operand)
-        return isinstance(n, ast.Name) or _is_number(n)
-    out = set()
-    for stmt in stmts:
-        if isinstance(stmt, ast.FunctionDef) and stmt.body and all(
-                isinstance(b, ast.Assign) and len(b.targets) == 1 and
-                isinstance(b.targets[0], ast.Name) and arithmetic(b.value)
-                for b in stmt.body[:-1]) and isinstance(stmt.body[-1], ast.Return) and \
-                stmt.body[-1].value is not None and arithmetic(stmt.body[-1].value):
-            out.add(stmt.name)
-    return out
-
-
-def _lanes_operands(node, ints, lanes, kernels=()):
-    """The ``lanes`` names ``node`` does arithmetic on, when it is
-    arithmetic among them and Python numbers only (``0.5 * acc``, ``a -
-    b``, a fused kernel of such arithmetic called on them; eagerly
-    ``lanes.WeakLanes`` then stays weak), else None.  Such a value may be
-    weak lanes too: ``weak_lanes_of`` says so to Numba."""
-    found = []
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
-            node.func.id in kernels and not node.keywords:
-        node = ast.Tuple(elts=node.args, ctx=ast.Load())
-    elif isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Name) and \
-            node.args[0].id in lanes and _shape_op(node.func):
-        # expand_dims(acc, 1): the same numbers, another shape (as a view
-        # of ``lanes.WeakLanes`` is one)
-        return [node.args[0].id]
-
-    def walk(n):
-        if isinstance(n, ast.BinOp) and isinstance(n.op, _ARITHMETIC):
-            return walk(n.left) and walk(n.right)
-        if isinstance(n, ast.UnaryOp) and isinstance(n.op, (ast.USub, ast.UAdd)):
-            return walk(n.operand)
-        if isinstance(n, ast.Name) and n.id in lanes:
-            if n.id not in found:
-                found.append(n.id)
-            return True
-        return _is_number(n) or isinstance(n, ast.Name) and n.id in ints
-    if isinstance(node, ast.Tuple):
-        ok = all(walk(e) for e in node.elts)
-    else:
-        ok = isinstance(node, (ast.BinOp, ast.UnaryOp)) and walk(node)
-    return found if ok and found else None
-
-
 class _Weaken(ast.NodeTransformer):
     def __init__(self, helper, numpy_names, python_ints, weak_lanes=(), promote=None,
                  lanes_helper="weak_lanes_of", kernels=()):
@@ -489,7 +385,7 @@ class _Weaken(ast.NodeTransformer):
         return node
 
     def visit_Assign(self, node):
-        operands = _lanes_operands(node.value, self.python_ints, self.weak_lanes,
+        operands = lanes_operands(node.value, self.python_ints, self.weak_lanes,
                                    self.kernels) \
             if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and \
             not self.in_kernel else None
@@ -553,7 +449,7 @@ class _Weaken(ast.NodeTransformer):
         return ast.copy_location(call, operand)
 
     def visit_Call(self, node):
-        if _is_weak_broadcast(node, self.python_ints):
+        if is_weak_broadcast(node, self.python_ints):
             self.changed = True
             call = ast.Call(func=ast.Name(id=self.helper, ctx=ast.Load()), args=[node],
                             keywords=[])

@@ -10,6 +10,12 @@ from numba.core.errors import TypingError
 # the numba stage itself).
 CACHED = {"cache": True}
 
+# The start of a refusal an overload raises as a TypingError for the user
+# (compile_errors shows its text and hint as they are): "REFUSES what;
+# hint: what to do".
+REFUSES = "tangent_x cannot compile this: "
+HINT = "; hint: "
+
 
 def is_array(t):
     """``t`` is the Numba type of an array."""

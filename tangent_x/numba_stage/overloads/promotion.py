@@ -7,13 +7,14 @@ import operator
 import numpy as np
 from numba import types
 from numba.core import typeconv
+from numba.core.errors import TypingError
 from numba.core.datamodel import models
 from numba.core.datamodel.registry import register_default
 from numba.core.imputils import lower_cast
 from numba.extending import intrinsic, overload, type_callable, lower_builtin
 from numba.np.numpy_support import as_dtype, from_dtype
 
-from ..kernels.common import CACHED, is_array
+from ..kernels.common import CACHED, HINT, REFUSES, is_array
 from ..kernels.dtypes import numpy_dtype, result_dtype
 from .lanes import WeakLanes, as_weak_lanes
 
@@ -254,3 +255,44 @@ def _promoted(x, other):
     if isinstance(x, types.Array):
         return lambda x, other: x.astype(cast)
     return lambda x, other: cast(x)
+
+
+def float_operand(x):
+    """``x`` as NumPy's float-only ufuncs compute it (``np.exp(x)``): an
+    int16 or uint16 value in float32 (Numba would take float64); an int8,
+    uint8 or bool value NumPy computes in float16, which Numba cannot, so
+    compiling refuses it.  Eagerly ``x`` (see narrow_ints)."""
+    return x
+
+
+@overload(float_operand, jit_options=CACHED)
+def _float_operand(x):
+    dtype = numpy_dtype(x)
+    if dtype is None or dtype.kind not in "biu" or dtype.itemsize >= 4:
+        return lambda x: x
+    if dtype.itemsize == 1:
+        raise TypingError(
+            f"{REFUSES}NumPy computes this function of {dtype.name} values in float16, "
+            f"which compiled code has no arithmetic for{HINT}cast them first "
+            f"(x.astype(np.float32) gives float32 results), or run without jit "
+            f"(with tx.disable_jit(): ...)")
+    if isinstance(x, types.Array):
+        return lambda x: x.astype(np.float32)
+    return lambda x: np.float32(x)
+
+
+def division_operand(x, other):
+    """``x`` cast to float64 where it and ``other`` are both integers (or
+    bools): NumPy divides integers in float64, Numba int16 and uint8 ones in
+    float32.  Eagerly ``x`` (see narrow_ints)."""
+    return x
+
+
+@overload(division_operand, jit_options=CACHED)
+def _division_operand(x, other):
+    own, theirs = numpy_dtype(x), numpy_dtype(other)
+    if own is None or theirs is None or own.kind not in "biu" or theirs.kind not in "biu":
+        return lambda x, other: x
+    if isinstance(x, types.Array):
+        return lambda x, other: x.astype(np.float64)
+    return lambda x, other: np.float64(x)
