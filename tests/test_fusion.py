@@ -377,3 +377,30 @@ def test_in_place_updates_and_special_values_agree_with_eager():
     assert "@elementwise" in compiled.numba_source(x, w)
     for a, b in zip(got, want):
         np.testing.assert_array_equal(a, b)
+
+
+def three_transcendentals_broadcast(x, a):
+    w = 1.0 + a * (x * (a * 0.98))
+    return np.exp(np.tanh(np.log(w)))
+
+
+def test_a_kernel_holds_at_most_two_vmath_calls():
+    """exp(tanh(log(...))) of operands of two ranks, fused into one
+    broadcasting kernel, kept LLVM's optimiser busy for minutes (fuzz seed
+    300108); the chain is cut so that a kernel holds at most MAX_VMATH
+    calls (the value: the test below)."""
+    from tangent_x.numba_stage.fusion import MAX_VMATH
+    x, a = np.linspace(0.1, 0.9, 3), np.ones((2, 3)) * 0.5
+    code = tx.jit(three_transcendentals_broadcast).numba_source(x, a)
+    kernels = code.split("@elementwise")[1:]
+    assert kernels, code
+    for kernel in kernels:
+        body = kernel.split("\ndef ")[1].split("\n\n")[0]
+        assert body.count("vmath.") <= MAX_VMATH, body
+    assert code.count("vmath.") == 3
+
+
+def test_a_chain_cut_between_kernels_is_eagers():
+    x, a = np.linspace(0.1, 0.9, 3), np.ones((2, 3)) * 0.5
+    np.testing.assert_allclose(tx.jit(three_transcendentals_broadcast)(x, a),
+                               three_transcendentals_broadcast(x, a), rtol=1e-14)

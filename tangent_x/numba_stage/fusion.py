@@ -314,9 +314,23 @@ def _fuse_nested(stmt, ctx):
     return stmt
 
 
+# At most this many vmath calls in one kernel: inlined into a loop that
+# broadcasts operands of different ranks, three (exp(tanh(log(...)))) kept
+# LLVM's optimiser busy for minutes (fuzz seed 300108; two: seconds).
+MAX_VMATH = 2
+
+
+def _vmath_calls(stmt, ctx):
+    return sum(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and
+               isinstance(n.func.value, ast.Name) and n.func.value.id == ctx.vmath_name
+               for n in ast.walk(stmt))
+
+
 def _group(body, j, elementwise, defined_at, ctx, used):
-    """Indices of the statements that fuse into statement ``j``."""
+    """Indices of the statements that fuse into statement ``j`` (holding
+    at most ``MAX_VMATH`` vmath calls between them)."""
     members = {j}
+    calls = _vmath_calls(body[j], ctx)
     changed = True
     while changed:
         changed = False
@@ -330,6 +344,10 @@ def _group(body, j, elementwise, defined_at, ctx, used):
                 continue
             if any(m not in members for m in range(k + 1, j)):
                 continue          # only a run of adjacent statements: nothing reordered
+            more = _vmath_calls(body[k], ctx)
+            if calls + more > MAX_VMATH:
+                continue
+            calls += more
             members.add(k)
             changed = True
     return members
