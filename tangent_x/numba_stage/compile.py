@@ -188,28 +188,10 @@ class Jitted:
         ``compile_errors.widened_text``)."""
         text = compile_errors.widened_text(exc, compiled)
         if text is None:
-            return self._peeled(exc, compiled)
+            return peeled(exc, compiled)
         compiled.reload(text, lambda text: load(compiled.name, text, compiled.linemap,
                                                 compiled.plan, nogil=self.nogil,
                                                 rebind=self.rebind))
-        return True
-
-    @staticmethod
-    def _peeled(exc, compiled):
-        """Whether a Numba typing refusal ``exc`` of a loop's variable that
-        holds a Python number before the loop and an array in it (``total =
-        0``, then ``total = total + item``: ``sum`` of a list of arrays) was
-        mended: ``compiled`` (changed in place) is specialised again with
-        that loop's first iteration apart (``Loops.peel``)."""
-        name = compile_errors.number_then_array(exc, compiled)
-        respecialize = getattr(compiled, "respecialize", None)
-        if name is None or respecialize is None or name in compiled.peeled:
-            return False
-        new = respecialize(compiled.peeled | {name})
-        for attr in ("dispatcher", "text", "path", "linemap", "plan", "hidden", "peeled",
-                     "respecialize", "weak", "contents"):
-            setattr(compiled, attr, getattr(new, attr))
-        compiled.reload(new.text, lambda text: new)
         return True
 
     def _failed(self, exc, compiled, leaves, known, call=None):
@@ -442,6 +424,25 @@ class Jitted:
         return numba_stage(generated, avs, self._call_site, ranks, units, weak,
                            self._callees(weak), numbers=numbers, mixed=mixed,
                            complete_ranks=ranks is not None, fuse=self.fuse)[0]
+
+
+def peeled(exc, compiled):
+    """Whether a Numba typing refusal ``exc`` of a loop's variable that
+    holds a Python number before the loop and an array in it (``total =
+    0``, then ``total = total + item``: ``sum`` of a list of arrays) was
+    mended: ``compiled`` (changed in place) is specialised again with
+    that loop's first iteration apart (``Loops.peel``; ``respecialize``
+    is ``Jitted._compile`` for those arguments)."""
+    name = compile_errors.number_then_array(exc, compiled)
+    respecialize = getattr(compiled, "respecialize", None)
+    if name is None or respecialize is None or name in compiled.peeled:
+        return False
+    new = respecialize(compiled.peeled | {name})
+    for attr in ("dispatcher", "text", "path", "linemap", "plan", "hidden", "peeled",
+                 "respecialize", "weak", "contents"):
+        setattr(compiled, attr, getattr(new, attr))
+    compiled.reload(new.text, lambda text: new)
+    return True
 
 
 def jitted_of(fun):

@@ -106,8 +106,8 @@ class Loops:
         # the variables' values after it: a derivative's tape of them, filled
         # by that iteration with the number, is filled in the loop with
         # arrays (``Carries.initialize``)
-        self.peel_values.update({n: (self.env[n], old) for n, old in starts.items()
-                                 if isinstance(self.env.get(n), Dyn)})
+        values = {n: (self.env[n], old) for n, old in starts.items()
+                  if isinstance(self.env.get(n), Dyn)}
         if len(self.code) > start_code:
             self.code[start_code]._tx_iteration = \
                 f"{stmt.target.id} = {ast.unparse(self.render(start))}, apart"
@@ -117,8 +117,12 @@ class Loops:
             after = ast.BinOp(left=self.render(start), op=ast.Add(), right=self.render(step))
         rest = [after, self.render(stop)] + \
             ([self.render(step)] if not (isinstance(step, Const) and step.value == 1) else [])
-        self.loop(stmt, Expr(ast.Call(func=ast.Name("range", ast.Load()), args=rest,
-                                      keywords=[])))
+        saved, self.peel_values = self.peel_values, values
+        try:
+            self.loop(stmt, Expr(ast.Call(func=ast.Name("range", ast.Load()), args=rest,
+                                          keywords=[])))
+        finally:
+            self.peel_values = saved
         return True
 
     def number_becomes_value(self, stmt, iterable):
