@@ -1020,6 +1020,8 @@ def _rows_total(x):
     s = 0.0
     for v in x:  # ROWS-TOTAL
         s = s + v
+        if s is None:   # (a loop that may break: its first turn does not run apart)
+            break
     return s
 
 

@@ -188,7 +188,7 @@ class Jitted:
         ``compile_errors.widened_text``)."""
         text = compile_errors.widened_text(exc, compiled)
         if text is None:
-            return False
+            return peeled(exc, compiled)
         compiled.reload(text, lambda text: load(compiled.name, text, compiled.linemap,
                                                 compiled.plan, nogil=self.nogil,
                                                 rebind=self.rebind))
@@ -383,15 +383,18 @@ class Jitted:
 
     # -- compiling ----------------------------------------------------------
 
-    def _compile(self, generated, avs, key):
+    def _compile(self, generated, avs, key, peeled=()):
         text, linemap, plan, name = numba_stage(generated, avs, self._call_site, self._ranks,
                                                 self._units, self._weak, self._callees(),
                                                 numbers=self._numbers, mixed=self._mixed,
                                                 complete_ranks=self._ranks is not None,
-                                                fuse=self.fuse)
+                                                fuse=self.fuse, peeled=peeled)
         compiled = load(name, text, linemap, plan, generated.canonical.origin, self.nogil,
                         self.rebind)
         compiled.name = name
+        compiled.peeled = frozenset(peeled)
+        # specialised again, with loops peeled (see _peeled)
+        compiled.respecialize = lambda peeled: self._compile(generated, avs, key, peeled)
         compiled.contents = Contents(value for name, value in generated.module.__dict__.items()
                                      if not name.startswith("__"))    # not __builtins__
         return compiled
@@ -421,6 +424,25 @@ class Jitted:
         return numba_stage(generated, avs, self._call_site, ranks, units, weak,
                            self._callees(weak), numbers=numbers, mixed=mixed,
                            complete_ranks=ranks is not None, fuse=self.fuse)[0]
+
+
+def peeled(exc, compiled):
+    """Whether a Numba typing refusal ``exc`` of a loop's variable that
+    holds a Python number before the loop and an array in it (``total =
+    0``, then ``total = total + item``: ``sum`` of a list of arrays) was
+    mended: ``compiled`` (changed in place) is specialised again with
+    that loop's first iteration apart (``Loops.peel``; ``respecialize``
+    is ``Jitted._compile`` for those arguments)."""
+    name = compile_errors.number_then_array(exc, compiled)
+    respecialize = getattr(compiled, "respecialize", None)
+    if name is None or respecialize is None or name in compiled.peeled:
+        return False
+    new = respecialize(compiled.peeled | {name})
+    for attr in ("dispatcher", "text", "path", "linemap", "plan", "hidden", "peeled",
+                 "respecialize", "weak", "contents"):
+        setattr(compiled, attr, getattr(new, attr))
+    compiled.reload(new.text, lambda text: new)
+    return True
 
 
 def jitted_of(fun):

@@ -39,6 +39,8 @@ _UNIFY_KINDS = re.compile(r"Cannot unify (\S+?(?:\([^()]*\))?(?: \(a Python numb
                           r"(\S+?(?:\([^()]*\))?(?: \(a Python number\))?) "
                           r"for '([A-Za-z_]\w*)\.\d+', defined at (.+?) \((\d+)\)")
 MAX_WIDENED = 8          # variables widened, at most, before the refusal stands
+# a literal's type in Numba's message: Literal[int](0) (typed as int64)
+_LITERAL = re.compile(r"^Literal\[(\w+)\]\(.*\)$")
 _COLOURS = re.compile(r"\x1b\[[0-9;]*m")
 _LINE = re.compile(r'File "([^"]+)", line (\d+)')
 _UNTYPED_GLOBAL = re.compile(r"Untyped global name '(\w+)'.*?Numba type of <class '([\w.]+)'>",
@@ -102,6 +104,23 @@ def widened_text(exc, compiled):
     lines[first] += "; import numpy as _tx_np; " \
         "from tangent_x.numba_stage.numba_runtime import widen_dtype"
     return "\n".join(lines)
+
+
+def number_then_array(exc, compiled):
+    """The numba-stage variable of a Numba typing refusal ``exc`` joining a
+    number and an array, in ``compiled``'s own text, or None (a loop's
+    variable that starts as a Python number: ``Jitted._peeled``)."""
+    if not isinstance(exc, numba_errors.TypingError):
+        return None
+    match = _UNIFY_KINDS.search(_COLOURS.sub("", str(exc)))
+    if match is None or getattr(compiled, "path", None) is None or \
+            os.path.abspath(match.group(4)) != os.path.abspath(compiled.path):
+        return None
+    a, b, var = match.group(1), match.group(2), match.group(3)
+    if sorted([_rank(a) == 0, (_rank(b) or 0) > 0]) != [True, True] and \
+            sorted([_rank(b) == 0, (_rank(a) or 0) > 0]) != [True, True]:
+        return None
+    return var
 
 
 def is_compile_failure(exc, compiled, known):
@@ -282,9 +301,18 @@ def _user_assignments(var, origins):
     return (base, found) if found else (var, [])
 
 
+def _plain(numba_type):
+    """A Numba type's text without its mark of a Python number, a literal
+    as its type (``Literal[int](0)``: int64)."""
+    numba_type = numba_type.replace(" (a Python number)", "")
+    return _LITERAL.sub(lambda m: {"int": "int64", "float": "float64"}.get(m.group(1),
+                                                                          m.group(1)),
+                        numba_type)
+
+
 def _dtype(numba_type):
     """The dtype of a Numba type's text (an array's or a number's), or None."""
-    numba_type = numba_type.replace(" (a Python number)", "")
+    numba_type = _plain(numba_type)
     m = re.fullmatch(r"array\((\w+), \d+d, \w+\)", numba_type)
     try:
         return np.dtype(m.group(1) if m else numba_type)
@@ -294,7 +322,7 @@ def _dtype(numba_type):
 
 def _rank(numba_type):
     """The rank of a Numba type's text (0 for a number), None for others."""
-    numba_type = numba_type.replace(" (a Python number)", "")
+    numba_type = _plain(numba_type)
     m = re.fullmatch(r"array\(\w+, (\d+)d, \w+\)", numba_type)
     if m is not None:
         return int(m.group(1))

@@ -40,6 +40,7 @@ from .overloads import cotangents  # noqa: F401
 from .overloads.indexing import mask_assign, mask_select  # noqa: F401
 from .overloads.ufunc_at import add_at, maximum_at, minimum_at, multiply_at  # noqa: F401
 from .overloads.stacking import stack_items  # noqa: F401
+from .overloads import array_lists  # noqa: F401
 from .overloads import checks  # noqa: F401
 from .overloads import special  # noqa: F401
 from .contractions import einsum, tensordot  # noqa: F401

@@ -26,7 +26,8 @@ __all__ = ["numba_stage", "generic_arguments", "render_module", "render_lane_dri
 
 
 def numba_stage(generated, avs, call_site=None, ranks=None, units=None, weak=False,
-                callees=None, numbers=(), mixed=False, complete_ranks=False, fuse=True):
+                callees=None, numbers=(), mixed=False, complete_ranks=False, fuse=True,
+                peeled=()):
     """(module text, line map, plan, function name) of ``generated``'s
     python stage specialised for the abstract arguments ``avs`` (``ranks``:
     argument leaf name -> rank, for the arrays among them; ``units``: leaf
@@ -40,7 +41,8 @@ def numba_stage(generated, avs, call_site=None, ranks=None, units=None, weak=Fal
     ``complete_ranks``: ``ranks`` names every array leaf, so the other
     leaves are numbers, as a jit signature's do; ``fuse``: elementwise
     chains may become fused kernels -- not for code a CUDA thread runs,
-    whose rewrite reads the statements as written)."""
+    whose rewrite reads the statements as written); ``peeled``: carried
+    variables whose loop runs its first iteration apart (``Loops.peel``)."""
     # local import: Numba's overloads and kernels load at the first compile, not at import
     from . import numba_runtime, vmath
     tree = ast.parse(generated.text)
@@ -58,6 +60,7 @@ def numba_stage(generated, avs, call_site=None, ranks=None, units=None, weak=Fal
     spec.units = None if units is None else dict(units)
     spec.param_units = dict(units or {})
     spec.compile_callee = callees
+    spec.peeled = set(peeled)
     out = spec.run(avs)
     params = []
     for a, av in zip(func.args.args, avs):

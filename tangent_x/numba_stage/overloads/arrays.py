@@ -84,7 +84,7 @@ def _size_overload(a):
 
 def array(object):
     """``np.array(object)``: a copy of an array, or an array of a tuple of
-    numbers or of equally shaped arrays."""
+    numbers or of a tuple or list of equally shaped arrays."""
     return np.array(object)
 
 
@@ -95,6 +95,8 @@ def _array(object):
     if isinstance(object, types.BaseTuple) and len(object) and \
             all(is_array(t) for t in object):
         return lambda object: np.stack(object)
+    if isinstance(object, types.List) and is_array(object.dtype):
+        return lambda object: np.stack(object)      # (overloads.array_lists)
     if isinstance(object, (types.Number, types.Boolean)):
         return lambda object: np.full((), object)
     return lambda object: np.array(object)

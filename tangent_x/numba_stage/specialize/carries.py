@@ -3,9 +3,11 @@ variables (one compiled variable per changing leaf), their values before
 the loop, and their update at the end of each iteration."""
 import ast
 
+import numpy as np
+
 from .signals import LoopExit, NeedUnroll
 from .syntax import assigned_names, range_node
-from .values import Const, Dyn, Tape, av_leaves, children, covers, describe, is_container, \
+from .values import Const, Dyn, Expr, Tape, av_leaves, children, covers, describe, is_container, \
     is_none, is_unbound, rebuild, same, truth_of
 
 
@@ -145,8 +147,10 @@ class Carries:
     def canonical(self, old, new, hint, leaf=False):
         if isinstance(old, list) and isinstance(new, list) and len(new) > len(old) and \
                 all(same(a, b) for a, b in zip(old, new)):
-            if old:
+            if old and not self.peeled:
                 self.fail(f"the list '{hint}' is filled before a loop and inside it")
+            # (filled before it too: by the first iteration of a loop run
+            # apart, ``Loops.peel``; ``initialize`` pushes those items)
             if isinstance(new[-1], Const) and new[-1].value is None and \
                     hint in self.scan_outputs:
                 return Tape(new[-1])            # a scan step's outputs are all None
@@ -186,6 +190,11 @@ class Carries:
     def initialize(self, canon, old, sized=False):
         """Before the loop: the carried variables of ``canon`` hold ``old``
         (``sized``: a tape kept with its size, see ``sizes``)."""
+        if isinstance(canon, Tape) and isinstance(old, list) and old:
+            self.initialize(canon, [])
+            for item in old:
+                self.tape_push(canon, self.peeled_start(item))
+            return
         if isinstance(canon, Tape):
             for leaf in av_leaves(canon.template):
                 if isinstance(leaf, Dyn):
@@ -211,6 +220,25 @@ class Carries:
                 self.unbound_starts.add(canon.name)
             else:
                 self.assign(canon.name, self.render(old, canon.name))
+
+    def peeled_start(self, item):
+        """An item a loop's first iteration, run apart (``Loops.peel``),
+        pushed on a list the loop fills: the Python number a variable
+        started at is pushed as an array of that number shaped as the
+        variable after that iteration (the loop pushes arrays; a
+        derivative reads the number's value, elementwise, or its shape
+        for a cotangent that goes nowhere)."""
+        if not isinstance(item, Const) or isinstance(item.value, bool) or \
+                not isinstance(item.value, (int, float)):
+            return item
+        for after, start in self.peel_values.values():
+            if same(start, item):
+                return self.materialize(Expr(ast.Call(
+                    func=ast.Attribute(value=self.global_name(np, "np"), attr="full_like",
+                                       ctx=ast.Load()),
+                    args=[self.render(after), ast.Constant(item.value)], keywords=[])),
+                    "start")
+        return item
 
     def drop_unread_int_flags(self):
         """The flags of ``int_starts`` that no ``check_grad_output`` reads

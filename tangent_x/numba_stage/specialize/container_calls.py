@@ -426,11 +426,32 @@ def _list(s, args, kwargs):
 
 @handles(tuple)
 def _tuple(s, args, kwargs):
+    """``tuple(x)`` of a known container: its items; of a list a loop
+    filled: a copy of the list (it reads as the tuple does: by index, by
+    ``len``, in a loop; and the list may still grow)."""
     if len(args) == 1:
         x = opened(args[0])
         if isinstance(x, (list, tuple)):
             return tuple(x)
+        if isinstance(x, Tape):
+            return _copied_tape(s, x)
     return NotImplemented
+
+
+def _copied_tape(s, tape):
+    """A copy of a list a loop filled: each leaf's list copied."""
+    def copy(template):
+        if is_container(template):
+            return rebuild(template, [copy(c) for c in children(template)])
+        if not isinstance(template, Dyn):
+            return template
+        if template.name in s.sizes:
+            s.fail("copying a list used as a stack cannot be compiled")
+        name = s.fresh(f"{template.name.replace('_tape', '')}_copy")
+        s.assign(name, ast.Call(func=ast.Name("list", ast.Load()),
+                                args=[ast.Name(template.name, ast.Load())], keywords=[]))
+        return Dyn(name)
+    return Tape(copy(tape.template))
 
 
 @handles(dict)

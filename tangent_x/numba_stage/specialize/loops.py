@@ -4,9 +4,9 @@ as a loop (``carries``); and ``break``/``continue`` in either."""
 import ast
 
 from .carries import Carry
-from .signals import NeedUnroll, NoStaticUnroll, SpecializationError, StaticBreak
+from .signals import EmptyLoopError, NeedUnroll, NoStaticUnroll, SpecializationError, StaticBreak
 from .syntax import assigned_names, has_jump
-from .values import LEAVES, Const, Dyn, children, is_container, truth_of
+from .values import LEAVES, Const, Dyn, Expr, children, is_container, truth_of
 
 # A loop with a static trip count up to this long is unrolled when a Python
 # number in it becomes a run-time value (``Specializer.number_becomes_value``).
@@ -53,7 +53,77 @@ class Loops:
                 except SpecializationError:
                     raise failed from None
             return self.unroll(stmt, items)
+        if self.peeled and self.peel(stmt, iterable):
+            return None
         return self.loop(stmt, iterable)
+
+    def peel(self, stmt, iterable):
+        """A loop over a run-time ``range`` whose first iteration runs apart,
+        before the loop over the others, when it carries a variable of
+        ``peeled`` that holds a Python number before it (``total = 0``,
+        then ``total = total + item`` over a list of arrays, as ``sum``
+        does): that iteration makes it an array, as Python does, and the
+        loop then carries an array (Numba gives a loop variable one type).
+        No iteration would leave the number, which no compiled variable
+        holding arrays can be: that raises, at the user's line.  Whether
+        it was done."""
+        names = [n for n in assigned_names(stmt) if n in self.peeled and
+                 isinstance(self.env.get(n), Const) and
+                 isinstance(self.env[n].value, (bool, int, float))]
+        node = getattr(iterable, "node", None)
+        if isinstance(iterable, Dyn) and iterable.name in self.ranges:
+            node = ast.Call(func=ast.Name("range", ast.Load()),
+                            args=list(self.ranges[iterable.name]), keywords=[])
+        if not names or has_jump(stmt.body) or not isinstance(stmt.target, ast.Name) or not (
+                isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and
+                node.func.id == "range" and 1 <= len(node.args) <= 3 and not node.keywords):
+            return False
+        bounds = [Const(a.value) if isinstance(a, ast.Constant) else
+                  Dyn(a.id) if isinstance(a, ast.Name) else self.materialize(Expr(a), "bound")
+                  for a in node.args]
+        trips = ast.Call(func=ast.Name("len", ast.Load()), args=[ast.Call(
+            func=ast.Name("range", ast.Load()), args=[self.render(b) for b in bounds],
+            keywords=[])], keywords=[])
+        if len(bounds) == 1:
+            bounds.insert(0, Const(0))
+        start, stop, step = (bounds + [Const(1)])[:3]
+        message = (f"{self.where().where()}: a loop here ran no iteration (sum() of an "
+                   "empty list?): NumPy's result is then the Python number the loop "
+                   f"starts '{names[0]}' at (sum's 0), compiled code's is an array, "
+                   "as each iteration makes it; start from an array (np.sum(np.stack("
+                   "items), axis=0) for sum(items)), or run without jit (with "
+                   "tx.disable_jit(): ...)")
+        error = self.global_name(EmptyLoopError, "EmptyLoopError")
+        self.emit(ast.If(test=ast.Compare(left=trips, ops=[ast.Eq()],
+                                          comparators=[ast.Constant(0)]),
+                         body=[ast.Raise(exc=ast.Call(func=error, args=[ast.Constant(message)],
+                                                      keywords=[]), cause=None)],
+                         orelse=[]))
+        starts = {n: self.env[n] for n in names}
+        start_code = len(self.code)
+        self.store(stmt.target, start)
+        self.body(stmt.body)
+        # the variables' values after it: a derivative's tape of them, filled
+        # by that iteration with the number, is filled in the loop with
+        # arrays (``Carries.initialize``)
+        values = {n: (self.env[n], old) for n, old in starts.items()
+                  if isinstance(self.env.get(n), Dyn)}
+        if len(self.code) > start_code:
+            self.code[start_code]._tx_iteration = \
+                f"{stmt.target.id} = {ast.unparse(self.render(start))}, apart"
+        if isinstance(start, Const) and isinstance(step, Const):
+            after = ast.Constant(start.value + step.value)
+        else:
+            after = ast.BinOp(left=self.render(start), op=ast.Add(), right=self.render(step))
+        rest = [after, self.render(stop)] + \
+            ([self.render(step)] if not (isinstance(step, Const) and step.value == 1) else [])
+        saved, self.peel_values = self.peel_values, values
+        try:
+            self.loop(stmt, Expr(ast.Call(func=ast.Name("range", ast.Load()), args=rest,
+                                          keywords=[])))
+        finally:
+            self.peel_values = saved
+        return True
 
     def number_becomes_value(self, stmt, iterable):
         """Whether a variable holding a Python number before the loop holds a

@@ -7,6 +7,15 @@ class SpecializationError(TransformError):
     """Code that cannot be specialised for Numba (located at the user's line)."""
 
 
+class EmptyLoopError(TransformError):
+    """Raised by compiled code: a loop whose first iteration was peeled
+    (``Loops.peel``) ran no iteration.  Its one argument is the whole
+    located message (compiled code raises with constant arguments)."""
+
+    def __init__(self, text):
+        super().__init__(text)
+
+
 class NeedUnroll(Exception):
     """A container was indexed by a run-time integer: the loop producing it
     must be unrolled (its trip count is then static)."""

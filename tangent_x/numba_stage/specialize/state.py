@@ -35,6 +35,10 @@ class SpecializerState:
         self.int_starts = {}
         self.int_flag_names = set()
         self.static_loops = []   # while loops being unrolled: dynamic_ifs at their start
+        # carried variables whose loop runs its first iteration apart (``peel``):
+        # numba names Numba refused holding a Python number, then an array
+        self.peeled = set()
+        self.peel_values = {}    # such a variable -> (its value after that iteration, before)
         self.dynamic_ifs = 0     # depth of ifs on run-time tests being specialised
         self.hidden = []         # (parameter name, value)
         self.hidden_ids = {}

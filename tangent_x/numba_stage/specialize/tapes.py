@@ -63,6 +63,25 @@ class Tapes:
             return template
         return self.tape_map(tape.template, leaf)
 
+    def tape_slice(self, tape, key):
+        """``items[a:b:c]`` of a list of containers a loop filled: a list of
+        the same structure, each leaf's list sliced (its items stay
+        containers, indexed now: ``for t in pairs[::-1]: t[0]``), or None
+        for a list kept with its size."""
+        leaves = [leaf for leaf in av_leaves(tape.template) if isinstance(leaf, Dyn)]
+        if not leaves or any(leaf.name in self.sizes for leaf in leaves):
+            return None
+        parts = [None if v is None else ast.Constant(v) for v in (key.start, key.stop, key.step)]
+
+        def leaf(template):
+            if not isinstance(template, Dyn):
+                return template
+            name = self.fresh(f"{template.name.replace('_tape', '')}_sliced")
+            self.assign(name, ast.Subscript(value=ast.Name(template.name, ast.Load()),
+                                            slice=ast.Slice(*parts), ctx=ast.Load()))
+            return Dyn(name)
+        return Tape(self.tape_map(tape.template, leaf))
+
     def tape_map(self, template, fn):
         if is_container(template):
             return rebuild(template, [self.tape_map(c, fn) for c in children(template)])
