@@ -125,3 +125,21 @@ def test_while_carry_of_a_python_number_under_jit_vmap(fn):
     _check(tx.jit(tx.vmap(fn))(X32), per_example)
     _check(tx.vmap(fn)(X32), per_example)
     _check(tx.jit(fn)(X32[0]), fn(X32[0]))
+
+
+def numbers_kept_in_a_list(x):
+    pairs = []
+    for i in range(3):
+        pairs.append((x * i, i * 0.5))
+    a, b = pairs[2]
+    return np.sum(a) * b + pairs[1][1] * x
+
+
+def test_python_numbers_kept_in_a_list_stay_weak_under_jit():
+    """A Python number appended to a list and read back is still a Python
+    number: next to float32 values it is float32 (compiled, the list held
+    float64s, strong: the result was a float64)."""
+    x = X32[0]
+    _check(tx.jit(numbers_kept_in_a_list)(x), numbers_kept_in_a_list(x))
+    _check(tx.jit(tx.vmap(numbers_kept_in_a_list))(X32),
+           np.stack([numbers_kept_in_a_list(row) for row in X32]))
