@@ -63,8 +63,10 @@ _SAMPLED = {
     "tests/test_jit_mixed_precision.py::": 12,
     "tests/test_at_updates.py::": 12,
     "tests/test_jit_vmap.py::": 4,
-    "tests/test_fuzz.py::test_generated_programs_under_jit": 2,
 }
+# (the jit modes of the generator, seeds 0-19, all run: sampled 1 in 2, the
+# half left out held a wrong jit(grad) for sessions -- seed 13, a slice of
+# a list of pairs -- found by a whole -m slow run in session 15)
 # every other slow test (not the MPI or CUDA steps'): one in ``_SLOW_K``.
 # Measured in a fresh-clone CI run (session 12): the whole non-exhaustive
 # slow step of 1 in 8 / 1 in 2 above and every other slow test took 944 s,
