@@ -45,8 +45,14 @@ def math_of_array_value(x):
     return x * math.exp(float(np.sum(x)) * 0.1) + math.log1p(float(x[0] * x[0]))
 
 
+def log_base(x):
+    """math.log(x, base) (np.log's second argument is its output array: a
+    TypeError from inside generated code before)."""
+    return x * math.log(8.0, 2.0) + math.log(float(x[0] * x[0]) + 2.0, 3.0) * x
+
+
 FUNCTIONS = [scaled, rounded, floor_index, abs_number, float_of_sum, int_of_sum,
-             math_of_array_value]
+             math_of_array_value, log_base]
 X32 = np.array([[0.3, 1.2, 0.7], [1.1, -0.4, 0.9]], dtype=np.float32)
 
 

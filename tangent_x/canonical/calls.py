@@ -201,6 +201,12 @@ class Calls:
             if obj in (builtins.abs, builtins.pow, builtins.round) and not kwargs and all(
                     isinstance(a, gast.Constant) and type(a.value) in (int, float) for a in args):
                 return ir.const(obj(*[a.value for a in args]))   # abs(-2.0): a Python float
+            if obj is math.log and len(args) == 2 and not kwargs:
+                # math.log(x, base) is log(x) / log(base) (np.log's second
+                # argument is its output array)
+                logs = [self.emit(prim, [a], base=base_name("log", a)) for a in args]
+                args, prim = [self.emit(P.lookup(np.divide), logs, base="log")], P.lookup(float)
+                return self.emit(prim, args, target=target, base="log")
             kind = _python_number(obj, args, kwargs)
             if kind is not None:
                 # math.sqrt(d), round(t): NumPy's function, then the Python

@@ -147,8 +147,9 @@ def python_ints(stmts, numpy_names, numbers=()):
         if isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
             if value.func.id == "iteration_item" and value.args and listed(value.args[0]):
                 return True
-            # len(...), and numba_runtime's size/ndim, which np.size/np.ndim become
-            return value.func.id in ("len", "size", "ndim")
+            # len(...), and numba_runtime's size/ndim, which np.size/np.ndim
+            # become; float(v), int(v), round(v) give Python numbers
+            return value.func.id in ("len", "size", "ndim", "float", "int", "round")
         if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and \
                 isinstance(value.func.value, ast.Name) and \
                 value.func.value.id in numpy_names:
