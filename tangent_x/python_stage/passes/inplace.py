@@ -58,9 +58,11 @@ def _is_pop_slice(node):
         and upper.value == -1
 
 
-def _is_last_item(node):
+def _is_item_read(node):
+    """``xs[k]`` or ``xs[a:b]`` read (not stored to): an item, or a new list
+    of the items; neither keeps a reference to ``xs`` itself."""
     return isinstance(node, gast.Subscript) and ir.is_name(node.value) and \
-        isinstance(node.slice, gast.Constant) and node.slice.value == -1
+        isinstance(node.ctx, gast.Load)
 
 
 def _statements(blocks):
@@ -113,7 +115,7 @@ def _owned_families(blocks):
             for n in ir.walk_names(stmt.target):
                 sources.setdefault(n.id, []).append(("other", None))
         for node in ir.walk(stmt):
-            if _is_last_item(node):
+            if _is_item_read(node):
                 safe_reads.add(id(node.value))
             elif _call_name(node) in _READERS and node.args:
                 safe_reads.add(id(node.args[0]))
