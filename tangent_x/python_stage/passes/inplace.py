@@ -114,6 +114,8 @@ def _owned_families(blocks):
         elif isinstance(stmt, gast.For):
             for n in ir.walk_names(stmt.target):
                 sources.setdefault(n.id, []).append(("other", None))
+        if isinstance(stmt, (gast.While, gast.If)) and ir.is_name(stmt.test):
+            safe_reads.add(id(stmt.test))          # ``while xs:``: its truth
         for node in ir.walk(stmt):
             if _is_item_read(node):
                 safe_reads.add(id(node.value))
