@@ -118,8 +118,9 @@ class Expressions:
                     return self.outside_array(item, getattr(node.value, "id", "item"))
                 return as_av(item)
             return item
-        if isinstance(base, Tape) and is_container(base.template) and \
-                not (isinstance(index, Const) and isinstance(index.value, slice)):
+        if isinstance(base, Tape) and is_container(base.template):
+            if isinstance(index, Const) and isinstance(index.value, slice):
+                return self.tape_slice(base, index.value)   # ``pairs[::-1]``
             return self.tape_item(base, index)
         if isinstance(base, Zero):
             return Zero(Expr(ast.Subscript(value=self.render(base.like), slice=self.render(index),

@@ -63,6 +63,24 @@ class Tapes:
             return template
         return self.tape_map(tape.template, leaf)
 
+    def tape_slice(self, tape, sl):
+        """``items[a:b:c]`` of a list filled by a loop with containers: a new
+        tape, each leaf's list sliced the same way, so its items keep their
+        structure (``t[0]`` of an item stays a static index into a tuple of
+        an array and a number, which Numba cannot index at run time)."""
+        def leaf(template):
+            if not isinstance(template, Dyn):
+                return template
+            lst = ast.Name(template.name, ast.Load())
+            size = self.sizes.get(template.name)
+            if size:
+                lst = ast.Subscript(value=lst, slice=ast.Slice(upper=ast.Name(size, ast.Load())),
+                                    ctx=ast.Load())
+            bounds = [None if v is None else ast.Constant(v) for v in (sl.start, sl.stop, sl.step)]
+            node = ast.Subscript(value=lst, slice=ast.Slice(*bounds), ctx=ast.Load())
+            return self.materialize(Expr(node), f"{template.name}_sliced")
+        return Tape(self.tape_map(tape.template, leaf))
+
     def tape_map(self, template, fn):
         if is_container(template):
             return rebuild(template, [self.tape_map(c, fn) for c in children(template)])
