@@ -36,6 +36,7 @@ class SpecializerState:
         self.int_flag_names = set()
         self.static_loops = []   # while loops being unrolled: dynamic_ifs at their start
         self.dynamic_ifs = 0     # depth of ifs on run-time tests being specialised
+        self.if_loops = []       # for each of them, the compiled loops around it
         self.hidden = []         # (parameter name, value)
         self.hidden_ids = {}
         self.env = {}
