@@ -3,6 +3,7 @@ a ``Tape`` (one growable list per leaf) that a loop fills, kept with its
 size where it is used only as a stack (``Specializer.sizes``)."""
 import ast
 import copy
+import re
 
 from .values import Const, Dyn, Expr, Tape, av_leaves, children, is_container, rebuild
 
@@ -86,8 +87,25 @@ class Tapes:
             return rebuild(template, [self.tape_map(c, fn) for c in children(template)])
         return fn(template)
 
+    def fail_list_versions(self, tape):
+        """A list a loop grows in place (a tape), of which an earlier version
+        is still read: pushed whole on another list (the gradient keeps each
+        turn's version for its backward pass), or appended to into a copy."""
+        names = [leaf.name for leaf in av_leaves(tape.template) if isinstance(leaf, Dyn)]
+        name = re.sub(r"(_\d+)*(_tape)?(_\d+)*$", "", names[0]) if names else "?"
+        self.fail(f"the list '{name}' is kept in each of its versions as a loop changes it "
+                  "(the gradient's backward pass reads them back, or a copy is appended "
+                  "to): a compiled list grows in place and cannot keep them",
+                  "fill an array instead of a list (preallocate it and write items[i] = "
+                  "...; np.where(test, value, 0.0) for an item an if would skip), or take "
+                  "the gradient without jit (with tx.disable_jit(): ...)")
+
     def tape_push(self, tape, item):
         def push(template, value):
+            if isinstance(value, Tape) and not isinstance(template, Dyn):
+                # an empty list pushed first (``[]`` before a loop fills
+                # it), then the list the loop fills
+                self.fail_list_versions(value)
             if is_container(template):
                 if not is_container(value) or len(children(value)) != len(children(template)):
                     self.fail("a loop pushes values of different structures on one list")
