@@ -88,7 +88,7 @@ class Carries:
 
     def loop_header(self, stmt, iterable, static_range):
         if isinstance(stmt, ast.While):
-            test = self.eval(stmt.test)
+            test = self.eval_test(stmt.test)
             if isinstance(test, Const):
                 node = ast.Constant(bool(truth_of(test)))
             else:

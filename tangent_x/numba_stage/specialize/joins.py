@@ -14,7 +14,7 @@ class Joins:
     """Mixin of ``Specializer``: ifs on run-time tests and their joins."""
 
     def stmt_If(self, stmt):
-        test = self.eval(stmt.test)
+        test = self.eval_test(stmt.test)
         if isinstance(test, Const) or is_container(test):
             taken = truth_of(test)
             self.body(stmt.body if taken else stmt.orelse)

@@ -29,6 +29,17 @@ class Tapes:
         self.env[target] = list(lst[:-1])
         return lst[-1]
 
+    def eval_test(self, node):
+        """The test of an ``if``/``while``: a list a loop fills is true while
+        it holds items (its size, not its items rebuilt as a value)."""
+        value = self.eval(node)
+        if isinstance(value, Tape):
+            n = self.tape_size(value)
+            if n is None:
+                self.fail("testing a list filled by a loop with items that hold no value")
+            return Expr(n)
+        return value
+
     def tape_size(self, tape):
         """The number of items of ``tape``: its size variable, or its first
         leaf list's length (None when no leaf holds a value)."""
