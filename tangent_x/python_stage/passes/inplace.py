@@ -32,7 +32,14 @@ from ...analysis.defuse import assigned_targets
 from ...analysis.liveness import walk_blocks
 
 # calls that read a list without keeping a reference to it
-_READERS = {"len", "zeros_like", "list", "iteration_item"}
+_READERS = {"len", "zeros_like", "list", "iteration_item", "tuple", "sum", "max", "min"}
+
+
+def _is_numpy_call(node):
+    """``np.stack(xs)``, ``np.array(xs)``: NumPy makes an array of a list's
+    items and keeps no reference to the list."""
+    return isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
+        ir.is_name(node.func.value) and node.func.value.id == "np"
 
 
 def _call_name(node):
@@ -119,7 +126,7 @@ def _owned_families(blocks):
         for node in ir.walk(stmt):
             if _is_item_read(node):
                 safe_reads.add(id(node.value))
-            elif _call_name(node) in _READERS and node.args:
+            elif (_call_name(node) in _READERS or _is_numpy_call(node)) and node.args:
                 safe_reads.add(id(node.args[0]))
     members = {}
     for name in set(sources) | set(families.parent):
