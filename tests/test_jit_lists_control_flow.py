@@ -101,6 +101,23 @@ def test_np_stack_of_a_list_a_loop_fills():
         tx.jit(stacked_filtered)(np.full(3, -5.0), Y)
 
 
+def concatenated_filtered(x):
+    items = []
+    for i in range(3):
+        if np.sum(x) * (i + 1) > 0.5 * i:
+            items.append(np.outer(x, x) * (1.0 + 0.25 * i))
+    return np.sum(np.sin(np.concatenate([np.ravel(t) for t in items]))) + \
+        np.sum(np.concatenate(items) ** 2)
+
+
+def test_np_concatenate_of_a_list_a_loop_fills():
+    _same(tx.jit(concatenated_filtered)(X), concatenated_filtered(X))
+    x32 = X.astype(np.float32)
+    _same(tx.jit(concatenated_filtered)(x32), concatenated_filtered(x32))
+    with pytest.raises(ValueError):       # no items: NumPy's error
+        tx.jit(concatenated_filtered)(np.full(3, -5.0))
+
+
 # ----------------------------------------------------- a comprehension's list popped
 def popped(x):
     lst = [0.79 - u for u in x * 1.2 if True]

@@ -1,4 +1,5 @@
 """Stacking and its adjoints: ``stack_items`` (a scan's stacked outputs),
+``np.stack`` and ``np.concatenate`` of a run-time list of arrays,
 ``unstack`` and ``unconcatenate`` (the cotangents of ``np.stack`` and
 ``np.concatenate``)."""
 import numpy as np
@@ -48,6 +49,36 @@ def _stack_list_of_arrays(arrays, axis=0):
     for k in range(len(arrays)):
         out[k] = arrays[k]
     return out
+
+
+@overload(np.concatenate, jit_options=CACHED)
+def _concatenate_list(arrays, axis=0):
+    """``np.concatenate`` of a run-time list of arrays (one a loop filled),
+    along the first axis: Numba's own takes tuples only."""
+    if not (isinstance(arrays, types.List) and is_array(arrays.dtype)
+            and arrays.dtype.ndim >= 1):
+        return None
+    if not (isinstance(axis, types.Omitted) or isinstance(axis, int) and axis == 0 or (
+            isinstance(axis, types.IntegerLiteral) and axis.literal_value == 0)):
+        return None
+
+    def impl(arrays, axis=0):
+        if len(arrays) == 0:
+            raise ValueError("need at least one array to concatenate")
+        first = arrays[0]
+        n = 0
+        for a in arrays:
+            if a.shape[1:] != first.shape[1:]:
+                raise ValueError("all the input array dimensions except for the "
+                                 "concatenation axis must match exactly")
+            n += a.shape[0]
+        out = np.empty((n,) + first.shape[1:], first.dtype)
+        k = 0
+        for a in arrays:
+            out[k:k + a.shape[0]] = a
+            k += a.shape[0]
+        return out
+    return impl
 
 
 @overload(runtime.unstack, jit_options=CACHED)
