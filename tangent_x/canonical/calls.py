@@ -198,25 +198,7 @@ class Calls:
         prim = P.lookup(obj)
         if prim is not None:
             args, kwargs = self.call_args(scope, node)
-            if obj in (builtins.abs, builtins.pow, builtins.round) and not kwargs and all(
-                    isinstance(a, gast.Constant) and type(a.value) in (int, float) for a in args):
-                return ir.const(obj(*[a.value for a in args]))   # abs(-2.0): a Python float
-            if obj is math.log and len(args) == 2 and not kwargs:
-                # math.log(x, base) is log(x) / log(base) (np.log's second
-                # argument is its output array)
-                logs = [self.emit(prim, [a], base=base_name("log", a)) for a in args]
-                args, prim = [self.emit(P.lookup(np.divide), logs, base="log")], P.lookup(float)
-                return self.emit(prim, args, target=target, base="log")
-            kind = _python_number(obj, args, kwargs)
-            if kind is not None:
-                # math.sqrt(d), round(t): NumPy's function, then the Python
-                # number Python's gives (weak next to float32, an int index)
-                value = self.emit(prim, args, kwargs, base=base_name(
-                    prim.name.split(".")[-1], *args[:1]))
-                return self.emit(P.lookup(kind), [value], target=target,
-                                 base=base_name(prim.name.split(".")[-1], *args[:1]))
-            return self.emit(prim, args, kwargs, target=target,
-                             base=base_name(prim.name.split(".")[-1], *args[:1]))
+            return _primitive_call(self, obj, prim, args, kwargs, target)
         if isinstance(obj, type) and issubclass(obj, tuple) and hasattr(obj, "_fields"):
             args, kwargs = self.call_args(scope, node)
             return self.emit(P.get("namedtuple"), args, kwargs,
@@ -507,3 +489,28 @@ def _python_number(obj, args, kwargs):
             (isinstance(obj, types.BuiltinFunctionType) and getattr(obj, "__self__", None) is math):
         return int if obj.__name__ in _MATH_INTS else float
     return None
+
+def _primitive_call(conv, obj, prim, args, kwargs, target):
+    """The equation of a call of ``obj``, a spelling of primitive ``prim``
+    (``conv``: the converter).  ``math`` functions and ``round`` give the
+    Python number Python gives (``_python_number``); ``abs``/``pow``/
+    ``round`` of number literals fold; ``math.log(x, base)`` is a ratio."""
+    if obj in (builtins.abs, builtins.pow, builtins.round) and not kwargs and all(
+            isinstance(a, gast.Constant) and type(a.value) in (int, float) for a in args):
+        return ir.const(obj(*[a.value for a in args]))   # abs(-2.0): a Python float
+    if obj is math.log and len(args) == 2 and not kwargs:
+        # math.log(x, base) is log(x) / log(base) (np.log's second
+        # argument is its output array)
+        logs = [conv.emit(prim, [a], base=base_name("log", a)) for a in args]
+        args, prim = [conv.emit(P.lookup(np.divide), logs, base="log")], P.lookup(float)
+        return conv.emit(prim, args, target=target, base="log")
+    kind = _python_number(obj, args, kwargs)
+    if kind is not None:
+        # math.sqrt(d), round(t): NumPy's function, then the Python
+        # number Python's gives (weak next to float32, an int index)
+        value = conv.emit(prim, args, kwargs, base=base_name(
+            prim.name.split(".")[-1], *args[:1]))
+        return conv.emit(P.lookup(kind), [value], target=target,
+                         base=base_name(prim.name.split(".")[-1], *args[:1]))
+    return conv.emit(prim, args, kwargs, target=target,
+                     base=base_name(prim.name.split(".")[-1], *args[:1]))

@@ -65,9 +65,12 @@ class Expressions:
             if name_ in s.locals:
                 return s.locals[name_]
             if name_ in s.assigned:
-                if s is scope and self._branch_scopes:
+                if s is scope and self._branch_scopes or \
+                        any(b is s for b in self._branch_scopes):
                     # in a branch or loop, which may never get here: Python
-                    # raises only if this runs, and so does the check
+                    # raises only if this runs, and so does the check (so
+                    # for a function reading it from a scope in a branch:
+                    # ``lambda a, xi: a + c`` given to lax.scan there)
                     self.emit_check(ir.const(False), self.value_atom(
                         UnboundLocalError, "UnboundLocalError"), ir.const(
                         f"cannot access local variable '{name_}' where it is not "

@@ -90,7 +90,7 @@ class Carries:
 
     def loop_header(self, stmt, iterable, static_range):
         if isinstance(stmt, ast.While):
-            test = self.eval(stmt.test)
+            test = self.eval_test(stmt.test)
             if isinstance(test, Const):
                 node = ast.Constant(bool(truth_of(test)))
             else:
@@ -165,6 +165,12 @@ class Carries:
             if isinstance(new.template, Dyn):
                 return Tape(Dyn(hint))
             return Tape(self.tape_template(new.template, hint))
+        if isinstance(old, Tape) and isinstance(old.template, Dyn) and \
+                isinstance(new, Dyn) and old.template.name not in self.sizes:
+            # a list a loop filled, rebound here to new lists (``lst =
+            # lst[:-1]``, as the python stage writes a pop it cannot do in
+            # place): a list variable, which starts as the filled list
+            return self.canonical(old.template, new, hint, leaf)
         if isinstance(old, Tape) or isinstance(new, Tape):
             if isinstance(old, Tape):
                 return old

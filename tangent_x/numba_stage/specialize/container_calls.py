@@ -7,6 +7,7 @@ import numpy as np
 
 from ... import runtime
 from ...errors import TransformError
+from .signals import DeadPath
 from .registry import HANDLERS, handles, is_zero, opened, static_index
 from .values import Const, Dyn, Expr, Steps, Tape, Zero, av_leaves, children, describe, \
     is_container, is_namedtuple, rebuild
@@ -342,6 +343,30 @@ def _with_item(s, args, kwargs):
 @handles(runtime.unbound)
 def _unbound(s, args, kwargs):
     return Const(runtime.Unbound(args[0].value))
+
+
+@handles(runtime.check)
+def _check_known_to_fail(s, args, kwargs):
+    """A check that fails whenever it runs (``check(False,
+    UnboundLocalError, ...)`` where a path reads a variable it never
+    assigned), on a path taken at run time: a ``raise`` there, as Python
+    raises only if that path runs; the rest of the path is dead."""
+    if kwargs or len(args) < 3 or not all(isinstance(a, Const) for a in args) or \
+            args[0].value is not False or not s.if_loops or s.if_loops[-1] != len(s.loops):
+        # (in a compiled loop inside the if, which may run no turn, it is
+        # not the path that is dead)
+        return NotImplemented
+    error, template, parts = args[1].value, args[2].value, [a.value for a in args[3:]]
+    if not (isinstance(error, type) and issubclass(error, Exception)):
+        return NotImplemented
+    try:
+        message = [template.format(*parts)] if template is not None else parts
+    except Exception:        # noqa: BLE001 - a message that fails to format: fold it
+        return NotImplemented
+    s.emit(ast.Raise(exc=ast.Call(func=s.render(args[1], error.__name__),
+                                  args=[ast.Constant(m) for m in message], keywords=[]),
+                     cause=None))
+    raise DeadPath()
 
 
 @handles(len)

@@ -119,11 +119,9 @@ class Expressions:
                 return as_av(item)
             return item
         if isinstance(base, Tape) and is_container(base.template):
-            if not (isinstance(index, Const) and isinstance(index.value, slice)):
-                return self.tape_item(base, index)
-            sliced = self.tape_slice(base, index.value)
-            if sliced is not None:
-                return sliced
+            if isinstance(index, Const) and isinstance(index.value, slice):
+                return self.tape_slice(base, index.value)   # ``pairs[::-1]``
+            return self.tape_item(base, index)
         if isinstance(base, Zero):
             return Zero(Expr(ast.Subscript(value=self.render(base.like), slice=self.render(index),
                                            ctx=ast.Load())))

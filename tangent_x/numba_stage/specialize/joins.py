@@ -2,6 +2,9 @@
 values that differ between them joined into one variable per leaf."""
 import ast
 
+import numpy as np
+
+from .signals import DeadPath
 from .syntax import tagged
 from .values import Const, Dyn, Tape, av_leaves, children, describe, is_container, \
     is_none, is_unbound, mentions, rebuild, same, truth_of
@@ -11,7 +14,7 @@ class Joins:
     """Mixin of ``Specializer``: ifs on run-time tests and their joins."""
 
     def stmt_If(self, stmt):
-        test = self.eval(stmt.test)
+        test = self.eval_test(stmt.test)
         if isinstance(test, Const) or is_container(test):
             taken = truth_of(test)
             self.body(stmt.body if taken else stmt.orelse)
@@ -19,19 +22,34 @@ class Joins:
         test_node = self.render(self.materialize(test, "test"))
         before = self.env
         branches = []
+        dead = []
         self.dynamic_ifs += 1
+        self.if_loops.append(len(self.loops))
         try:
             for part in (stmt.body, stmt.orelse):
                 self.env = dict(before)
                 saved, self.code = self.code, []
-                self.body(part)
+                try:
+                    self.body(part)
+                except DeadPath:         # this path raises: the other's values go on
+                    dead.append(len(branches))
                 branches.append((self.env, self.code))
                 self.code = saved
         finally:
             self.dynamic_ifs -= 1
+            self.if_loops.pop()
         (env_a, code_a), (env_b, code_b) = branches
-        self.env = self.join(env_a, code_a, env_b, code_b)
+        if not dead:
+            self.env = self.join(env_a, code_a, env_b, code_b)
+        else:
+            self.env = dict(branches[1 - dead[0]][0] if len(dead) == 1 else before)
+            if len(dead) == 1 and isinstance(stmt.test, ast.Name):
+                # past this ``if`` its test has the live path's value: a
+                # later ``if`` on it (the adjoint's) takes that path only
+                self.env[stmt.test.id] = Const(np.bool_(dead[0] == 1))
         self.emit(ast.If(test=test_node, body=code_a or [ast.Pass()], orelse=code_b))
+        if len(dead) == 2:
+            raise DeadPath()
 
     def join(self, env_a, code_a, env_b, code_b):
         """One environment after an ``if``: values that differ between the

@@ -167,7 +167,7 @@ class Loops:
     def stmt_While(self, stmt):
         if stmt.orelse:
             self.fail("while ... else cannot be compiled")
-        test = self.eval(stmt.test)
+        test = self.eval_test(stmt.test)
         static_test = isinstance(test, Const) or is_container(test)
         if static_test and self.number_becomes_value(stmt, None):
             state = self.snapshot()
@@ -201,7 +201,7 @@ class Loops:
         self.static_loops.append(self.dynamic_ifs)
         try:
             for n in range(limit + 1):
-                test = self.eval(stmt.test)
+                test = self.eval_test(stmt.test)
                 if not (isinstance(test, Const) or is_container(test)):
                     raise NoStaticUnroll()
                 if not truth_of(test):

@@ -51,6 +51,8 @@ def _appended_to_tape(s, args, kwargs):
     if isinstance(items, Tape) and s.append_in_place:
         s.tape_push(items, s.materialize(item, "item"))
         return items
+    if isinstance(items, Tape):
+        s.fail_list_versions(items)      # the old list is still read: a copy
     return NotImplemented
 
 

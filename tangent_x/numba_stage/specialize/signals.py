@@ -35,3 +35,9 @@ class StaticBreak(Exception):
 
 class NoStaticUnroll(Exception):
     """A ``while`` loop cannot be unrolled: it is compiled as a loop."""
+
+
+class DeadPath(Exception):
+    """The rest of this path raises when it runs (a check known to fail,
+    emitted as a ``raise``): an ``if`` on a run-time test keeps the other
+    path's values (see ``Joins.stmt_If``)."""

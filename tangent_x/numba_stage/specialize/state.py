@@ -40,6 +40,7 @@ class SpecializerState:
         self.peeled = set()
         self.peel_values = {}    # such a variable -> (its value after that iteration, before)
         self.dynamic_ifs = 0     # depth of ifs on run-time tests being specialised
+        self.if_loops = []       # for each of them, the compiled loops around it
         self.hidden = []         # (parameter name, value)
         self.hidden_ids = {}
         self.env = {}

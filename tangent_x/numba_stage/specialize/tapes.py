@@ -3,6 +3,7 @@ a ``Tape`` (one growable list per leaf) that a loop fills, kept with its
 size where it is used only as a stack (``Specializer.sizes``)."""
 import ast
 import copy
+import re
 
 from .values import Const, Dyn, Expr, Tape, av_leaves, children, is_container, rebuild
 
@@ -27,6 +28,17 @@ class Tapes:
             self.fail(f"pop from the empty list {target}")
         self.env[target] = list(lst[:-1])
         return lst[-1]
+
+    def eval_test(self, node):
+        """The test of an ``if``/``while``: a list a loop fills is true while
+        it holds items (its size, not its items rebuilt as a value)."""
+        value = self.eval(node)
+        if isinstance(value, Tape):
+            n = self.tape_size(value)
+            if n is None:
+                self.fail("testing a list filled by a loop with items that hold no value")
+            return Expr(n)
+        return value
 
     def tape_size(self, tape):
         """The number of items of ``tape``: its size variable, or its first
@@ -63,23 +75,22 @@ class Tapes:
             return template
         return self.tape_map(tape.template, leaf)
 
-    def tape_slice(self, tape, key):
-        """``items[a:b:c]`` of a list of containers a loop filled: a list of
-        the same structure, each leaf's list sliced (its items stay
-        containers, indexed now: ``for t in pairs[::-1]: t[0]``), or None
-        for a list kept with its size."""
-        leaves = [leaf for leaf in av_leaves(tape.template) if isinstance(leaf, Dyn)]
-        if not leaves or any(leaf.name in self.sizes for leaf in leaves):
-            return None
-        parts = [None if v is None else ast.Constant(v) for v in (key.start, key.stop, key.step)]
-
+    def tape_slice(self, tape, sl):
+        """``items[a:b:c]`` of a list filled by a loop with containers: a new
+        tape, each leaf's list sliced the same way, so its items keep their
+        structure (``t[0]`` of an item stays a static index into a tuple of
+        an array and a number, which Numba cannot index at run time)."""
         def leaf(template):
             if not isinstance(template, Dyn):
                 return template
-            name = self.fresh(f"{template.name.replace('_tape', '')}_sliced")
-            self.assign(name, ast.Subscript(value=ast.Name(template.name, ast.Load()),
-                                            slice=ast.Slice(*parts), ctx=ast.Load()))
-            return Dyn(name)
+            lst = ast.Name(template.name, ast.Load())
+            size = self.sizes.get(template.name)
+            if size:
+                lst = ast.Subscript(value=lst, slice=ast.Slice(upper=ast.Name(size, ast.Load())),
+                                    ctx=ast.Load())
+            bounds = [None if v is None else ast.Constant(v) for v in (sl.start, sl.stop, sl.step)]
+            node = ast.Subscript(value=lst, slice=ast.Slice(*bounds), ctx=ast.Load())
+            return self.materialize(Expr(node), f"{template.name}_sliced")
         return Tape(self.tape_map(tape.template, leaf))
 
     def tape_map(self, template, fn):
@@ -87,8 +98,25 @@ class Tapes:
             return rebuild(template, [self.tape_map(c, fn) for c in children(template)])
         return fn(template)
 
+    def fail_list_versions(self, tape):
+        """A list a loop grows in place (a tape), of which an earlier version
+        is still read: pushed whole on another list (the gradient keeps each
+        turn's version for its backward pass), or appended to into a copy."""
+        names = [leaf.name for leaf in av_leaves(tape.template) if isinstance(leaf, Dyn)]
+        name = re.sub(r"(_\d+)*(_tape)?(_\d+)*$", "", names[0]) if names else "?"
+        self.fail(f"the list '{name}' is kept in each of its versions as a loop changes it "
+                  "(the gradient's backward pass reads them back, or a copy is appended "
+                  "to): a compiled list grows in place and cannot keep them",
+                  "fill an array instead of a list (preallocate it and write items[i] = "
+                  "...; np.where(test, value, 0.0) for an item an if would skip), or take "
+                  "the gradient without jit (with tx.disable_jit(): ...)")
+
     def tape_push(self, tape, item):
         def push(template, value):
+            if isinstance(value, Tape) and not isinstance(template, Dyn):
+                # an empty list pushed first (``[]`` before a loop fills
+                # it), then the list the loop fills
+                self.fail_list_versions(value)
             if is_container(template):
                 if not is_container(value) or len(children(value)) != len(children(template)):
                     self.fail("a loop pushes values of different structures on one list")

@@ -32,7 +32,14 @@ from ...analysis.defuse import assigned_targets
 from ...analysis.liveness import walk_blocks
 
 # calls that read a list without keeping a reference to it
-_READERS = {"len", "zeros_like", "list", "iteration_item"}
+_READERS = {"len", "zeros_like", "list", "iteration_item", "tuple", "sum", "max", "min"}
+
+
+def _is_numpy_call(node):
+    """``np.stack(xs)``, ``np.array(xs)``: NumPy makes an array of a list's
+    items and keeps no reference to the list."""
+    return isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
+        ir.is_name(node.func.value) and node.func.value.id == "np"
 
 
 def _call_name(node):
@@ -58,9 +65,11 @@ def _is_pop_slice(node):
         and upper.value == -1
 
 
-def _is_last_item(node):
+def _is_item_read(node):
+    """``xs[k]`` or ``xs[a:b]`` read (not stored to): an item, or a new list
+    of the items; neither keeps a reference to ``xs`` itself."""
     return isinstance(node, gast.Subscript) and ir.is_name(node.value) and \
-        isinstance(node.slice, gast.Constant) and node.slice.value == -1
+        isinstance(node.ctx, gast.Load)
 
 
 def _statements(blocks):
@@ -112,10 +121,12 @@ def _owned_families(blocks):
         elif isinstance(stmt, gast.For):
             for n in ir.walk_names(stmt.target):
                 sources.setdefault(n.id, []).append(("other", None))
+        if isinstance(stmt, (gast.While, gast.If)) and ir.is_name(stmt.test):
+            safe_reads.add(id(stmt.test))          # ``while xs:``: its truth
         for node in ir.walk(stmt):
-            if _is_last_item(node):
+            if _is_item_read(node):
                 safe_reads.add(id(node.value))
-            elif _call_name(node) in _READERS and node.args:
+            elif (_call_name(node) in _READERS or _is_numpy_call(node)) and node.args:
                 safe_reads.add(id(node.args[0]))
     members = {}
     for name in set(sources) | set(families.parent):
