@@ -213,6 +213,20 @@ class Loops:
         for n, c in zip(carry, carry_names):
             self.bind(scope, n, ir.name(c))
         self.link_views(scope, view_pairs)
+        self.note_first_values(carry_names, inits, results)
+
+    def note_first_values(self, carry_names, inits, results):
+        """A carry the loop rebinds is still its first value when the loop
+        runs no turn (``acc = x`` before ``while ...: acc = f(x)``): after
+        the loop it may be that very array, decided at run time, as an
+        ``if``'s result may (``emit_cond``), so changing it in place while
+        the first value is read later is refused (``check_joined``).
+        Before, ``acc *= v`` there changed ``x`` or not as the turns went,
+        and every transform followed one case (fuzz seed 310003)."""
+        for c, init, r in zip(carry_names, inits, results):
+            if ir.is_name(init) and not ir.is_name(r, c):
+                sources = self._may_alias.get(init.id, set()) | {init.id}
+                self._may_alias.setdefault(c, set()).update(sources)
 
     def stmt_For(self, scope, stmt, live_after=frozenset()):
         origin = scope.parsed.origin(stmt)
@@ -260,6 +274,10 @@ class Loops:
         for n, c in zip(carry, carry_names):
             self.bind(scope, n, ir.name(c))
         self.link_views(scope, view_pairs)
+        bounds = [b.value if isinstance(b, gast.Constant) and type(b.value) is int else None
+                  for b in (start, stop, step)]
+        if None in bounds or bounds[2] == 0 or not len(range(*bounds)):
+            self.note_first_values(carry_names, inits, results)   # may run no turn
         if orelse:
             self.block(scope, orelse, live_after)
 

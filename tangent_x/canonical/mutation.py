@@ -284,7 +284,8 @@ class Mutation:
             op = _AUG_SYMBOLS.get(type(stmt.op), "op")
             other = (joined or sources)[0]
             copy = f"{other} = {name_}.copy()" if joined else f"{name_} = {other}.copy()"
-            shared = f"the array that '{other}' also names on one path of an earlier branch only"
+            shared = (f"the array that '{other}' also names on one path only (of an earlier "
+                      f"branch, or of a loop that may run no turn)")
             if other.startswith("loop_items"):      # what ``exits`` names a loop's array
                 shared = ("the array the loop iterates over, which an earlier branch passed "
                           "through on one path only")
@@ -293,7 +294,7 @@ class Mutation:
                 f"'{name_} {op}= ...' would change in place {shared} "
                 f"(NumPy semantics decided at run time)", stmt,
                 f"write '{name_} = {name_} {op} ...' to change only '{name_}', or " +
-                (f"copy where the branch binds it ('{copy}')" if copy else "iterate over a copy"),
+                (f"copy where it is bound ('{copy}')" if copy else "iterate over a copy"),
                 scope)
         return bool(names(related))
 
@@ -373,8 +374,9 @@ class Mutation:
             copy = f"{other} = {name_}.copy()" if others else f"{name_} = {other}.copy()"
             raise self.error(
                 f"this changes in place the array '{name_}', which '{other}' also names "
-                f"on one path of an earlier branch only (NumPy semantics decided at run time)",
-                node, f"copy where the branch binds it ('{copy}')", scope)
+                f"on one path only (of an earlier branch, or of a loop that may run no "
+                f"turn; NumPy semantics decided at run time)",
+                node, f"copy where it is bound ('{copy}')", scope)
 
 
 def read_later_in(scope, live):

@@ -1,0 +1,115 @@
+"""An in-place change after a loop of a variable that held another array
+before it.
+
+``acc = x`` before a loop that rebinds ``acc`` (``acc = f(x)``): after the
+loop ``acc`` is ``x`` itself when the loop ran no turn, another array when
+it ran, decided at run time.  ``acc *= v`` there changes ``x`` in the first
+case only, which no functional form follows, so where ``x`` is read later
+every transform refuses it at that line (before: every transform followed
+one case and gave a wrong value when the other ran; fuzz seed 310003).
+Where ``x`` is not read again, the change is ``acc``'s alone and runs.
+The references are the untransformed function and central differences."""
+import numpy as np
+import pytest
+
+import tangent_x as tx
+
+X = np.linspace(0.1, 1.0, 3)
+
+
+def reads_first_value_later(x, n):
+    acc = x
+    for i in range(n):
+        acc = np.tanh(x) ** 3
+    acc *= 2.0
+    return x * acc
+
+
+def while_reads_first_value_later(x, n):
+    acc = x
+    w = np.tanh(0.32)
+    while w < 0.04:
+        acc = np.tanh(x) ** 3
+        w = w + 0.3
+    acc[0] = 5.0
+    return x * acc
+
+
+def first_value_not_read_later(x, n):
+    acc = x
+    for i in range(n):
+        acc = np.tanh(x) ** 3 + acc
+    acc *= 2.0
+    return np.sin(acc)
+
+
+TRANSFORMS = {
+    "grad": lambda f, x, n: tx.grad(lambda v: np.sum(f(v, n)))(x),
+    "jvp": lambda f, x, n: tx.jvp(lambda v: f(v, n), (x,), (x,))[0],
+    "vmap": lambda f, x, n: tx.vmap(f, in_axes=(0, None))(x[None], n),
+    "jit": lambda f, x, n: tx.jit(f)(x, n),
+}
+
+
+@pytest.mark.parametrize("transform", sorted(TRANSFORMS))
+@pytest.mark.parametrize("f,n", [(reads_first_value_later, 0),
+                                 (while_reads_first_value_later, 0)],
+                         ids=["for-no-turn", "while"])
+def test_a_change_in_place_of_what_may_be_the_first_value_is_refused(transform, f, n):
+    with pytest.raises(tx.TransformError) as error:
+        TRANSFORMS[transform](f, X.copy(), n)
+    message = str(error.value)
+    assert "test_inplace_after_loop.py:" in message
+    assert "a loop that may run no turn" in message and ".copy()" in message
+
+
+@pytest.mark.parametrize("n", [0, 2])
+def test_a_change_in_place_no_one_reads_again_runs(n):
+    want = first_value_not_read_later(X.copy(), n)
+    np.testing.assert_allclose(tx.jit(first_value_not_read_later)(X.copy(), n), want,
+                               rtol=1e-14)
+    got = tx.vmap(first_value_not_read_later, in_axes=(0, None))(X[None].copy(), n)
+    np.testing.assert_allclose(got[0], want, rtol=1e-14)
+
+    def loss(x):
+        return np.sum(first_value_not_read_later(x, n))
+    g = tx.grad(loss)(X.copy())
+    eye = np.eye(3) * 1e-6
+    fd = np.array([(loss(X + e) - loss(X - e)) / 2e-6 for e in eye])
+    np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-9)
+
+
+def always_runs(x):
+    acc = x
+    for i in range(2):
+        acc = np.tanh(x) ** 3 + acc
+    acc *= 2.0
+    return x * acc
+
+
+def test_a_loop_that_always_runs_leaves_no_doubt():
+    """``range(2)``: the loop runs, so ``acc`` is never ``x`` after it."""
+    want = always_runs(X.copy())
+    np.testing.assert_allclose(tx.jit(always_runs)(X.copy()), want, rtol=1e-14)
+    np.testing.assert_allclose(tx.vmap(always_runs)(X[None].copy())[0], want, rtol=1e-14)
+    np.testing.assert_allclose(tx.jvp(always_runs, (X.copy(),), (X.copy(),))[0], want,
+                               rtol=1e-14)
+
+
+def test_a_trip_count_known_when_transforming_decides():
+    """grad and jvp fold the Python int ``n`` in (``range(2)`` runs): the
+    value is eager's; vmap and jit keep it a run-time number, so the loop
+    may run no turn there: refused, located."""
+    want = reads_first_value_later(X.copy(), 2)
+    np.testing.assert_allclose(TRANSFORMS["jvp"](reads_first_value_later, X.copy(), 2), want,
+                               rtol=1e-14)
+    g = TRANSFORMS["grad"](reads_first_value_later, X.copy(), 2)
+
+    def loss(x):
+        return np.sum(reads_first_value_later(x.copy(), 2))
+    eye = np.eye(3) * 1e-6
+    fd = np.array([(loss(X + e) - loss(X - e)) / 2e-6 for e in eye])
+    np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-9)
+    for name in ("vmap", "jit"):
+        with pytest.raises(tx.TransformError, match="a loop that may run no turn"):
+            TRANSFORMS[name](reads_first_value_later, X.copy(), 2)
