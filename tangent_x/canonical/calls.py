@@ -11,7 +11,6 @@ call, fine while no gradient has to flow through it.
 import ast
 import builtins
 import functools
-import math
 import types
 
 import gast
@@ -24,6 +23,7 @@ from . import parser
 from .comprehensions import as_generator_call
 from ..core.naming import base_name
 from .mutation import _at_update
+from .number_calls import primitive_call
 from .pullbacks import Pullback
 from .scope import LocalFunction, NotStatic, Static
 
@@ -198,7 +198,7 @@ class Calls:
         prim = P.lookup(obj)
         if prim is not None:
             args, kwargs = self.call_args(scope, node)
-            return _primitive_call(self, obj, prim, args, kwargs, target)
+            return primitive_call(self, obj, prim, args, kwargs, target)
         if isinstance(obj, type) and issubclass(obj, tuple) and hasattr(obj, "_fields"):
             args, kwargs = self.call_args(scope, node)
             return self.emit(P.get("namedtuple"), args, kwargs,
@@ -470,47 +470,3 @@ def _transformed_source(obj):
     """A tangent_x-transformed callable is inlined through its generated code."""
     generated = getattr(obj, "__tangent_x__", None)
     return generated.function if generated is not None else None
-
-
-# ``math`` functions give Python floats (``floor``, ``ceil`` and ``trunc``
-# ints), and ``round(x)`` an int (``round(x, n)`` a float for a float): each
-# is its NumPy primitive, whose result is then made the Python number it is
-# in Python.  NumPy's would be a NumPy float64 scalar: strong next to a
-# float32 array (``x / math.sqrt(d)`` float64), and no index (``x[round(t)]``).
-_MATH_INTS = {"floor", "ceil", "trunc"}
-
-
-def _python_number(obj, args, kwargs):
-    """``float`` or ``int``: the Python type a call of ``obj`` returns when
-    it is a ``math`` function or ``round``, else None."""
-    if obj is builtins.round:
-        return int if len(args) == 1 and not kwargs else None
-    if getattr(obj, "__module__", None) == "math" or \
-            (isinstance(obj, types.BuiltinFunctionType) and getattr(obj, "__self__", None) is math):
-        return int if obj.__name__ in _MATH_INTS else float
-    return None
-
-def _primitive_call(conv, obj, prim, args, kwargs, target):
-    """The equation of a call of ``obj``, a spelling of primitive ``prim``
-    (``conv``: the converter).  ``math`` functions and ``round`` give the
-    Python number Python gives (``_python_number``); ``abs``/``pow``/
-    ``round`` of number literals fold; ``math.log(x, base)`` is a ratio."""
-    if obj in (builtins.abs, builtins.pow, builtins.round) and not kwargs and all(
-            isinstance(a, gast.Constant) and type(a.value) in (int, float) for a in args):
-        return ir.const(obj(*[a.value for a in args]))   # abs(-2.0): a Python float
-    if obj is math.log and len(args) == 2 and not kwargs:
-        # math.log(x, base) is log(x) / log(base) (np.log's second
-        # argument is its output array)
-        logs = [conv.emit(prim, [a], base=base_name("log", a)) for a in args]
-        args, prim = [conv.emit(P.lookup(np.divide), logs, base="log")], P.lookup(float)
-        return conv.emit(prim, args, target=target, base="log")
-    kind = _python_number(obj, args, kwargs)
-    if kind is not None:
-        # math.sqrt(d), round(t): NumPy's function, then the Python
-        # number Python's gives (weak next to float32, an int index)
-        value = conv.emit(prim, args, kwargs, base=base_name(
-            prim.name.split(".")[-1], *args[:1]))
-        return conv.emit(P.lookup(kind), [value], target=target,
-                         base=base_name(prim.name.split(".")[-1], *args[:1]))
-    return conv.emit(prim, args, kwargs, target=target,
-                     base=base_name(prim.name.split(".")[-1], *args[:1]))
