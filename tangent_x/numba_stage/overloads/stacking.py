@@ -17,14 +17,11 @@ from ..kernels.loops import jitable_from_source
 def _stack_numbers(arrays, axis=0):
     """``np.stack`` of a list or tuple of numbers (Numba's own takes arrays
     only): the 1-d array of them, as NumPy gives (``max(vals)`` of a list
-    is ``np.max(np.stack(vals))``); and of a run-time list of arrays (one
-    a loop filled), which Numba's own takes only as a tuple."""
+    is ``np.max(np.stack(vals))``; a list of arrays: array_lists)."""
     if not (isinstance(axis, int) or is_none(axis) or (
             isinstance(axis, types.IntegerLiteral) and axis.literal_value == 0)
             or isinstance(axis, types.Omitted)):
         return None
-    if isinstance(arrays, types.List) and is_array(arrays.dtype):
-        return _stack_list_of_arrays
     if not (isinstance(arrays, (types.List, types.UniTuple))
             and isinstance(arrays.dtype, (types.Integer, types.Float, types.Boolean))):
         return None
@@ -34,49 +31,6 @@ def _stack_numbers(arrays, axis=0):
         out = np.empty(len(arrays), dtype)
         for k in range(len(arrays)):
             out[k] = arrays[k]
-        return out
-    return impl
-
-
-def _stack_list_of_arrays(arrays, axis=0):
-    if len(arrays) == 0:
-        raise ValueError("need at least one array to stack")
-    first = arrays[0]
-    for a in arrays:
-        if a.shape != first.shape:
-            raise ValueError("all input arrays must have the same shape")
-    out = np.empty((len(arrays),) + first.shape, first.dtype)
-    for k in range(len(arrays)):
-        out[k] = arrays[k]
-    return out
-
-
-@overload(np.concatenate, jit_options=CACHED)
-def _concatenate_list(arrays, axis=0):
-    """``np.concatenate`` of a run-time list of arrays (one a loop filled),
-    along the first axis: Numba's own takes tuples only."""
-    if not (isinstance(arrays, types.List) and is_array(arrays.dtype)
-            and arrays.dtype.ndim >= 1):
-        return None
-    if not (isinstance(axis, types.Omitted) or isinstance(axis, int) and axis == 0 or (
-            isinstance(axis, types.IntegerLiteral) and axis.literal_value == 0)):
-        return None
-
-    def impl(arrays, axis=0):
-        if len(arrays) == 0:
-            raise ValueError("need at least one array to concatenate")
-        first = arrays[0]
-        n = 0
-        for a in arrays:
-            if a.shape[1:] != first.shape[1:]:
-                raise ValueError("all the input array dimensions except for the "
-                                 "concatenation axis must match exactly")
-            n += a.shape[0]
-        out = np.empty((n,) + first.shape[1:], first.dtype)
-        k = 0
-        for a in arrays:
-            out[k:k + a.shape[0]] = a
-            k += a.shape[0]
         return out
     return impl
 
