@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import tangent_x as tx
+from test_jit_dtypes import decayed_sum_while as carry_scaled   # k = 0.5 * k - 2.0 * k + ...
 
 
 def scaled(x):
@@ -101,15 +102,6 @@ def test_float32_gradient_of_lanes_stays_float32():
     out = tx.jit(tx.vmap(tx.grad(loss)))(X32)
     ref = np.stack([tx.grad(loss)(row) for row in X32])
     _check(out, ref)
-
-
-def carry_scaled(x):
-    k = 0.0
-    i = 0
-    while i < x.shape[0]:
-        k = 0.5 * k - 2.0 * k + np.sum(x[i])
-        i = i + 1
-    return k
 
 
 def carry_sliced(x):
