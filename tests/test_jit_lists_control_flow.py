@@ -217,3 +217,31 @@ def test_jit_grad_of_a_list_whose_versions_the_backward_pass_reads(fn):
     message = str(error.value)
     assert "test_jit_lists_control_flow.py:" in message
     assert "kept in each of its versions" in message and "fill an array" in message
+
+
+def sum_but_last(y):
+    lst = [np.maximum(u, 0.1) * (0.5 + k) for k, u in enumerate(y)]
+    return sum(t * 0.5 for t in lst[:-1])
+
+
+def popped_for_its_effect(y):
+    items = []
+    for v in y:
+        items.append(v * v)
+    items.pop()
+    return sum(items) + len(items)
+
+
+@pytest.mark.parametrize("f", [sum_but_last, popped_for_its_effect])
+def test_a_pop_for_its_effect_is_compiled(f):
+    """``lst[:-1]`` of a list read no more is ``lst.pop()`` in the python
+    stage; compiled, a pop whose item nobody reads was dropped, so the
+    last item stayed in the sum (fuzz seed 320001: a wrong value)."""
+    y = np.array([0.3, -0.2, 0.9, 1.4])
+    assert tx.jit(f)(y) == pytest.approx(f(y), rel=1e-14)
+    ys = np.stack([y, y[::-1] * 0.5])
+    np.testing.assert_allclose(tx.jit(tx.vmap(f))(ys), [f(row) for row in ys], rtol=1e-14)
+    g = tx.jit(tx.grad(f))(y)
+    eye = np.eye(4) * 1e-6
+    fd = np.array([(f(y + e) - f(y - e)) / 2e-6 for e in eye])
+    np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-9)

@@ -88,7 +88,12 @@ class Statements:
                 isinstance(node.func.value, ast.Name) and node.func.attr in ("append", "pop"):
             target = node.func.value.id
             if target in self.env and isinstance(self.env[target], (list, Tape)):
-                self.list_method(target, node.func.attr, node.args)
+                popped = self.list_method(target, node.func.attr, node.args)
+                if isinstance(popped, Expr) and isinstance(popped.node, ast.Call):
+                    # ``lst.pop()`` for its effect (``lst[:-1]`` of a list read
+                    # no more is spelled so): the call is the statement (it
+                    # was dropped, and the item stayed: fuzz seed 320001)
+                    self.emit(ast.Expr(value=popped.node))
                 return
         value = self.eval(node)
         if isinstance(value, Expr):
