@@ -14,9 +14,10 @@ integers).  Eagerly both are the operand itself (see
 ``overloads.promotion``).
 """
 import ast
-import copy
 
 import numpy as np
+
+from .weak_scalars import cheap, copy_load
 
 
 def small_ints(leaves):
@@ -78,30 +79,11 @@ class _Spell(ast.NodeTransformer):
                                                  _is_literal(node.right)):
             return node
         # the operand cast is the one whose partner can be read twice
-        if _cheap(node.right):
+        if cheap(node.right):
             node.left = ast.copy_location(
-                self.call(self.division_helper, node.left, _load(node.right)), node.left)
-        elif _cheap(node.left):
+                self.call(self.division_helper, node.left, copy_load(node.right)), node.left)
+        elif cheap(node.left):
             node.right = ast.copy_location(
-                self.call(self.division_helper, node.right, _load(node.left)), node.right)
+                self.call(self.division_helper, node.right, copy_load(node.left)), node.right)
         return node
 
-
-def _cheap(node):
-    if isinstance(node, (ast.Name, ast.Constant)):
-        return True
-    if isinstance(node, ast.UnaryOp):
-        return _cheap(node.operand)
-    if isinstance(node, ast.Attribute):
-        return _cheap(node.value)
-    if isinstance(node, ast.Subscript):
-        return _cheap(node.value) and _cheap(node.slice)
-    return False
-
-
-def _load(node):
-    new = copy.deepcopy(node)
-    for sub in ast.walk(new):
-        if hasattr(sub, "ctx"):
-            sub.ctx = ast.Load()
-    return new

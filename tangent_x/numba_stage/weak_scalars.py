@@ -179,17 +179,17 @@ _WHERE_LIKE = {"where": (1, 2), "clip": (0,)}
 # like the second: the number is typed as NumPy types it next to that array.
 _COTANGENT_SEEDS = ("unreduce",)
 
-def _cheap(node):
+def cheap(node):
     """An operand that can be read twice: a name, an attribute of one, a
     subscript of names and numbers."""
     if isinstance(node, ast.Name):
         return True
     if isinstance(node, ast.Attribute):
-        return _cheap(node.value)
+        return cheap(node.value)
     if isinstance(node, ast.Subscript):
         index = node.slice
         parts = index.elts if isinstance(index, ast.Tuple) else [index]
-        return _cheap(node.value) and all(
+        return cheap(node.value) and all(
             isinstance(p, ast.Name) or isinstance(p, ast.Constant) for p in parts)
     return False
 
@@ -201,7 +201,7 @@ def _witnesses(node, out, weak=None):
     an unknown call anything)."""
     if _is_number(node) or _is_size(node) or (weak is not None and weak(node)):
         return True
-    if _cheap(node):
+    if cheap(node):
         if not any(ast.dump(node) == ast.dump(w) for w in out):
             out.append(node)
         return True
@@ -290,7 +290,7 @@ class _Weaken(ast.NodeTransformer):
             return number
         self.changed = True
         call = ast.Call(func=ast.Name(id=self.helper, ctx=ast.Load()),
-                        args=[number] + [_copy_load(w) for w in likes], keywords=[])
+                        args=[number] + [copy_load(w) for w in likes], keywords=[])
         return ast.copy_location(call, number)
 
     def visit_BinOp(self, node):
@@ -306,7 +306,7 @@ class _Weaken(ast.NodeTransformer):
         elif self.lanes(node.right) and not self.lanes(node.left):
             node.right = self.wrap(node.right, node.left)
         elif self.promote and isinstance(node.op, _ARITHMETIC) and \
-                _cheap(node.left) and _cheap(node.right) and \
+                cheap(node.left) and cheap(node.right) and \
                 not (self.weak(node.left) or self.weak(node.right)):
             # two arrays (or NumPy numbers): each cast to NumPy's promotion
             left, right = node.left, node.right
@@ -319,7 +319,7 @@ class _Weaken(ast.NodeTransformer):
     def promote_call(self, operand, other):
         self.promoted = True
         call = ast.Call(func=ast.Name(id=self.promote, ctx=ast.Load()),
-                        args=[operand, _copy_load(other)], keywords=[])
+                        args=[operand, copy_load(other)], keywords=[])
         return ast.copy_location(call, operand)
 
     def visit_Call(self, node):
@@ -369,7 +369,7 @@ class _Weaken(ast.NodeTransformer):
         return None
 
 
-def _copy_load(node):
+def copy_load(node):
     """A copy of ``node`` for reading (the original may be a store target's
     twin only in name; contexts are reset to Load)."""
     import copy
