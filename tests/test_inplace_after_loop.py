@@ -113,3 +113,31 @@ def test_a_trip_count_known_when_transforming_decides():
     for name in ("vmap", "jit"):
         with pytest.raises(tx.TransformError, match="a loop that may run no turn"):
             TRANSFORMS[name](reads_first_value_later, X.copy(), 2)
+
+
+def while_runs_first_turn(x):
+    acc = x
+    w = np.tanh(np.arctan(-0.62))       # a number known when transforming
+    while w < 0.31:
+        acc = 0.7 * acc + 0.3 * (acc * w)
+        w = w + 0.3 + 0.1 * np.sin(np.sum(acc))
+    acc -= 1.0 / (1.0 + np.exp(-acc))
+    acc *= -0.65 * x
+    return acc * np.tanh(w)
+
+
+def test_a_while_whose_first_test_is_known_to_hold_leaves_no_doubt():
+    """The test on entry is decided when transforming (fuzz seed 330035,
+    refused before): the loop runs, so ``acc`` is never ``x`` after it and
+    the in-place changes are ``acc``'s alone."""
+    want = while_runs_first_turn(X.copy())
+    for name in ("jvp", "vmap", "jit"):
+        got = TRANSFORMS[name](lambda x, n: while_runs_first_turn(x), X.copy(), None)
+        np.testing.assert_allclose(got[0] if name == "vmap" else got, want, rtol=1e-13)
+    g = TRANSFORMS["grad"](lambda x, n: while_runs_first_turn(x), X.copy(), None)
+
+    def loss(x):
+        return np.sum(while_runs_first_turn(x.copy()))
+    eye = np.eye(3) * 1e-6
+    fd = np.array([(loss(X + e) - loss(X - e)) / 2e-6 for e in eye])
+    np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-9)

@@ -13,7 +13,10 @@ carry names: in a loop body they mean the value at the start of the
 iteration, after the loop the final value (a phi, as in SSA).  Arrays the
 loop changes in place carry their aliases and views along.  Mixed into
 ``converter.Converter``."""
+import operator
+
 import gast
+import numpy as np
 
 from ..core import ir, primitives as P
 from .mutation import read_later_in
@@ -195,6 +198,7 @@ class Loops:
     def stmt_While(self, scope, stmt, live_after=frozenset()):
         origin = scope.parsed.origin(stmt)
         self.origin = origin
+        runs = self.first_test(scope, stmt.test) is True
         body_live = self.body_reads(scope, stmt.body) | loaded_names([stmt.test]) | set(live_after)
         carry = self.carried(scope, stmt.body, loaded_names([stmt.test]), live_after)
 
@@ -213,7 +217,64 @@ class Loops:
         for n, c in zip(carry, carry_names):
             self.bind(scope, n, ir.name(c))
         self.link_views(scope, view_pairs)
-        self.note_first_values(carry_names, inits, results)
+        if not runs:
+            self.note_first_values(carry_names, inits, results)   # may run no turn
+
+    def first_test(self, scope, test):
+        """The value of a ``while`` loop's test on entry, where the numbers
+        it reads are known when transforming (``w = np.tanh(-0.6)`` before
+        ``while w < 0.3``), else None.  Nothing is emitted and no name is
+        taken: the equations already emitted are read, and folded only
+        where they are elementwise functions of numbers."""
+        def value(node):
+            if isinstance(node, gast.Constant):
+                return node.value
+            if isinstance(node, gast.Name):
+                return self.known_number(scope.locals.get(node.id))
+            if isinstance(node, gast.UnaryOp) and type(node.op) in _UNARY:
+                return _UNARY[type(node.op)](value(node.operand))
+            if isinstance(node, gast.BinOp) and type(node.op) in _BINARY:
+                return _BINARY[type(node.op)](value(node.left), value(node.right))
+            if isinstance(node, gast.Compare):
+                left, out = value(node.left), True
+                for op, right in zip(node.ops, node.comparators):
+                    right = value(right)
+                    out = out and _BINARY[type(op)](left, right) if type(op) in _BINARY else None
+                    left = right
+                return out
+            if isinstance(node, gast.BoolOp):
+                vals = [value(v) for v in node.values]
+                if any(v is None for v in vals):
+                    return None
+                return all(vals) if isinstance(node.op, gast.And) else any(vals)
+            return None
+        out = value(test)
+        return bool(out) if isinstance(out, (bool, np.bool_)) else None
+
+    def known_number(self, atom, depth=0):
+        """A real number ``atom`` is known to hold when transforming: a
+        constant, or an elementwise primitive (or an operator) of such
+        numbers emitted in the current block; None otherwise."""
+        if isinstance(atom, gast.Constant):
+            v = atom.value
+            return v if type(v) in (int, float, bool) else None
+        if not ir.is_name(atom) or depth > 20:
+            return None
+        eqn = next((e for e in reversed(self.eqns) if atom.id in e.outs), None)
+        if eqn is None or eqn.kwargs or eqn.params or eqn.prim.fn is None or not (
+                eqn.prim.elementwise or eqn.prim.kind in ("binop", "unaryop", "compare")):
+            return None
+        args = [self.known_number(a, depth + 1) for a in eqn.args]
+        if any(a is None for a in args):
+            return None
+        try:
+            with np.errstate(all="ignore"):
+                out = eqn.prim.fn(*args)
+        except (ArithmeticError, TypeError, ValueError):
+            return None
+        if isinstance(out, np.generic) and out.dtype.kind in "biuf" and out.ndim == 0:
+            out = out.item()
+        return out if type(out) in (int, float, bool) and out == out else None
 
     def note_first_values(self, carry_names, inits, results):
         """A carry the loop rebinds is still its first value when the loop
@@ -289,3 +350,36 @@ def _plainly_rebound(stmts):
                    if isinstance(n, gast.AugAssign)}
     return {n.id for s in stmts for n in gast.walk(s) if isinstance(n, gast.Name)
             and isinstance(n.ctx, gast.Store) and id(n) not in aug_targets}
+
+
+def _none_safe(fn):
+    return lambda *a: None if any(x is None for x in a) else _try(fn, *a)
+
+
+def _try(fn, *a):
+    try:
+        return fn(*a)
+    except (ArithmeticError, TypeError, ValueError):
+        return None
+
+
+_UNARY = {gast.USub: _none_safe(operator.neg), gast.UAdd: _none_safe(operator.pos),
+          gast.Not: _none_safe(operator.not_)}
+def _clear(fn):
+    """A comparison decided only when its sides are clearly apart: numbers
+    folded here by NumPy may differ in the last bits from those a compiled
+    function computes at run time."""
+    def compare(a, b):
+        if isinstance(a, float) or isinstance(b, float):
+            if abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b)):
+                return None
+        return fn(a, b)
+    return compare
+
+
+_BINARY = {op: _none_safe(fn) for op, fn in [
+    (gast.Add, operator.add), (gast.Sub, operator.sub), (gast.Mult, operator.mul),
+    (gast.Div, operator.truediv), (gast.Pow, operator.pow)]}
+_BINARY.update({op: _none_safe(_clear(fn)) for op, fn in [
+    (gast.Lt, operator.lt), (gast.LtE, operator.le), (gast.Gt, operator.gt),
+    (gast.GtE, operator.ge), (gast.Eq, operator.eq), (gast.NotEq, operator.ne)]})
