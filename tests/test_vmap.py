@@ -761,3 +761,36 @@ def test_trees_and_erf_batched():
                               and in_axes[0][k] == 0) else v) for k, v in params.items()}
             want.append(_trees_and_erf(p, xs[i]))
         np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+# --- a list a loop grows, in a loop whose lanes stop at different turns ---------------
+
+def zips_in_a_while(x, y):
+    w = np.tanh(y)
+    while w < 0.23:                          # runs no turn for the first example
+        pairs = list(zip(x - 1.0, x * w))    # a loop over zip: its list grows per turn
+        lst = [u * v for u, v in pairs]
+        x = 0.5 * x + lst[0]
+        w = w + 0.3
+    return x
+
+
+def test_a_list_grown_where_some_lanes_are_done_runs_per_example():
+    """Fuzz seed 400481: the probe (the first example) never ran the outer
+    loop, so the inner loop's list had no known shape, and the lanes the
+    outer loop had left made ``select_lanes`` meet lists of two lengths
+    (a crash).  An inner loop that appends is now seen from its code: the
+    function runs once per example, equal to the per-example loop, its
+    gradient equal to finite differences."""
+    X = np.linspace(-1.0, 1.0, 12).reshape(4, 3)
+    Y = np.array([0.9, 0.1, -0.5, 0.3])
+    want = np.stack([zips_in_a_while(X[i], Y[i]) for i in range(4)])
+    np.testing.assert_allclose(tx.vmap(zips_in_a_while)(X, Y), want, rtol=1e-14)
+
+    def loss(x, y):
+        return np.sum(zips_in_a_while(x, y))
+    got = tx.vmap(tx.grad(loss))(X, Y)
+    eye = np.eye(3) * 1e-6
+    for i in range(4):
+        fd = [(loss(X[i] + e, Y[i]) - loss(X[i] - e, Y[i])) / 2e-6 for e in eye]
+        np.testing.assert_allclose(got[i], fd, rtol=1e-6, atol=1e-9)

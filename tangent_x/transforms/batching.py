@@ -446,7 +446,8 @@ class Batcher:
         self.flags.update({k: v for k, v in cinner.flags.items() if k not in flags})
         pred = cond.results[0]
         if truth_batched(cinner, pred):
-            tapes = [c for c, r in zip(carry, body.results) if _is_list(self.shapes.get(c))
+            tapes = [c for c, r in zip(carry, body.results)
+                     if (_is_list(self.shapes.get(c)) or _appends(body, r))
                      and not (ir.is_name(r) and r.id == c)]
             if tapes:
                 raise RaggedTapes(f"vmap: the lanes of this loop finish at different "
