@@ -94,3 +94,24 @@ def test_jit_vmap_grad_matches_a_loop_over_examples(fun):
     np.testing.assert_allclose(tx.jit(tx.vmap(tx.grad(fun)))(XS), per_example,
                                rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(tx.jit(tx.vmap(fun))(XS), [fun(x) for x in XS], rtol=1e-13)
+
+
+def reversed_views(x, z):
+    """``z`` is the caller's C array in the first turn and a reversed view
+    after: its tape holds arrays of two layouts."""
+    for j in x:
+        if j < 0.5:
+            z = (z * 0.8 + z)[::-1]
+        else:
+            z = (z - 0.1 * z)[::-1]
+    return np.sum(np.sin(z) * z)
+
+
+def test_jit_grad_of_a_carry_pushed_as_a_c_array_and_as_a_view():
+    """Fuzz seed 320049: Numba typed the tape a list of C arrays, then of
+    any-layout arrays, unified the two and failed to cast one to the other
+    (an AssertionError inside Numba).  Tapes of arrays now hold any layout."""
+    z = np.linspace(-1.0, 1.0, 6).reshape(2, 3)
+    g = tx.jit(tx.grad(reversed_views, argnums=1))(X, z)
+    assert_tree_allclose(g, tx.grad(reversed_views, argnums=1)(X, z), rtol=1e-13, atol=1e-15)
+    assert_tree_allclose(g, numerical_grad(reversed_views, (X, z), 1), rtol=1e-6, atol=1e-8)

@@ -84,6 +84,16 @@ def _new_tape(typingctx, dtype, size):
     return NumberTape(item)(dtype, size), codegen
 
 
+@intrinsic
+def _any_layout(typingctx, array):
+    """``array`` typed as an array of any layout (the same array)."""
+    def codegen(context, builder, signature, args):
+        from numba.core.imputils import impl_ret_borrowed
+        value = context.cast(builder, args[0], signature.args[0], signature.return_type)
+        return impl_ret_borrowed(context, builder, signature.return_type, value)
+    return array.copy(layout="A")(array), codegen
+
+
 def _number_tape(item):
     return isinstance(item, (types.Number, types.Boolean))
 
@@ -127,6 +137,21 @@ def _grown(tape, item):
         return number
     if isinstance(held, NumberTape):
         raise TypingError(f"a tape of {held.dtype} is pushed a {item}")
+    if isinstance(item, types.Array) and item.layout != "A":
+        # A list of arrays holds them as any layout: a variable pushed at two
+        # places may be a C array at one and a view at the other, and Numba
+        # unifies list(C) with list(A) but cannot cast one list to the other
+        # (an AssertionError in its lowering: fuzz seed 320049)
+        if isinstance(tape, types.NoneType):
+            return lambda tape, item: [_any_layout(item)]
+
+        def listed_any(tape, item):
+            if tape is None:
+                return [_any_layout(item)]
+            out = unwrap(tape)
+            out.append(item)
+            return out
+        return listed_any
     if isinstance(tape, types.NoneType):
         return lambda tape, item: [item]
 
