@@ -79,6 +79,7 @@ class Converter(Expressions, Statements, Calls, Inlining, Checks, Mutation, Bran
         self._local_functions = {}  # id of a function node -> whether it defines any
         self._view_children = {}  # base atom name -> names of views taken from it
         self._carry_guard = {}  # loop carry-in atom -> (name, its aliases) not shared
+        self._carry_inits = {}  # loop carry-in atom -> the atom it starts from
         self._branch_scopes = []  # scopes whose branch or loop body is being converted
         self._views = {}      # atom name -> (base atom, index): x = base[index]
         # (or a views.ViewCall: x = base.T, base.reshape(-1) ...)

@@ -13,6 +13,7 @@ carry names: in a loop body they mean the value at the start of the
 iteration, after the loop the final value (a phi, as in SSA).  Arrays the
 loop changes in place carry their aliases and views along.  Mixed into
 ``converter.Converter``."""
+import copy
 import operator
 
 import gast
@@ -150,6 +151,18 @@ class Loops:
                                                    if m not in guarded.get(n, [])]
         return shared, guarded
 
+    def sharing_changes(self, scope, carry, stmts):
+        """Whether which carried names share an array changes between the
+        loop's turns (``acc = x`` before a loop that changes ``x`` in place
+        and rebinds ``acc``: they share it in the first turn only).  Such a
+        loop is peeled (``_peeled``): its first turn is straight-line code
+        inside an ``if``, where the sharing is followed as anywhere, and
+        the loop after it starts with the names apart.  Where the turns
+        after the first still differ (a rebinding on one path of the body),
+        the loop left refuses as before (``loop_body``'s ``guarded``)."""
+        guarded = self.shared_carry(scope, carry, stmts)[1]
+        return bool(guarded or self.view_carry(scope, carry, stmts)[1])
+
     def loop_body(self, scope, carry, body_fn, body_stmts=()):
         """Bind carry-in names, run ``body_fn`` nested; return the pieces."""
         before = dict(scope.locals)
@@ -163,6 +176,7 @@ class Loops:
         outer_guard = self._carry_guard
         self._carry_guard = dict(outer_guard)
         for n, c, init in zip(carry, carry_names, inits):
+            self._carry_inits[c] = init
             if ir.is_name(init) and init.id in self._containers:
                 # a dict or list carried: its item updates in the body copy
                 # it as the container it is (not as an array)
@@ -201,6 +215,9 @@ class Loops:
         runs = self.first_test(scope, stmt.test) is True
         body_live = self.body_reads(scope, stmt.body) | loaded_names([stmt.test]) | set(live_after)
         carry = self.carried(scope, stmt.body, loaded_names([stmt.test]), live_after)
+        if not getattr(stmt, "peeled", False) and not stmt.orelse \
+                and self.sharing_changes(scope, carry, stmt.body):
+            return self.stmt_If(scope, _peeled(stmt), live_after)
 
         def body():
             cond_eqns, pred = self.nested(self.atom, scope, stmt.test)
@@ -341,6 +358,18 @@ class Loops:
             self.note_first_values(carry_names, inits, results)   # may run no turn
         if orelse:
             self.block(scope, orelse, live_after)
+
+
+def _peeled(loop):
+    """``while test: body`` as ``if test: body; while test: body``, the
+    loop inside the ``if`` (it runs only where the first turn did), marked
+    so that it is not peeled again."""
+    rest = gast.While(test=loop.test, body=loop.body, orelse=[])
+    rest.peeled = True
+    gast.copy_location(rest, loop)
+    first = gast.If(test=copy.deepcopy(loop.test), body=copy.deepcopy(loop.body) + [rest],
+                    orelse=[])
+    return gast.copy_location(first, loop)
 
 
 def _plainly_rebound(stmts):

@@ -269,17 +269,21 @@ class Mutation:
             return False
         if old.id in self._carry_guard:      # ``propagate`` says why this cannot be followed
             return True
-        related = [old.id] + self._view_children.get(old.id, [])
-        if old.id in self._views:
-            related.append(self._views[old.id][0].id)
+        related, first = [], []
+        for a in self.first_values([old.id]):       # (a carry-in: as its first value too)
+            near = [a] + self._view_children.get(a, [])
+            if a in self._views:
+                near.append(self._views[a][0].id)
+            related = related or near
+            first += near
         read_later = read_later_in(scope, live)
 
         def names(atom_ids):
             return sorted({n for atom_id in atom_ids for s, n in self._bindings.get(atom_id, [])
                            if n != name_ and ir.is_name(s.locals.get(n)) and not s.finished
                            and s.locals[n].id == atom_id and read_later(s, n)})
-        joined = names(self._joined_aliases(related))
-        sources = names(self._joined_sources(related))
+        joined = names(self.carried_from(self._joined_aliases(first)))
+        sources = names(self.carried_from(self._joined_sources(first)))
         if joined or sources:
             op = _AUG_SYMBOLS.get(type(stmt.op), "op")
             other = (joined or sources)[0]
@@ -342,6 +346,34 @@ class Mutation:
             if view_id in outer and base.id not in inner:
                 self._add_view(outer[view_id], base, idx)
 
+    def first_values(self, atom_ids):
+        """``atom_ids`` and, for a loop's carry-in names among them, the
+        values they start from (transitively, for nested loops): in the
+        first turn a carry-in is its first value, so changing it in place
+        there is checked as changing that value would be (``acc = x`` on
+        one path of an ``if``, then ``x *= v`` in a loop)."""
+        out = []
+        for a in atom_ids:
+            while a is not None and a not in out:
+                out.append(a)
+                init = self._carry_inits.get(a)
+                a = init.id if ir.is_name(init) else None
+        return out
+
+    def carried_from(self, atom_ids):
+        """``atom_ids`` and the carry-in names of loops that start from one
+        of them (transitively): in a loop's first turn, the name that
+        carries a value is that value."""
+        found = list(atom_ids)
+        grew = True
+        while grew:
+            grew = False
+            for c, init in self._carry_inits.items():
+                if ir.is_name(init) and init.id in found and c not in found:
+                    found.append(c)
+                    grew = True
+        return found
+
     def _joined_aliases(self, atom_ids):
         """Values an ``if`` chose that may be one of ``atom_ids`` (on the path
         where a branch passed it through)."""
@@ -366,8 +398,9 @@ class Mutation:
             return sorted({n for atom_id in atom_ids for s, n in self._bindings.get(atom_id, [])
                            if ir.is_name(s.locals.get(n)) and s.locals[n].id == atom_id
                            and not s.finished and read_later(s, n)})
-        others = names(self._joined_aliases([base.id]))
-        sources = names(self._joined_sources([base.id]))
+        first = self.first_values([base.id])
+        others = names(self.carried_from(self._joined_aliases(first)))
+        sources = names(self.carried_from(self._joined_sources(first)))
         if others or sources:
             name_ = node.id if isinstance(node, gast.Name) else "the array"
             other = (others or sources)[0]
