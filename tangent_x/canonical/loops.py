@@ -163,6 +163,51 @@ class Loops:
         guarded = self.shared_carry(scope, carry, stmts)[1]
         return bool(guarded or self.view_carry(scope, carry, stmts)[1])
 
+    def peeled_range(self, scope, stmt, live_after):
+        """``for i in range(a, b, s)`` peeled as ``if a < b: i = a; body;
+        for i in range(a + s, b, s): body`` where ``sharing_changes``, and
+        the range's arguments can be read again (names the body does not
+        rebind, ``len``, attributes, items, operators; ``s`` a constant);
+        None otherwise (the loop then refuses as before)."""
+        it = stmt.iter
+        if not (isinstance(stmt.target, gast.Name) and isinstance(it, gast.Call)
+                and not it.keywords and 1 <= len(it.args) <= 3):
+            return None
+        func = self.expr(scope, it.func)
+        if not (isinstance(func, Static) and func.obj is range):
+            return None
+        args = list(it.args)
+        step = args[2] if len(args) == 3 else gast.Constant(value=1, kind=None)
+        if not (isinstance(step, gast.Constant) and type(step.value) is int and step.value):
+            return None
+        rebound = stored_names(stmt.body) | {stmt.target.id}
+        if not all(_rereadable(a, rebound) for a in args):
+            return None
+        carry = self.carried(scope, stmt.body, set(), live_after)
+        if not self.sharing_changes(scope, carry, stmt.body):
+            return None
+        start = args[0] if len(args) > 1 else gast.Constant(value=0, kind=None)
+        stop = args[1] if len(args) > 1 else args[0]
+        rest = gast.For(target=stmt.target, iter=gast.Call(
+            func=it.func, args=[gast.BinOp(left=copy.deepcopy(start), op=gast.Add(),
+                                           right=copy.deepcopy(step)),
+                                copy.deepcopy(stop), copy.deepcopy(step)], keywords=[]),
+            body=stmt.body, orelse=[], type_comment=None)
+        rest.peeled = True
+        test = gast.Compare(left=copy.deepcopy(start),
+                            ops=[gast.Lt() if step.value > 0 else gast.Gt()],
+                            comparators=[copy.deepcopy(stop)])
+        first_index = gast.Assign(targets=[gast.Name(id=stmt.target.id, ctx=gast.Store(),
+                                                     annotation=None, type_comment=None)],
+                                  value=copy.deepcopy(start), type_comment=None)
+        first = gast.If(test=test, body=[first_index] + copy.deepcopy(stmt.body) + [rest],
+                        orelse=[])
+        for node in gast.walk(first):        # new nodes: the ``for`` line's
+            if node is not rest and not hasattr(node, "lineno") or \
+                    getattr(node, "lineno", None) is None:
+                gast.copy_location(node, stmt)
+        return gast.copy_location(first, stmt)
+
     def loop_body(self, scope, carry, body_fn, body_stmts=()):
         """Bind carry-in names, run ``body_fn`` nested; return the pieces."""
         before = dict(scope.locals)
@@ -319,6 +364,10 @@ class Loops:
             seq = self.expr(scope, stmt.iter)
             if isinstance(seq, Static) and isinstance(seq.obj, (list, tuple)):
                 return self.unroll(scope, stmt, seq.obj, live_after)
+        if not getattr(stmt, "peeled", False) and not stmt.orelse:
+            first = self.peeled_range(scope, stmt, live_after)
+            if first is not None:
+                return self.stmt_If(scope, first, live_after)
         if stmt.orelse:
             stmt.body, orelse = stmt.body, stmt.orelse   # no break here: else always runs
         else:
@@ -370,6 +419,25 @@ def _peeled(loop):
     first = gast.If(test=copy.deepcopy(loop.test), body=copy.deepcopy(loop.body) + [rest],
                     orelse=[])
     return gast.copy_location(first, loop)
+
+
+_REREADABLE = (gast.Name, gast.Constant, gast.BinOp, gast.UnaryOp, gast.Attribute,
+               gast.Subscript, gast.Load, gast.operator, gast.unaryop, gast.Slice, gast.Tuple)
+
+
+def _rereadable(node, rebound):
+    """Whether evaluating ``node`` again gives the same value: names not in
+    ``rebound``, constants, operators, attributes, items and ``len``."""
+    for n in gast.walk(node):
+        if isinstance(n, gast.Call):
+            if not (isinstance(n.func, gast.Name) and n.func.id == "len" and not n.keywords):
+                return False
+        elif isinstance(n, gast.Name):
+            if n.id in rebound:
+                return False
+        elif not isinstance(n, _REREADABLE):
+            return False
+    return True
 
 
 def _plainly_rebound(stmts):
