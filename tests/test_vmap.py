@@ -794,3 +794,40 @@ def test_a_list_grown_where_some_lanes_are_done_runs_per_example():
     for i in range(4):
         fd = [(loss(X[i] + e, Y[i]) - loss(X[i] - e, Y[i])) / 2e-6 for e in eye]
         np.testing.assert_allclose(got[i], fd, rtol=1e-6, atol=1e-9)
+
+
+# --- the loop over examples gives each example arrays of its own -----------------------
+
+def changes_its_dict(x, p):
+    pb = p["b"]
+    for v in x:
+        pb += p["w"] * v                  # the caller's p["b"] in eager NumPy
+    return np.sum(pb) * x
+
+
+def _fresh_params():
+    return {"b": np.array([0.3, -0.4]), "w": np.array([0.1, 0.2])}
+
+
+@pytest.mark.parametrize("method", [None, "loop"])
+@pytest.mark.parametrize("axes", [None, {"b": 0, "w": None}], ids=["shared", "b-mapped"])
+def test_examples_changing_a_dict_in_place_see_only_their_own_changes(method, axes):
+    """Fuzz seed 401042: vmap's loop over examples passed a shared dict
+    as it was, so each example saw the changes of those before it (a
+    wrong value) and the caller's dict changed.  Every array leaf is now
+    each example's own copy; the reference is a loop over examples on
+    copies."""
+    X = np.array([[0.1, 0.2], [0.3, -0.5], [1.0, 2.0]])
+    p = _fresh_params()
+    if axes is not None:
+        p["b"] = np.stack([p["b"], 2 * p["b"], -p["b"]])
+    kept = {k: v.copy() for k, v in p.items()}
+    examples = [{"b": (kept["b"][i] if axes else kept["b"]).copy(), "w": kept["w"].copy()}
+                for i in range(3)]
+    want = np.stack([changes_its_dict(X[i], examples[i]) for i in range(3)])
+    kwargs = {} if method is None else {"method": method}
+    for fn in (tx.vmap(changes_its_dict, in_axes=(0, axes), **kwargs),
+               tx.jit(tx.vmap(changes_its_dict, in_axes=(0, axes), **kwargs))):
+        np.testing.assert_allclose(fn(X, p), want, rtol=1e-14)
+        for k in p:
+            np.testing.assert_array_equal(p[k], kept[k])

@@ -95,13 +95,16 @@ def loop_body(fn, inner, params, args, flags, batch_size, blocks, namer):
         # arguments in place (``w *= 2``), which must reach neither the
         # caller's batch nor the next example's shared value
         own = type(arg) is np.ndarray and (np.ndim(arg) >= 2 or not any_batched(flag))
-        if not any_batched(flag):
-            call_args.append(call("np.copy", ir.name(p)) if own else ir.name(p))
-        elif isinstance(flag, bool):
-            item = gast.Subscript(value=ir.name(p), slice=ir.name(k), ctx=gast.Load())
-            call_args.append(call("np.copy", item) if own else item)
-        else:
-            leaf_flags = tree_util.tree_leaves(flag)
+        leaves = tree_util.tree_leaves(arg)
+        if len(leaves) == 1 and leaves[0] is arg:        # an array or a number
+            if not any_batched(flag):
+                call_args.append(call("np.copy", ir.name(p)) if own else ir.name(p))
+            else:
+                item = gast.Subscript(value=ir.name(p), slice=ir.name(k), ctx=gast.Load())
+                call_args.append(call("np.copy", item) if own else item)
+        else:        # a container: its leaves' items, or shared, copied (``lane_item``)
+            leaf_flags = ([flag] * len(leaves) if isinstance(flag, bool)
+                          else tree_util.tree_leaves(flag))
             call_args.append(call("lane_item", ir.name(p), ir.name(k), gast.Tuple(
                 elts=[gast.Constant(value=bool(b), kind=None) for b in leaf_flags],
                 ctx=gast.Load())))

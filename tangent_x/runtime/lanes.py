@@ -256,13 +256,21 @@ def broadcast_items(items, batched, batch_size):
 def lane_item(x, k, batched=None):
     """Example ``k`` of a pytree whose leaves are batched (on axis 0) where
     ``batched`` (a flag per leaf, flattened order; None: every leaf) says:
-    ``a[k]`` for those, the shared leaves as they are."""
+    ``a[k]`` for those, the shared leaves as they are.  Array leaves are
+    copies: the example's code may change them in place (``p['b'] += v``),
+    which must reach neither the caller's values nor the next example
+    (vmap's loop over examples gave each example the changes of those
+    before it: fuzz seed 401042)."""
     leaves, treedef = tree_util.tree_flatten(x)
     if batched is None:
         batched = [True] * len(leaves)
-    return treedef.unflatten(
-        (a[k].item() if isinstance(a, WeakLanes) and np.ndim(a) == 1 else a[k]) if b else a
+    return treedef.unflatten(_own(
+        (a[k].item() if isinstance(a, WeakLanes) and np.ndim(a) == 1 else a[k]) if b else a)
         for a, b in zip(leaves, batched))
+
+
+def _own(leaf):
+    return leaf.copy() if isinstance(leaf, np.ndarray) else leaf
 
 
 def unlane_item(g, x, k, batched=None):
