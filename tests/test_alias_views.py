@@ -374,3 +374,42 @@ def test_a_write_back_through_axes_known_only_at_run_time_is_refused_where_it_is
         tx.grad(f)(np.ones((2, 2)), (1, 0))
     assert f"test_alias_views.py:{f.__code__.co_firstlineno + 2}" in str(err.value)
     assert "np.transpose(...).copy()" in str(err.value)
+
+
+def _scales_in_place(x, y):
+    y *= x                      # the caller's array
+    return np.sum(y * y)
+
+
+def _caller_of_the_same_name(x, y):
+    s = _scales_in_place(x, y)
+    return s + np.sum(y)        # the caller's 'y', changed by the helper
+
+
+def _scales_then_rebinds(x, y):
+    y *= x
+    y = 0.7 * y + 0.3 * x       # the helper's 'y' rebound: the caller's stays changed
+    return np.sum(y * y)
+
+
+def _caller_of_a_helper_that_rebinds(x, y):
+    s = _scales_then_rebinds(x, y)
+    return s + np.sum(y)
+
+
+@pytest.mark.parametrize("f", [_caller_of_the_same_name, _caller_of_a_helper_that_rebinds])
+def test_a_helpers_augmented_change_reaches_a_caller_variable_of_the_same_name(f):
+    """``y *= x`` in a helper whose parameter has the caller's variable's
+    name: the check for other names sharing the array skipped every name
+    'y', the caller's too, so every transform left the caller's 'y' as it
+    was (a wrong value, found while testing rejoins)."""
+    x, y = np.array([0.1, 0.2, 0.3]), np.array([1.0, 2.0, 0.5])
+    want = f(x.copy(), y.copy())
+    for run in (tx.jit(f), lambda a, b: tx.jvp(f, (a, b), (a, b))[0],
+                lambda a, b: tx.vmap(f)(a[None], b[None])[0]):
+        np.testing.assert_allclose(run(x.copy(), y.copy()), want, rtol=1e-14)
+    g = tx.grad(f, argnums=(0, 1))(x.copy(), y.copy())
+    for i in (0, 1):
+        np.testing.assert_allclose(
+            g[i], numerical_grad(lambda a, b: f(a.copy(), b.copy()), (x, y), i),
+            rtol=1e-6, atol=1e-9)

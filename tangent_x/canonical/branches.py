@@ -96,6 +96,8 @@ class Branches:
         # a result that is a value from before the branch (``l = y`` on one
         # path) may be that very array: Python's aliasing, decided at run time;
         # so may a result a nested ``if`` chose from such values
+        for i, out in enumerate(outs):
+            self.note_join(out, pred, [b.results[i] for b in branches])
         for body in branches:
             defined = body.defined()
             for out, r in zip(outs, body.results):

@@ -45,6 +45,7 @@ from .lax_calls import LaxCalls
 from .loops import Loops
 from .mutation import Mutation
 from .pullbacks import Pullbacks
+from .rejoins import Rejoins
 from .scope import MAX_RECURSION, Scope, Static
 from .statements import Statements
 from .trees import Trees
@@ -55,8 +56,8 @@ RESERVED = {"np", "slice", "float", "len", "int", "range", "bool", "print",
             "min", "reversed"} | set(P.RUNTIME_NAMES) | set(P.MODULE_ALIASES)
 
 
-class Converter(Expressions, Statements, Calls, Inlining, Checks, Mutation, Branches, Loops,
-                Iteration, LaxCalls, Trees, Pullbacks):
+class Converter(Expressions, Statements, Calls, Inlining, Checks, Mutation, Rejoins, Branches,
+                Loops, Iteration, LaxCalls, Trees, Pullbacks):
     """One canonicalisation: the equations emitted so far and the state
     the mixins share (bindings, views, aliases, CSE)."""
 
@@ -80,6 +81,8 @@ class Converter(Expressions, Statements, Calls, Inlining, Checks, Mutation, Bran
         self._view_children = {}  # base atom name -> names of views taken from it
         self._carry_guard = {}  # loop carry-in atom -> (name, its aliases) not shared
         self._carry_inits = {}  # loop carry-in atom -> the atom it starts from
+        self._joins = {}      # a cond's output -> (predicate, its results, the block)
+        self._rejoin_next = None  # a plan to follow an in-place change (rejoins.py)
         self._branch_scopes = []  # scopes whose branch or loop body is being converted
         self._views = {}      # atom name -> (base atom, index): x = base[index]
         # (or a views.ViewCall: x = base.T, base.reshape(-1) ...)

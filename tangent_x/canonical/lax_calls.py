@@ -170,14 +170,19 @@ class LaxCalls:
         last = len(funs) - 1
         clamped = self.emit(P.get("clip"), [index, ir.const(0), ir.const(last)],
                             base="branch_index")
-        return self._switch(scope, node, clamped, funs, ops, 0, target)
+        # every branch's test before the first branch: a value a branch
+        # passes through is then followed by joins on tests all visible
+        # here (``rejoins``)
+        preds = [self.emit(P.get("eq"), [clamped, ir.const(k)], base=f"is_branch_{k}")
+                 for k in range(last)]
+        return self._switch(scope, node, preds, funs, ops, 0, target)
 
-    def _switch(self, scope, node, index, funs, ops, k, target):
+    def _switch(self, scope, node, preds, funs, ops, k, target):
         if k == len(funs) - 1:
             return self.apply(scope, funs[k], list(ops), node)
-        pred = self.emit(P.get("eq"), [index, ir.const(k)], base=f"is_branch_{k}")
+        pred = preds[k]
         eqns_a, ra = self.nested(self.apply, scope, funs[k], list(ops), node)
-        eqns_b, rb = self.nested(self._switch, scope, node, index, funs, ops, k + 1, None)
+        eqns_b, rb = self.nested(self._switch, scope, node, preds, funs, ops, k + 1, None)
         out = self.namer.fresh(target or "branch_value")
         self.emit_cond(pred, [out], [[ra], [rb]], [eqns_a, eqns_b], self.origin)
         return ir.name(out)

@@ -92,15 +92,19 @@ class Mutation:
             raise self.error("assignment into this kind of target is not supported",
                              target, "assign into a local variable: x[i] = v", scope)
         base = self.atom(scope, base_node)
-        self.check_joined(scope, base_node, base, self._live_after)
+        self.check_joined(scope, base_node, base, self._live_after,
+                          can_rejoin=isinstance(base_node, gast.Name))
         idx = self.index_atom(scope, target.slice)
         name_ = base_node.id if isinstance(base_node, gast.Name) else None
         new = self.index_update(base, idx, value, binop, name_ or "updated")
         if isinstance(base_node, gast.Subscript):
             self.assign_subscript(scope, base_node, new)
             return
+        pending = self._rejoin_next
         self.propagate(base, new)
         self.bind(scope, name_, new)
+        self._rejoin_next = pending
+        self.rejoin_pending(new, maybe_number=False)
 
     def propagate(self, old, new):
         """Python semantics of mutation: after ``old`` became ``new``, its
@@ -251,6 +255,7 @@ class Mutation:
             if shared:
                 self.update_if_array(scope, target.id, old, new, read_later_in(scope, live))
             self.bind(scope, target.id, new)
+            self.rejoin_pending(new, maybe_number=True)
         elif isinstance(target, gast.Subscript):
             self.assign_subscript(scope, target, self.atom(scope, stmt.value), prim.name)
         else:
@@ -267,6 +272,7 @@ class Mutation:
         be followed that way: say so instead of computing something else."""
         if not ir.is_name(old):
             return False
+        self._rejoin_next = None
         if old.id in self._carry_guard:      # ``propagate`` says why this cannot be followed
             return True
         related, first = [], []
@@ -280,10 +286,13 @@ class Mutation:
 
         def names(atom_ids):
             return sorted({n for atom_id in atom_ids for s, n in self._bindings.get(atom_id, [])
-                           if n != name_ and ir.is_name(s.locals.get(n)) and not s.finished
+                           if (s is not scope or n != name_)      # (a caller's own 'y' too)
+                           and ir.is_name(s.locals.get(n)) and not s.finished
                            and s.locals[n].id == atom_id and read_later(s, n)})
         joined = names(self.carried_from(self._joined_aliases(first)))
         sources = names(self.carried_from(self._joined_sources(first)))
+        if (joined or sources) and self.plan_rejoin(old, first, names):
+            joined = sources = None        # followed by a join on the if's predicate
         if joined or sources:
             op = _AUG_SYMBOLS.get(type(stmt.op), "op")
             other = (joined or sources)[0]
@@ -386,10 +395,14 @@ class Mutation:
         changes ``x`` on that path only)."""
         return sorted({src for a in atom_ids for src in self._may_alias.get(a, ())})
 
-    def check_joined(self, scope, node, base, live):
+    def check_joined(self, scope, node, base, live, can_rejoin=False):
         """``y[i] = v`` changes an array a name bound after an ``if`` may
         also be (``l = y`` on one path only): which one holds depends on the
-        path taken at run time, which a functional form cannot follow."""
+        path taken at run time.  Followed by a join on the ``if``'s
+        predicate where the caller applies it (``can_rejoin``: it calls
+        ``rejoin_pending`` after the change) and the case is plain
+        (``rejoins``); refused otherwise."""
+        self._rejoin_next = None
         if not ir.is_name(base):
             return
         read_later = read_later_in(scope, live)
@@ -401,6 +414,8 @@ class Mutation:
         first = self.first_values([base.id])
         others = names(self.carried_from(self._joined_aliases(first)))
         sources = names(self.carried_from(self._joined_sources(first)))
+        if (others or sources) and can_rejoin and self.plan_rejoin(base, first, names):
+            return
         if others or sources:
             name_ = node.id if isinstance(node, gast.Name) else "the array"
             other = (others or sources)[0]

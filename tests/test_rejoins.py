@@ -1,0 +1,137 @@
+"""In-place changes of a value an ``if`` passed through on one path only.
+
+``b = y`` on one path, another value on the other; then ``y *= v`` changes
+``b`` where that path ran (NumPy: the same array).  Every transform follows
+it with a join on the ``if``'s own predicate (``canonical/rejoins.py``);
+before, it was refused.  Checked against the untransformed function on
+copies, central differences, a loop over examples whose examples take both
+paths, and eager against jit."""
+import numpy as np
+import pytest
+
+import tangent_x as tx
+from tangent_x import lax
+from _fd import numerical_grad
+
+
+def changes_the_source(x, y):
+    if np.sum(x) > 0.3:
+        b = np.arctan(np.cos(y))
+    else:
+        b = y                           # b is y's array on this path
+    y *= y + x
+    return (0.62 + b) * y
+
+
+def changes_the_join_twice(x, y):
+    if np.sum(x) > 0.3:
+        b = np.arctan(np.cos(y))
+    else:
+        b = y
+    b -= x                              # changes y where b is y
+    b *= 2.0
+    y *= 3.0                            # changes b where b is y
+    return (0.62 + b) * y
+
+
+def writes_an_item(x, y):
+    b = y if np.sum(x) > 0.3 else 2.0 * y
+    y[1] = x[0] * 3.0
+    y *= 2.0
+    return b * x + y
+
+
+def lax_cond_passes_through(x, y):
+    operand = x if np.max(y) < -0.41 else y      # a join passed on by another
+    l1 = lax.cond(np.sum(x) <= 0.3, lambda a: x + a, lambda a: a, operand)
+    l1 -= 1.0 / (1.0 + np.exp(-y))
+    return l1 * y + x
+
+
+def lax_switch_passes_through(x, y):
+    s = np.sum(x * y)
+    l1 = lax.switch(0 if s < -0.1 else (1 if s < 0.3 else 2),
+                    [lambda a: np.arctan(x), lambda a: x, lambda a: x ** 3], y)
+    x -= 0.5 * x * y
+    return l1 * x
+
+
+FUNCTIONS = [changes_the_source, changes_the_join_twice, writes_an_item,
+             lax_cond_passes_through, lax_switch_passes_through]
+X = [np.array([0.2, -0.4, 0.7]), np.array([-1.0, 0.5, -2.0]), np.array([0.9, 0.3, -0.1]),
+     np.array([0.1, 0.2, 0.05])]
+Y = [np.array([0.3, 0.6, -0.2]), np.array([-0.7, -0.5, -0.9]), np.array([-0.5, -0.6, -0.45]),
+     np.array([1.2, -0.3, 0.8])]
+
+
+def eager(f, x, y):
+    return f(x.copy(), y.copy())
+
+
+@pytest.mark.parametrize("f", FUNCTIONS, ids=lambda f: f.__name__)
+def test_values_follow_numpy_on_every_path(f):
+    for x, y in zip(X, Y):
+        want = eager(f, x, y)
+        np.testing.assert_allclose(tx.jit(f)(x.copy(), y.copy()), want, rtol=1e-14)
+        out, _ = tx.jvp(f, (x.copy(), y.copy()), (np.ones(3), np.ones(3)))
+        np.testing.assert_allclose(out, want, rtol=1e-14)
+    got = tx.vmap(f)(np.stack(X), np.stack(Y))
+    np.testing.assert_allclose(got, [eager(f, x, y) for x, y in zip(X, Y)], rtol=1e-14)
+    got = tx.jit(tx.vmap(f))(np.stack(X), np.stack(Y))
+    np.testing.assert_allclose(got, [eager(f, x, y) for x, y in zip(X, Y)], rtol=1e-14)
+
+
+@pytest.mark.parametrize("f", FUNCTIONS, ids=lambda f: f.__name__)
+def test_derivatives_equal_differences(f):
+    def loss(x, y):
+        return np.sum(np.sin(eager(f, x, y)))
+
+    for x, y in zip(X, Y):
+        g = tx.grad(lambda a, b: np.sum(np.sin(f(a, b))), argnums=(0, 1))(x.copy(), y.copy())
+        for i in (0, 1):
+            np.testing.assert_allclose(g[i], numerical_grad(loss, (x, y), i),
+                                       rtol=1e-6, atol=1e-8)
+        jg = tx.jit(tx.grad(lambda a, b: np.sum(np.sin(f(a, b))), argnums=(0, 1)))(
+            x.copy(), y.copy())
+        for i in (0, 1):
+            np.testing.assert_allclose(jg[i], g[i], rtol=1e-12, atol=1e-14)
+        _, t = tx.jvp(f, (x.copy(), y.copy()), (np.ones(3), np.zeros(3)))
+        eps = 1e-6
+        fd = (eager(f, x + eps, y) - eager(f, x - eps, y)) / (2 * eps)
+        np.testing.assert_allclose(t, fd, rtol=1e-6, atol=1e-8)
+
+
+def changes_a_number(x, t):
+    b = t if np.sum(x) > 0.3 else 2.0 * t
+    t *= 2.0                           # a Python number: b is not changed
+    return b * x + t
+
+
+def test_a_number_passed_through_is_not_changed():
+    for x in X:
+        want = changes_a_number(x.copy(), 0.7)
+        np.testing.assert_allclose(tx.jit(changes_a_number)(x.copy(), 0.7), want, rtol=1e-14)
+    got = tx.vmap(changes_a_number, in_axes=(0, None))(np.stack(X), 0.7)
+    np.testing.assert_allclose(got, [changes_a_number(x.copy(), 0.7) for x in X], rtol=1e-14)
+    g = tx.grad(lambda x: np.sum(changes_a_number(x, 0.7)))(X[0].copy())
+    np.testing.assert_allclose(g, numerical_grad(
+        lambda x: np.sum(changes_a_number(x.copy(), 0.7)), (X[0],), 0), rtol=1e-6)
+
+
+def passed_through_by_a_hidden_test(x, y):
+    if np.sum(x) > 0.3:
+        if np.sum(y) > 0.0:            # a test computed inside the branch
+            b = y
+        else:
+            b = 2.0 * y
+    else:
+        b = 3.0 * y
+    y *= 2.0
+    return b + y
+
+
+def test_a_join_whose_test_is_inside_a_branch_is_still_refused_located():
+    with pytest.raises(tx.TransformError) as error:
+        tx.jit(passed_through_by_a_hidden_test)(X[0].copy(), Y[0].copy())
+    message = str(error.value)
+    assert "test_rejoins.py:" in message and "also names on one path only" in message
