@@ -41,6 +41,7 @@ from .checks import Checks
 from .expressions import Expressions
 from .inlining import Inlining
 from .iteration import Iteration
+from .known_values import KnownValues
 from .lax_calls import LaxCalls
 from .loops import Loops
 from .mutation import Mutation
@@ -57,7 +58,7 @@ RESERVED = {"np", "slice", "float", "len", "int", "range", "bool", "print",
 
 
 class Converter(Expressions, Statements, Calls, Inlining, Checks, Mutation, Rejoins, Branches,
-                Loops, Iteration, LaxCalls, Trees, Pullbacks):
+                Loops, KnownValues, Iteration, LaxCalls, Trees, Pullbacks):
     """One canonicalisation: the equations emitted so far and the state
     the mixins share (bindings, views, aliases, CSE)."""
 

@@ -14,10 +14,8 @@ iteration, after the loop the final value (a phi, as in SSA).  Arrays the
 loop changes in place carry their aliases and views along.  Mixed into
 ``converter.Converter``."""
 import copy
-import operator
 
 import gast
-import numpy as np
 
 from ..core import ir, primitives as P
 from .mutation import read_later_in
@@ -208,6 +206,34 @@ class Loops:
                 gast.copy_location(node, stmt)
         return gast.copy_location(first, stmt)
 
+    def first_values(self, atom_ids):
+        """``atom_ids`` and, for a loop's carry-in names among them, the
+        values they start from (transitively, for nested loops): in the
+        first turn a carry-in is its first value, so changing it in place
+        there is checked as changing that value would be (``acc = x`` on
+        one path of an ``if``, then ``x *= v`` in a loop)."""
+        out = []
+        for a in atom_ids:
+            while a is not None and a not in out:
+                out.append(a)
+                init = self._carry_inits.get(a)
+                a = init.id if ir.is_name(init) else None
+        return out
+
+    def carried_from(self, atom_ids):
+        """``atom_ids`` and the carry-in names of loops that start from one
+        of them (transitively): in a loop's first turn, the name that
+        carries a value is that value."""
+        found = list(atom_ids)
+        grew = True
+        while grew:
+            grew = False
+            for c, init in self._carry_inits.items():
+                if ir.is_name(init) and init.id in found and c not in found:
+                    found.append(c)
+                    grew = True
+        return found
+
     def loop_body(self, scope, carry, body_fn, body_stmts=()):
         """Bind carry-in names, run ``body_fn`` nested; return the pieces."""
         before = dict(scope.locals)
@@ -281,75 +307,6 @@ class Loops:
         self.link_views(scope, view_pairs)
         if not runs:
             self.note_first_values(carry_names, inits, results)   # may run no turn
-
-    def first_test(self, scope, test):
-        """The value of a ``while`` loop's test on entry, where the numbers
-        it reads are known when transforming (``w = np.tanh(-0.6)`` before
-        ``while w < 0.3``), else None.  Nothing is emitted and no name is
-        taken: the equations already emitted are read, and folded only
-        where they are elementwise functions of numbers."""
-        def value(node):
-            if isinstance(node, gast.Constant):
-                return node.value
-            if isinstance(node, gast.Name):
-                return self.known_number(scope.locals.get(node.id))
-            if isinstance(node, gast.UnaryOp) and type(node.op) in _UNARY:
-                return _UNARY[type(node.op)](value(node.operand))
-            if isinstance(node, gast.BinOp) and type(node.op) in _BINARY:
-                return _BINARY[type(node.op)](value(node.left), value(node.right))
-            if isinstance(node, gast.Compare):
-                left, out = value(node.left), True
-                for op, right in zip(node.ops, node.comparators):
-                    right = value(right)
-                    out = out and _BINARY[type(op)](left, right) if type(op) in _BINARY else None
-                    left = right
-                return out
-            if isinstance(node, gast.BoolOp):
-                vals = [value(v) for v in node.values]
-                if any(v is None for v in vals):
-                    return None
-                return all(vals) if isinstance(node.op, gast.And) else any(vals)
-            return None
-        out = value(test)
-        return bool(out) if isinstance(out, (bool, np.bool_)) else None
-
-    def known_number(self, atom, depth=0):
-        """A real number ``atom`` is known to hold when transforming: a
-        constant, or an elementwise primitive (or an operator) of such
-        numbers emitted in the current block; None otherwise."""
-        if isinstance(atom, gast.Constant):
-            v = atom.value
-            return v if type(v) in (int, float, bool) else None
-        if not ir.is_name(atom) or depth > 20:
-            return None
-        eqn = next((e for e in reversed(self.eqns) if atom.id in e.outs), None)
-        if eqn is None or eqn.kwargs or eqn.params or eqn.prim.fn is None or not (
-                eqn.prim.elementwise or eqn.prim.kind in ("binop", "unaryop", "compare")):
-            return None
-        args = [self.known_number(a, depth + 1) for a in eqn.args]
-        if any(a is None for a in args):
-            return None
-        try:
-            with np.errstate(all="ignore"):
-                out = eqn.prim.fn(*args)
-        except (ArithmeticError, TypeError, ValueError):
-            return None
-        if isinstance(out, np.generic) and out.dtype.kind in "biuf" and out.ndim == 0:
-            out = out.item()
-        return out if type(out) in (int, float, bool) and out == out else None
-
-    def note_first_values(self, carry_names, inits, results):
-        """A carry the loop rebinds is still its first value when the loop
-        runs no turn (``acc = x`` before ``while ...: acc = f(x)``): after
-        the loop it may be that very array, decided at run time, as an
-        ``if``'s result may (``emit_cond``), so changing it in place while
-        the first value is read later is refused (``check_joined``).
-        Before, ``acc *= v`` there changed ``x`` or not as the turns went,
-        and every transform followed one case (fuzz seed 310003)."""
-        for c, init, r in zip(carry_names, inits, results):
-            if ir.is_name(init) and not ir.is_name(r, c):
-                sources = self._may_alias.get(init.id, set()) | {init.id}
-                self._may_alias.setdefault(c, set()).update(sources)
 
     def stmt_For(self, scope, stmt, live_after=frozenset()):
         origin = scope.parsed.origin(stmt)
@@ -447,36 +404,3 @@ def _plainly_rebound(stmts):
                    if isinstance(n, gast.AugAssign)}
     return {n.id for s in stmts for n in gast.walk(s) if isinstance(n, gast.Name)
             and isinstance(n.ctx, gast.Store) and id(n) not in aug_targets}
-
-
-def _none_safe(fn):
-    return lambda *a: None if any(x is None for x in a) else _try(fn, *a)
-
-
-def _try(fn, *a):
-    try:
-        return fn(*a)
-    except (ArithmeticError, TypeError, ValueError):
-        return None
-
-
-_UNARY = {gast.USub: _none_safe(operator.neg), gast.UAdd: _none_safe(operator.pos),
-          gast.Not: _none_safe(operator.not_)}
-def _clear(fn):
-    """A comparison decided only when its sides are clearly apart: numbers
-    folded here by NumPy may differ in the last bits from those a compiled
-    function computes at run time."""
-    def compare(a, b):
-        if isinstance(a, float) or isinstance(b, float):
-            if abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b)):
-                return None
-        return fn(a, b)
-    return compare
-
-
-_BINARY = {op: _none_safe(fn) for op, fn in [
-    (gast.Add, operator.add), (gast.Sub, operator.sub), (gast.Mult, operator.mul),
-    (gast.Div, operator.truediv), (gast.Pow, operator.pow)]}
-_BINARY.update({op: _none_safe(_clear(fn)) for op, fn in [
-    (gast.Lt, operator.lt), (gast.LtE, operator.le), (gast.Gt, operator.gt),
-    (gast.GtE, operator.ge), (gast.Eq, operator.eq), (gast.NotEq, operator.ne)]})

@@ -355,34 +355,6 @@ class Mutation:
             if view_id in outer and base.id not in inner:
                 self._add_view(outer[view_id], base, idx)
 
-    def first_values(self, atom_ids):
-        """``atom_ids`` and, for a loop's carry-in names among them, the
-        values they start from (transitively, for nested loops): in the
-        first turn a carry-in is its first value, so changing it in place
-        there is checked as changing that value would be (``acc = x`` on
-        one path of an ``if``, then ``x *= v`` in a loop)."""
-        out = []
-        for a in atom_ids:
-            while a is not None and a not in out:
-                out.append(a)
-                init = self._carry_inits.get(a)
-                a = init.id if ir.is_name(init) else None
-        return out
-
-    def carried_from(self, atom_ids):
-        """``atom_ids`` and the carry-in names of loops that start from one
-        of them (transitively): in a loop's first turn, the name that
-        carries a value is that value."""
-        found = list(atom_ids)
-        grew = True
-        while grew:
-            grew = False
-            for c, init in self._carry_inits.items():
-                if ir.is_name(init) and init.id in found and c not in found:
-                    found.append(c)
-                    grew = True
-        return found
-
     def _joined_aliases(self, atom_ids):
         """Values an ``if`` chose that may be one of ``atom_ids`` (on the path
         where a branch passed it through)."""
