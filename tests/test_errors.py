@@ -149,17 +149,21 @@ def _aug_view(x):
 
 
 def _mutate_then_rebind_alias(x):
+    # (rebinding y in every turn is followed since session 16: the loop's
+    # first turn is peeled; on one path only, the later turns stay in doubt)
     y = x * 2.0
     z = y
     for i in range(3):
         y[0] = y[0] + 1.0  # marker: mutate then rebind
-        y = y * 2.0
+        if np.sum(y) > 5.0:
+            y = y * 2.0
     return np.sum(z)
 
 
 @pytest.mark.parametrize("fn, marker, words", [
     (_aug_alias_loop, "aug loop", ["'y'", "'z'", "z = y.copy()", "y = y + ..."]),
-    (_mutate_then_rebind_alias, "mutate then rebind", ["'y'", "'z'", "z = y.copy()"]),
+    (_mutate_then_rebind_alias, "mutate then rebind", ["'y'", "'z'", ".copy()",
+                                                        "on one path only"]),
 ])
 def test_in_place_change_of_a_shared_array_in_a_loop_is_located(fn, marker, words):
     """In a loop that also rebinds one of two names sharing an array, which
