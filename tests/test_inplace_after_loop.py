@@ -141,3 +141,35 @@ def test_a_while_whose_first_test_is_known_to_hold_leaves_no_doubt():
     eye = np.eye(3) * 1e-6
     fd = np.array([(loss(X + e) - loss(X - e)) / 2e-6 for e in eye])
     np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-9)
+
+
+def breaks_out_of_a_known_range(x, y):
+    acc = y if np.mean(y) >= 0.43 else 2.0 * y    # y's array on one path
+    for i in range(1):                            # runs: a loop with a break
+        acc = 0.7 * acc + 0.3 * (1.11 + y)       # (a while, written by exits)
+        if np.sum(acc) > -0.44:
+            break
+    y += x                                        # acc is not y any more
+    return y + acc
+
+
+@pytest.mark.parametrize("y", [np.array([1.0, 2.0, 0.5]), np.array([0.1, 0.2, -0.3])],
+                         ids=["passed-through", "computed"])
+def test_a_loop_with_a_break_over_a_known_range_leaves_no_doubt(y):
+    """Fuzz seed 401525: ``exits`` writes the loop as ``while not broken and
+    k < len(range(1))``; that first test is now folded (``len`` of a
+    ``range`` known when transforming), and the carry after the loop is its
+    result, no longer checked as its first value (it was refused)."""
+    want = breaks_out_of_a_known_range(X.copy(), y.copy())
+    got = tx.jvp(breaks_out_of_a_known_range, (X.copy(), y.copy()), (X, y))[0]
+    np.testing.assert_allclose(got, want, rtol=1e-14)
+    got = tx.vmap(breaks_out_of_a_known_range, in_axes=(None, 0))(X.copy(), np.stack([y, y]))
+    np.testing.assert_allclose(got, [want, want], rtol=1e-14)
+
+    def loss(x, v):
+        return np.sum(np.sin(breaks_out_of_a_known_range(x.copy(), v.copy())))
+    g = tx.grad(loss, argnums=(0, 1))(X.copy(), y.copy())
+    eye = np.eye(3) * 1e-6
+    for i, at in enumerate([lambda e: (X + e, y), lambda e: (X, y + e)]):
+        fd = np.array([(loss(*at(e)) - loss(*at(-e))) / 2e-6 for e in eye])
+        np.testing.assert_allclose(g[i], fd, rtol=1e-6, atol=1e-9)

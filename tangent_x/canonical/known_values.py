@@ -7,7 +7,9 @@ evaluated here without emitting anything or taking names: constants, and
 elementwise primitives or operators of them emitted in the current block,
 folded as NumPy computes them; comparisons only where the two sides are
 clearly apart (a compiled function may compute the last bits otherwise).
-Mixed into ``converter.Converter``."""
+Where the first test is not known to hold, ``note_first_values`` records
+that the carries may still be their first values after the loop.  Mixed
+into ``converter.Converter``."""
 import operator
 
 import gast
@@ -52,8 +54,9 @@ class KnownValues:
 
     def known_number(self, atom, depth=0):
         """A real number ``atom`` is known to hold when transforming: a
-        constant, or an elementwise primitive (or an operator) of such
-        numbers emitted in the current block; None otherwise."""
+        constant, or an elementwise primitive (or an operator, or ``len``
+        of a ``range``...) of such values emitted in the current block;
+        None otherwise."""
         if isinstance(atom, gast.Constant):
             v = atom.value
             return v if type(v) in (int, float, bool) else None
@@ -61,7 +64,8 @@ class KnownValues:
             return None
         eqn = next((e for e in reversed(self.eqns) if atom.id in e.outs), None)
         if eqn is None or eqn.kwargs or eqn.params or eqn.prim.fn is None or not (
-                eqn.prim.elementwise or eqn.prim.kind in ("binop", "unaryop", "compare")):
+                eqn.prim.elementwise or eqn.prim.kind in ("binop", "unaryop", "compare")
+                or eqn.prim.name in _BUILTINS):
             return None
         args = [self.known_number(a, depth + 1) for a in eqn.args]
         if any(a is None for a in args):
@@ -73,6 +77,8 @@ class KnownValues:
             return None
         if isinstance(out, np.generic) and out.dtype.kind in "biuf" and out.ndim == 0:
             out = out.item()
+        if type(out) is range:      # (only as what len() reads)
+            return out
         return out if type(out) in (int, float, bool) and out == out else None
 
     def note_first_values(self, carry_names, inits, results):
@@ -87,6 +93,9 @@ class KnownValues:
             if ir.is_name(init) and not ir.is_name(r, c):
                 sources = self._may_alias.get(init.id, set()) | {init.id}
                 self._may_alias.setdefault(c, set()).update(sources)
+
+
+_BUILTINS = {"builtins.range", "builtins.len", "builtins.min", "builtins.max", "builtins.abs"}
 
 
 def _none_safe(fn):

@@ -263,6 +263,8 @@ class Loops:
             eqns, extra = self.nested(body_fn, scope=scope)
         finally:
             self._carry_guard = outer_guard
+            for c in carry_names:       # after the loop the names are its results
+                self._carry_inits.pop(c, None)
         results = []
         for n in carry:
             v = scope.locals.get(n)
