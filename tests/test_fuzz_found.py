@@ -125,3 +125,22 @@ def test_a_helper_loop_changing_an_array_its_caller_reads_no_more_runs():
     # (it was refused; and a caller's variable named like the helper's
     # parameter missed an augmented change: a wrong value)
     _right_on_both_paths(progs.caller_reads_its_array_after)
+
+
+def _doubles_a_0d_array(y):
+    alias = (lambda p: y)(y)      # the same 0-d array
+    y += alias                    # in place: alias doubles too
+    return alias
+
+
+def test_directional_differences_keep_0d_arrays_arrays():
+    """Fuzz seed 410164 reported jvp wrong: the oracle's ``x + eps * t`` of
+    a 0-d array is a NumPy scalar, which ``y += v`` rebinds instead of
+    changing in place, so its differences were those of another function.
+    The perturbed argument is a 0-d array again; jvp equals them."""
+    y = np.array(-0.934, dtype=np.float32)
+    assert isinstance(oracles._add(y, np.array(1.0), 1e-6), np.ndarray)
+    fd = oracles.fd_directional(_doubles_a_0d_array, [y], [np.array(1.0)], 1e-6)
+    np.testing.assert_allclose(fd, 2.0, rtol=1e-6)
+    _, t = tx.jvp(_doubles_a_0d_array, (np.array(-0.934),), (np.array(1.0),))
+    np.testing.assert_allclose(t, 2.0, rtol=1e-12)

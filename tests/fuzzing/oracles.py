@@ -187,7 +187,9 @@ def _add(a, t, eps):
     if isinstance(a, dict):
         return {k: _add(a[k], t[k], eps) for k in a}
     if isinstance(a, np.ndarray):
-        return a.astype(np.float64) + eps * np.asarray(t, np.float64)
+        # (np.asarray: a 0-d array stays an array, which ``y += v`` changes
+        # in place; NumPy's sum of 0-d arrays is a scalar, which it rebinds)
+        return np.asarray(a.astype(np.float64) + eps * np.asarray(t, np.float64))
     return float(a) + eps * float(t)
 
 
