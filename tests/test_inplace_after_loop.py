@@ -8,6 +8,9 @@ case only, which no functional form follows, so where ``x`` is read later
 every transform refuses it at that line (before: every transform followed
 one case and gave a wrong value when the other ran; fuzz seed 310003).
 Where ``x`` is not read again, the change is ``acc``'s alone and runs.
+Since session 16, after a ``for`` loop the change is followed: ``acc`` is
+a join on whether the loop ran (``canonical/rejoins.py``); after a
+``while`` loop it is still refused.
 The references are the untransformed function and central differences."""
 import numpy as np
 import pytest
@@ -52,12 +55,29 @@ TRANSFORMS = {
 
 
 @pytest.mark.parametrize("transform", sorted(TRANSFORMS))
-@pytest.mark.parametrize("f,n", [(reads_first_value_later, 0),
-                                 (while_reads_first_value_later, 0)],
-                         ids=["for-no-turn", "while"])
-def test_a_change_in_place_of_what_may_be_the_first_value_is_refused(transform, f, n):
+@pytest.mark.parametrize("n", [0, 2])
+def test_after_a_for_loop_that_may_run_no_turn_the_change_follows_whether_it_ran(transform, n):
+    """``for i in range(n)`` with ``n`` a run-time number (vmap, jit) or
+    folded in (grad, jvp): ``acc`` after the loop is a join on ``0 < n``
+    (``rejoins``), so ``acc[0] = 5.0`` changes ``x`` exactly where the loop
+    ran no turn.  It was refused (the while loop below still is)."""
+    want = reads_first_value_later(X.copy(), n)
+    got = TRANSFORMS[transform](reads_first_value_later, X.copy(), n)
+    if transform == "grad":
+        def loss(x):
+            return np.sum(reads_first_value_later(x.copy(), n))
+        eye = np.eye(3) * 1e-6
+        want = np.array([(loss(X + e) - loss(X - e)) / 2e-6 for e in eye])
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-9)
+    else:
+        np.testing.assert_allclose(got[0] if transform == "vmap" else got, want, rtol=1e-14)
+
+
+@pytest.mark.parametrize("transform", sorted(TRANSFORMS))
+def test_a_change_in_place_of_what_may_be_the_first_value_is_refused(transform):
+    """A ``while`` loop's first test is not computed before it: refused."""
     with pytest.raises(tx.TransformError) as error:
-        TRANSFORMS[transform](f, X.copy(), n)
+        TRANSFORMS[transform](while_reads_first_value_later, X.copy(), 0)
     message = str(error.value)
     assert "test_inplace_after_loop.py:" in message
     assert "a loop that may run no turn" in message and ".copy()" in message
@@ -97,12 +117,13 @@ def test_a_loop_that_always_runs_leaves_no_doubt():
 
 
 def test_a_trip_count_known_when_transforming_decides():
-    """grad and jvp fold the Python int ``n`` in (``range(2)`` runs): the
-    value is eager's; vmap and jit keep it a run-time number, so the loop
-    may run no turn there: refused, located."""
+    """grad and jvp fold the Python int ``n`` in (``range(2)`` runs); vmap
+    and jit keep it a run-time number and join on ``0 < n``: all equal
+    eager."""
     want = reads_first_value_later(X.copy(), 2)
-    np.testing.assert_allclose(TRANSFORMS["jvp"](reads_first_value_later, X.copy(), 2), want,
-                               rtol=1e-14)
+    for name in ("jvp", "vmap", "jit"):
+        got = TRANSFORMS[name](reads_first_value_later, X.copy(), 2)
+        np.testing.assert_allclose(got[0] if name == "vmap" else got, want, rtol=1e-14)
     g = TRANSFORMS["grad"](reads_first_value_later, X.copy(), 2)
 
     def loss(x):
@@ -110,9 +131,6 @@ def test_a_trip_count_known_when_transforming_decides():
     eye = np.eye(3) * 1e-6
     fd = np.array([(loss(X + e) - loss(X - e)) / 2e-6 for e in eye])
     np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-9)
-    for name in ("vmap", "jit"):
-        with pytest.raises(tx.TransformError, match="a loop that may run no turn"):
-            TRANSFORMS[name](reads_first_value_later, X.copy(), 2)
 
 
 def while_runs_first_turn(x):
@@ -173,3 +191,53 @@ def test_a_loop_with_a_break_over_a_known_range_leaves_no_doubt(y):
     for i, at in enumerate([lambda e: (X + e, y), lambda e: (X, y + e)]):
         fd = np.array([(loss(*at(e)) - loss(*at(-e))) / 2e-6 for e in eye])
         np.testing.assert_allclose(g[i], fd, rtol=1e-6, atol=1e-9)
+
+
+
+def after_zip(x, z):
+    acc = x
+    for a, b in zip(z, z * 2.0):       # runs no turn when z is empty
+        acc = np.tanh(x) * a + b
+    acc *= 2.0                         # x too, where the loop ran no turn
+    return x * acc
+
+
+def before_zip_changed(x, z):
+    acc = x
+    for a in z:
+        acc = np.tanh(x) * a
+    x *= 3.0                           # acc too, where the loop ran no turn
+    return x + acc
+
+
+def rebinds_on_one_path(x, z):
+    acc = x
+    for a in z:
+        if a > 0.0:                    # acc may still be x after turns
+            acc = np.tanh(x) * a
+    acc *= 2.0
+    return x * acc
+
+
+@pytest.mark.parametrize("f", [after_zip, before_zip_changed])
+@pytest.mark.parametrize("z", [np.array([0.5, -0.3]), np.zeros(0)], ids=["turns", "no-turn"])
+def test_after_a_loop_over_items_the_change_follows_whether_it_ran(f, z):
+    """Fuzz seeds 410249 and 400397 (loops over ``zip``, refused): the
+    carry after the loop is a join on ``0 < len``; every transform equals
+    eager, the gradient differences."""
+    want = f(X.copy(), z.copy())
+    np.testing.assert_allclose(tx.jit(f)(X.copy(), z.copy()), want, rtol=1e-14)
+    np.testing.assert_allclose(tx.jvp(f, (X.copy(), z.copy()), (X, z))[0], want, rtol=1e-14)
+    np.testing.assert_allclose(tx.vmap(f, in_axes=(0, None))(np.stack([X, 2 * X]), z.copy()),
+                               [want, f(2 * X, z.copy())], rtol=1e-14)
+
+    def loss(x):
+        return np.sum(np.sin(f(x.copy(), z.copy())))
+    eye = np.eye(3) * 1e-6
+    fd = np.array([(loss(X + e) - loss(X - e)) / 2e-6 for e in eye])
+    np.testing.assert_allclose(tx.grad(loss)(X.copy()), fd, rtol=1e-6, atol=1e-9)
+
+
+def test_a_loop_that_rebinds_on_one_path_leaves_the_doubt_refused():
+    with pytest.raises(tx.TransformError, match="a loop that may run no turn"):
+        tx.jit(rebinds_on_one_path)(X.copy(), np.array([0.5, -0.3]))

@@ -81,18 +81,26 @@ class KnownValues:
             return out
         return out if type(out) in (int, float, bool) and out == out else None
 
-    def note_first_values(self, carry_names, inits, results):
+    def note_first_values(self, carry_names, inits, results, ran=None):
         """A carry the loop rebinds is still its first value when the loop
         runs no turn (``acc = x`` before ``while ...: acc = f(x)``): after
         the loop it may be that very array, decided at run time, as an
         ``if``'s result may (``emit_cond``), so changing it in place while
         the first value is read later is refused (``check_joined``).
         Before, ``acc *= v`` there changed ``x`` or not as the turns went,
-        and every transform followed one case (fuzz seed 310003)."""
+        and every transform followed one case (fuzz seed 310003).
+
+        ``ran``: for a ``for`` loop, a function emitting the test that it
+        ran a turn (``start < stop``): the carry after the loop is then a
+        join on that test (``rejoins``: a change in place is followed),
+        where the turns surely rebind it to a value of its own."""
         for c, init, r in zip(carry_names, inits, results):
             if ir.is_name(init) and not ir.is_name(r, c):
                 sources = self._may_alias.get(init.id, set()) | {init.id}
                 self._may_alias.setdefault(c, set()).update(sources)
+                if ran is not None and ir.is_name(r) and r.id != init.id and not (
+                        {c, init.id} & self._may_alias.get(r.id, set())):
+                    self._joins[c] = (ran, [None, init], self.eqns)
 
 
 _BUILTINS = {"builtins.range", "builtins.len", "builtins.min", "builtins.max", "builtins.abs"}

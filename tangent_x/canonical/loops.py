@@ -363,7 +363,13 @@ class Loops:
         bounds = [b.value if isinstance(b, gast.Constant) and type(b.value) is int else None
                   for b in (start, stop, step)]
         if None in bounds or bounds[2] == 0 or not len(range(*bounds)):
-            self.note_first_values(carry_names, inits, results)   # may run no turn
+            # may run no turn: whether it ran, for a constant step
+            up = step.value > 0 if isinstance(step, gast.Constant) and \
+                type(step.value) is int and step.value else None
+
+            def ran():
+                return self.emit(P.get("lt" if up else "gt"), [start, stop], base="ran")
+            self.note_first_values(carry_names, inits, results, None if up is None else ran)
         if orelse:
             self.block(scope, orelse, live_after)
 

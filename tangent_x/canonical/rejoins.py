@@ -107,6 +107,8 @@ class Rejoins:
 
     def _visible(self, pred):
         """Whether ``pred`` is a constant or computed in the current block."""
+        if callable(pred):
+            return False
         return not ir.is_name(pred) or any(pred.id in e.outs for e in self.eqns)
 
     def rejoin(self, plan, old, new, maybe_number):
@@ -123,7 +125,10 @@ class Rejoins:
         """``cond(pred, ...)`` of the join ``joined``'s predicate: ``changed``
         where a branch passed the changed value through, ``target`` where
         it gave something else, nested joins built the same way."""
-        pred, branch_results, _ = self._joins[joined]
+        pred, branch_results, block = self._joins[joined]
+        if callable(pred):      # a loop's "it ran a turn", emitted when first needed
+            pred = pred()
+            self._joins[joined] = (pred, branch_results, block)
         results, logical = [], []
         for f, r in zip(flags, branch_results):
             if f is True:
