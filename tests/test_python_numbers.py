@@ -141,3 +141,46 @@ def test_python_numbers_kept_in_a_list_stay_weak_under_jit():
     _check(tx.jit(numbers_kept_in_a_list)(x), numbers_kept_in_a_list(x))
     _check(tx.jit(tx.vmap(numbers_kept_in_a_list))(X32),
            np.stack([numbers_kept_in_a_list(row) for row in X32]))
+
+
+def counter_from_a_range_with_a_break(x):
+    for i in range(3):
+        x = x + 0.1 * i                 # i: a Python int, weak
+        if np.max(x) > 0.5:
+            break
+    return x
+
+
+def test_vmap_keeps_a_range_counter_weak_lane_by_lane():
+    """Fuzz seed 410610: the break makes the loop a ``while`` whose lanes
+    stop at different turns, its counter read lane by lane (``map_lanes``);
+    those lanes held int64, strong, so ``x32 + 0.1 * i`` became float64.
+    Lanes of Python numbers are now ``WeakLanes``."""
+    xs = np.array([[0.1, 0.2], [0.6, 0.1], [-0.3, 0.2]], dtype=np.float32)
+    want = np.stack([counter_from_a_range_with_a_break(x) for x in xs])
+    got = tx.vmap(counter_from_a_range_with_a_break)(xs)
+    assert got.dtype == want.dtype == np.float32
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def changes_a_0d_array_in_place(x, z):
+    w = np.tanh(x)                      # a NumPy float32 scalar, then float64
+    for _ in range(3):
+        z -= w                          # z stays a float32 0-d array
+        w = w + 0.3 + 0.1 * np.sin(np.float64(0.5))
+    return z
+
+
+def test_an_in_place_change_keeps_a_0d_array_an_array_of_its_dtype():
+    """Fuzz seed 410792: ``z_new = z - w`` of a 0-d array is a NumPy scalar,
+    which the transformed code then rebound at the next ``z -= w`` (float64
+    once ``w`` was): NumPy writes into the 0-d array, float32 throughout."""
+    x, z = np.array(-0.65, dtype=np.float32), np.array(1.057, dtype=np.float32)
+    want = changes_a_0d_array_in_place(x.copy(), z.copy())
+    assert isinstance(want, np.ndarray) and want.dtype == np.float32
+    for value in (tx.jvp(changes_a_0d_array_in_place, (x.copy(), z.copy()),
+                         (np.ones_like(x), np.ones_like(z)))[0],
+                  tx.value_and_grad(changes_a_0d_array_in_place, argnums=(0, 1))(
+                      x.copy(), z.copy())[0]):
+        assert np.asarray(value).dtype == np.float32
+        np.testing.assert_allclose(value, want, rtol=1e-6)

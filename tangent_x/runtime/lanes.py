@@ -47,7 +47,19 @@ def map_lanes(fn, batch_size, *lanes):
     for k in range(batch_size):
         results.append(fn(*(tree_util.tree_map(lambda a: _example(a, k), lane)
                             for lane in lanes)))
-    return stack_lanes(results)
+    if not results:
+        return stack_lanes(results)
+    # Python numbers in every lane (a loop counter read from a range) stay
+    # weak: ``0.1 * i`` then keeps a float32 array's dtype, lane by lane as
+    # in each example (fuzz seed 410610)
+    return tree_util.tree_map(lambda *leaves: _stacked(leaves), *results)
+
+
+def _stacked(leaves):
+    out = np.stack([np.asarray(a) for a in leaves])
+    if all(_is_weak_number(a) for a in leaves):
+        return out.view(WeakLanes)
+    return out
 
 
 def _example(a, k):

@@ -98,9 +98,14 @@ def shaped(shape):
 def inplace_result(new, old):
     """What ``old op= v`` leaves in ``old`` given ``new = old op v``: NumPy
     writes an array's result into that array, in its dtype (a float32 array
-    += a float64 array stays float32); a number is rebound to ``new``."""
-    if isinstance(old, np.ndarray) and np.asarray(new).dtype != old.dtype:
-        return np.asarray(new).astype(old.dtype, casting="same_kind")
+    += a float64 array stays float32), and a 0-d array stays an array (its
+    ``old op v`` is a NumPy scalar, which a later ``op=`` would rebind, in
+    the dtype NumPy gives a scalar: fuzz seed 410792); a number is rebound
+    to ``new``."""
+    if isinstance(old, np.ndarray):
+        new = np.asarray(new)
+        if new.dtype != old.dtype:
+            return new.astype(old.dtype, casting="same_kind")
     return new
 
 
