@@ -83,28 +83,20 @@ class LoopBatching:
                 # variable cannot hold both ranks
                 raise PerExample(f"vmap: the loop variable '{c}' changes rank in the loop",
                                  eqn.origin)
-        setup = []
-        init_atoms = []
-        for c, a in zip(carry, inits):
-            try:
-                atom, stmts = self.lanes_of(a, flags[c], c)
-            except _MixedContainer:
-                return self.map_compound(eqn)
-            setup += stmts
-            init_atoms.append(atom)
+        lined = _lanes_of_all(self, carry, inits, flags)
+        if lined is None:
+            return self.map_compound(eqn)
+        init_atoms, setup = lined
         self.flags.update(flags)
         inner = self.sub()
         if pred_batched:            # the body runs for the live lanes only
             inner.reaching = _both(self.reaching, ir.clone(cond.results[0]))
         body_stmts = inner.stmts(body.eqns)
-        results = []
-        for c, r in zip(carry, body.results):
-            try:
-                atom, stmts = inner.lanes_of(r, flags[c], c)
-            except _MixedContainer:
-                return self.map_compound(eqn)
-            body_stmts += stmts
-            results.append(atom)
+        lined = _lanes_of_all(inner, carry, body.results, flags)
+        if lined is None:
+            return self.map_compound(eqn)
+        results, stmts = lined
+        body_stmts += stmts
         self.flags.update({k: v for k, v in inner.flags.items() if k not in flags})
         if eqn.prim.kind == "for_range":
             updates = lower.assign_many(carry, results)
@@ -137,6 +129,21 @@ class LoopBatching:
         updates = lower.assign_many(carry, results)
         loop = lower.WHILE_TRUE.fill(cond=cond_stmts, pred=test, body=body_stmts + updates)
         return setup + lower.assign_many(carry, init_atoms) + loop
+
+
+def _lanes_of_all(b, carry, atoms, flags):
+    """(atoms, statements) giving each carry's value in ``atoms`` the lanes
+    its flag says; None where one is a container mixing batched and shared
+    values."""
+    out, stmts = [], []
+    for c, a in zip(carry, atoms):
+        try:
+            atom, more = b.lanes_of(a, flags[c], c)
+        except _MixedContainer:
+            return None
+        stmts += more
+        out.append(atom)
+    return out, stmts
 
 
 def _both(reaching, lanes):
