@@ -831,3 +831,28 @@ def test_examples_changing_a_dict_in_place_see_only_their_own_changes(method, ax
         np.testing.assert_allclose(fn(X, p), want, rtol=1e-14)
         for k in p:
             np.testing.assert_array_equal(p[k], kept[k])
+
+
+# --- both branches run under vmap: neither may write into what the other reads --------
+
+def returns_an_item_on_one_path(x, z):
+    if np.sum(x) > 0.5:
+        return z[1][2]
+    return 0.5
+
+
+def test_vmap_of_grad_of_a_branch_writing_into_a_shared_cotangent():
+    """Fuzz seed 420000: grad's code adds ``z``'s cotangent in place
+    (``add_at(z_bar, ...)``) in the branch that reads ``z``, right when one
+    branch runs; vmap runs both, and the other branch's ``z_bar`` (zeros)
+    had been written into: every example got the taken branch's gradient.
+    Such a write now goes into a copy; the reference is a loop of grad."""
+    X = np.array([[1.0, 0.0], [0.0, 0.1], [0.4, 0.3]])
+    z = np.arange(6.0).reshape(2, 3)
+    g = tx.grad(returns_an_item_on_one_path, argnums=(0, 1))
+    want = [np.stack(leaves) for leaves in zip(*[g(x, z) for x in X])]
+    for fn in (tx.vmap(g, in_axes=(0, None)), tx.jit(tx.vmap(g, in_axes=(0, None)))):
+        got = fn(X, z)
+        for a, b in zip(got, want):
+            np.testing.assert_array_equal(a, b)
+    assert want[1][1].sum() == 0.0 and want[1][0].sum() == 1.0   # both paths taken

@@ -27,7 +27,7 @@ here knows only control flow:
 """
 import gast
 
-from ..core import ir
+from ..core import ir, primitives as P
 from ..analysis.probe import describe
 from ..core.builders import assign, call
 from ..analysis.defuse import bound_names
@@ -261,10 +261,12 @@ class Batcher(LoopBatching):
         results = []
         for i, body in enumerate(branches):
             inner = self.sub()
+            eqns = body.eqns
             if truth_batched(self, pred):     # both sides run: each reaches its own lanes
                 inner.reaching = _both(self.reaching,
                                        pred if i == 0 else call("np.logical_not", pred))
-            stmts = inner.stmts(body.eqns)
+                eqns = _own_writes(eqns, self.namer)
+            stmts = inner.stmts(eqns)
             results.append((inner, stmts, body.results))
         out_flags = []
         for k, _ in enumerate(eqn.outs):
@@ -426,6 +428,26 @@ def _no_leaves(shape):
 
 # operations that update their first argument in place (see ``map_lanes``)
 _WRITES_FIRST = {"add_at"}
+
+
+def _own_writes(eqns, namer):
+    """A branch's equations, where an operation writing into its first
+    argument (``add_at`` of an adjoint: the in-place pass made it write
+    into a value only one branch could reach) writes into a copy of a value
+    from outside the branch: under vmap both branches run, and the other
+    still reads that value (seed 420000: vmap(grad) gave every example the
+    gradient of the branch some took)."""
+    defined, out = set(), []
+    for e in eqns:
+        if e.prim.name in _WRITES_FIRST and e.args and ir.is_name(e.args[0]) \
+                and e.args[0].id not in defined:
+            own = namer.fresh(f"{e.args[0].id}_own")
+            out.append(ir.Eqn([own], P.get("copy"), [e.args[0]], origin=e.origin))
+            e = ir.Eqn(e.outs, e.prim, [ir.name(own)] + list(e.args[1:]), e.kwargs, e.params,
+                       e.origin)
+        out.append(e)
+        defined.update(e.outs)
+    return out
 # functional index updates as one call each (tangent_x/runtime/lanes.py), for map_lanes
 _INDEX_HELPERS = {"index_set": "set_index", "index_add": "add_index", "index_min": "min_index",
                   "index_max": "max_index", "index_mul": "mul_index"}
