@@ -184,3 +184,21 @@ def test_an_in_place_change_keeps_a_0d_array_an_array_of_its_dtype():
                       x.copy(), z.copy())[0]):
         assert np.asarray(value).dtype == np.float32
         np.testing.assert_allclose(value, want, rtol=1e-6)
+
+
+def pairs_with_a_counter(x):
+    pairs = []
+    for i in range(2):
+        pairs.append((x, i))            # the counter: a Python int
+    return sum(np.sum(t[0]) - t[1] for t in pairs[::-1])
+
+
+def test_vmap_keeps_a_counter_kept_beside_an_array_weak():
+    """Fuzz seed 420508: a tuple of a batched array and a shared counter
+    is given the batch (``finish_lanes``), which made the counter int64
+    lanes, strong: ``np.sum(x32) - i`` became float64."""
+    xs = np.array([[0.89, 1.37, 0.55], [0.1, 0.2, 0.3]], dtype=np.float32)
+    want = np.stack([pairs_with_a_counter(x) for x in xs])
+    got = tx.vmap(pairs_with_a_counter)(xs)
+    assert type(got) is np.ndarray and got.dtype == want.dtype == np.float32
+    np.testing.assert_allclose(got, want, rtol=1e-6)

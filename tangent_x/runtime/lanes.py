@@ -321,9 +321,13 @@ def finish_lanes(x, batched, axes, batch_size):
         if a is None:
             pass
         elif axis is not None:
-            a = strong_lanes(a)
+            # (Python numbers stay weak lane by lane inside the code: a tuple
+            # of an array and a loop counter given the batch, then read back,
+            # fuzz seed 420508; vmap's boundary makes them plain arrays)
+            weak = isinstance(a, WeakLanes) or _is_weak_number(a)
             if not is_batched:
                 a = np.broadcast_to(a, (batch_size,) + np.shape(a))
+                a = a.view(WeakLanes) if weak else a
             if axis != 0:
                 a = np.moveaxis(a, 0, axis)
         out.append(a)
