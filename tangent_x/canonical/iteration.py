@@ -54,14 +54,37 @@ class Iteration:
 
     def iterated_in_place(self, scope, stmt, fetch):
         """``for row in x: row *= 2`` (or ``row[i] = v``) changes ``x`` when
-        ``row`` is a view (``x`` 2-d): the name ``x``, which the loop then
-        carries and whose row ``row`` is in each step; None otherwise."""
-        if fetch is None or not isinstance(stmt.iter, gast.Name) or \
-                not isinstance(stmt.target, gast.Name) or \
-                not ir.is_name(scope.locals.get(stmt.iter.id)):
+        ``row`` is a view (``x`` 2-d), and ``for v in x: x *= 2`` changes
+        the array Python's iteration goes on reading: the name ``x``, which
+        the loop then carries and whose item the target is in each step;
+        None otherwise.  Where the changed array is iterated in another way
+        (``zip(x, y)``, ``enumerate(x)``, through an alias), or ``x`` is
+        also rebound in the loop (Python goes on iterating the old array),
+        the loop is refused: its items would be read from the array as it
+        was before the loop (a wrong value in every transform, fuzz seed
+        421282)."""
+        if fetch is None:
             return None
         changed = stored_names(stmt.body, binds=False) | aug_assigned(stmt.body)
-        return stmt.iter.id if stmt.target.id in changed else None
+        if isinstance(stmt.iter, gast.Name) and isinstance(stmt.target, gast.Name) and \
+                ir.is_name(scope.locals.get(stmt.iter.id)):
+            if stmt.target.id in changed:
+                return stmt.iter.id
+            if stmt.iter.id in changed and stmt.iter.id not in _rebound(stmt.body):
+                return stmt.iter.id
+        iterated = {scope.locals[n].id for n in loaded_names([stmt.iter])
+                    if ir.is_name(scope.locals.get(n))}
+        shared = self.sharing_atoms(iterated)
+        for n in sorted(changed):
+            v = scope.locals.get(n)
+            if ir.is_name(v) and v.id in shared:
+                raise self.error(
+                    f"this loop changes in place the array '{n}' while iterating over it: "
+                    f"Python's iteration reads the changed array, which tangent_x follows "
+                    f"only in 'for v in {n}:' that does not also rebind '{n}'", stmt,
+                    f"iterate over a copy (e.g. zip({n}.copy(), ...)), or index the array "
+                    f"(for i in range(len({n})): ... {n}[i] ...)", scope)
+        return None
 
     def loop_bounds(self, scope, stmt):
         """(start, stop, step, fetch): ``fetch(k)`` gives the item of step ``k``
@@ -166,3 +189,10 @@ def _target_bases(target):
     if isinstance(target, (gast.Tuple, gast.List)):
         return [_target_bases(t) for t in target.elts]
     return None
+
+
+def _rebound(stmts):
+    """Names the statements bind to a new value (not ``y op= v``)."""
+    aug = {id(n.target) for s in stmts for n in gast.walk(s) if isinstance(n, gast.AugAssign)}
+    return {n.id for s in stmts for n in gast.walk(s) if isinstance(n, gast.Name)
+            and isinstance(n.ctx, gast.Store) and id(n) not in aug}
