@@ -202,3 +202,24 @@ def test_vmap_keeps_a_counter_kept_beside_an_array_weak():
     got = tx.vmap(pairs_with_a_counter)(xs)
     assert type(got) is np.ndarray and got.dtype == want.dtype == np.float32
     np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def number_chosen_per_example_then_doubled(x, y):
+    k = 0.5 if np.max(y) > 0.0 else 1.5        # a Python number, per example
+    k += k                                      # rebound, as a number is
+    n = 1 if np.max(y) > 0.0 else 2
+    n += 0.5                                    # an int becomes a float
+    return x[-1] + k + n
+
+
+def test_op_assign_of_a_number_chosen_per_example_stays_a_weak_number():
+    """Fuzz seed 430453 (after ``inplace_result`` began keeping 0-d arrays
+    arrays): ``k += k`` of vmap's lanes of a Python number made them a
+    plain float64 array, and ``x32[-1] + k`` float64; ``n += 0.5`` of int
+    lanes would have been cast back to int.  Lanes of numbers are rebound."""
+    xs = np.array([[0.98, -0.82, -0.03], [0.1, 0.2, 0.3]], dtype=np.float32)
+    ys = np.array([[0.37, -0.36], [-0.2, -0.1]], dtype=np.float32)
+    want = np.stack([number_chosen_per_example_then_doubled(x, y) for x, y in zip(xs, ys)])
+    got = tx.vmap(number_chosen_per_example_then_doubled)(xs, ys)
+    assert got.dtype == want.dtype == np.float32
+    np.testing.assert_allclose(got, want, rtol=1e-6)

@@ -163,6 +163,8 @@ class WeakLanes(np.ndarray):
     weak, and anything else (``np.exp``, a reduction, a comparison) gives a
     plain array, as NumPy gives a NumPy scalar."""
 
+    weak_numbers = True       # (``values.inplace_result``: numbers, rebound by ``op=``)
+
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         strong = [x for x in inputs if not isinstance(x, WeakLanes) and not _is_weak_number(x)]
         if strong and method == "__call__":

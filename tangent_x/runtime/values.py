@@ -102,7 +102,8 @@ def inplace_result(new, old):
     ``old op v`` is a NumPy scalar, which a later ``op=`` would rebind, in
     the dtype NumPy gives a scalar: fuzz seed 410792); a number is rebound
     to ``new``."""
-    if isinstance(old, np.ndarray):
+    if isinstance(old, np.ndarray) and not getattr(old, "weak_numbers", False):
+        # (vmap's ``WeakLanes`` hold a Python number per lane: rebound)
         new = np.asarray(new)
         if new.dtype != old.dtype:
             return new.astype(old.dtype, casting="same_kind")
