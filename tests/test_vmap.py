@@ -856,3 +856,24 @@ def test_vmap_of_grad_of_a_branch_writing_into_a_shared_cotangent():
         for a, b in zip(got, want):
             np.testing.assert_array_equal(a, b)
     assert want[1][1].sum() == 0.0 and want[1][0].sum() == 1.0   # both paths taken
+
+
+def returns_an_item_inside_a_nested_branch(x, y):
+    if y >= 0.5:
+        return y
+    if np.mean(x):
+        return x[1][2]
+    return y
+
+
+def test_vmap_of_grad_of_a_nested_branch_writing_into_a_shared_cotangent():
+    """Fuzz seed 430242: as above, the write inside an ``if`` (on a shared
+    test) inside the branch vmap runs on every lane."""
+    x = np.arange(6.0).reshape(2, 3)
+    ys = np.array([0.7, 0.1, 0.2])
+    g = tx.grad(returns_an_item_inside_a_nested_branch, argnums=(0, 1))
+    want = [np.stack(leaves) for leaves in zip(*[g(x, y) for y in ys])]
+    for fn in (tx.vmap(g, in_axes=(None, 0)), tx.jit(tx.vmap(g, in_axes=(None, 0)))):
+        for a, b in zip(fn(x, ys), want):
+            np.testing.assert_array_equal(a, b)
+    assert want[0][:, 1, 2].tolist() == [0.0, 1.0, 1.0]

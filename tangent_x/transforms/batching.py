@@ -437,7 +437,13 @@ def _own_writes(eqns, namer):
     from outside the branch: under vmap both branches run, and the other
     still reads that value (seed 420000: vmap(grad) gave every example the
     gradient of the branch some took)."""
-    defined, out = set(), []
+    return _owned(eqns, namer, set())
+
+
+def _owned(eqns, namer, defined):
+    """``_own_writes`` of ``eqns``, ``defined`` the names the branch made
+    before them (an ``if`` or loop inside the branch: the same, within)."""
+    out = []
     for e in eqns:
         if e.prim.name in _WRITES_FIRST and e.args and ir.is_name(e.args[0]) \
                 and e.args[0].id not in defined:
@@ -445,6 +451,19 @@ def _own_writes(eqns, namer):
             out.append(ir.Eqn([own], P.get("copy"), [e.args[0]], origin=e.origin))
             e = ir.Eqn(e.outs, e.prim, [ir.name(own)] + list(e.args[1:]), e.kwargs, e.params,
                        e.origin)
+        elif e.bodies():         # (seed 430242: an add_at inside an if inside the branch)
+            # (a loop's carries start as values from outside the branch:
+            # not the branch's own, so writes into them copy too)
+            inner = set(defined)
+            params = dict(e.params)
+            if "branches" in params:
+                params["branches"] = tuple(ir.Body(_owned(b.eqns, namer, set(inner)), b.results)
+                                           for b in params["branches"])
+            for key in ("cond", "body"):
+                if key in params:
+                    b = params[key]
+                    params[key] = ir.Body(_owned(b.eqns, namer, set(inner)), b.results)
+            e = ir.Eqn(e.outs, e.prim, e.args, e.kwargs, params, e.origin)
         out.append(e)
         defined.update(e.outs)
     return out
