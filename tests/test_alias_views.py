@@ -413,3 +413,34 @@ def test_a_helpers_augmented_change_reaches_a_caller_variable_of_the_same_name(f
         np.testing.assert_allclose(
             g[i], numerical_grad(lambda a, b: f(a.copy(), b.copy()), (x, y), i),
             rtol=1e-6, atol=1e-9)
+
+
+def _shrinks_in_place(q):
+    q -= 1.23 * q                       # the caller's array
+    return q
+
+
+def _calls_it_in_a_loop(y, z):
+    c = y * 1.0
+    for i in range(1, 3):
+        c[i] = c[i] * _shrinks_in_place(z)[0] + np.sin(c[i - 1])
+    return c + z                        # z: changed by both calls
+
+
+def test_a_helper_called_in_a_loop_changes_its_argument_for_the_caller():
+    """Fuzz seed 440845: the loop's body changed ``z`` through the helper,
+    but the loop carried only what its own code assigns, so after the loop
+    ``z`` was the array from before it, in every transform.  Such a name is
+    now carried too."""
+    y, z = np.array([0.37, -0.5, -0.43]), np.array([-0.32, 0.53, 0.35])
+    want = _calls_it_in_a_loop(y.copy(), z.copy())
+    np.testing.assert_allclose(tx.jit(_calls_it_in_a_loop)(y.copy(), z.copy()), want,
+                               rtol=1e-14)
+    np.testing.assert_allclose(tx.vmap(_calls_it_in_a_loop)(y[None].copy(), z[None].copy())[0],
+                               want, rtol=1e-14)
+    g = tx.grad(lambda a, b: np.sum(np.sin(_calls_it_in_a_loop(a, b))), argnums=(0, 1))(
+        y.copy(), z.copy())
+    for i in (0, 1):
+        np.testing.assert_allclose(g[i], numerical_grad(
+            lambda a, b: np.sum(np.sin(_calls_it_in_a_loop(a.copy(), b.copy()))), (y, z), i),
+            rtol=1e-6, atol=1e-9)

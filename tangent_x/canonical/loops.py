@@ -234,6 +234,17 @@ class Loops:
                     grew = True
         return found
 
+    def loop_body_carrying(self, scope, carry, body_fn, body_stmts):
+        """``loop_body``, again with the names a call in the body changed
+        in place carried too (``CarryMore``); ``carry`` is extended in
+        place, so the caller binds them after the loop."""
+        for _ in range(10):
+            try:
+                return self.loop_body(scope, carry, body_fn, body_stmts)
+            except CarryMore as more:
+                carry += [n for n in more.names if n not in carry]
+        return self.loop_body(scope, carry, body_fn, body_stmts)
+
     def loop_body(self, scope, carry, body_fn, body_stmts=()):
         """Bind carry-in names, run ``body_fn`` nested; return the pieces."""
         before = dict(scope.locals)
@@ -265,6 +276,18 @@ class Loops:
             self._carry_guard = outer_guard
             for c in carry_names:       # after the loop the names are its results
                 self._carry_inits.pop(c, None)
+        # a name the loop's code does not assign, changed by a call inside
+        # it (a helper writing into its argument: ``helper(z)`` with ``z -=
+        # ...`` in the helper), was dropped with the body's bindings (a
+        # wrong value, fuzz seed 440845): the caller converts the loop
+        # again carrying it
+        assigned = stored_names(list(body_stmts))
+        missed = sorted(n for n, v in scope.locals.items()
+                        if n not in carry and n not in assigned and n in before
+                        and not isinstance(v, Static) and gast.dump(v) != gast.dump(before[n]))
+        if missed:
+            scope.locals = before
+            raise CarryMore(missed)
         results = []
         for n in carry:
             v = scope.locals.get(n)
@@ -298,7 +321,7 @@ class Loops:
             return cond_eqns, pred
 
         carry_names, inits, eqns, results, (cond_eqns, pred) = \
-            self.loop_body(scope, carry, body, stmt.body)
+            self.loop_body_carrying(scope, carry, body, stmt.body)
         view_pairs = self.exit_views
         self.origin = origin
         self.eqns.append(ir.Eqn(carry_names, P.get("while"), inits, params={
@@ -351,7 +374,8 @@ class Loops:
                 self.bind_atom(scope, stmt.target, fetch(ir.name(index)))
             self.block(scope, stmt.body, body_live)
 
-        carry_names, inits, eqns, results, _ = self.loop_body(scope, carry, body, stmt.body)
+        carry_names, inits, eqns, results, _ = self.loop_body_carrying(scope, carry, body,
+                                                                        stmt.body)
         view_pairs = self.exit_views
         self.origin = origin
         self.eqns.append(ir.Eqn(carry_names, P.get("for_range"), [start, stop, step] + inits,
@@ -372,6 +396,14 @@ class Loops:
             self.note_first_values(carry_names, inits, results, None if up is None else ran)
         if orelse:
             self.block(scope, orelse, live_after)
+
+
+class CarryMore(Exception):
+    """Names a loop's body changed that its carry left out (``loop_body``)."""
+
+    def __init__(self, names):
+        super().__init__(names)
+        self.names = names
 
 
 def _peeled(loop):
