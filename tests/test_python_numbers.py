@@ -223,3 +223,19 @@ def test_op_assign_of_a_number_chosen_per_example_stays_a_weak_number():
     got = tx.vmap(number_chosen_per_example_then_doubled)(xs, ys)
     assert got.dtype == want.dtype == np.float32
     np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def number_or_array_per_example(y):
+    a = 0.5 if y > 0.0 else y          # a Python number, or the float32 value
+    return 0.6 * y + 0.4 * a
+
+
+def test_vmap_of_a_number_on_one_path_and_a_float32_on_the_other_stays_float32():
+    """Fuzz seed 441852: ``select_lanes`` of lanes of a Python number and
+    float32 lanes gave float64 (``np.where`` promotes); every example's
+    code has float32 there."""
+    ys = np.array([0.74, -0.3, 0.2], dtype=np.float32)
+    want = np.stack([number_or_array_per_example(y) for y in ys])
+    got = tx.vmap(number_or_array_per_example)(ys)
+    assert got.dtype == want.dtype == np.float32
+    np.testing.assert_allclose(got, want, rtol=1e-6)

@@ -105,6 +105,17 @@ def select_lanes(pred, on_true, on_false):
     def pick(a, b):
         if _no_value(a) or _no_value(b):
             return b if _no_value(a) else a
+        if _is_weak(a) != _is_weak(b):
+            # a Python number in some lanes, an array in the others: each
+            # lane as its example's code has it, the numbers in the dtype
+            # the array's arithmetic would give them (fuzz seed 441852:
+            # ``0.5 if y else y32`` became float64 lanes)
+            strong = b if _is_weak(a) else a
+            dtype = np.result_type(np.asarray(strong).dtype, 0.0) \
+                if np.asarray(strong).dtype.kind in "fc" else None
+            if dtype is not None:
+                a, b = (np.asarray(a, dtype=dtype) if _is_weak(a) else a,
+                        np.asarray(b, dtype=dtype) if _is_weak(b) else b)
         out = np.where(_lane_mask(pred, max(np.ndim(a), np.ndim(b))), a, b)
         if _is_weak(a) and _is_weak(b):
             return out.view(WeakLanes)      # a Python number in every lane
