@@ -265,7 +265,7 @@ class Batcher(LoopBatching):
             if truth_batched(self, pred):     # both sides run: each reaches its own lanes
                 inner.reaching = _both(self.reaching,
                                        pred if i == 0 else call("np.logical_not", pred))
-                eqns = _own_writes(eqns, self.namer)
+                eqns = _own_writes(eqns, self.namer, self.shapes)
             stmts = inner.stmts(eqns)
             results.append((inner, stmts, body.results))
         out_flags = []
@@ -430,23 +430,26 @@ def _no_leaves(shape):
 _WRITES_FIRST = {"add_at"}
 
 
-def _own_writes(eqns, namer):
+def _own_writes(eqns, namer, shapes):
     """A branch's equations, where an operation writing into its first
     argument (``add_at`` of an adjoint: the in-place pass made it write
     into a value only one branch could reach) writes into a copy of a value
     from outside the branch: under vmap both branches run, and the other
     still reads that value (seed 420000: vmap(grad) gave every example the
     gradient of the branch some took)."""
-    return _owned(eqns, namer, set())
+    return _owned(eqns, namer, set(), shapes)
 
 
-def _owned(eqns, namer, defined):
+def _owned(eqns, namer, defined, shapes):
     """``_own_writes`` of ``eqns``, ``defined`` the names the branch made
     before them (an ``if`` or loop inside the branch: the same, within)."""
     out = []
     for e in eqns:
-        if e.prim.name in _WRITES_FIRST and e.args and ir.is_name(e.args[0]) \
+        shape = shapes.get(e.args[0].id) if e.args and ir.is_name(e.args[0]) else None
+        if e.prim.name in _WRITES_FIRST and shape is not None and shape.kind == "array" \
                 and e.args[0].id not in defined:
+            # (an array's: a list's cotangent is no array to np.copy, fuzz
+            # seed 451764; its items are rebound, not written into)
             own = namer.fresh(f"{e.args[0].id}_own")
             out.append(ir.Eqn([own], P.get("copy"), [e.args[0]], origin=e.origin))
             e = ir.Eqn(e.outs, e.prim, [ir.name(own)] + list(e.args[1:]), e.kwargs, e.params,
@@ -457,12 +460,13 @@ def _owned(eqns, namer, defined):
             inner = set(defined)
             params = dict(e.params)
             if "branches" in params:
-                params["branches"] = tuple(ir.Body(_owned(b.eqns, namer, set(inner)), b.results)
+                params["branches"] = tuple(ir.Body(_owned(b.eqns, namer, set(inner), shapes),
+                                                   b.results)
                                            for b in params["branches"])
             for key in ("cond", "body"):
                 if key in params:
                     b = params[key]
-                    params[key] = ir.Body(_owned(b.eqns, namer, set(inner)), b.results)
+                    params[key] = ir.Body(_owned(b.eqns, namer, set(inner), shapes), b.results)
             e = ir.Eqn(e.outs, e.prim, e.args, e.kwargs, params, e.origin)
         out.append(e)
         defined.update(e.outs)
