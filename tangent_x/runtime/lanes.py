@@ -149,7 +149,9 @@ def number_lanes(x, kind):
 
 
 def _is_weak_number(x):
-    return isinstance(x, (int, float, complex)) and not isinstance(x, bool)
+    """A Python number (NumPy's float64 scalar subclasses ``float`` but is
+    strong: NEP 50)."""
+    return isinstance(x, (int, float, complex)) and not isinstance(x, (bool, np.generic))
 
 
 def _is_weak(x):
