@@ -8,7 +8,7 @@ import builtins
 import gast
 
 from ..core import ir, primitives as P
-from .names import aug_assigned, loaded_names, stored_names
+from .names import aug_assigned, loaded_names, plainly_rebound, stored_names
 from .scope import NotStatic, Static
 
 
@@ -70,7 +70,7 @@ class Iteration:
                 ir.is_name(scope.locals.get(stmt.iter.id)):
             if stmt.target.id in changed:
                 return stmt.iter.id
-            if stmt.iter.id in changed and stmt.iter.id not in _rebound(stmt.body):
+            if stmt.iter.id in changed and stmt.iter.id not in plainly_rebound(stmt.body):
                 return stmt.iter.id
         iterated = {scope.locals[n].id for n in loaded_names([stmt.iter])
                     if ir.is_name(scope.locals.get(n))}
@@ -189,10 +189,3 @@ def _target_bases(target):
     if isinstance(target, (gast.Tuple, gast.List)):
         return [_target_bases(t) for t in target.elts]
     return None
-
-
-def _rebound(stmts):
-    """Names the statements bind to a new value (not ``y op= v``)."""
-    aug = {id(n.target) for s in stmts for n in gast.walk(s) if isinstance(n, gast.AugAssign)}
-    return {n.id for s in stmts for n in gast.walk(s) if isinstance(n, gast.Name)
-            and isinstance(n.ctx, gast.Store) and id(n) not in aug}

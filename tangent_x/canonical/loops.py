@@ -19,7 +19,8 @@ import gast
 
 from ..core import ir, primitives as P
 from .mutation import read_later_in
-from .names import aug_assigned, changed_names, exposed_reads, loaded_names, stored_names
+from .names import (aug_assigned, changed_names, exposed_reads, loaded_names,
+                    plainly_rebound, stored_names)
 from .scope import Static
 
 
@@ -136,7 +137,7 @@ class Loops:
             else:
                 shared.update({n: names[0] for n in names[1:]})
         read_later = read_later_in(scope, frozenset())      # only other scopes are asked
-        for n in sorted(mutated & _plainly_rebound(stmts) & set(carry)):
+        for n in sorted(mutated & plainly_rebound(stmts) & set(carry)):
             # a helper's parameter changed in place, then rebound, in its
             # loop: the first iteration changes the caller's array too,
             # which matters where the caller reads that name after the call
@@ -435,12 +436,3 @@ def _rereadable(node, rebound):
         elif not isinstance(n, _REREADABLE):
             return False
     return True
-
-
-def _plainly_rebound(stmts):
-    """Names the statements bind to a new value (``y = ...``, a loop's
-    target), not counting ``y op= v``, which keeps an array."""
-    aug_targets = {id(n.target) for s in stmts for n in gast.walk(s)
-                   if isinstance(n, gast.AugAssign)}
-    return {n.id for s in stmts for n in gast.walk(s) if isinstance(n, gast.Name)
-            and isinstance(n.ctx, gast.Store) and id(n) not in aug_targets}

@@ -147,3 +147,12 @@ def always_returns(stmts):
 def assigned_names(node):
     """Names local to a function (Python decides this statically)."""
     return stored_names(node.body if isinstance(node.body, list) else [], updates=False)
+
+
+def plainly_rebound(stmts):
+    """Names the statements bind to a new value (``y = ...``, a loop's
+    target), not counting ``y op= v``, which keeps an array."""
+    aug_targets = {id(n.target) for s in stmts for n in gast.walk(s)
+                   if isinstance(n, gast.AugAssign)}
+    return {n.id for s in stmts for n in gast.walk(s) if isinstance(n, gast.Name)
+            and isinstance(n.ctx, gast.Store) and id(n) not in aug_targets}
