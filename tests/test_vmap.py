@@ -197,7 +197,10 @@ def test_per_example_gradients_through_np_dot():
 def container_loss(x, w):
     d = {"a": x, "b": w}
     d["b"] = d["b"] * x
-    return np.sum(d["a"] * d["b"])
+    xs = [x, w]
+    for i in range(2):          # an item set at a run-time key: ``with_item``
+        xs[i] = xs[i] * w
+    return np.sum(d["a"] * d["b"]) + np.sum(xs[0] * xs[1])
 
 
 def test_per_example_gradients_through_container_updates():

@@ -157,10 +157,18 @@ def _generate(fun, kind, argnums, has_aux, grads_tuple=False, static=None):
 
 def _specialised_on(static):
     """The description's note of what the code is specialised on."""
-    if not static:
+    def one(p, k, v):
+        if k == "value":
+            return f"{p}={v!r}"
+        if k == "kind":         # (the container an argument is)
+            return f"{p} a {v}"
+        return f"len({p})={v}"
+    parts = [one(p, k, v) for p, (k, v) in sorted((static or {}).items())]
+    if not parts:
         return ""
-    parts = [f"{p}={v!r}" if k == "value" else f"len({p})={v}"
-             for p, (k, v) in sorted(static.items())]
+    kinds = [p for p in parts if " a " in p]
+    if len(kinds) == len(parts):
+        return ", for " + ", ".join(kinds)
     return ", specialised on " + ", ".join(parts)
 
 

@@ -13,7 +13,7 @@ _FOLDED_TYPES = (bool, int)
 
 
 def static_arguments(fun, args, kwargs, argnums):
-    """{parameter name: ("value", v) or ("length", n)} of a call of the
+    """{parameter name: ("value", v) or ("tuple" | "list", n)} of a call of the
     user's function ``fun`` with ``args`` and ``kwargs``: each Python
     int/bool argument not differentiated (``argnums``) by value, each
     tuple or list argument by length.  Empty when nothing can be folded."""
@@ -32,8 +32,38 @@ def static_arguments(fun, args, kwargs, argnums):
         if type(value) in _FOLDED_TYPES and name not in wrt:
             static[name] = ("value", value)
         elif type(value) in (tuple, list):
-            static[name] = ("length", len(value))
+            static[name] = (type(value).__name__, len(value))    # its kind and length
     return static
+
+
+def container_kinds(fun, args, kwargs):
+    """{parameter name: ("kind", "tuple" | "list" | "dict")} for each
+    argument of a call that is one of those containers.  The code is built
+    knowing them (a write into an item of a list argument -- ``for p, g in
+    zip(params, grads): p -= lr * g`` -- is a list's item update, not an
+    array's), as JAX traces the structure of its arguments: one code per
+    kinds, the same for every call whose arguments are arrays."""
+    try:
+        signature = inspect.signature(fun)
+        bound = signature.bind(*args, **kwargs)
+    except (TypeError, ValueError):
+        return {}
+    kinds = {}
+    for name, value in bound.arguments.items():
+        kind = signature.parameters[name].kind
+        if kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
+            continue
+        if type(value) in (tuple, list, dict):
+            kinds[name] = ("kind", type(value).__name__)
+    return kinds
+
+
+def with_kinds(static, fun, args, kwargs):
+    """``static`` and the argument kinds (``container_kinds``) together (a
+    tuple's or list's length says its kind too)."""
+    out = container_kinds(fun, args, kwargs)
+    out.update(static or {})
+    return out
 
 
 def key_of(static):

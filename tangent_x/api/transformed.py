@@ -22,7 +22,7 @@ from ..python_stage import loader as modules
 from .. import runtime, tree_util
 from .boundary import cast_like, check_inputs, fill
 from .generate import build
-from .specialised import key_of, static_arguments
+from .specialised import container_kinds, key_of, static_arguments
 
 
 class Unspecialized(TypeError):
@@ -48,6 +48,7 @@ class Transformed:
         self._generated = None
         self._specialised = None    # {key: Generated} once the generic code was refused
         self._by_structure = {}     # {structure_key: Generated} (``_for_structure``)
+        self._by_kinds = {}         # {kinds key: Generated} (``_with_kinds``)
         self._call_site = call_site()
 
     @property
@@ -88,15 +89,16 @@ class Transformed:
         """``generated``, for a call with ``args``: a vmapped function called
         inside is first specialised by one plain run of the function on the
         arguments it really gets (as JAX traces); jit asks this too."""
+        kinds = container_kinds(self._user_fun(), self._primal_args(args), kwargs)
         if self._specialised is None:
             try:
-                gen = self.generated
+                gen = self._with_kinds(kinds) if kinds else self.generated
                 if structure_dependent(gen):
-                    gen = self._for_structure(args, kwargs)
+                    gen = self._for_structure(args, kwargs, kinds)
                 return gen
             except Unspecialized:
                 self._fun(*self._primal_args(args), **kwargs)
-                gen = self.generated
+                gen = self._with_kinds(kinds) if kinds else self.generated
                 if structure_dependent(gen):
                     self._by_structure[structure_key(args, kwargs)] = gen
                 return gen
@@ -111,9 +113,20 @@ class Transformed:
         else:
             static = static_arguments(self._user_fun(), self._primal_args(args), kwargs,
                                       self._argnums)
-        return self.generated_with(static)
+        return self.generated_with({**kinds, **static})
 
-    def _for_structure(self, args, kwargs):
+    def _with_kinds(self, kinds):
+        """The code for arguments of these container kinds
+        (``specialised.container_kinds``): built once per kinds."""
+        key = key_of(kinds)
+        gen = self._by_kinds.get(key)
+        if gen is None or not canonical.deps_current(gen.deps):
+            with _BUILDING:
+                gen = self._build(kinds)
+                self._by_kinds[key] = gen
+        return gen
+
+    def _for_structure(self, args, kwargs, kinds=None):
         """The code for a call like this one, where the code inlines a
         transform specialised to the structure of its arguments (a vmapped
         function or a Jacobian called inside): one build per structure of
@@ -125,10 +138,14 @@ class Transformed:
         if gen is None or not canonical.deps_current(gen.deps):
             self._fun(*self._primal_args(args), **kwargs)
             with _BUILDING:
-                self._generated = None
-                gen = self._build()
+                if kinds:
+                    gen = self._build(kinds)
+                else:
+                    self._generated = None
+                    gen = self._build()
             self._by_structure[key] = gen
-        self._generated = gen
+        if not kinds:
+            self._generated = gen
         return gen
 
     def generated_with(self, static):

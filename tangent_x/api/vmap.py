@@ -28,7 +28,7 @@ from ..canonical import converter as canonical
 from ..python_stage import emit, loader as modules
 from ..python_stage.pipeline import optimize
 from .generate import unwrap
-from .specialised import key_of, static_arguments
+from .specialised import container_kinds, key_of, static_arguments
 from .transformed import Unspecialized, structure_dependent, structure_key
 from ..core import ir, lower, primitives as P
 from ..core.builders import assign, call
@@ -150,6 +150,7 @@ class Vmapped:
                             "containing an array")
         axes, size, key = self._boundary(args)
         static = None
+        kinds = container_kinds(self._user_fun(), args, {})
         if self._static_needed:     # the generic code was refused (api.specialised)
             static = static_arguments(self._user_fun(), args, {}, ())
             key = (key, key_of(static))
@@ -163,7 +164,7 @@ class Vmapped:
                         for arg, ax in zip(args, axes)]
             try:
                 gen = build(self._fun, args, axes, examples, self.out_axes, self.method,
-                            self.axis_name, size, static)
+                            self.axis_name, size, static, kinds)
             except TransformError as exc:
                 # a recursion's depth hangs on an unmapped Python int or a
                 # tuple's length: code specialised on them, as JAX traces
@@ -175,7 +176,7 @@ class Vmapped:
                 self._static_needed = True
                 key = (key, key_of(static))
                 gen = build(self._fun, args, axes, examples, self.out_axes, self.method,
-                            self.axis_name, size, static)
+                            self.axis_name, size, static, kinds)
             if not self._structure_keyed and structure_dependent(gen):
                 # from now on one code per shape, not per rank: the code
                 # inlines one specialised to its examples' shapes
@@ -371,7 +372,7 @@ def _fill_grads(fun, out_axes, out, args, boundary):
 
 
 def build(fun, args, axes, examples, out_axes, method, axis_name=None, size=None,
-          static=None):
+          static=None, kinds=None):
     spec = getattr(fun, "__tangent_x__", None)
     if getattr(fun, "__tangent_x_loop__", False):
         inner = fun
@@ -385,7 +386,8 @@ def build(fun, args, axes, examples, out_axes, method, axis_name=None, size=None
         else:
             with probing(axis_name, size):
                 inner = unwrap(fun, static, examples)
-        fn, namer = canonical.canonicalize(inner, static)
+        # (``kinds``: the containers the arguments are, ``container_kinds``)
+        fn, namer = canonical.canonicalize(inner, {**(kinds or {}), **(static or {})})
         if not static and hasattr(spec, "generated_for") and structure_dependent(spec.generated):
             # the inner transform's code holds for examples like these only
             fn.deps.append(("specialised", spec, None, spec.generated))

@@ -8,6 +8,7 @@ is a check (``checks``).  Mixed into ``converter.Converter``."""
 import gast
 
 from ..core import ir, primitives as P
+from . import views
 from .names import always_returns
 from .scope import Static
 
@@ -84,6 +85,16 @@ class Branches:
             self.bind(scope, n, ir.name(o))
         return None
 
+    def emit_choice(self, pred, outs, results, bodies):
+        """A ``cond`` this module makes to follow a change (array or number,
+        view or copy): what its outputs hold is said by the caller, which
+        rebinds every name and container that changed."""
+        self._choosing = True
+        try:
+            self.emit_cond(pred, outs, results, bodies, self.origin)
+        finally:
+            self._choosing = False
+
     def unbound_eqn(self, name_, eqns):
         out = self.namer.fresh(f"{name_}_unbound")
         eqns.append(ir.Eqn([out], P.get("unbound"), [ir.const(name_)], origin=self.origin))
@@ -98,14 +109,60 @@ class Branches:
         # so may a result a nested ``if`` chose from such values
         for i, out in enumerate(outs):
             self.note_join(out, pred, [b.results[i] for b in branches])
+        kept = self.join_views(outs, branches)
+        for i, out in enumerate(outs):
+            # what every path knows of the value (a list, a dict of these keys)
+            for facts in (self._containers, self._dict_keys, self._tuple_lengths):
+                seen = [facts.get(b.results[i].id) if ir.is_name(b.results[i]) else None
+                        for b in branches]
+                if seen[0] is not None and all(s == seen[0] for s in seen):
+                    facts[out] = seen[0]
+        if not self._choosing:      # (``update_if_array`` says what its outputs hold)
+            self.join_members(outs, branches)
         for body in branches:
             defined = body.defined()
             for out, r in zip(outs, body.results):
                 if ir.is_name(r):
                     sources = {a for a in self._may_alias.get(r.id, set()) | {r.id}
                                if a not in defined}
+                    if out not in kept:
+                        # a view of an array from before the branch (``row =
+                        # x[1]`` on one path): a later change in place of
+                        # either is refused, as for a value passed through
+                        sources |= {a for a in self.sharing_atoms({r.id}) - {r.id}
+                                    if a not in defined}
                     if sources:
                         self._may_alias.setdefault(out, set()).update(sources)
+
+    def join_views(self, outs, branches):
+        """A view relation between two results that holds on every path
+        (``row = x[0]`` before an ``if`` that changes ``x`` in place on one
+        path) holds between the outputs: recorded, so a later change of
+        either is seen through the other.  Returns the outputs it holds for."""
+        kept = set()
+        for i, out in enumerate(outs):
+            relation = None
+            for body in branches:
+                r = body.results[i]
+                view = self._views.get(r.id) if ir.is_name(r) else None
+                if view is None:
+                    break
+                base, idx = view
+                j = next((j for j, b in enumerate(body.results)
+                          if ir.is_name(b) and b.id == base.id and j != i), None)
+                if j is None:
+                    break
+                key = (j, idx if isinstance(idx, views.ViewCall) else gast.dump(idx))
+                if relation is not None and relation != key:
+                    break
+                relation = key
+            else:
+                if relation is not None:
+                    j, _ = relation
+                    self._add_view(ir.name(out), ir.name(outs[j]),
+                                   self._views[branches[0].results[i].id][1])
+                    kept.add(out)
+        return kept
 
     def expr_IfExp(self, scope, node, target):
         pred = self.atom(scope, node.test)

@@ -43,7 +43,9 @@ from .inlining import Inlining
 from .iteration import Iteration
 from .known_values import KnownValues
 from .lax_calls import LaxCalls
+from .held import Held
 from .loops import Loops
+from .members import Members
 from .mutation import Mutation
 from .pullbacks import Pullbacks
 from .rejoins import Rejoins
@@ -57,8 +59,8 @@ RESERVED = {"np", "slice", "float", "len", "int", "range", "bool", "print",
             "min", "reversed"} | set(P.RUNTIME_NAMES) | set(P.MODULE_ALIASES)
 
 
-class Converter(Expressions, Statements, Calls, Inlining, Checks, Mutation, Rejoins, Branches,
-                Loops, KnownValues, Iteration, LaxCalls, Trees, Pullbacks):
+class Converter(Expressions, Statements, Calls, Inlining, Checks, Mutation, Members, Held,
+                Rejoins, Branches, Loops, KnownValues, Iteration, LaxCalls, Trees, Pullbacks):
     """One canonicalisation: the equations emitted so far and the state
     the mixins share (bindings, views, aliases, CSE)."""
 
@@ -77,6 +79,13 @@ class Converter(Expressions, Statements, Calls, Inlining, Checks, Mutation, Rejo
         self._tuple_roots = {}  # env name of a constant tuple's slice -> (root, start, step)
         self._run_time_slices = {}  # atom name -> the user's text of what it slices
         self._containers = {}  # atom name -> "dict" | "list" for packed containers
+        self._members = {}    # container atom -> (kind, keys, items) it holds (members.py)
+        self._holders = {}    # atom name -> [(container atom, key)] holding it
+        self._somewhere = {}  # container atom -> atom names it holds at places not known
+        self._held_marks = set()  # (item, container, key) in ``_holders``, for no repeats
+        self._moving = None   # values a change in place reached (``propagate``)
+        self._choosing = False  # ``update_if_array`` emits its choice (members.py)
+        self._held_checks = 0  # ``check_held`` calls so far (a loop converts again if any)
         self._dict_keys = {}  # atom name of a dict -> its keys, known when transforming
         self._local_functions = {}  # id of a function node -> whether it defines any
         self._view_children = {}  # base atom name -> names of views taken from it
@@ -129,6 +138,7 @@ class Converter(Expressions, Statements, Calls, Inlining, Checks, Mutation, Rejo
         if key is not None:
             self._cse[key] = out
         self.note_view(self.eqns[-1])
+        self.note_shared_items(self.eqns[-1])
         return ir.name(out)
 
     def nested(self, fn, *args, scope=None):
@@ -170,10 +180,12 @@ def _cse_key(prim, args, kwargs, params):
 
 def canonicalize(fn, static=None):
     """The canonical form of a user function (not transformed).  ``static``
-    ({parameter: ("value", number) or ("length", n)}): parameters whose
-    Python int/bool value, or whose tuple/list length, this form is
-    specialised on (as jit's static arguments are), so a recursion or a
-    loop they decide unrolls (``api.specialised``)."""
+    ({parameter: ("value", number), ("tuple" | "list", n) or ("kind",
+    "tuple" | "list" | "dict")}): parameters whose Python int/bool value,
+    or whose tuple/list length, this form is specialised on (as jit's
+    static arguments are), so a recursion or a loop they decide unrolls;
+    and the containers the arguments are, whose items a write changes as
+    a container's (``api.specialised``)."""
     # inlining nests Python calls (~10 frames per inlined call): recursion
     # unrolled ``MAX_RECURSION`` calls deep needs room beyond the default
     limit = sys.getrecursionlimit()
@@ -206,8 +218,11 @@ def _canonicalize(fn, static):
             conv.bind(scope, p, ir.const(value))
             continue
         conv.bind(scope, p, ir.name(p))     # an alias made later (d = p) is seen through p
-        if kind == "length":    # a tuple or list of this length
+        if kind in ("tuple", "list"):   # a tuple or list of this length
             conv._tuple_lengths[p] = value
+            conv._containers[p] = kind
+        if kind == "kind":      # a tuple, list or dict (its items written as such)
+            conv._containers[p] = value
     # the defaults of the function parsed (a bound method's, the one-line
     # function a functools.partial stands for)
     fn = parsed.fn

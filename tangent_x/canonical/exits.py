@@ -35,6 +35,8 @@ def _walk_no_nested(stmts, loops=True):
     while stack:
         node = stack.pop()
         yield node
+        if isinstance(node, (gast.FunctionDef, gast.Lambda, gast.ClassDef)):
+            continue        # (a ``def`` in a loop's body: its returns are its own)
         for child in gast.iter_child_nodes(node):
             if isinstance(child, (gast.FunctionDef, gast.Lambda, gast.ClassDef)):
                 continue

@@ -170,16 +170,24 @@ class Expressions:
         if isinstance(value, Static) and isinstance(value.obj, VjpPair):
             return self.vjp_pair_item(value.obj, idx, node, scope)
         base = self.as_atom(scope, value, node.value)
+        return self.item_of(base, idx, target, ir.ast_text(node.value))
+
+    def item_of(self, base, idx, target, text=None):
+        """``base[idx]`` (``text``: the user's spelling of ``base``): folded
+        where it is known now, else a ``getitem`` recorded as a view of
+        ``base`` where basic indexing shares memory."""
         folded = self.static_item(base, idx, target)
         if folded is not None:
             return folded
         out = self.emit(P.get("getitem"), [base, idx], target=target,
                         base=item_name(base, idx))
-        if ir.is_name(base) and looks_basic(idx):
+        if _is_slice(idx) and self.slice_of_container(base, idx, out):
+            pass            # a list's slice is a new list (of the same objects)
+        elif ir.is_name(base) and looks_basic(idx):
             self._add_view(out, base, idx)
-        if _constant_slice(idx) is not None:
+        if text is not None and _constant_slice(idx) is not None:
             # its length is decided at run time: named if a recursion hangs on it
-            self._run_time_slices[out.id] = ir.ast_text(node.value)
+            self._run_time_slices[out.id] = text
         return out
 
     def expr_BinOp(self, scope, node, target):
@@ -238,6 +246,7 @@ class Expressions:
             return elts
         out = self.emit(P.get("tuple"), elts, target=target, base="tup")
         self._tuple_lengths[out.id] = len(elts)
+        self.note_members(out, "tuple", range(len(elts)), elts)
         return out
 
     # --- tuples of a length known when transforming ------------------------
@@ -259,7 +268,15 @@ class Expressions:
         when it can be known now: an item of a constant tuple is that
         object (a number folds, a function stays callable); a constant
         slice of a constant tuple is the smaller tuple, and of a tuple
-        built in the code a tuple whose length is known.  None otherwise."""
+        built in the code a tuple whose length is known; an item of a
+        container built in the code is the value it holds (``members``).
+        None otherwise."""
+        member = self.member_at(base, idx)
+        if member is not None:
+            return member
+        kept = self.members_sliced(base, idx, target)    # ``t[1:]``: (b, c)
+        if kept is not None:
+            return kept
         length = self.tuple_length(base)
         if length is None:
             return None
@@ -284,6 +301,7 @@ class Expressions:
         out = self.emit(P.get("getitem"), [base, idx], target=target,
                         base=item_name(base, idx))
         self._tuple_lengths[out.id] = len(range(length)[window])
+        self.slice_of_container(base, idx, out)
         return out
 
     def expr_List(self, scope, node, target):
@@ -292,6 +310,7 @@ class Expressions:
             return elts
         out = self.emit(P.get("list"), elts, target=target, base="items")
         self._containers[out.id] = "list"
+        self.note_members(out, "list", range(len(elts)), elts)
         return out
 
     def expr_Dict(self, scope, node, target):
@@ -306,6 +325,7 @@ class Expressions:
                         target=target, base="d")
         self._containers[out.id] = "dict"
         self._dict_keys[out.id] = tuple(dict.fromkeys(keys))
+        self.note_members(out, "dict", keys, values)
         return out
 
     def expr_Lambda(self, scope, node, target):
@@ -455,3 +475,7 @@ def _fixed_module(holder):
     if not isinstance(holder, types.ModuleType):
         return False
     return holder.__name__.split(".")[0] in _FIXED_ROOTS
+
+
+def _is_slice(idx):
+    return isinstance(idx, gast.Call) and ir.is_name(idx.func, "slice")

@@ -47,9 +47,15 @@ class Inlining:
             self.eqns[-1].outs = [new]
             # what is known of the value goes with its new name (a dict
             # comprehension's result is a dict, its keys known)
-            for known in (self._containers, self._dict_keys, self._tuple_lengths):
+            for known in (self._containers, self._dict_keys, self._tuple_lengths,
+                          self._run_time_slices):
                 if result.id in known:
                     known[new] = known[result.id]
+            if result.id in self._views:   # ``return x[1, :]``: a view of the caller's x
+                base, idx = self._views.pop(result.id)
+                self._view_children[base.id].remove(result.id)
+                self._add_view(ir.name(new), base, idx)
+            self.rename_container(result, ir.name(new))    # ``return (x[0], x[1])``
             result = ir.name(new)
         return result
 

@@ -25,6 +25,64 @@ class Iteration:
         if stmt.orelse:
             self.block(scope, stmt.orelse, live_after)
 
+    def held_items(self, scope, stmt):
+        """(Steps, each a function giving the step's item, and the names of
+        the sequences) of a loop that
+        changes its items in place (``for p in ps: p *= 2``, ``for p, g in
+        zip(ps, gs): p -= g``) over tuples and lists built in the code, of
+        known items: written out, each step's item is read when the step
+        runs -- the array itself, as the steps before left it -- so a change
+        is seen through every name of it.  None otherwise (a loop)."""
+        targets = {n.id for n in gast.walk(stmt.target) if isinstance(n, gast.Name)}
+        changed = stored_names(stmt.body, binds=False) | aug_assigned(stmt.body)
+        if not targets & changed or stmt.orelse:
+            return None
+
+        def sequence(node):
+            """(a name bound to the sequence, its length), or None."""
+            if not isinstance(node, (gast.Name, gast.List, gast.Tuple)):
+                return None
+            atom = self.expr(scope, node)
+            known = self._members.get(atom.id) if ir.is_name(atom) else None
+            if known is None or known[0] == "dict" or len(known[2]) > 16:
+                return None
+            name_ = node.id if isinstance(node, gast.Name) else None
+            if name_ is None:       # a literal: named, so that its items are followed
+                name_ = self.namer.fresh("loop_items")
+                self.bind(scope, name_, atom)
+            return name_, len(known[2])
+
+        def item(name_, j):
+            return lambda: self.item_of(scope.locals[name_], ir.const(j), None)
+        it = stmt.iter
+        if isinstance(it, gast.Call) and not it.keywords and it.args:
+            func = self.expr(scope, it.func)
+            obj = func.obj if isinstance(func, Static) else None
+            if obj is builtins.zip:
+                seqs = [sequence(a) for a in it.args]
+                if None in seqs:
+                    return None
+                n = min(length for _, length in seqs)
+                return [lambda j=j: self.packed([item(s, j)() for s, _ in seqs], "items")
+                        for j in range(n)], {s for s, _ in seqs}
+            if obj is builtins.enumerate and len(it.args) == 1:
+                seq = sequence(it.args[0])
+                return None if seq is None else ([
+                    lambda j=j: self.packed([ir.const(j), item(seq[0], j)()], "pair")
+                    for j in range(seq[1])], {seq[0]})
+            return None
+        seq = sequence(it)
+        return None if seq is None else ([item(seq[0], j) for j in range(seq[1])], {seq[0]})
+
+    def unroll_items(self, scope, stmt, steps, live_after):
+        """``held_items``' steps, written out; the sequences (``steps[1]``)
+        are read again by the steps after each."""
+        steps, sequences = steps
+        live = loaded_names(stmt.body) | set(live_after)
+        for i, step in enumerate(steps):
+            self.bind_atom(scope, stmt.target, step())
+            self.block(scope, stmt.body, live | (sequences if i < len(steps) - 1 else set()))
+
     def _iterated(self, scope, node, copy):
         """Whether ``list``/``tuple``/``sum`` of ``node`` is the loop over it:
         not of a generator, a value known now (a shape), or, for a copy
@@ -94,7 +152,8 @@ class Iteration:
             rng = self.range_args(scope, it)
             if rng is not None:
                 return rng + (None,)
-        length, fetch = self.iteration(scope, it, _target_bases(stmt.target))
+        length, fetch = self.iteration(scope, it, _target_bases(stmt.target),
+                                       plainly_rebound(stmt.body))
         return ir.const(0), length, ir.const(1), fetch
 
     def range_args(self, scope, node):
@@ -109,12 +168,12 @@ class Iteration:
                 return tuple(args)
         return None
 
-    def iteration(self, scope, it, base=None):
+    def iteration(self, scope, it, base=None, rebound=frozenset()):
         """(length atom, fetch(k) -> atom of item k) for any iterable:
         ``range``, ``zip``, ``enumerate``, ``reversed``, ``d.items()`` and
         friends, nested; anything else is indexed item by item.  ``base``:
         the loop target's name (or a list, for a tuple target), which the
-        items are named after."""
+        items are named after; ``rebound``: names the loop's body rebinds."""
         rng = self.range_args(scope, it)
         if rng is not None:
             start, stop, step = rng
@@ -131,17 +190,16 @@ class Iteration:
             if obj is builtins.zip:
                 bases = base if isinstance(base, list) and len(base) == len(it.args) \
                     else [None] * len(it.args)
-                parts = [self.iteration(scope, a, b) for a, b in zip(it.args, bases)]
+                parts = [self.iteration(scope, a, b, rebound) for a, b in zip(it.args, bases)]
                 length = self.shortest_of([p[0] for p in parts])
-                return length, lambda k: self.emit(
-                    P.get("tuple"), [fetch(k) for _, fetch in parts], base="items")
+                return length, lambda k: self.packed(
+                    [fetch(k) for _, fetch in parts], "items")
             if obj is builtins.enumerate:
                 inner = base[1] if isinstance(base, list) and len(base) == 2 else None
-                length, fetch = self.iteration(scope, it.args[0], inner)
-                return length, lambda k: self.emit(P.get("tuple"), [k, fetch(k)],
-                                                   base="pair")
+                length, fetch = self.iteration(scope, it.args[0], inner, rebound)
+                return length, lambda k: self.packed([k, fetch(k)], "pair")
             if obj is builtins.reversed:
-                length, fetch = self.iteration(scope, it.args[0], base)
+                length, fetch = self.iteration(scope, it.args[0], base, rebound)
                 last = self.emit(P.get("sub"), [length, ir.const(1)], base="last")
                 return length, lambda k: fetch(self.emit(P.get("sub"), [last, k],
                                                          base="back"))
@@ -151,8 +209,30 @@ class Iteration:
                 return self.dict_iteration(scope, it)
         seq = self.atom(scope, it)
         length = self.shortest_of([seq])
-        return length, lambda k: self.emit(P.get("iteration_item"), [seq, k],
-                                           base=base if isinstance(base, str) else "item")
+        label = base if isinstance(base, str) else "item"
+        if not (isinstance(it, gast.Name) and it.id not in rebound and ir.is_name(seq)):
+            return length, lambda k: self.emit(P.get("iteration_item"), [seq, k], base=label)
+
+        def fetch(k):
+            # the items of the sequence as the loop goes (a loop carrying it
+            # binds it to its carry): each a view of it, so that changing
+            # one in place (``for p, g in zip(params, grads): p -= lr * g``)
+            # changes the sequence, and the loop carries it
+            now = scope.locals.get(it.id)
+            now = now if ir.is_name(now) else seq
+            item = self.emit(P.get("iteration_item"), [now, k], base=label)
+            if self._containers.get(now.id) != "dict":
+                self._add_view(item, now, k)
+            return item
+        return length, fetch
+
+    def packed(self, items, base):
+        """The tuple of ``items`` (a step of ``zip``/``enumerate``), which holds
+        them: unpacking it gives the items themselves."""
+        out = self.emit(P.get("tuple"), items, base=base)
+        self._tuple_lengths[out.id] = len(items)
+        self.note_members(out, "tuple", range(len(items)), items)
+        return out
 
     def dict_iteration(self, scope, it):
         mapping = self.atom(scope, it.func.value)

@@ -239,16 +239,23 @@ class Loops:
         """``loop_body``, again with the names a call in the body changed
         in place carried too (``CarryMore``); ``carry`` is extended in
         place, so the caller binds them after the loop."""
+        held = set()
         for _ in range(10):
             try:
-                return self.loop_body(scope, carry, body_fn, body_stmts)
+                return self.loop_body(scope, carry, body_fn, body_stmts, held)
             except CarryMore as more:
                 carry += [n for n in more.names if n not in carry]
-        return self.loop_body(scope, carry, body_fn, body_stmts)
+            except HeldMore as more:
+                held |= more.pairs
+        return self.loop_body(scope, carry, body_fn, body_stmts, held)
 
-    def loop_body(self, scope, carry, body_fn, body_stmts=()):
-        """Bind carry-in names, run ``body_fn`` nested; return the pieces."""
+    def loop_body(self, scope, carry, body_fn, body_stmts=(), held=frozenset()):
+        """Bind carry-in names, run ``body_fn`` nested; return the pieces.
+        ``held``: pairs (item, container) of carry names, each held in the
+        other at a place known at run time only, as a turn leaves them
+        (``members``): the body is converted again until its start has them."""
         before = dict(scope.locals)
+        names_before = set(self.namer.taken)
         carry_names = [self.namer.fresh(n) for n in carry]
         inits = [before[n] if n in before else self.unbound_eqn(n, self.eqns)
                  for n in carry]
@@ -271,6 +278,7 @@ class Loops:
             if n in guarded:
                 self._carry_guard[c] = (n, guarded[n])
         self.link_views(scope, view_pairs)
+        turn_start = self.turn_starts(carry, carry_names, inits, held, names_before)
         try:
             eqns, extra = self.nested(body_fn, scope=scope)
         finally:
@@ -303,6 +311,9 @@ class Loops:
                     f"changes in place, but they part inside it", None,
                     f"copy before the loop ({n} = {first}.copy())")
         scope.locals = before
+        more = self.turn_ends(turn_start, results)
+        if more:
+            raise HeldMore(more)
         self.exit_views = view_pairs      # for the caller, once the loop's outputs are bound
         return carry_names, inits, eqns, results, extra
 
@@ -347,6 +358,9 @@ class Loops:
             seq = self.expr(scope, stmt.iter)
             if isinstance(seq, Static) and isinstance(seq.obj, (list, tuple)):
                 return self.unroll(scope, stmt, seq.obj, live_after)
+        items = self.held_items(scope, stmt)
+        if items is not None:       # ``for p in [a, b]: p *= 2``: each array itself
+            return self.unroll_items(scope, stmt, items, live_after)
         if not getattr(stmt, "peeled", False) and not stmt.orelse:
             first = self.peeled_range(scope, stmt, live_after)
             if first is not None:
@@ -397,6 +411,15 @@ class Loops:
             self.note_first_values(carry_names, inits, results, None if up is None else ran)
         if orelse:
             self.block(scope, orelse, live_after)
+
+
+class HeldMore(Exception):
+    """What a loop's turn leaves held in its carried containers, which its
+    start did not have (``loop_body``)."""
+
+    def __init__(self, pairs):
+        super().__init__(pairs)
+        self.pairs = pairs
 
 
 class CarryMore(Exception):

@@ -23,17 +23,6 @@ _COMBINING = frozenset(("index_add", "index_mul", "index_min", "index_max"))
 class Mutation:
     """Mixed into ``converter.Converter``."""
 
-    def list_pop(self, scope, name_node, target):
-        """``v = xs.pop()``: the last item, and ``xs`` rebound without it."""
-        old = self.atom(scope, name_node)
-        item = self.emit(P.get("getitem"), [old, ir.const(-1)], target=target, base="last")
-        rest = self.emit(P.get("getitem"), [old, ir.slice_call(None, ir.const(-1), None)],
-                         target=name_node.id)
-        self.propagate(old, rest)
-        self.bind(scope, name_node.id, rest)
-        return item
-
-
     def at_update(self, scope, node, at, target):
         """``x.at[idx].set(v)`` (JAX's functional update): copy plus update."""
         base_node, index_node, op = at
@@ -42,7 +31,10 @@ class Mutation:
         (value,), _ = self.call_args(scope, node)
         return self.index_update(base, idx, value, _AT_UPDATES[op], target)
 
-    def index_update(self, base, idx, value, binop, target):
+    def index_update(self, base, idx, value, binop, target, replaces=False):
+        """``base`` with ``value`` written (``binop``: combined) at ``idx``;
+        ``replaces``: the user's ``base[idx] = value``, whose container
+        then holds the value written (``members``)."""
         params = {}
         if ir.is_name(base) and base.id in self._containers:
             params["container"] = self._containers[base.id]
@@ -56,6 +48,8 @@ class Mutation:
                         target=target, base=base_name("", base) or "updated")
         if params:
             self._containers[out.id] = params["container"]
+        if replaces:
+            self.members_after_set(base, idx, value, out)
         keys = self._dict_keys.get(base.id) if ir.is_name(base) else None
         if keys is not None and isinstance(idx, gast.Constant):
             # d[k] = v at a constant key: the same keys, k last if new
@@ -96,9 +90,21 @@ class Mutation:
                           can_rejoin=isinstance(base_node, gast.Name))
         idx = self.index_atom(scope, target.slice)
         name_ = base_node.id if isinstance(base_node, gast.Name) else None
-        new = self.index_update(base, idx, value, binop, name_ or "updated")
+        if binop is not None and ir.is_name(base) and self._containers.get(base.id) in (
+                "list", "dict"):
+            # ``d[k] += v``: NumPy's ``+=`` on the item (an array changes in
+            # place, and every name sharing it sees that), then the item set
+            value = self.augmented_item(scope, target, base, idx, value, binop)
+            binop = None
+            base = self.atom(scope, base_node)      # (as the change left it)
+        new = self.index_update(base, idx, value, binop, name_ or "updated", replaces=True)
         if isinstance(base_node, gast.Subscript):
-            self.assign_subscript(scope, base_node, new)
+            if ir.is_name(base) and (base.id in self._views or base.id in self._holders):
+                # ``v[0][1] = w``: the item (a view, or a value the container
+                # holds) changed in place, and every name sharing it sees it
+                self.propagate(base, new)
+            else:
+                self.assign_subscript(scope, base_node, new)
             return
         pending = self._rejoin_next
         self.propagate(base, new)
@@ -125,22 +131,34 @@ class Mutation:
                 f"rebinds one of them: which names share the array then changes from one "
                 f"iteration to the next", None,
                 f"{copy}, or write '{name_} = {name_} + ...' instead of '{name_} += ...'")
-        self._rebind(old, new)
-        self._refresh_views(old, new, skip=None)
-        view = self._views.get(old.id)
-        while view is not None:
-            base, idx = view
-            if _whole(idx):         # an alias recorded as ``base[...]``: the same array
-                updated = new
-            else:
-                if isinstance(idx, views.ViewCall):
-                    updated = self.written_back(base, idx, new)
+        outermost = self._moving is None
+        if outermost:
+            self._moving = []
+        try:
+            self._rebind(old, new)
+            self._refresh_views(old, new, skip=None)
+            view = self._views.get(old.id)
+            while view is not None:
+                base, idx = view
+                if _whole(idx):         # an alias recorded as ``base[...]``: the same array
+                    updated = new
                 else:
-                    updated = self.index_update(base, idx, new, None, base.id)
-                self._add_view(new, updated, idx)
-            self._rebind(base, updated)
-            self._refresh_views(base, updated, skip=old.id)
-            old, new, view = base, updated, self._views.get(base.id)
+                    if isinstance(idx, views.ViewCall):
+                        updated = self.written_back(base, idx, new)
+                    else:
+                        updated = self.index_update(base, idx, new, None, base.id)
+                        self.members_written_back(base, idx, new, updated)
+                    self._add_view(new, updated, idx)
+                self._rebind(base, updated)
+                self._refresh_views(base, updated, skip=old.id)
+                old, new, view = base, updated, self._views.get(base.id)
+            if outermost:
+                # the containers holding what changed (``members``)
+                while self._moving:
+                    self.follow_members(*self._moving.pop(0))
+        finally:
+            if outermost:
+                self._moving = None
 
     def note_view(self, eqn):
         """``v = x.T`` (``x.reshape(-1)``, ``np.swapaxes(x, 0, 1)`` ...): ``v``
@@ -184,7 +202,7 @@ class Mutation:
         """``if_true()`` where ``pred`` holds at run time, else ``otherwise``."""
         eqns, result = self.nested(if_true)
         out = self.namer.fresh(base)
-        self.emit_cond(pred, [out], [[result], [otherwise]], [eqns, []], self.origin)
+        self.emit_choice(pred, [out], [[result], [otherwise]], [eqns, []])
         self._may_alias.pop(out, None)    # one array in both cases: every alias follows
         return ir.name(out)
 
@@ -193,6 +211,8 @@ class Mutation:
         self._view_children.setdefault(base.id, []).append(view.id)
 
     def _rebind(self, old, new):
+        if self._moving is not None and old.id in self._holders:
+            self._moving.append((old, new))
         for s, n in list(self._bindings.get(old.id, [])):
             current = s.locals.get(n)
             if ir.is_name(current) and current.id == old.id:
@@ -204,7 +224,7 @@ class Mutation:
 
     def _refresh_views(self, old_base, new_base, skip):
         for view_id in list(self._view_children.get(old_base.id, [])):
-            if view_id == skip or not self._is_bound(view_id):
+            if view_id == skip or not self._in_use(view_id):
                 continue
             _, idx = self._views[view_id]
             view = ir.name(view_id)
@@ -232,7 +252,7 @@ class Mutation:
         pred = self.emit(P.get("is_array"), [value], base=f"{base_name('', value) or 'value'}_is_array")
         eqns, result = self.nested(if_array)
         out = self.namer.fresh(base)
-        self.emit_cond(pred, [out], [[result], [otherwise]], [eqns, []], self.origin)
+        self.emit_choice(pred, [out], [[result], [otherwise]], [eqns, []])
         self._may_alias.pop(out, None)    # a number is shared with nothing
         return ir.name(out)
 
@@ -280,15 +300,12 @@ class Mutation:
             near = [a] + self._view_children.get(a, [])
             if a in self._views:
                 near.append(self._views[a][0].id)
+            near += self._holding_names(a)[1:]      # the containers holding it
             related = related or near
             first += near
-        read_later = read_later_in(scope, live)
-
-        def names(atom_ids):
-            return sorted({n for atom_id in atom_ids for s, n in self._bindings.get(atom_id, [])
-                           if (s is not scope or n != name_)      # (a caller's own 'y' too)
-                           and ir.is_name(s.locals.get(n)) and not s.finished
-                           and s.locals[n].id == atom_id and read_later(s, n)})
+        # (a caller's own 'y' too, but not this name)
+        names = self.read_later_names(scope, live, skip=name_)
+        self.check_held(scope, stmt, old, names, f"the array '{name_}'")
         joined = names(self.carried_from(self._joined_aliases(first)))
         sources = names(self.carried_from(self._joined_sources(first)))
         if (joined or sources) and self.plan_rejoin(old, first, names):
@@ -338,34 +355,33 @@ class Mutation:
         changed = [c for c in changed if read_later(c[0], c[1])]
         if not changed:
             return
+        inner = {o for eqn in ir.all_eqns(eqns) for o in eqn.outs}
+        # the values a changed container holds that only it names (a view
+        # refreshed inside): chosen too, so the container's items stay known
+        held = self.items_chosen([(c[2], c[3]) for c in changed])
         outs = [self.namer.fresh(n) for _, n, _, _ in changed]
-        self.emit_cond(pred, outs, [[c[3] for c in changed], [c[2] for c in changed]],
-                       [eqns, []], self.origin)
-        for o in outs:      # what they share if arrays is recorded below; numbers share nothing
+        held_outs = [self.namer.fresh(base_name("", a) or "item") for a, _ in held]
+        self.emit_choice(pred, outs + held_outs,
+                         [[c[3] for c in changed] + [a for a, _ in held],
+                          [c[2] for c in changed] + [b for _, b in held]], [eqns, []])
+        for o in outs + held_outs:  # what they share if arrays is recorded below; numbers none
             self._may_alias.pop(o, None)
         outer = {new.id: new}
         outer.update({c[3].id: ir.name(o) for c, o in zip(changed, outs) if ir.is_name(c[3])})
-        for (s, n, _, after), o in zip(changed, outs):
-            self.bind(s, n, ir.name(o))
+        chosen = {a.id: ir.name(o) for (a, _), o in zip(held, held_outs)}
+        for (s, n, _, after), o in zip(changed + [(None, None, b, a) for a, b in held],
+                                       outs + held_outs):
+            if s is not None:
+                self.bind(s, n, ir.name(o))
             if ir.is_name(after) and after.id == new.id:      # an alias of ``y``
                 self._add_view(ir.name(o), new, ir.const(Ellipsis))
-        inner = {o for eqn in eqns for o in eqn.outs}
         for view_id, (base, idx) in inner_views.items():
             base = outer.get(base.id, base)
-            if view_id in outer and base.id not in inner:
-                self._add_view(outer[view_id], base, idx)
-
-    def _joined_aliases(self, atom_ids):
-        """Values an ``if`` chose that may be one of ``atom_ids`` (on the path
-        where a branch passed it through)."""
-        ids = set(atom_ids)
-        return sorted(out for out, sources in self._may_alias.items() if sources & ids)
-
-    def _joined_sources(self, atom_ids):
-        """The other way round: values from before an ``if`` that the values
-        it chose (``atom_ids``) may be (``b = x`` on one path, then ``b -= v``
-        changes ``x`` on that path only)."""
-        return sorted({src for a in atom_ids for src in self._may_alias.get(a, ())})
+            for view in (outer.get(view_id), chosen.get(view_id)):
+                if view is not None and base.id not in inner:
+                    self._add_view(view, base, idx)
+        for (_, _, before, after), o in zip(changed, outs):
+            self.members_after_choice(before, after, ir.name(o), chosen, outer, inner)
 
     def check_joined(self, scope, node, base, live, can_rejoin=False):
         """``y[i] = v`` changes an array a name bound after an ``if`` may
@@ -377,12 +393,9 @@ class Mutation:
         self._rejoin_next = None
         if not ir.is_name(base):
             return
-        read_later = read_later_in(scope, live)
-
-        def names(atom_ids):
-            return sorted({n for atom_id in atom_ids for s, n in self._bindings.get(atom_id, [])
-                           if ir.is_name(s.locals.get(n)) and s.locals[n].id == atom_id
-                           and not s.finished and read_later(s, n)})
+        names = self.read_later_names(scope, live)
+        self.check_held(scope, node, base, names,
+                        f"the array '{node.id}'" if isinstance(node, gast.Name) else "an array")
         first = self.first_values([base.id])
         others = names(self.carried_from(self._joined_aliases(first)))
         sources = names(self.carried_from(self._joined_sources(first)))

@@ -43,6 +43,18 @@ class Rejoins:
         self._rejoin_next = None if plan is None else (plan, old)
         return plan is not None
 
+    def _joined_aliases(self, atom_ids):
+        """Values an ``if`` chose that may be one of ``atom_ids`` (on the path
+        where a branch passed it through)."""
+        ids = set(atom_ids)
+        return sorted(out for out, sources in self._may_alias.items() if sources & ids)
+
+    def _joined_sources(self, atom_ids):
+        """The other way round: values from before an ``if`` that the values
+        it chose (``atom_ids``) may be (``b = x`` on one path, then ``b -= v``
+        changes ``x`` on that path only)."""
+        return sorted({src for a in atom_ids for src in self._may_alias.get(a, ())})
+
     def rejoin_pending(self, new, maybe_number):
         """Apply the plan the last check made, now that the changed value is
         ``new``."""

@@ -126,8 +126,9 @@ class Statements:
             # xs.append(v): a functional update that aliases of xs see
             name_ = call.func.value.id
             old = self.atom(scope, call.func.value)
-            new = self.emit(P.get("appended"), [old, self.atom(scope, call.args[0])],
-                            target=name_)
+            item = self.atom(scope, call.args[0])
+            new = self.emit(P.get("appended"), [old, item], target=name_)
+            self.members_after_append(old, item, new)
             self.propagate(old, new)
             self.bind(scope, name_, new)
             return
@@ -204,16 +205,17 @@ class Statements:
             for i, t in enumerate(target.elts):
                 if isinstance(t, gast.Starred):
                     stop = ir.const(-after) if after else ir.const(None)
-                    item = self.emit(P.get("getitem"),
-                                     [value, ir.slice_call(ir.const(i), stop, None)],
-                                     target=t.value.id if isinstance(t.value, gast.Name)
-                                     else "rest")
+                    rest = ir.slice_call(ir.const(i), stop, None)
+                    label = t.value.id if isinstance(t.value, gast.Name) else "rest"
+                    # (``a, *rest = (x, y, z)``: rest is the list [y])
+                    item = self.members_sliced(value, rest, label, "list") \
+                        or self.item_of(value, rest, label)
                     self.bind_atom(scope, t.value, item)
                     continue
                 k = i if not starred or i < starred[0] else i - len(target.elts)
                 base = t.id if isinstance(t, gast.Name) else "item"
-                item = self.emit(P.get("getitem"), [value, ir.const(k)], target=base)
-                self.bind_atom(scope, t, item)
+                # (a, b = x of a 2-d array: two views of its rows)
+                self.bind_atom(scope, t, self.item_of(value, ir.const(k), base))
         elif isinstance(target, gast.Subscript):
             self.assign_subscript(scope, target, value)
         else:

@@ -410,9 +410,14 @@ linear(np.full, np.full_like, args=((1, "fill_value"),))
 @batching("zeros_like", "ones_like", "empty_like", "copy", "float32", "float64",
           "int32", "int64")
 def batch_same(eqn, b):
-    """Ops that act on each element (or the whole value) alike."""
+    """Ops that act on each element (or the whole value) alike.  ``zeros_like``
+    of a container (a list cotangent's zeros) is zeros of each leaf: of the
+    lanes of a batched leaf, with its flag -- not one zero list per example
+    stacked, whose flag the probe's last list (of another length in a
+    loop) would decide (fuzz seed 451579)."""
     if b.shape(eqn.args[0]) is not None and b.shape(eqn.args[0]).kind != "array":
-        return None
+        if eqn.prim.name != "zeros_like" or b.flag(eqn.args[0]) is None:
+            return None
     for o in eqn.outs:
         b.mark(o, b.flag(eqn.args[0]))
     return respell(eqn)

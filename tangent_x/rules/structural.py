@@ -307,7 +307,7 @@ def batch_getitem(eqn, b):
 @batching("index_set", "index_add", "index_min", "index_max", "index_mul")
 def batch_index_set(eqn, b):
     x, idx, v = eqn.args
-    if eqn.params.get("container") in ("dict", "list"):
+    if eqn.params.get("container") in ("dict", "list", "tuple"):
         return batch_with_item(eqn, b)
     rx = b.rank(x)
     if rx is None:
@@ -336,8 +336,8 @@ def batch_with_item(eqn, b):
         return None
     key = static_value(b, idx)
     flag = b.flag(x)
-    if flag is False and b.shape(x) is not None:    # a container of shared values
-        flag = full_flag(b.shape(x), False)
+    if isinstance(flag, bool) and b.shape(x) is not None:   # every item shared, or batched
+        flag = full_flag(b.shape(x), flag)
     if key is NO_VALUE or not isinstance(flag, (dict, list)):
         if any_batched(flag) != any_batched(b.flag(v)):
             return None

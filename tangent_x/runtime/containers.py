@@ -12,7 +12,13 @@ from .values import zeros_like
 def with_item(items, key, value):
     """A copy of the list or dict ``items`` with ``value`` at ``key``: how
     generated code spells ``items[key] = value`` on a container (the
-    caller's container is never mutated)."""
+    caller's container is never mutated).  Of a tuple: the tuple holding
+    ``value`` there (an item changed in place through a view of it, ``a, b
+    = params; a -= v``, is written back so)."""
+    if isinstance(items, tuple):
+        changed = list(items)
+        changed[key] = value
+        return type(items)(*changed) if hasattr(items, "_fields") else tuple(changed)
     out = type(items)(items)
     out[key] = value
     return out

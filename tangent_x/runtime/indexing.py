@@ -115,6 +115,10 @@ def index_zero(g, index):
             return out
         out[index] = None
         return out
+    if isinstance(g, tuple):        # (a tuple's cotangent, ``with_item``'s)
+        items = list(g)
+        items[index] = None
+        return tuple(items)
     out = np.array(g, copy=True)
     out[index] = 0
     return out

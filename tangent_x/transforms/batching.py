@@ -208,7 +208,10 @@ class Batcher(LoopBatching):
                 eqn = ir.Eqn(eqn.outs, eqn.prim, atoms[:len(eqn.args)],
                              dict(zip(eqn.kwargs, atoms[len(eqn.args):])), eqn.params,
                              eqn.origin)
-        if eqn.prim.kind == "index_set" and eqn.prim.name in _INDEX_HELPERS:
+        if eqn.prim.name == "index_set" and eqn.params.get("container"):
+            x, idx, v = eqn.args         # a list's, dict's or tuple's item
+            body = call("with_item", x, ir.clone(idx), v)
+        elif eqn.prim.kind == "index_set" and eqn.prim.name in _INDEX_HELPERS:
             x, idx, v = eqn.args
             body = call(_INDEX_HELPERS[eqn.prim.name], x, ir.clone(idx), v)
         elif eqn.prim.kind in ("index_set", "effect"):

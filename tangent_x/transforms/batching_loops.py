@@ -83,6 +83,20 @@ class LoopBatching:
                 # variable cannot hold both ranks
                 raise PerExample(f"vmap: the loop variable '{c}' changes rank in the loop",
                                  eqn.origin)
+            if before is not None and after is not None and before.kind != after.kind \
+                    and "array" in (before.kind, after.kind):
+                # an array that becomes a list (a list's cotangent, first the
+                # array ``np.array(items)`` gave back): one batched variable
+                # cannot index both alike (fuzz seed 430439)
+                raise PerExample(f"vmap: the loop variable '{c}' is an array on entry and "
+                                 f"a {after.kind if after.kind != 'array' else before.kind} "
+                                 f"after a turn", eqn.origin)
+        if pred_batched and not _ranks_kept(self, carry, inits, body):
+            # lanes leave at different turns, and the probe never ran a turn:
+            # whether a carry keeps its rank is not known (a sum from 0 of
+            # arrays), and ``select_lanes`` cannot join two ranks (fuzz seed
+            # 430021): the loop runs once per example
+            return self.map_compound(eqn)
         lined = _lanes_of_all(self, carry, inits, flags)
         if lined is None:
             return self.map_compound(eqn)
@@ -192,6 +206,34 @@ def _appends(body, atom):
         n += made[atom.id].prim.name == "appended"
         atom = made[atom.id].args[0]
     return n
+
+
+def _ranks_kept(b, carry, inits, body):
+    """Whether each carry of a loop keeps its rank through a turn: read
+    from the probe's shapes where it ran the loop, else inferred along
+    the body's elementwise equations from the carries' first ranks (a
+    result of anything else the probe never saw: not known)."""
+    ranks = {c: b.rank(a) for c, a in zip(carry, inits)}
+
+    def rank(atom):
+        if ir.is_name(atom) and atom.id in ranks:
+            return ranks[atom.id]
+        if isinstance(atom, gast.Constant):
+            return 0 if isinstance(atom.value, (int, float, bool)) else None
+        return b.rank(atom)
+    for e in body.eqns:
+        if len(e.outs) == 1 and e.prim.elementwise and not e.kwargs:
+            known = [rank(a) for a in e.args]
+            ranks[e.out] = None if None in known else max(known, default=0)
+        else:
+            for o in e.outs:
+                ranks[o] = b.rank(ir.name(o))
+    for c, r in zip(carry, body.results):
+        if ir.is_name(r) and r.id == c or ranks[c] is None:
+            continue            # (a list or a value of unknown rank: as before)
+        if rank(r) != ranks[c]:
+            return False
+    return True
 
 
 def _ranks_differ(a, b):

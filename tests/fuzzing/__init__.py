@@ -1,6 +1,8 @@
-"""The program generator: random NumPy programs (``programs``), the checks
-of every transform on them (``oracles``), and the shrinker that cuts a
-failing program down to a regression test (``shrink``).
+"""The program generator: random NumPy programs (``programs``, with
+containers built at run time in ``containers`` and arrays shared through
+containers, unpacking and loops in ``sharing``), the checks of every
+transform on them (``oracles``), and the shrinker that cuts a failing
+program down to a regression test (``shrink``).
 
 ``make_case(seed, directory)`` writes program ``seed`` as a real file and
 returns it loaded; ``check(case, modes)`` gives a verdict per mode.

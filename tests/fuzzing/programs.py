@@ -260,7 +260,9 @@ class Generator:
         self.float32 = self.r.random() < 0.08 if float32 is None else float32
         self.guards = set()
         from .containers import Containers    # local import: containers builds on this module
+        from .sharing import Sharing
         self.containers = Containers(seed, attempt)
+        self.sharing = Sharing(seed, attempt)
 
     # -- names and scope
     def writable(self, scope):
@@ -397,6 +399,8 @@ class Generator:
         owned = [v for v, s in scope.items() if v.startswith("c") and s in [(N,), (M, N)]]
         if self.containers.wants():
             return self.containers.stmt(self, scope)
+        if self.sharing.wants():
+            return self.sharing.stmt(self, scope)
         if depth <= 0 or k < 0.3:
             if r.random() < 0.4 and self.writable(scope):
                 # reassign or update an existing variable, keeping its shape

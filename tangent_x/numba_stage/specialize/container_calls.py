@@ -329,7 +329,7 @@ def _with_item(s, args, kwargs):
     with the item replaced, now (as ``runtime.with_item`` does at run time)."""
     items, key, value = args
     items = opened(items)
-    if not isinstance(items, (list, dict)):
+    if not isinstance(items, (list, dict, tuple)):
         return NotImplemented
     k = static_index(s, key)
     out = dict(items) if isinstance(items, dict) else list(items)
@@ -337,6 +337,8 @@ def _with_item(s, args, kwargs):
         out[k] = s.materialize(value, "item")
     except IndexError as exc:
         s.fail(f"{describe(items)}[{k!r}] = ... fails: {exc}")
+    if isinstance(items, tuple):
+        return rebuild(items, out)
     return type(items)(out)
 
 
