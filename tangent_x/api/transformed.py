@@ -118,12 +118,17 @@ class Transformed:
     def _with_kinds(self, kinds):
         """The code for arguments of these container kinds
         (``specialised.container_kinds``): built once per kinds."""
-        key = key_of(kinds)
-        gen = self._by_kinds.get(key)
+        return self._cached(self._by_kinds, kinds)
+
+    def _cached(self, cache, static):
+        """``cache``'s code for ``static``, built on first use and again when
+        what it was built from changes."""
+        key = key_of(static)
+        gen = cache.get(key)
         if gen is None or not canonical.deps_current(gen.deps):
             with _BUILDING:
-                gen = self._build(kinds)
-                self._by_kinds[key] = gen
+                gen = self._build(static)
+                cache[key] = gen
         return gen
 
     def _for_structure(self, args, kwargs, kinds=None):
@@ -155,13 +160,7 @@ class Transformed:
         key, again when what it was built from changes."""
         if self._specialised is None:
             self._specialised = {}
-        key = key_of(static)
-        gen = self._specialised.get(key)
-        if gen is None or not canonical.deps_current(gen.deps):
-            with _BUILDING:
-                gen = self._build(static)
-                self._specialised[key] = gen
-        return gen
+        return self._cached(self._specialised, static)
 
     def _user_fun(self):
         """The user's function under any transforms (its signature)."""
