@@ -311,9 +311,19 @@ def test_a_list_made_from_another_is_right_or_refused(f):
     test_a_change_the_container_may_see_is_right_or_refused(f)
 
 
+def view_in_a_list_then_op(y):
+    """Fuzz seed 461698: the row view a list holds, then ``op=`` on the
+    array -- no other name held the view, so the change was not followed."""
+    c = (y ** 2) * 1.0
+    t = [c[1], 0.52]
+    c *= 2.27
+    return np.sum(t[0] * W[0]) * 0.5 + np.sum(c) + t[1]
+
+
 # --- the checks ----------------------------------------------------------------
 
-ALL = CASES + CASES_ACROSS + CASES_LISTS + [augmented_item_of_a_dict, augmented_item_of_a_list]
+ALL = CASES + CASES_ACROSS + CASES_LISTS + [augmented_item_of_a_dict, augmented_item_of_a_list,
+                                            view_in_a_list_then_op]
 
 
 def numpy_of(f):
@@ -341,3 +351,4 @@ def test_vmap_and_vmap_of_grad_against_a_loop(f):
     np.testing.assert_allclose(tx.vmap(tx.grad(f))(X),
                                [numerical_grad(ref, (X[b],)) for b in range(2)],
                                rtol=1e-6, atol=1e-6)
+

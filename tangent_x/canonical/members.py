@@ -308,7 +308,7 @@ class Members:
             for known in (self._containers, self._dict_keys, self._tuple_lengths):
                 if container.id in known:
                     known[rebuilt.id] = known[container.id]
-            self.note_members(rebuilt, kind, keys, items)
+            self.note_members(rebuilt, kind, keys, items, read)
             self.propagate(container, rebuilt)
 
     def _in_use(self, atom_id, seen=None):
@@ -319,7 +319,6 @@ class Members:
         seen.add(atom_id)
         return any(c.id not in seen and self._in_use(c.id, seen)
                    for c, _ in self._holders.get(atom_id, []))
-
 
 
 def _constant_window(idx):

@@ -300,7 +300,8 @@ class Mutation:
             near = [a] + self._view_children.get(a, [])
             if a in self._views:
                 near.append(self._views[a][0].id)
-            near += self._holding_names(a)[1:]      # the containers holding it
+            # the containers holding it or a view of it (``t = [y[1]]``)
+            near += [c for b in list(near) for c in self._holding_names(b)[1:]]
             related = related or near
             first += near
         # (a caller's own 'y' too, but not this name)
