@@ -40,18 +40,33 @@ class Branches:
             return result
         returns = always_returns([stmt])
         before = dict(scope.locals)
-        branches = []
+        callers = _callers(scope)       # an inlined function's: what they bind joins too
+        before_callers = [dict(c.locals) for c, _ in callers]
+        branches, caller_branches = [], []
         for body in (stmt.body, stmt.orelse):
             scope.locals = dict(before)
-            eqns, result = self.nested(self.block, scope, body, live_after)
+            for (c, _), b in zip(callers, before_callers):
+                c.locals = dict(b)
+            self._joining.add(len(self._branch_scopes))
+            try:
+                eqns, result = self.nested(self.block, scope, body, live_after)
+            finally:
+                self._joining.discard(len(self._branch_scopes))
             branches.append((eqns, dict(scope.locals), result))
+            caller_branches.append([dict(c.locals) for c, _ in callers])
         scope.locals = dict(before)
+        for (c, _), b in zip(callers, before_callers):
+            c.locals = dict(b)
         origin = scope.parsed.origin(stmt)
         self.origin = origin
+        joined = self.caller_joins(callers, before_callers, caller_branches, branches)
         if returns:
             out = self.namer.fresh("result")
-            self.emit_cond(pred, [out], [[b[2]] for b in branches],
+            self.emit_cond(pred, [out] + [o for _, _, o, _ in joined],
+                           [[b[2]] + [vs[k] for _, _, _, vs in joined]
+                            for k, b in enumerate(branches)],
                            [b[0] for b in branches], origin)
+            self.bind_joined(joined)
             return ir.name(out)
         names = sorted(n for n in set(branches[0][1]) | set(branches[1][1])
                        if n in live_after and any(_differs(b[1].get(n), before.get(n))
@@ -78,12 +93,39 @@ class Branches:
                 values[k].append(v)
             outs.append(n)
         out_names = [self.namer.fresh(n) for n in outs]
-        if out_names or any(not eqn.outs for b in branches for eqn in ir.all_eqns(b[0])):
+        for k in range(2):
+            values[k] += [vs[k] for _, _, _, vs in joined]
+        if out_names or joined or any(not eqn.outs for b in branches
+                                      for eqn in ir.all_eqns(b[0])):
             # (a branch that binds nothing may still print, or check)
-            self.emit_cond(pred, out_names, values, [b[0] for b in branches], origin)
+            self.emit_cond(pred, out_names + [o for _, _, o, _ in joined], values,
+                           [b[0] for b in branches], origin)
         for n, o in zip(outs, out_names):
             self.bind(scope, n, ir.name(o))
+        self.bind_joined(joined)
         return None
+
+    def caller_joins(self, callers, before_callers, caller_branches, branches):
+        """The names of the scopes calling an inlined function that a branch
+        of its ``if`` rebound (a caller's array it changed in place) and
+        that are read after the call: [(scope, name, output, per-branch
+        values)]."""
+        joined = []
+        for i, ((c, live), before) in enumerate(zip(callers, before_callers)):
+            per = [cb[i] for cb in caller_branches]
+            for n in sorted(set(per[0]) | set(per[1])):
+                if live is not None and n not in live:
+                    continue
+                vals = [p.get(n, before.get(n)) for p in per]
+                if any(isinstance(v, Static) or v is None for v in vals) or \
+                        not any(_differs(v, before.get(n)) for v in vals):
+                    continue
+                joined.append((c, n, self.namer.fresh(n), vals))
+        return joined
+
+    def bind_joined(self, joined):
+        for c, n, o, _ in joined:
+            self.bind(c, n, ir.name(o))
 
     def emit_choice(self, pred, outs, results, bodies):
         """A ``cond`` this module makes to follow a change (array or number,
@@ -202,3 +244,13 @@ def _differs(a, b):
         return gast.dump(a) != gast.dump(b)
     except Exception:
         return True
+
+
+def _callers(scope):
+    """[(scope calling it, the names read there after the call)], from the
+    nearest out, for an inlined function's ``scope``."""
+    out = []
+    while scope.caller is not None:
+        out.append((scope.caller, scope.caller_live))
+        scope = scope.caller
+    return out

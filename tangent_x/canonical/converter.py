@@ -94,6 +94,7 @@ class Converter(Expressions, Statements, Calls, Inlining, Checks, Mutation, Memb
         self._joins = {}      # a cond's output -> (predicate, its results, the block)
         self._rejoin_next = None  # a plan to follow an in-place change (rejoins.py)
         self._branch_scopes = []  # scopes whose branch or loop body is being converted
+        self._joining = set()     # their positions whose body joins its callers' names too
         self._views = {}      # atom name -> (base atom, index): x = base[index]
         # (or a views.ViewCall: x = base.T, base.reshape(-1) ...)
         self._quiet_views = 0   # > 0: views emitted are not recorded (they rebuild known ones)

@@ -59,7 +59,9 @@ class Mutation:
 
     def bind(self, scope, name_, value):
         """Bind a user name; names bound to the same atom are aliases."""
-        if self._branch_scopes:
+        if self._branch_scopes and len(self._branch_scopes) - 1 not in self._joining:
+            # (the innermost body is a branch of an ``if``, which joins the
+            # names of the scopes calling its function too: ``stmt_If``)
             callee = self._branch_scopes[-1]
             while callee.caller is not None:
                 if callee.caller is scope:  # a caller's array changed in a helper's branch or loop
