@@ -117,3 +117,10 @@ def test_a_change_in_a_loop_of_the_helper_is_right_or_refused_where_it_is():
         assert "test_helper_branches.py" in str(e) and ("'z'" in str(e) or "'x'" in str(e))
         return
     np.testing.assert_allclose(got, numerical_grad(numpy_of(f), (x,)), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.slow        # Numba compiles: CI's slow step
+@pytest.mark.parametrize("f", CASES, ids=lambda f: f.__name__)
+def test_compiled_grad_equals_eager(f):
+    x = np.array([[0.3, -1.2, 0.7], [1.1, 0.4, -0.5]])
+    np.testing.assert_allclose(tx.jit(tx.grad(f))(x.copy()), tx.grad(f)(x.copy()), rtol=1e-10)

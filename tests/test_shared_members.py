@@ -352,3 +352,12 @@ def test_vmap_and_vmap_of_grad_against_a_loop(f):
                                [numerical_grad(ref, (X[b],)) for b in range(2)],
                                rtol=1e-6, atol=1e-6)
 
+
+
+@pytest.mark.slow        # Numba compiles: CI's slow step
+@pytest.mark.parametrize("f", ALL, ids=lambda f: f.__name__)
+def test_compiled_equals_eager(f):
+    """jit and jit(grad) follow the same sharing: equal to the eager code."""
+    x = np.array([[0.3, -1.2, 0.7], [1.1, 0.4, -0.5]])
+    np.testing.assert_allclose(tx.jit(f)(x.copy()), numpy_of(f)(x), rtol=1e-12)
+    np.testing.assert_allclose(tx.jit(tx.grad(f))(x.copy()), tx.grad(f)(x.copy()), rtol=1e-10)
