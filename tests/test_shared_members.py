@@ -13,6 +13,7 @@ import pytest
 
 import tangent_x as tx
 from _fd import numerical_grad
+from _sharing_checks import numpy_of, value_and_grad, vmap_against_a_loop
 
 W = np.array([[1.0, -2.0, 0.5], [0.25, 3.0, -1.5]])
 
@@ -326,32 +327,15 @@ ALL = CASES + CASES_ACROSS + CASES_LISTS + [augmented_item_of_a_dict, augmented_
                                             view_in_a_list_then_op]
 
 
-def numpy_of(f):
-    return lambda x: f(np.array(x, dtype=float))
-
-
 @pytest.mark.parametrize("sign", [1.0, -1.0])
 @pytest.mark.parametrize("f", ALL, ids=lambda f: f.__name__)
 def test_value_and_grad(f, sign):
-    x = sign * np.array([[0.3, -1.2, 0.7], [1.1, 0.4, -0.5]])
-    before = x.copy()
-    ref = numpy_of(f)
-    with tx.disable_jit():
-        assert tx.jit(f)(x) == pytest.approx(ref(x), rel=1e-12)
-    np.testing.assert_allclose(tx.grad(f)(x), numerical_grad(ref, (x,)), rtol=1e-6, atol=1e-6)
-    np.testing.assert_array_equal(x, before)       # the caller's array is untouched
+    value_and_grad(f, sign)
 
 
 @pytest.mark.parametrize("f", ALL, ids=lambda f: f.__name__)
 def test_vmap_and_vmap_of_grad_against_a_loop(f):
-    X = np.array([[[0.3, -1.2, 0.7], [1.1, 0.4, -0.5]],
-                  [[-0.6, 0.2, 0.9], [-1.0, 0.8, 0.1]]])
-    ref = numpy_of(f)
-    np.testing.assert_allclose(tx.vmap(f)(X), [ref(X[b]) for b in range(2)], rtol=1e-12)
-    np.testing.assert_allclose(tx.vmap(tx.grad(f))(X),
-                               [numerical_grad(ref, (X[b],)) for b in range(2)],
-                               rtol=1e-6, atol=1e-6)
-
+    vmap_against_a_loop(f)
 
 
 @pytest.mark.slow        # Numba compiles: CI's slow step
