@@ -178,6 +178,21 @@ def changed_before_append(x):
     return np.sum(hist[0] * W)
 
 
+def view_on_one_path_then_changed(x):
+    """Fuzz seed 480995: ``b`` is a view of ``y`` on one path of the ``if``
+    only, then ``y`` changes in place (a helper's ``q -= q``): was a wrong
+    value, the change not seen through ``b``."""
+    def zeroed(q):
+        q -= q
+    y = x * 1.0
+    if np.sum(x) > 0.0:
+        b = y[1, :][-2:]
+    else:
+        b = np.ones(2)
+    zeroed(y)
+    return np.sum(b * b) + np.sum(y)
+
+
 def rebound_in_a_loop_then_appended(x):
     hist = []
     for i in range(3):
@@ -195,7 +210,7 @@ def held_in_a_tuple_changed_in_a_loop(x):
 
 
 @pytest.mark.parametrize("f", [changed_after_append, changed_before_append,
-                               rebound_in_a_loop_then_appended,
+                               rebound_in_a_loop_then_appended, view_on_one_path_then_changed,
                                held_in_a_tuple_changed_in_a_loop],
                          ids=lambda f: f.__name__)
 def test_a_change_the_container_may_see_is_right_or_refused(f):

@@ -9,6 +9,7 @@ import gast
 
 from ..core import ir, primitives as P
 from . import views
+from .members import HELD_SOMEWHERE
 from .names import always_returns
 from .scope import Static
 
@@ -181,7 +182,7 @@ class Branches:
         (``row = x[0]`` before an ``if`` that changes ``x`` in place on one
         path) holds between the outputs: recorded, so a later change of
         either is seen through the other.  Returns the outputs it holds for."""
-        kept = set()
+        kept, pairs = set(), set()
         for i, out in enumerate(outs):
             relation = None
             for body in branches:
@@ -204,6 +205,19 @@ class Branches:
                     self._add_view(ir.name(out), ir.name(outs[j]),
                                    self._views[branches[0].results[i].id][1])
                     kept.add(out)
+                    pairs |= {(i, j), (j, i)}
+        for i, out in enumerate(outs):
+            if out in kept or self._choosing:   # (a choice says what its outputs share)
+                continue
+            for body in branches:
+                # shares memory with another result on this path only (``b =
+                # y[1]`` in one branch, a new array in the other): a later
+                # change in place of either is refused (``held.check_held``)
+                r = body.results[i]
+                shared = self.sharing_atoms({r.id}) - {r.id} if ir.is_name(r) else set()
+                for j, b in enumerate(body.results):
+                    if j != i and (i, j) not in pairs and ir.is_name(b) and b.id in shared:
+                        self.note_holder(ir.name(out), ir.name(outs[j]), HELD_SOMEWHERE)
         return kept
 
     def expr_IfExp(self, scope, node, target):

@@ -55,8 +55,9 @@ class Held:
                     raise self.error(
                         f"this changes in place {what}, which the container "
                         f"'{holders[0]}' also holds at a place known only at run time "
-                        f"(appended in a loop, stored at a run-time index, or kept through "
-                        f"a branch or loop): NumPy would change it there too", node,
+                        f"(appended in a loop, stored at a run-time index, kept through a "
+                        f"branch or loop, or a view of it on one path of a branch): NumPy "
+                        f"would change it there too", node,
                         f"store a copy ('{holders[0]}.append(v.copy())'), or make a new "
                         f"array instead of changing this one ('v = v * ...')", scope)
             if a == atom.id and self._containers.get(a) in ("list", "dict"):

@@ -239,23 +239,31 @@ class Loops:
         """``loop_body``, again with the names a call in the body changed
         in place carried too (``CarryMore``); ``carry`` is extended in
         place, so the caller binds them after the loop."""
-        held = set()
+        held, names = set(), set(self.namer.taken)     # (before any attempt)
         for _ in range(10):
             try:
-                return self.loop_body(scope, carry, body_fn, body_stmts, held)
+                return self.loop_body(scope, carry, body_fn, body_stmts, held, names)
             except CarryMore as more:
                 carry += [n for n in more.names if n not in carry]
             except HeldMore as more:
                 held |= more.pairs
-        return self.loop_body(scope, carry, body_fn, body_stmts, held)
+        try:
+            return self.loop_body(scope, carry, body_fn, body_stmts, held, names)
+        except HeldMore:
+            raise self.error("what this loop's lists hold does not settle from one turn to "
+                             "the next (arrays appended and changed in place)", None,
+                             "append copies (xs.append(v.copy())), or make new arrays "
+                             "instead of changing them in place") from None
 
-    def loop_body(self, scope, carry, body_fn, body_stmts=(), held=frozenset()):
+    def loop_body(self, scope, carry, body_fn, body_stmts=(), held=frozenset(),
+                  names_before=None):
         """Bind carry-in names, run ``body_fn`` nested; return the pieces.
         ``held``: pairs (item, container) of carry names, each held in the
         other at a place known at run time only, as a turn leaves them
         (``members``): the body is converted again until its start has them."""
         before = dict(scope.locals)
-        names_before = set(self.namer.taken)
+        if names_before is None:
+            names_before = set(self.namer.taken)
         carry_names = [self.namer.fresh(n) for n in carry]
         inits = [before[n] if n in before else self.unbound_eqn(n, self.eqns)
                  for n in carry]
