@@ -207,6 +207,27 @@ class ExitRewriter:
                 left=copy.deepcopy(length), op=gast.Sub(), right=_const(1))), node))
             return setup, length, lambda k: fetch(
                 gast.BinOp(left=_name(last), op=gast.Sub(), right=k))
+        if call_of("range") and len(it.args) <= 3:
+            # a range's items are numbers computed from its bounds, not items
+            # of a sequence the loop holds (which a change in place of the
+            # target would be taken to write into; fuzz seed 480284)
+            bounds = [_const(0), None, _const(1)]
+            args = it.args if len(it.args) > 1 else [bounds[0]] + it.args
+            setup, names = [], []
+            for stem, a in zip(("loop_start", "loop_stop", "loop_step"),
+                               args + bounds[len(args):]):
+                if isinstance(a, gast.Constant) or stem == "loop_stop":   # (read once, by len)
+                    names.append(a)
+                    continue
+                n = self.namer.fresh(stem)
+                setup.append(_copy_loc(_assign(n, a), node))
+                names.append(_name(n))
+            start, stop, step = names
+            length = length_of(gast.Call(func=_name("range"), keywords=[], args=[
+                copy.deepcopy(a) for a in (names if setup else it.args)]))
+            return setup, length, lambda k: gast.BinOp(
+                left=copy.deepcopy(start), op=gast.Add(),
+                right=gast.BinOp(left=k, op=gast.Mult(), right=copy.deepcopy(step)))
         items = self.namer.fresh("loop_items")
         return ([_copy_loc(_assign(items, it), node)], length_of(_name(items)),
                 lambda k: gast.Subscript(value=_name(items), slice=k, ctx=gast.Load()))

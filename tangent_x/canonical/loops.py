@@ -44,10 +44,15 @@ class Loops:
         assigned |= {n for n, v in scope.locals.items()      # aliases and views change too
                      if ir.is_name(v) and v.id in atoms}
         reads = loaded_names(stmts) | extra_reads | augmented
+        # a name bound in the loop only, which a turn may read before binding
+        # it (bound on one path of an ``if``): the next turn reads the last
+        # turn's value, so it is carried from unbound (fuzz seed 481437)
+        exposed = exposed_reads(stmts) | extra_reads
         names = []
         for n in sorted(assigned):
             bound = n in scope.locals and not isinstance(scope.locals[n], Static)
-            if (bound and (n in reads or n in live_after)) or (not bound and n in live_after):
+            if (bound and (n in reads or n in live_after)) or \
+                    (not bound and (n in live_after or n in exposed)):
                 names.append(n)
         return names
 

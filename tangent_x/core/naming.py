@@ -44,6 +44,16 @@ def tape_name(name):
 class Namer:
     def __init__(self, taken=()):
         self.taken = set(taken)
+        # the suffix each stem's search resumes from: every smaller one is
+        # taken (names are never given back), so the answer is the same as
+        # searching from 1, without the quadratic cost of many same-stem names
+        self._next = {}
+
+    def restore(self, names):
+        """Names in use back to ``names`` (a trial given up): names taken
+        since are free again."""
+        self.taken = names
+        self._next = {}
 
     def reserve(self, name):
         self.taken.add(name)
@@ -55,10 +65,11 @@ class Namer:
             self.taken.add(base)
             return base
         stem = base
-        i = 1
+        i = self._next.get(stem, 1)
         while f"{stem}_{i}" in self.taken:
             i += 1
         name = f"{stem}_{i}"
+        self._next[stem] = i + 1
         self.taken.add(name)
         return name
 

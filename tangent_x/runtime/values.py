@@ -55,6 +55,10 @@ def zeros_like(x):
 
 def _leaf_zeros(x):
     if isinstance(x, (np.ndarray, np.generic)):
+        if not np.issubdtype(x.dtype, np.inexact):
+            # an integer's cotangent is a float zero, which float cotangents
+            # are added into (fuzz seed 481989)
+            return np.zeros_like(x, dtype=np.float64)
         return np.zeros_like(x)
     if isinstance(x, numbers.Number):
         return 0.0 * x

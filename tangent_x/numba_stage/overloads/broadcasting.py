@@ -10,6 +10,7 @@ from numba.np.numpy_support import as_dtype
 from ... import runtime
 from ..kernels.allocation import zeros_view
 from ..kernels.common import CACHED, is_array
+from .assigned import assigned
 from ..kernels.loops import (axes_tuple, broadcast_fill, fill_lines, flat_function, keep_shape,
                              sum_to_lines)
 
@@ -25,6 +26,10 @@ def _same_or(contiguous, otherwise):
 
 @overload(runtime.unbroadcast)
 def _unbroadcast(g, x):
+    if isinstance(x, types.Optional):
+        # a loop's carry that starts unbound, read back from a tape: the
+        # forward pass ran arithmetic on it, so here it holds a value
+        return lambda g, x: runtime.unbroadcast(g, assigned(x))
     if not is_array(g):
         if not is_array(x):
             return lambda g, x: g

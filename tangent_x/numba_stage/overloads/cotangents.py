@@ -59,8 +59,10 @@ def _zeros_like(x):
 @type_callable(runtime.zeros_like)
 def _zeros_like_array_type(context):
     def typer(x):
-        if is_array(x):
-            return types.Array(x.dtype, x.ndim, "C")
+        if is_array(x):      # (an integer's cotangent is a float zero, as eagerly)
+            dtype = x.dtype if isinstance(x.dtype, (types.Float, types.Complex)) \
+                else types.float64
+            return types.Array(dtype, x.ndim, "C")
     return typer
 
 

@@ -86,7 +86,7 @@ class SpecializerState:
 
     @taken.setter
     def taken(self, names):
-        self.namer.taken = names
+        self.namer.restore(names)
 
     def fresh(self, hint):
         return self.namer.fresh(str(hint))
