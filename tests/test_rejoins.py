@@ -56,8 +56,34 @@ def lax_switch_passes_through(x, y):
     return l1 * x
 
 
+def changes_a_sibling(x, y):
+    # ``y`` and ``b`` are both the first ``y`` on the second path: changing
+    # the join ``y`` changes ``b`` there (fuzz seed 491467, wrong in vmap)
+    if np.sum(x) > 0.3:
+        y = 0.7 * y + 0.3 * x
+        b = np.cos(y)
+    else:
+        b = y
+    y -= 0.5 * x
+    return b * y
+
+
+def changes_a_sibling_item(x, y):
+    if np.sum(x) > 0.3:
+        b = y
+    elif np.sum(x) > -1.0:
+        y = y * x
+        b = 2.0 * y
+    else:
+        b = np.sin(y)
+    y[0] = x[1] * 3.0
+    b *= 1.5                           # changes y where b is the first y
+    return b + y
+
+
 FUNCTIONS = [changes_the_source, changes_the_join_twice, writes_an_item,
-             lax_cond_passes_through, lax_switch_passes_through]
+             lax_cond_passes_through, lax_switch_passes_through, changes_a_sibling,
+             changes_a_sibling_item]
 X = [np.array([0.2, -0.4, 0.7]), np.array([-1.0, 0.5, -2.0]), np.array([0.9, 0.3, -0.1]),
      np.array([0.1, 0.2, 0.05])]
 Y = [np.array([0.3, 0.6, -0.2]), np.array([-0.7, -0.5, -0.9]), np.array([-0.5, -0.6, -0.45]),

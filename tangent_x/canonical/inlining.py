@@ -56,6 +56,10 @@ class Inlining:
                 self._view_children[base.id].remove(result.id)
                 self._add_view(ir.name(new), base, idx)
             self.rename_container(result, ir.name(new))    # ``return (x[0], x[1])``
+            # an equal value computed later reuses it by its new name (the
+            # old one is no longer defined: fuzz seed 491003)
+            for key in [k for k, v in self._cse.items() if v == result.id]:
+                self._cse[key] = new
             result = ir.name(new)
         return result
 

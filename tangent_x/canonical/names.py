@@ -42,7 +42,7 @@ def live_in(stmts, live_after):
 def live_before(stmt, live_after):
     """Names live before ``stmt`` given those live after it: the names it
     may read first, and those live after that it does not always bind.
-    Only a plain ``name = ...`` binds for sure (a loop's body may run no
+    Only a plain ``name = ...`` or ``def name`` binds for sure (a loop's body may run no
     times); a statement a ``break`` or ``continue`` leaves binds nothing.
     Callers fall back to ``loaded_names`` where a local function may read
     names at call time."""
@@ -58,6 +58,8 @@ def live_before(stmt, live_after):
     bound = set()
     if isinstance(stmt, gast.Assign) and all(isinstance(t, gast.Name) for t in stmt.targets):
         bound = {t.id for t in stmt.targets}
+    elif isinstance(stmt, gast.FunctionDef):      # ``def g(...)`` binds ``g``
+        bound = {stmt.name}
     return (set(live_after) - bound) | loaded_names([stmt])
 
 

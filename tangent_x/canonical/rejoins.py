@@ -47,7 +47,14 @@ class Rejoins:
         """Values an ``if`` chose that may be one of ``atom_ids`` (on the path
         where a branch passed it through)."""
         ids = set(atom_ids)
-        return sorted(out for out, sources in self._may_alias.items() if sources & ids)
+        # and its siblings: after ``if c: x = 2 * x else: b = x``, the joins
+        # ``x`` and ``b`` may both be the first ``x``, so changing one in
+        # place changes the other on that path (fuzz seed 491467); a view
+        # kept through the ``if`` is followed as a view instead
+        siblings = {src for a in atom_ids for src in self._may_alias.get(a, ())} - ids
+        return sorted(out for out, sources in self._may_alias.items()
+                      if out not in ids and (sources & ids or (
+                          sources & siblings and out not in self._views)))
 
     def _joined_sources(self, atom_ids):
         """The other way round: values from before an ``if`` that the values
@@ -100,12 +107,27 @@ class Rejoins:
             # the outer join in this block (its names are rebound here); a
             # nested one inside a branch, if its test is computed here
             return None
+        sibling = self._joins.get(value)
+        if sibling is not None and not depth and (
+                sibling[0] is not record[0] or len(sibling[1]) != len(record[1])):
+            sibling = None      # (a join of another ``if``: see below)
         flags = []
-        for r in record[1]:
+        for i, r in enumerate(record[1]):
             if not ir.is_name(r):
                 flags.append(False)
             elif r.id == value:
                 flags.append(True)
+            elif sibling is not None and r.id in self._may_alias.get(value, ()):
+                # the changed value is a join of the same ``if``: on this
+                # path it is that branch's result, which ``r`` is or is not
+                v = sibling[1][i]
+                if ir.is_name(v) and v.id == r.id:
+                    flags.append(True)
+                elif ir.is_name(v) and (v.id in self._may_alias.get(r.id, ()) or
+                                        r.id in self._may_alias.get(v.id, ())):
+                    return None
+                else:
+                    flags.append(False)
             elif value in self._may_alias.get(r.id, ()):
                 inner = self._passed_through(r.id, value, depth + 1)
                 if inner is None:

@@ -324,6 +324,8 @@ def finish_lanes(x, batched, axes, batch_size):
     """The results of vectorised code, leaf by leaf (flattened order): shared
     leaves given the batch axis, the batch moved to its ``out_axes`` entry
     (None: a shared leaf left as it is)."""
+    if _no_value(x):       # a loop's carry not bound yet (fuzz seed 490890)
+        return x
     leaves, treedef = tree_util.tree_flatten(x)
     if len(leaves) != len(batched):
         # a symbolic zero (None) in a container still has its flag (the
