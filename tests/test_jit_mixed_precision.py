@@ -323,3 +323,31 @@ def test_float32_ties_under_jit_equal_eager_bit_for_bit():
                      [0.1 / 3.0 * 3.0] * 3])
     want[1, 1] = np.float32(0.1) * 2.0
     np.testing.assert_allclose(g, want, rtol=1e-6)
+
+
+def returned_in_a_loop(x, c):
+    w = -0.69
+    while w < 0.33:
+        if w <= 0.58:
+            return np.max(c) * 0.1296     # float32 * a Python number: float32
+        w = w + 0.3
+    return np.sum(x)
+
+
+def returned_in_a_loop_maybe(x, c):
+    for v in x:
+        if v > 0.5:
+            return v * 2.0
+    return np.float32(0.0) * np.sum(c)
+
+
+@pytest.mark.parametrize("fn", [returned_in_a_loop, returned_in_a_loop_maybe])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_number_returned_from_a_loop_keeps_its_dtype(fn, dtype):
+    # the loop's return value is an optional value in compiled code (None
+    # until a turn returns): its narrow dtype was lost (fuzz seed 470318)
+    c = np.ones((2, 3), dtype)
+    for x in (np.array([0.2, 0.9, 0.1], dtype), np.array([0.2, 0.1], dtype)):
+        want, got = fn(x, c), tx.jit(fn)(x, c)
+        assert np.asarray(got).dtype == np.asarray(want).dtype, (got, want)
+        np.testing.assert_allclose(got, want, rtol=1e-6)

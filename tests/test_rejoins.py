@@ -81,9 +81,18 @@ def changes_a_sibling_item(x, y):
     return b + y
 
 
+def lax_cond_on_a_constant(x, y):
+    # a test known when transforming takes its branch, as an ``if`` does
+    # (its join of ``y`` with ``y`` was refused: fuzz seed 490179)
+    l1 = lax.cond(0.01 > -0.62, lambda a: (y if np.mean(y) < -0.9 else y), lambda a: x, y)
+    l2 = lax.switch(7, [lambda a: a * 2.0, lambda a: x, lambda a: y], x)
+    y -= 0.5 * x
+    return l1 * l2 + y
+
+
 FUNCTIONS = [changes_the_source, changes_the_join_twice, writes_an_item,
              lax_cond_passes_through, lax_switch_passes_through, changes_a_sibling,
-             changes_a_sibling_item]
+             changes_a_sibling_item, lax_cond_on_a_constant]
 X = [np.array([0.2, -0.4, 0.7]), np.array([-1.0, 0.5, -2.0]), np.array([0.9, 0.3, -0.1]),
      np.array([0.1, 0.2, 0.05])]
 Y = [np.array([0.3, 0.6, -0.2]), np.array([-0.7, -0.5, -0.9]), np.array([-0.5, -0.6, -0.45]),

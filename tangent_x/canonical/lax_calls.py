@@ -139,6 +139,10 @@ class LaxCalls:
         return self._branches(scope, node, pred, funs, ops, target)
 
     def _branches(self, scope, node, pred, funs, ops, target):
+        if isinstance(pred, gast.Constant) and isinstance(pred.value, (bool, int)):
+            # a test known now: the branch it takes, as an ``if`` on it
+            # (no join: what the branch gives is followed as it is)
+            return self.apply(scope, funs[0 if pred.value else 1], list(ops), node)
         bodies, results = [], []
         for fn in funs:
             eqns, r = self.nested(self.apply, scope, fn, list(ops), node)
@@ -181,6 +185,10 @@ class LaxCalls:
         if k == len(funs) - 1:
             return self.apply(scope, funs[k], list(ops), node)
         pred = preds[k]
+        if isinstance(pred, gast.Constant) and isinstance(pred.value, (bool, int)):
+            if pred.value:       # an index known now: its branch only
+                return self.apply(scope, funs[k], list(ops), node)
+            return self._switch(scope, node, preds, funs, ops, k + 1, target)
         eqns_a, ra = self.nested(self.apply, scope, funs[k], list(ops), node)
         eqns_b, rb = self.nested(self._switch, scope, node, preds, funs, ops, k + 1, None)
         out = self.namer.fresh(target or "branch_value")

@@ -85,7 +85,12 @@ class Compiled:
         if self._casts is None:
             ret = next(iter(self.dispatcher.overloads.values())).signature.return_type
             flat = [ret] if self.plan.bare else list(getattr(ret, "types", ()))
-            self._casts = {i: as_dtype(t).type for i, t in enumerate(flat)
+            # (a result that may be None: a value a loop's ``return`` set,
+            # fuzz seed 470318 -- a float32 then came back a Python float)
+            maybe = {i for i, t in enumerate(flat) if isinstance(t, nbtypes.Optional)}
+            flat = [t.type if i in maybe else t for i, t in enumerate(flat)]
+            self._casts = {i: _or_none(as_dtype(t).type) if i in maybe else as_dtype(t).type
+                           for i, t in enumerate(flat)
                            if isinstance(t, nbtypes.Number) and t not in _WIDE_SCALARS}
         return bool(self._casts)
 
@@ -107,6 +112,10 @@ class Compiled:
         self.dispatcher, self.text, self.path = new.dispatcher, new.text, new.path
         self._casts = None
         self.joins_checked, self.join_refusal = (None, 0), None
+
+
+def _or_none(cast):
+    return lambda v: None if v is None else cast(v)
 
 
 def load(name, text, linemap, plan, origin=None, nogil=False, rebind=None):
