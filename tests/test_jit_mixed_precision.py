@@ -351,3 +351,26 @@ def test_a_number_returned_from_a_loop_keeps_its_dtype(fn, dtype):
         want, got = fn(x, c), tx.jit(fn)(x, c)
         assert np.asarray(got).dtype == np.asarray(want).dtype, (got, want)
         np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def starts_as_a_python_number(x, y):
+    acc = -1.43                     # a Python number, then float32 (NumPy's weak rule)
+    w = np.tanh(2.0 * acc)
+    while w < 0.46:
+        acc = 0.7 * acc + 0.3 * np.dot(y, x)
+        w = w + 0.3
+    return acc
+
+
+def test_jit_grad_of_a_loop_carry_that_starts_as_a_python_number():
+    # its tape got a Python number first, then float32 numbers (a Numba
+    # typing failure, refused: fuzz seed 470259)
+    x = np.array([0.3, -0.5, 0.8], np.float32)
+    y = np.array([0.2, 0.4, -0.1], np.float32)
+    g = tx.grad(starts_as_a_python_number, argnums=(0, 1))
+    want, got = g(x, y), tx.jit(g)(x, y)
+    for a, b in zip(got, want):
+        assert a.dtype == b.dtype == np.float32
+        np.testing.assert_allclose(a, b, rtol=1e-5)
+    np.testing.assert_allclose(tx.jit(starts_as_a_python_number)(x, y),
+                               starts_as_a_python_number(x, y), rtol=1e-6)

@@ -6,6 +6,7 @@ written out instead (``unroll``).  Mixed into ``converter.Converter``."""
 import builtins
 
 import gast
+import numpy as np
 
 from ..core import ir, primitives as P
 from .names import aug_assigned, loaded_names, plainly_rebound, stored_names
@@ -115,12 +116,13 @@ class Iteration:
         ``row`` is a view (``x`` 2-d), and ``for v in x: x *= 2`` changes
         the array Python's iteration goes on reading: the name ``x``, which
         the loop then carries and whose item the target is in each step;
-        None otherwise.  Where the changed array is iterated in another way
-        (``zip(x, y)``, ``enumerate(x)``, through an alias), or ``x`` is
-        also rebound in the loop (Python goes on iterating the old array),
-        the loop is refused: its items would be read from the array as it
-        was before the loop (a wrong value in every transform, fuzz seed
-        421282)."""
+        None otherwise.  ``zip(x, y)``, ``enumerate(x)`` and ``reversed(x)``
+        read each step's item from ``x`` as the loop carries it too.  Where
+        the changed array is iterated in another way (through an alias, a
+        slice), or ``x`` is also rebound in the loop (Python goes on
+        iterating the old array), the loop is refused: its items would be
+        read from the array as it was before the loop (a wrong value in
+        every transform, fuzz seed 421282)."""
         if fetch is None:
             return None
         changed = stored_names(stmt.body, binds=False) | aug_assigned(stmt.body)
@@ -130,19 +132,72 @@ class Iteration:
                 return stmt.iter.id
             if stmt.iter.id in changed and stmt.iter.id not in plainly_rebound(stmt.body):
                 return stmt.iter.id
-        iterated = {scope.locals[n].id for n in loaded_names([stmt.iter])
-                    if ir.is_name(scope.locals.get(n))}
+        names = self.iterated_names(scope, stmt.iter)
+        iterated = {scope.locals[n].id for n in names if ir.is_name(scope.locals.get(n))}
         shared = self.sharing_atoms(iterated)
+        rebound = plainly_rebound(stmt.body)
+        bound = rebound | (stored_names(stmt.body, updates=False) - aug_assigned(stmt.body))
+
+        def read_by_name(n, v):
+            # every sequence sharing the array is ``n`` itself, by its name
+            return n not in bound and all(
+                isinstance(seq, gast.Name) and seq.id == n for seq in _sequences(stmt.iter)
+                if any(ir.is_name(scope.locals.get(m)) and
+                       v.id in self.sharing_atoms({scope.locals[m].id})
+                       for m in self.iterated_names(scope, seq)))
         for n in sorted(changed):
             v = scope.locals.get(n)
             if ir.is_name(v) and v.id in shared:
+                if read_by_name(n, v):
+                    # ``zip(x, y)`` whose ``x`` the body changes in place:
+                    # each step's item is read from the array as the loop
+                    # carries it (``iteration``), as Python's iterator does
+                    # (through an alias, ``w = x; zip(w, y)``, still refused)
+                    continue
                 raise self.error(
                     f"this loop changes in place the array '{n}' while iterating over it: "
                     f"Python's iteration reads the changed array, which tangent_x follows "
-                    f"only in 'for v in {n}:' that does not also rebind '{n}'", stmt,
+                    f"only where the loop iterates '{n}' by its name ('for v in {n}:', "
+                    f"zip({n}, ...), enumerate({n})) and does not also rebind it", stmt,
                     f"iterate over a copy (e.g. zip({n}.copy(), ...)), or index the array "
                     f"(for i in range(len({n})): ... {n}[i] ...)", scope)
         return None
+
+    def iterated_names(self, scope, node):
+        """The names whose arrays (or items) the sequences ``node`` gives
+        may share: not those only read to compute a new array (``zip(c,
+        pb + pb)`` iterates a sum, which changing ``pb`` in place leaves
+        alone: fuzz seed 491098).  Conservative for calls (a view) and for
+        ``+``/``*`` of a container (``xs + ys`` holds their items)."""
+        if isinstance(node, gast.Name):
+            return {node.id}
+        if isinstance(node, (gast.Subscript, gast.Attribute, gast.Starred)):
+            return self.iterated_names(scope, node.value)
+        if isinstance(node, gast.IfExp):
+            return self.iterated_names(scope, node.body) | \
+                self.iterated_names(scope, node.orelse)
+        if isinstance(node, (gast.Tuple, gast.List)):
+            return set().union(*[self.iterated_names(scope, e) for e in node.elts])
+        if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and \
+                node.func.id in ("zip", "enumerate", "reversed") and not node.keywords:
+            return set().union(*[self.iterated_names(scope, a) for a in node.args])
+        if isinstance(node, gast.Constant):
+            return set()
+        if isinstance(node, gast.Call):
+            try:
+                func = self.static_value(scope, node.func)
+            except (NotStatic, TypeError):
+                func = None
+            if isinstance(func, np.ufunc) and not node.keywords:
+                return set()       # ``np.cos(x[:, 0])``: a new array
+        names = loaded_names([node])
+        if isinstance(node, (gast.BinOp, gast.UnaryOp, gast.Compare)) and not any(
+                ir.is_name(scope.locals.get(n)) and (
+                    self._containers.get(scope.locals[n].id) or
+                    self.tuple_length(scope.locals[n]) is not None)
+                for n in names):
+            return set()     # arithmetic on arrays and numbers: a new array
+        return names
 
     def loop_bounds(self, scope, stmt):
         """(start, stop, step, fetch): ``fetch(k)`` gives the item of step ``k``
@@ -260,6 +315,16 @@ class Iteration:
         if len(lengths) == 1:
             return lengths[0]
         return self.emit(P.get("int_min"), lengths, base="n")
+
+
+def _sequences(node):
+    """The sequences a ``for`` reads its items from: the arguments of
+    ``zip``/``enumerate``/``reversed`` (nested), else the iterable itself.
+    A name among them is read step by step (``iteration``'s lazy fetch)."""
+    if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and \
+            node.func.id in ("zip", "enumerate", "reversed") and not node.keywords:
+        return [s for a in node.args for s in _sequences(a)]
+    return [node]
 
 
 def _target_bases(target):

@@ -10,6 +10,7 @@ from numba.np.numpy_support import as_dtype
 
 from ..kernels.common import CACHED
 from .assigned import optional_value
+from .promotion import WeakNumber
 
 
 def grown(tape, item):
@@ -106,6 +107,11 @@ def _same(value):
 @overload(grown, inline="always", jit_options=CACHED)
 def _grown(tape, item):
     item = types.unliteral(item)
+    if isinstance(item, WeakNumber):
+        # a Python number (a loop's variable that starts as one, then
+        # meets float32 arrays): a number tape of its type, which later
+        # pushes of the other type widen (fuzz seed 470259)
+        item = item.number
     held = tape.type if isinstance(tape, types.Optional) else tape
     if isinstance(item, types.NoneType):
         # typed before the loop's assignments are (a variable None before
