@@ -49,7 +49,26 @@ def first_turn_unbound(x):
     return s
 
 
-CASES = [every_other_turn, until_large, number_carry]
+def defines_a_helper_each_turn(x):
+    # a ``def`` in a loop that breaks, beside a local function: liveness
+    # counted ``g`` as read after the loop, carried it and refused
+    # (fuzz seed 501538)
+    acc = x
+    k = 0
+    while k < 4:
+        c = acc * 1.5
+
+        def g():
+            return c[1]
+        v = g()
+        acc = acc + np.sin(v) * x
+        if np.sum(acc) > 3.0:
+            break
+        k += 1
+    return np.sum(acc)
+
+
+CASES = [every_other_turn, until_large, number_carry, defines_a_helper_each_turn]
 POINTS = [np.array([0.3, 0.7, 1.1]), np.array([1.3, -0.4, 0.9]), np.array([[0.2], [0.5]])]
 
 

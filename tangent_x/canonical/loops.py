@@ -48,8 +48,9 @@ class Loops:
         # it (bound on one path of an ``if``): the next turn reads the last
         # turn's value, so it is carried from unbound (fuzz seed 481437)
         exposed = exposed_reads(stmts) | extra_reads
+        own = _own_functions(scope, stmts)
         names = []
-        for n in sorted(assigned):
+        for n in sorted(assigned - own):
             bound = n in scope.locals and not isinstance(scope.locals[n], Static)
             if (bound and (n in reads or n in live_after)) or \
                     (not bound and (n in live_after or n in exposed)):
@@ -472,3 +473,26 @@ def _rereadable(node, rebound):
         elif not isinstance(n, _REREADABLE):
             return False
     return True
+
+
+def _own_functions(scope, stmts):
+    """Functions a loop body defines for itself: ``def g`` at the body's
+    top level, ``g`` read nowhere in the function but after it in the body.
+    Each turn makes it anew before reading it, so it is not carried (with
+    local functions about, liveness counts every name read, and a function
+    carried is refused)."""
+    own = set()
+    for i, stmt in enumerate(stmts):
+        if not isinstance(stmt, gast.FunctionDef):
+            continue
+        n = stmt.name
+        inside = [x for s in stmts[i + 1:] for x in gast.walk(s)
+                  if isinstance(x, gast.Name) and x.id == n]
+        everywhere = [x for x in gast.walk(scope.node)
+                      if isinstance(x, gast.Name) and x.id == n]
+        if len(inside) == len(everywhere) and not any(
+                isinstance(x, gast.Name) and x.id == n
+                for s in stmts[:i] for x in gast.walk(s)) and \
+                sum(isinstance(s, gast.FunctionDef) and s.name == n for s in stmts) == 1:
+            own.add(n)
+    return own

@@ -160,7 +160,11 @@ class _Rewrite:
                      getattr(node, s).value == -1]
         if isinstance(node.op, gast.Mult) and minus_one:
             other = node.right if minus_one[0] == "left" else node.left
-            return self.unary(gast.UnaryOp(op=gast.USub(), operand=other))
+            # (not of a bool, which NumPy cannot negate, nor of an int,
+            # which ``-1.0 *`` makes a float: jvp of grad of np.maximum's
+            # mask, fuzz seed 500648)
+            if not _may_be_int(other, self.ints):
+                return self.unary(gast.UnaryOp(op=gast.USub(), operand=other))
         if isinstance(node.op, (gast.Add, gast.Sub)) and _negated(node.right):
             op = gast.Sub() if isinstance(node.op, gast.Add) else gast.Add()
             return gast.BinOp(left=node.left, op=op, right=node.right.operand)
@@ -171,6 +175,15 @@ class _Rewrite:
         if isinstance(node.op, gast.Add) and _negated(node.left):
             return gast.BinOp(left=node.right, op=gast.Sub(), right=node.left.operand)
         return node
+
+
+def _may_be_int(node, ints):
+    """Whether ``node`` may be an int or a bool (``ints``: names that may)."""
+    if isinstance(node, gast.Name):
+        return node.id in ints
+    return isinstance(node, (gast.Compare, gast.BoolOp)) or \
+        isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.Not) or \
+        isinstance(node, gast.Constant) and type(node.value) in (int, bool)
 
 
 def _negated(node):
