@@ -44,9 +44,8 @@ class Loops:
         assigned |= {n for n, v in scope.locals.items()      # aliases and views change too
                      if ir.is_name(v) and v.id in atoms}
         reads = loaded_names(stmts) | extra_reads | augmented
-        # a name bound in the loop only, which a turn may read before binding
-        # it (bound on one path of an ``if``): the next turn reads the last
-        # turn's value, so it is carried from unbound (fuzz seed 481437)
+        # a name bound in the loop only that a turn may read before binding
+        # it is carried from unbound: the next turn reads it (fuzz 481437)
         exposed = exposed_reads(stmts) | extra_reads
         own = _own_functions(scope, stmts)
         names = []
