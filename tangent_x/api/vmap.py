@@ -199,11 +199,32 @@ class Vmapped:
         gen = self.specialize(*args)
         try:
             out = gen.function(*args)
+        except runtime.RaggedLanes as exc:
+            if self.out_axes != 0:
+                modules.annotate(exc)
+                raise
+            # the examples' values differ in structure at some point (a
+            # tape popped in some lanes only): example by example, as
+            # vmap promises whatever a loop over the examples runs
+            out = self._example_by_example(args)
         except Exception as exc:
             modules.annotate(exc)
             raise
         out = _fill_grads(self._fun, self.out_axes, out, args, self._boundary(args)[:2])
         return tree_util.tree_map(_writable, out)
+
+    def _example_by_example(self, args):
+        """The function applied to each example (its slice of every mapped
+        argument, as ``x[k]`` gives it), results stacked on axis 0."""
+        axes, size, _ = self._boundary(args)
+
+        def example(arg, ax, k):
+            return tree_util.tree_map(
+                lambda a, leaf: leaf if a is None else np.take(leaf, k, axis=a),
+                ax, arg, is_leaf=lambda a: a is None)
+        return runtime.stack_lanes([
+            self._fun(*[example(a, ax, k) for a, ax in zip(args, axes)])
+            for k in range(size)])
 
     def _boundary(self, args):
         """Per-argument leaf axes (normalised), the batch size, the cache key.

@@ -183,7 +183,11 @@ class Expressions:
                         base=item_name(base, idx))
         if _is_slice(idx) and self.slice_of_container(base, idx, out):
             pass            # a list's slice is a new list (of the same objects)
-        elif ir.is_name(base) and looks_basic(idx):
+        elif ir.is_name(base) and (looks_basic(idx) or (
+                self._containers.get(base.id) == "dict" and isinstance(idx, gast.Constant))):
+            # (an item of a dict is the object it holds: ``w = p["w"]; w -= v``
+            # changes ``p["w"]`` too -- it was lost, a wrong value in every
+            # transform; a list's item is taken as basic indexing is)
             self._add_view(out, base, idx)
         if text is not None and _constant_slice(idx) is not None:
             # its length is decided at run time: named if a recursion hangs on it

@@ -44,8 +44,7 @@ class Loops:
         assigned |= {n for n, v in scope.locals.items()      # aliases and views change too
                      if ir.is_name(v) and v.id in atoms}
         reads = loaded_names(stmts) | extra_reads | augmented
-        # a name bound in the loop only that a turn may read before binding
-        # it is carried from unbound: the next turn reads it (fuzz 481437)
+        # (read before bound in a turn: carried from unbound, fuzz 481437)
         exposed = exposed_reads(stmts) | extra_reads
         own = _own_functions(scope, stmts)
         names = []
@@ -84,8 +83,9 @@ class Loops:
         body's carry-in names get it too (``link_views``); if one is
         rebound, which array the view is of changes between iterations:
         ``guarded``, as for aliases.  Returns ([(view name, base name,
-        index)], {name: [names it shares with]})."""
+        index)], {name: [names it shares with]}).  ``row += v`` is no rebinding."""
         mutated, rebound = changed_names(stmts)
+        rebound = (rebound - aug_assigned(stmts)) | plainly_rebound(stmts)
         by_atom = {}
         for n in carry:
             v = scope.locals.get(n)

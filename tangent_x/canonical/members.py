@@ -21,6 +21,7 @@ import gast
 
 from ..core import ir, primitives as P
 from ..core.naming import base_name
+from . import views
 from .mutation import read_later_in
 
 HELD_SOMEWHERE = object()     # the key of a value held at a place known at run time only
@@ -57,6 +58,32 @@ class Members:
             self.update_if_array(scope, label, old, new,
                                  read_later_in(scope, self._live_after))
         return new
+
+    def detach_items(self, scope, target, base, idx):
+        """``xs[k] = v`` into a list or dict puts another object at ``k``: a
+        name that read the item there before (``a = xs[k]``, recorded as a
+        view of ``xs``) keeps the old object, no longer in ``xs`` -- its
+        view relation ends (an array's ``x[k] = v`` writes into memory
+        instead, which its views see).  At a run-time key, which item is
+        replaced is not known when transforming: refused where such a name
+        is read later."""
+        children = [c for c in self._view_children.get(base.id, [])
+                    if not isinstance(self._views[c][1], views.ViewCall)]
+        if not isinstance(idx, gast.Constant):
+            names = self.read_later_names(scope, self._live_after)
+            if children and names(children):
+                raise self.error(
+                    f"this puts a new item into a list or dict at a key known only at run "
+                    f"time, while '{names(children)[0]}' names an item read from it before "
+                    f"(Python keeps the old object there; which one is replaced is decided "
+                    f"at run time)", target,
+                    "read the item again after the assignment, or copy it when reading it", scope)
+            return
+        for c in children:
+            k = self._views[c][1]
+            if isinstance(k, gast.Constant) and k.value == idx.value:
+                del self._views[c]
+                self._view_children[base.id].remove(c)
 
     def note_members(self, out, kind, keys, items, read=True):
         """``out`` is a ``kind`` ("tuple", "list", "dict") holding ``items``

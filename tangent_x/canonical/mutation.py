@@ -99,6 +99,8 @@ class Mutation:
             value = self.augmented_item(scope, target, base, idx, value, binop)
             binop = None
             base = self.atom(scope, base_node)      # (as the change left it)
+        if ir.is_name(base) and self._containers.get(base.id) in ("list", "dict"):
+            self.detach_items(scope, target, base, idx)
         new = self.index_update(base, idx, value, binop, name_ or "updated", replaces=True)
         if isinstance(base_node, gast.Subscript):
             if ir.is_name(base) and (base.id in self._views or base.id in self._holders):

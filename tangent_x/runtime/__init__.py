@@ -44,6 +44,7 @@ from .lanes import (  # noqa: F401
     add_index, broadcast_items, broadcast_lanes, finish_lanes, lane_item, map_lanes, max_index,
     min_index, move_lanes, mul_index, number_lanes, select_lanes, set_index, stack_lanes, unbroadcast_lanes,
     unfinish_lanes, unlane_item)
+from .lanes import RaggedLanes  # noqa: F401
 from .lanes import __all__ as _lanes_all
 from .linalg import norm_adjoint, solve_adjoint_lhs, solve_matvec, solve_transposed  # noqa: F401
 from .special import erf, erfc  # noqa: F401

@@ -89,6 +89,12 @@ def _no_value(x):
     return x is None or isinstance(x, Unbound)
 
 
+class RaggedLanes(ValueError):
+    """Examples whose values at one point differ in structure (lists of
+    different lengths): vmap then runs the function example by example
+    (``api.vmap``)."""
+
+
 def select_lanes(pred, on_true, on_false):
     """``on_true`` in the lanes where ``pred`` holds, else ``on_false``; both
     batched on axis 0 (leafwise for pytrees).  A side holding no value (None,
@@ -101,6 +107,13 @@ def select_lanes(pred, on_true, on_false):
     # would give (np.where promotes float32 beside a float64 it never picks)
     lanes = np.asarray(pred)
     side = "true" if lanes.all() else "false" if not lanes.any() else None
+    if tree_util.tree_structure(on_true) != tree_util.tree_structure(on_false):
+        # two lists of another length (a tape one side popped): where every
+        # lane takes one side, that side; else the lanes hold values of
+        # different structures, which no batched value holds (fuzz 511764)
+        if side is None:
+            raise RaggedLanes("the examples' values have different structures here")
+        return on_true if side == "true" else on_false
 
     def pick(a, b):
         if _no_value(a) or _no_value(b):

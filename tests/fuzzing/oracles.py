@@ -244,6 +244,12 @@ class Case:
                          for _ in range(B)]
         self.batched = [_batch([ex[i] for ex in self.examples], a, ax)
                         for i, (a, ax) in enumerate(zip(self.args, axes))]
+        # each example as vmap defines it: the batch's slice (``x[b]``, so
+        # a scalar of a batched vector is a NumPy number, which ``op=``
+        # rebinds, not a 0-d array it would change: fuzz seed 510792)
+        self.examples = [[a if ax is None else _take(x, b, ax)
+                          for a, x, ax in zip(self.args, self.batched, axes)]
+                         for b in range(B)]
 
         self.harness = self._write_harness()
 

@@ -207,6 +207,13 @@ class Statements:
         elif isinstance(value, Dyn):
             if value.name != name:
                 self.assign(name, ast.Name(value.name, ast.Load()))
+                if value.name in self.ranks and not self.dynamic_ifs and not self.loops:
+                    # ``pb = p['b']`` in straight-line code: the argument's
+                    # rank, so ``is_array(pb)`` is known (a 0-d array enters
+                    # compiled code as its number; a change in place of it
+                    # was lost: fuzz seed 510792).  (``emit`` forgets it
+                    # when ``pb`` is assigned again.)
+                    self.ranks[name] = self.ranks[value.name]
             self.env[name] = Dyn(name)
         elif isinstance(value, Const) and isinstance(value.value, np.ndarray):
             # an array computed from constants: a compiled variable (it may be
