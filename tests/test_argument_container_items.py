@@ -115,3 +115,25 @@ def test_a_run_time_key_is_refused_located():
     message = str(error.value)
     assert "test_argument_container_items.py:" in message
     assert "key known only at run time" in message
+
+
+def zero_d_item_to_helper(p, x):
+    b = p["b"]                       # a 0-d array: changed in place by the helper
+    scale(b)
+    return np.sum(np.sin(p["w"] * x)) + p["b"] * 2.0 + b
+
+
+def test_a_0d_item_changed_in_place():
+    # under jit a 0-d array enters compiled code as its number: the copy
+    # ``b = p["b"]`` lost that it is an array, and the helper's change of it
+    # was dropped (fuzz seed 510792, jit and jit(grad) wrong)
+    p = {"w": W.copy(), "b": np.array(0.35)}
+    want = zero_d_item_to_helper(copy.deepcopy(p), X.copy())
+    np.testing.assert_allclose(tx.jit(zero_d_item_to_helper)(copy.deepcopy(p), X.copy()),
+                               want, rtol=1e-13)
+    np.testing.assert_allclose(tx.jvp(zero_d_item_to_helper, (copy.deepcopy(p), X.copy()), (
+        {"w": np.ones(3), "b": np.array(1.0)}, np.ones(3)))[0], want, rtol=1e-13)
+    g = tx.grad(zero_d_item_to_helper, argnums=1)
+    np.testing.assert_allclose(tx.jit(g)(copy.deepcopy(p), X.copy()),
+                               g(copy.deepcopy(p), X.copy()), rtol=1e-12)
+    np.testing.assert_array_equal(p["b"], 0.35)

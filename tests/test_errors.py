@@ -125,14 +125,6 @@ def _aug_alias_straight(x):
     return np.sum(z * y)
 
 
-def _aug_alias_loop(x):
-    y = x * 2.0
-    z = y
-    for i in range(3):
-        y += 1.0  # marker: aug loop
-    return np.sum(z * z)
-
-
 def _aug_alias_if(x):
     y = x * 2.0
     z = y
@@ -161,7 +153,6 @@ def _mutate_then_rebind_alias(x):
 
 
 @pytest.mark.parametrize("fn, marker, words", [
-    (_aug_alias_loop, "aug loop", ["'y'", "'z'", "z = y.copy()", "y = y + ..."]),
     (_mutate_then_rebind_alias, "mutate then rebind", ["'y'", "'z'", ".copy()",
                                                         "on one path only"]),
 ])
