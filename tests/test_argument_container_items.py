@@ -137,3 +137,15 @@ def test_a_0d_item_changed_in_place():
     np.testing.assert_allclose(tx.jit(g)(copy.deepcopy(p), X.copy()),
                                g(copy.deepcopy(p), X.copy()), rtol=1e-12)
     np.testing.assert_array_equal(p["b"], 0.35)
+
+
+def test_vjp_of_a_function_changing_a_dict_argument_item():
+    # vjp ran the forward pass specialised on the argument being a dict,
+    # then the backward pass of the code made without knowing it (their
+    # residuals differed: fuzz seed 520195, a crash)
+    p, x = arguments(dict_item_alias)
+    out, back = tx.vjp(dict_item_alias, copy.deepcopy(p), x.copy())
+    np.testing.assert_allclose(out, dict_item_alias(copy.deepcopy(p), x.copy()), rtol=1e-13)
+    got = back(1.0)
+    want = tx.grad(dict_item_alias, argnums=(0, 1))(copy.deepcopy(p), x.copy())
+    tx.tree_util.tree_map(lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-13), got, want)

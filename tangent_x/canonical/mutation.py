@@ -301,7 +301,7 @@ class Mutation:
             return True
         related, first = [], []
         for a in self.first_values([old.id]):       # (a carry-in: as its first value too)
-            near = [a] + self._view_children.get(a, [])
+            near = [a] + _descendants(self._view_children, a)     # (views of views: 521058)
             if a in self._views:
                 near.append(self._views[a][0].id)
             # the containers holding it or a view of it (``t = [y[1]]``)
@@ -486,6 +486,17 @@ def looks_basic(idx):
             continue
         return False
     return True
+
+
+def _descendants(children, atom_id):
+    """The views of ``atom_id``, of those views, and so on."""
+    out, todo = [], list(children.get(atom_id, []))
+    while todo:
+        v = todo.pop()
+        if v not in out:
+            out.append(v)
+            todo += children.get(v, [])
+    return out
 
 
 def _quoted(name_):
