@@ -56,11 +56,18 @@ def live_before(stmt, live_after):
         return (loaded_names([stmt.test]) | live_in(stmt.body, live_after)
                 | live_in(stmt.orelse, live_after))
     bound = set()
-    if isinstance(stmt, gast.Assign) and all(isinstance(t, gast.Name) for t in stmt.targets):
-        bound = {t.id for t in stmt.targets}
+    if isinstance(stmt, gast.Assign) and all(_plain_target(t) for t in stmt.targets):
+        # (``w, rest = ...`` binds ``w`` and ``rest`` too)
+        bound = {n.id for t in stmt.targets for n in ([t] if isinstance(t, gast.Name)
+                                                       else t.elts)}
     elif isinstance(stmt, gast.FunctionDef):      # ``def g(...)`` binds ``g``
         bound = {stmt.name}
     return (set(live_after) - bound) | loaded_names([stmt])
+
+
+def _plain_target(t):
+    return isinstance(t, gast.Name) or isinstance(t, (gast.Tuple, gast.List)) and \
+        all(isinstance(e, gast.Name) for e in t.elts)
 
 
 def escaping_jumps(stmts):
