@@ -339,17 +339,13 @@ class Members:
             self.propagate(container, rebuilt)
 
     def _in_use(self, atom_id, seen=None):
-        """Bound to a name, held in a container in use, or the base of a
-        view in use (``v = x[::-1][0]``: the temporary ``x[::-1]`` is
-        refreshed so that ``v`` is: fuzz seed 521058, a wrong value)."""
+        """Bound to a name, or held in a container in use."""
         if self._is_bound(atom_id):
             return True
         seen = seen or set()
         seen.add(atom_id)
         return any(c.id not in seen and self._in_use(c.id, seen)
-                   for c, _ in self._holders.get(atom_id, [])) or \
-            any(v not in seen and self._in_use(v, seen)
-                for v in self._view_children.get(atom_id, []))
+                   for c, _ in self._holders.get(atom_id, []))
 
 
 def _constant_window(idx):

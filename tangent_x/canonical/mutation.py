@@ -228,8 +228,9 @@ class Mutation:
 
     def _refresh_views(self, old_base, new_base, skip):
         for view_id in list(self._view_children.get(old_base.id, [])):
-            if view_id == skip or not self._in_use(view_id):
-                continue
+            if view_id == skip or not (self._in_use(view_id) or any(
+                    self._is_bound(d) for d in _descendants(self._view_children, view_id))):
+                continue        # (a temporary whose view is named: x[::-1][0], 521058)
             _, idx = self._views[view_id]
             view = ir.name(view_id)
 
