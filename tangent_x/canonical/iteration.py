@@ -9,7 +9,7 @@ import gast
 import numpy as np
 
 from ..core import ir, primitives as P
-from .names import aug_assigned, loaded_names, plainly_rebound, stored_names
+from .names import aug_assigned, loaded_names, plainly_rebound, rebinding, stored_names
 from .scope import NotStatic, Static
 
 
@@ -135,8 +135,7 @@ class Iteration:
         names = self.iterated_names(scope, stmt.iter)
         iterated = {scope.locals[n].id for n in names if ir.is_name(scope.locals.get(n))}
         shared = self.sharing_atoms(iterated)
-        rebound = plainly_rebound(stmt.body)
-        bound = rebound | (stored_names(stmt.body, updates=False) - aug_assigned(stmt.body))
+        bound = rebinding(stmt.body)
 
         def read_by_name(n, v):
             # every sequence sharing the array is ``n`` itself, by its name
@@ -178,9 +177,9 @@ class Iteration:
                 self.iterated_names(scope, node.orelse)
         if isinstance(node, (gast.Tuple, gast.List)):
             return set().union(*[self.iterated_names(scope, e) for e in node.elts])
-        if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and \
-                node.func.id in ("zip", "enumerate", "reversed") and not node.keywords:
-            return set().union(*[self.iterated_names(scope, a) for a in node.args])
+        seqs = _sequences(node)
+        if seqs != [node]:          # ``zip(a, b)``: what ``a`` and ``b`` give
+            return set().union(*[self.iterated_names(scope, a) for a in seqs])
         if isinstance(node, gast.Constant):
             return set()
         if isinstance(node, gast.Call):

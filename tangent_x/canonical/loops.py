@@ -20,7 +20,7 @@ import gast
 from ..core import ir, primitives as P
 from .mutation import read_later_in
 from .names import (aug_assigned, changed_names, exposed_reads, loaded_names,
-                    plainly_rebound, stored_names)
+                    plainly_rebound, rebinding, stored_names)
 from .scope import Static
 
 
@@ -84,8 +84,7 @@ class Loops:
         rebound, which array the view is of changes between iterations:
         ``guarded``, as for aliases.  Returns ([(view name, base name,
         index)], {name: [names it shares with]}).  ``row += v`` is no rebinding."""
-        mutated, rebound = changed_names(stmts)
-        rebound = (rebound - aug_assigned(stmts)) | plainly_rebound(stmts)
+        mutated, rebound = changed_names(stmts)[0], rebinding(stmts)
         by_atom = {}
         for n in carry:
             v = scope.locals.get(n)

@@ -158,6 +158,12 @@ def assigned_names(node):
     return stored_names(node.body if isinstance(node.body, list) else [], updates=False)
 
 
+def rebinding(stmts):
+    """Names the statements bind other than by ``op=`` (which changes an
+    array in place; a number it rebinds has no sharing to keep)."""
+    return (stored_names(stmts, updates=False) - aug_assigned(stmts)) | plainly_rebound(stmts)
+
+
 def plainly_rebound(stmts):
     """Names the statements bind to a new value (``y = ...``, a loop's
     target), not counting ``y op= v``, which keeps an array."""

@@ -107,13 +107,6 @@ def select_lanes(pred, on_true, on_false):
     # would give (np.where promotes float32 beside a float64 it never picks)
     lanes = np.asarray(pred)
     side = "true" if lanes.all() else "false" if not lanes.any() else None
-    if tree_util.tree_structure(on_true) != tree_util.tree_structure(on_false):
-        # two lists of another length (a tape one side popped): where every
-        # lane takes one side, that side; else the lanes hold values of
-        # different structures, which no batched value holds (fuzz 511764)
-        if side is None:
-            raise RaggedLanes("the examples' values have different structures here")
-        return on_true if side == "true" else on_false
 
     def pick(a, b):
         if _no_value(a) or _no_value(b):
@@ -137,7 +130,18 @@ def select_lanes(pred, on_true, on_false):
             if out.dtype != dtype:
                 out = out.astype(dtype)
         return out
-    return tree_util.tree_map(pick, on_true, on_false, is_leaf=_no_value)
+    try:
+        return tree_util.tree_map(pick, on_true, on_false, is_leaf=_no_value)
+    except ValueError:
+        if tree_util.tree_structure(on_true) == tree_util.tree_structure(on_false):
+            raise
+        # two lists of another length (a tape one side popped): where every
+        # lane takes one side, that side; else the lanes hold values of
+        # different structures, which no batched value holds (fuzz 511764)
+        if side is None:
+            raise RaggedLanes("the examples' values have different structures here") \
+                from None
+        return on_true if side == "true" else on_false
 
 
 def broadcast_lanes(x, batch_size):
