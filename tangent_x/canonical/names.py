@@ -50,7 +50,10 @@ def live_before(stmt, live_after):
         return set(live_after) | loaded_names([stmt])
     if isinstance(stmt, (gast.For, gast.While)):
         head = stmt.iter if isinstance(stmt, gast.For) else stmt.test
-        return (set(live_after) | loaded_names([head]) | exposed_reads(stmt.body)
+        # (a ``for``'s body reads its target after each turn binds it)
+        target = stored_names([gast.Assign(targets=[stmt.target], value=stmt.iter)],
+                              updates=False) if isinstance(stmt, gast.For) else set()
+        return (set(live_after) | loaded_names([head]) | (exposed_reads(stmt.body) - target)
                 | loaded_names(stmt.orelse))
     if isinstance(stmt, gast.If):
         return (loaded_names([stmt.test]) | live_in(stmt.body, live_after)
