@@ -437,8 +437,20 @@ def batch_tree_add(eqn, b):
     flag = exact_or(b.flag(x), b.flag(y))
     if flag is None:
         return None
+    # a symbolic zero (None) flagged batched plus a shared value is that
+    # shared value: where one side is batched as a whole and the other
+    # shared as a whole, the shared side gets the batch first (fuzz seed
+    # 541009: a list's cotangent carried by a loop, a None item in it, read
+    # per example after a shared zeros_like was added).  (A flag leaf by
+    # leaf comes from the probe's shapes, which a list a loop changes in
+    # length does not keep: those sums stay as they are.)
+    args = list(eqn.args)
+    if flag is True:
+        for i, a in enumerate(args):
+            if ir.is_name(a) and b.flag(a) is False:
+                args[i] = b.let(f"{a.id}_lanes", call("broadcast_lanes", a, b.batch_size))
     b.mark(eqn.out, flag)
-    return respell(eqn)
+    return respell(eqn, args)
 
 
 @batching("unindex")
