@@ -22,10 +22,22 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests"))
+# This checkout's tangent_x and tests, not an installed one (an editable
+# install of another checkout would be imported from tools/ otherwise: a
+# snapshot run then checks, and lazily imports, whatever that tree holds)
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path[:0] = [ROOT, os.path.join(ROOT, "tests")]
 
 import fuzzing  # noqa: E402
+import tangent_x  # noqa: E402
 from fuzzing import oracles, shrink  # noqa: E402
+from tangent_x.numba_stage.specialize.calls import registries  # noqa: E402
+
+assert os.path.dirname(os.path.dirname(os.path.abspath(tangent_x.__file__))) == ROOT, \
+    f"tools/fuzz.py imported {tangent_x.__file__}, not this checkout's tangent_x"
+# the calls the numba stage evaluates itself, imported lazily at the first
+# compile: loaded here, before the pool forks its workers from this process
+registries()
 
 STATUSES = ["right", "wrong", "refused", "crash", "skip"]
 
