@@ -249,10 +249,29 @@ def _filled_before_and_under_if_in_loop(x):
     return len(t) * x
 
 
+def _filled_before_and_under_if_in_while(x):
+    t = [x]
+    i = 0.0
+    while i < x:
+        if x > 2 * i:
+            t.append(x * i)
+        i += 1.0
+    return len(t) * x + sum(t)
+
+
+@pytest.mark.parametrize("x", [2.5, 0.5, -1.0])
+def test_list_filled_before_a_short_loop_and_under_an_if_in_it(x):
+    """A short static loop is written out, and each path's list joins as
+    one run-time list (before session 19 the append, which gives a new
+    list to a name the loop reads, was refused)."""
+    assert tx.jit(_filled_before_and_under_if_in_loop)(x) == \
+        _filled_before_and_under_if_in_loop(x)
+
+
 def test_list_filled_before_a_loop_and_under_an_if_in_it_is_a_clear_error():
     from tangent_x.errors import TransformError
     with pytest.raises(TransformError, match="filled before a loop and inside it"):
-        tx.jit(_filled_before_and_under_if_in_loop)(2.5)
+        tx.jit(_filled_before_and_under_if_in_while)(2.5)
 
 
 def _last_of_loop(x, n):

@@ -201,22 +201,64 @@ def test_a_variable_a_path_leaves_unassigned(fn):
             transform(fn)(bad)
 
 
-# ----------------------------------------------------- refused: the gradient keeps each version
-@pytest.mark.parametrize("fn", [filtered_while, filtered_for, filtered_by_constants, popped])
-def test_jit_grad_of_a_list_whose_versions_the_backward_pass_reads(fn):
+# ----------------------------------------------------- the gradient keeps each version
+def grow_while(x):
+    """A compiled while loop (its trip count is the data's) filling a list
+    under an if: the gradient reads back the list as each turn began."""
+    items = []
+    s = np.sum(np.abs(x))
+    while s < 3.0:
+        if np.max(x) * s > 0.2:
+            items.append(x * s)
+        s = s + 0.7
+    return 0.5 + sum(np.sum(t * t) for t in items)
+
+
+def grow_for(x, n):
+    items = []
+    for i in range(n):
+        if np.sum(x) * i > 0.2:
+            items.append(np.sin(x) * i)
+        x = np.sin(x)
+    return 0.5 + sum(np.sum(t * t) for t in items) + 0.1 * len(items)
+
+
+def two_loops(x, n):
+    items = []
+    for i in range(n):
+        items.append(x * i)
+    for i in range(n):
+        items.append(x + i)
+    return 0.5 + sum(np.sum(t * t) for t in items) + len(items)
+
+
+_VERSIONS = [(filtered_while, (X, Y)), (filtered_while, (-X, Y)), (filtered_for, (X, Y)),
+             (filtered_for, (-X, Y)), (filtered_by_constants, (X,)), (popped, (X,)),
+             (popped, (-X,)), (grow_while, (X,)), (grow_while, (3 * X,)),
+             (grow_for, (X, 5)), (grow_for, (X, 0)), (grow_for, (-X, 4)), (two_loops, (X, 3)),
+             (two_loops, (-X, 2))]
+
+
+@pytest.mark.parametrize("fn,args", _VERSIONS)
+def test_jit_grad_of_a_list_whose_versions_the_backward_pass_reads(fn, args):
     """The gradient keeps the list as it is at each turn (its length is
-    decided at run time): compiled lists grow in place, so jit(grad)
-    refuses it where the user's loop is, and says what to write; eagerly
-    the gradient is right."""
-    args = (X, Y)[:fn.__code__.co_argcount]
+    decided at run time).  A compiled list grows in place, and it only
+    grows: each turn keeps its length, and the backward pass reads the list's
+    first items back (``Tapes.version_length``).  Before, jit(grad) refused
+    these; the gradient is the eager one and the finite differences'."""
     eager = tx.grad(fn)(*args)
-    np.testing.assert_allclose(eager, _central_grad(lambda x: fn(x, *args[1:]), X),
+    np.testing.assert_allclose(eager, _central_grad(lambda x: fn(x, *args[1:]), args[0]),
                                rtol=1e-6, atol=1e-8)
-    with pytest.raises(tx.TransformError) as error:
-        tx.jit(tx.grad(fn))(*args)
-    message = str(error.value)
-    assert "test_jit_lists_control_flow.py:" in message
-    assert "kept in each of its versions" in message and "fill an array" in message
+    np.testing.assert_allclose(tx.jit(tx.grad(fn))(*args), eager, rtol=1e-12, atol=1e-14)
+    assert tx.jit(fn)(*args) == pytest.approx(fn(*args), rel=1e-14)
+
+
+def test_a_list_grown_in_place_keeps_its_versions_by_length():
+    """The compiled code pushes each turn's length, not the list, and the
+    forward loop appends in place."""
+    code = tx.source(tx.jit(tx.grad(grow_while)), stage="numba", example_args=(X,))
+    assert "items_1_lengths" in code and "[:length]" in code
+    assert ".append(x_times_s_1)" in code and "list(items" not in code
 
 
 def sum_but_last(y):

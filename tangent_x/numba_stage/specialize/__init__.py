@@ -14,7 +14,11 @@ abstract value for every variable,
   containers, functions and modules;
 * ``Zero(like)`` a symbolic zero cotangent shaped like ``like``;
 * ``Tape(t)``    a growable list (per leaf) filled by a loop (see
-  ``Specializer.sizes`` for how it is kept);
+  ``Specializer.sizes`` for how it is kept).  A compiled list grows in
+  place; where the python stage keeps it in each of its versions (a
+  derivative's tape, ``new = appended(old, y)``), the versions are its
+  first items, their lengths kept (``Tapes.version_length``), and a name
+  for the list before an item went in is ``Stale`` (read: refused);
 * Python ``dict``/``list``/``tuple``/namedtuple of abstract values: a
   pytree whose structure is known and whose leaves are any of the above.
 

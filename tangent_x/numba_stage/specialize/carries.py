@@ -7,7 +7,7 @@ import numpy as np
 
 from .signals import LoopExit, NeedUnroll
 from .syntax import assigned_names, range_node
-from .values import Const, Dyn, Expr, Tape, av_leaves, children, covers, describe, is_container, \
+from .values import Const, Dyn, Expr, Stale, Tape, av_leaves, children, covers, describe, is_container, \
     is_none, is_unbound, rebuild, same, truth_of
 
 
@@ -145,6 +145,8 @@ class Carries:
             self.assign(flag, ast.Constant(True))
 
     def canonical(self, old, new, hint, leaf=False):
+        if isinstance(new, Stale):      # a name for the list before an item went in
+            self.fail_list_versions(new.tape)
         if isinstance(old, list) and isinstance(new, list) and len(new) > len(old) and \
                 all(same(a, b) for a, b in zip(old, new)):
             if old and not self.peeled:
@@ -201,6 +203,8 @@ class Carries:
             for item in old:
                 self.tape_push(canon, self.peeled_start(item))
             return
+        if isinstance(canon, Tape) and isinstance(old, Tape) and same(old, canon):
+            return      # its list variables hold it already (a list's versions read back)
         if isinstance(canon, Tape):
             for leaf in av_leaves(canon.template):
                 if isinstance(leaf, Dyn):
@@ -279,6 +283,16 @@ class Carries:
 
     def _pairs(self, canon, value, targets, values):
         if isinstance(canon, Tape):
+            if isinstance(value, Tape) and value is not canon:
+                # a version of the list read back (``Tapes.pop_version``):
+                # the carried list variables take its lists
+                for c, v in zip(av_leaves(canon.template), av_leaves(value.template)):
+                    if isinstance(c, Dyn) and isinstance(v, Dyn) and c.name != v.name:
+                        if c.name in self.sizes or v.name in self.sizes:
+                            self.fail("a list used as a stack is rebound in a loop")
+                        targets.append(c.name)
+                        values.append(ast.Name(v.name, ast.Load()))
+                        self.version_rebinds.add(c.name)
             return
         if is_container(canon):
             if not is_container(value) or len(children(value)) != len(children(canon)):

@@ -91,6 +91,11 @@ def tree_add(s, a, b, hint="sum"):
         if len(children(a)) != len(children(b)):
             s.fail(f"cannot add cotangents {describe(a)} and {describe(b)}")
         return rebuild(a, [tree_add(s, x, y, hint) for x, y in zip(children(a), children(b))])
+    for empty, other in ((a, b), (b, a)):
+        if is_container(empty) and not children(empty) and isinstance(other, (Dyn, Expr, Tape)):
+            # the cotangents of one list: the run-time one is as empty as
+            # the known one (Python's tree_add zips them: an empty list)
+            return empty
     if is_container(a) or is_container(b):
         s.fail(f"cannot add cotangents {describe(a)} and {describe(b)}")
     return s.materialize(Expr(ast.BinOp(left=s.render(a), op=ast.Add(), right=s.render(b))),
@@ -461,24 +466,8 @@ def _tuple(s, args, kwargs):
         if isinstance(x, (list, tuple)):
             return tuple(x)
         if isinstance(x, Tape):
-            return _copied_tape(s, x)
+            return s.copy_tape(x)
     return NotImplemented
-
-
-def _copied_tape(s, tape):
-    """A copy of a list a loop filled: each leaf's list copied."""
-    def copy(template):
-        if is_container(template):
-            return rebuild(template, [copy(c) for c in children(template)])
-        if not isinstance(template, Dyn):
-            return template
-        if template.name in s.sizes:
-            s.fail("copying a list used as a stack cannot be compiled")
-        name = s.fresh(f"{template.name.replace('_tape', '')}_copy")
-        s.assign(name, ast.Call(func=ast.Name("list", ast.Load()),
-                                args=[ast.Name(template.name, ast.Load())], keywords=[]))
-        return Dyn(name)
-    return Tape(copy(tape.template))
 
 
 @handles(dict)

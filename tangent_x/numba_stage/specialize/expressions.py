@@ -11,7 +11,7 @@ from ... import runtime
 from . import calls
 from .signals import NeedUnroll
 from .syntax import is_simple
-from .values import Const, Dyn, Expr, Steps, Tape, Zero, as_av, describe, is_container, \
+from .values import Const, Dyn, Expr, Stale, Steps, Tape, Zero, as_av, describe, is_container, \
     is_namedtuple, is_numeric_array, truth_of
 
 _BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
@@ -41,6 +41,8 @@ class Expressions:
 
     def eval_Name(self, node):
         if node.id in self.env:
+            if isinstance(self.env[node.id], Stale):
+                self.fail_list_versions(self.env[node.id].tape)
             return self.env[node.id]
         if node.id in self.globals:
             value = self.globals[node.id]

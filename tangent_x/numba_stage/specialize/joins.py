@@ -6,7 +6,7 @@ import numpy as np
 
 from .signals import DeadPath
 from .syntax import tagged
-from .values import Const, Dyn, Tape, av_leaves, children, describe, is_container, \
+from .values import Const, Dyn, Stale, Tape, av_leaves, children, describe, is_container, \
     is_none, is_unbound, mentions, rebuild, same, truth_of
 
 
@@ -75,6 +75,8 @@ class Joins:
         root = hint if root is None else root
         if same(a, b):
             return a
+        if isinstance(a, Stale) or isinstance(b, Stale):
+            return a if isinstance(a, Stale) else b     # stale on one path: read, refused
         if isinstance(a, list) and isinstance(b, list) and len(a) != len(b):
             return self.merge_lists(a, b, hint, sides)
         if (is_none(a) and is_container(b) or is_container(a) and is_none(b)) and \

@@ -5,7 +5,7 @@ import ast
 
 from ... import runtime
 from .registry import handles, is_zero, opened, runtime_helper
-from .values import Const, Dyn, Expr, Steps, Tape, Zero, av_leaves, children, \
+from .values import Const, Dyn, Expr, Stale, Steps, Tape, Zero, av_leaves, children, \
     is_container, rebuild
 
 
@@ -44,7 +44,8 @@ def _scan_slice(s, args, kwargs):
 def _appended_to_tape(s, args, kwargs):
     """``appended`` on a list a compiled loop fills (a scan's outputs): a
     push, where the statement rebinds the list's one name (``xs =
-    appended(xs, y)``: the old list is not read again)."""
+    appended(xs, y)``: the old list is not read again), and also where it
+    is another name (see below)."""
     items, item = opened(args[0]), args[1]
     if isinstance(items, list):
         return items + [s.materialize(item, "item")]
@@ -52,8 +53,32 @@ def _appended_to_tape(s, args, kwargs):
         s.tape_push(items, s.materialize(item, "item"))
         return items
     if isinstance(items, Tape):
-        s.fail_list_versions(items)      # the old list is still read: a copy
+        # ``new = appended(old, y)`` (the gradient's forward pass, under an
+        # if): the item goes in place too, and every name that held the
+        # list before is stale from here (a later read of one is refused;
+        # the gradient reads the list's versions by their lengths,
+        # ``Tapes.version_length``)
+        # (Each loop around must rebind the old name, as the python stage's
+        # ``xs_2 = appended(xs_1, y) ... xs_1 = xs_2`` does: a name a loop
+        # does not assign would start the next turn as the grown list.)
+        if s.emitting and any(s.append_source not in carried.names for carried in s.loops):
+            s.fail_list_versions(items)
+        leaves = {leaf.name for leaf in av_leaves(items.template) if isinstance(leaf, Dyn)}
+        for name, value in list(s.env.items()):
+            if _holds_list(value, leaves):
+                s.env[name] = Stale(items)
+        s.tape_push(items, s.materialize(item, "item"))
+        return items
     return NotImplemented
+
+
+def _holds_list(value, leaves):
+    """Whether ``value`` holds (is, or has in it) the lists ``leaves``."""
+    if isinstance(value, Tape):
+        value = value.template
+    if is_container(value):
+        return any(_holds_list(c, leaves) for c in children(value))
+    return isinstance(value, Dyn) and value.name in leaves
 
 
 @handles(runtime.stack_steps)

@@ -8,7 +8,7 @@ from .. import unit_axes
 from .hints import could_be_static, depends_on, describe_unassigned, static_hint
 from .signals import SpecializationError
 from .syntax import in_place_appends, scan_output_lists, stack_lists, stored_names
-from .values import is_container, mentions, substitute
+from .values import Dyn, Tape, is_container, mentions, substitute
 
 
 class SpecializerState:
@@ -66,7 +66,16 @@ class SpecializerState:
         self.scan_outputs = scan_output_lists(func)
         self.in_place_appends = in_place_appends(func)
         self.append_in_place = False
+        self.append_source = None   # the name an ``appended`` call's list is read from
         self.sizes = {}
+        # A tape of the versions of a list a loop grows (the gradient keeps
+        # the list as each turn starts): the list only grows, so a version
+        # is a prefix of it, and the tape keeps each version's length
+        # (``Tapes.push_version``).  Lengths tape -> the list (a Tape), and
+        # the lists' leaves so kept (a pop of them would overwrite items).
+        self.version_lengths = {}
+        self.versioned = set()
+        self.version_rebinds = set()    # ... rebound to a version read back (``_pairs``)
         # Ranks of the argument arrays (part of the call signature): ``x.ndim``
         # is a constant, so ``(1,) * (x.ndim - 1)`` is a tuple Numba can type.
         # A name's entry lasts until code assigning that name is emitted (a
@@ -121,6 +130,12 @@ class SpecializerState:
 
     def emit(self, stmt):
         if self.emitting:
+            if self.versioned and isinstance(stmt, (ast.Assign, ast.AugAssign)):
+                # a list whose versions are kept by length, given another
+                # list (its versions are then no prefixes of what it holds)
+                for name in stored_names(stmt):
+                    if name in self.versioned and name not in self.version_rebinds:
+                        self.fail_list_versions(Tape(Dyn(name)))
             stmt._tx_src = getattr(self.current, "lineno", None)
             self.code.append(stmt)
             if self.ranks:

@@ -104,10 +104,14 @@ class Statements:
             self.fail("chained assignment cannot be compiled")
         target = stmt.targets[0]
         self.append_in_place = id(stmt.value) in self.in_place_appends
+        call = stmt.value
+        self.append_source = call.args[0].id if isinstance(call, ast.Call) and call.args and \
+            isinstance(call.args[0], ast.Name) else None
         try:
             value = self.eval(stmt.value, hint=target_hint(target))
         finally:
             self.append_in_place = False
+            self.append_source = None
         self.store(target, value)
 
     def stmt_AugAssign(self, stmt):

@@ -57,6 +57,7 @@ class Tapes:
         from its own list at the same position.  ``in_range``: the index is a
         loop's counter below the size; else it is checked and a negative one
         counts from the end (``position``)."""
+        self.check_plain(tape)
         n = self.tape_size(tape)
         if n is None:
             self.fail("indexing a list filled by a loop with items that hold no value")
@@ -80,6 +81,7 @@ class Tapes:
         tape, each leaf's list sliced the same way, so its items keep their
         structure (``t[0]`` of an item stays a static index into a tuple of
         an array and a number, which Numba cannot index at run time)."""
+        self.check_plain(tape)
         def leaf(template):
             if not isinstance(template, Dyn):
                 return template
@@ -98,6 +100,65 @@ class Tapes:
             return rebuild(template, [self.tape_map(c, fn) for c in children(template)])
         return fn(template)
 
+    def version_length(self, lengths, value):
+        """What a tape of a list's versions keeps of ``value`` (the list as
+        a turn starts): its length.  The list only grows (a pop of it is
+        refused, ``pop_node``; nothing assigns into a tape), so the version
+        is the list's first items when it is read back (``pop_version``)."""
+        if isinstance(value, list) and not value:
+            return Const(0)
+        if not isinstance(value, Tape):
+            self.fail_list_versions(Tape(Dyn(lengths)))
+        n = self.tape_size(value)
+        if n is None:
+            self.fail_list_versions(value)
+        self.version_lengths[lengths] = value
+        if self.emitting:       # (what a trial pass pushes is not the code's)
+            self.versioned.update(leaf.name for leaf in av_leaves(value.template)
+                                  if isinstance(leaf, Dyn))
+        return Expr(n)
+
+    def pop_version(self, lengths):
+        """A version of a list popped from its tape: the list's first
+        ``n`` items, ``n`` the length kept (``version_length``)."""
+        n = self.materialize(Expr(self.pop_node(lengths)), "length")
+        tape = self.version_lengths[lengths]
+        if tape is None:        # only empty lists were pushed
+            return []
+
+        def leaf(template):
+            if not isinstance(template, Dyn):
+                return template
+            node = ast.Subscript(value=ast.Name(template.name, ast.Load()),
+                                 slice=ast.Slice(upper=self.render(n)), ctx=ast.Load())
+            return self.materialize(Expr(node), f"{template.name}_version")
+        return Tape(self.tape_map(tape.template, leaf))
+
+    def copy_tape(self, tape):
+        """A copy of a list a loop filled: each leaf's list copied (a copy of
+        a list whose versions are kept is kept from pops too)."""
+        def copy(template):
+            if is_container(template):
+                return rebuild(template, [copy(c) for c in children(template)])
+            if not isinstance(template, Dyn):
+                return template
+            if template.name in self.sizes:
+                self.fail("copying a list used as a stack cannot be compiled")
+            name = self.fresh(f"{template.name.replace('_tape', '')}_copy")
+            self.assign(name, ast.Call(func=ast.Name("list", ast.Load()),
+                                       args=[ast.Name(template.name, ast.Load())], keywords=[]))
+            if template.name in self.versioned:
+                self.versioned.add(name)
+            return Dyn(name)
+        return Tape(copy(tape.template))
+
+    def check_plain(self, tape):
+        """A tape read other than by push and pop: none of its leaves may
+        hold versions' lengths."""
+        if any(isinstance(leaf, Dyn) and leaf.name in self.version_lengths
+               for leaf in av_leaves(tape.template)):
+            self.fail_list_versions(tape)
+
     def fail_list_versions(self, tape):
         """A list a loop grows in place (a tape), of which an earlier version
         is still read: pushed whole on another list (the gradient keeps each
@@ -113,7 +174,9 @@ class Tapes:
 
     def tape_push(self, tape, item):
         def push(template, value):
-            if isinstance(value, Tape) and not isinstance(template, Dyn):
+            if isinstance(template, Dyn) and template.name in self.version_lengths:
+                value = self.version_length(template.name, value)
+            elif isinstance(value, Tape) and not isinstance(template, Dyn):
                 # an empty list pushed first (``[]`` before a loop fills
                 # it), then the list the loop fills
                 self.fail_list_versions(value)
@@ -166,14 +229,16 @@ class Tapes:
         push(tape.template, item)
 
     def tape_pop(self, tape, target):
-        if isinstance(tape.template, Dyn):       # one list: `h = h_tape.pop()`
-            return Expr(self.pop_node(tape.template.name))
+        if isinstance(tape.template, Dyn) and tape.template.name not in self.version_lengths:
+            return Expr(self.pop_node(tape.template.name))   # one list: `h = h_tape.pop()`
 
         def pop(template):
             if is_container(template):
                 return rebuild(template, [pop(t) for t in children(template)])
             if isinstance(template, Const):
                 return template
+            if template.name in self.version_lengths:
+                return self.pop_version(template.name)
             name = self.fresh(template.name.replace("_tape", "") + "_item")
             self.assign(name, self.pop_node(template.name))
             return Dyn(name)
@@ -182,6 +247,8 @@ class Tapes:
     def pop_node(self, lst):
         """``lst.pop()``, or for a sized tape ``lst[size]`` after the size
         went down by one (emitted here)."""
+        if lst in self.versioned:         # its earlier versions are read as its prefixes
+            self.fail_list_versions(Tape(Dyn(lst)))
         size = self.sizes.get(lst)
         if size is None:
             return ast.Call(func=ast.Attribute(value=ast.Name(lst, ast.Load()), attr="pop",
@@ -194,6 +261,13 @@ class Tapes:
     def tape_template(self, item, hint, fresh=True):
         """``item``'s structure with each leaf a new list variable (``fresh``
         False: a placeholder, to compare structures)."""
+        if isinstance(item, list) and not item and fresh:
+            # an empty list pushed (``items = []`` before a loop that fills
+            # it, pushed as each turn starts): each version's length
+            name = self.fresh(f"{hint.removesuffix('_tape')}_lengths")
+            self.sizes[name] = self.fresh(f"{name}_size")
+            self.version_lengths[name] = None
+            return Dyn(name)
         if is_container(item):
             keys = list(item.keys()) if isinstance(item, dict) else range(len(item))
             return rebuild(item, [self.tape_template(c, f"{hint}_{k}", fresh)

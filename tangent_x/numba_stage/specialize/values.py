@@ -90,6 +90,25 @@ class Tape:
         return f"Tape({self.template!r})"
 
 
+class Stale:
+    """A name that held a list a loop fills, before an item was pushed into
+    that list in place (``new = appended(old, y)``): the list it named no
+    longer exists, so reading the name is refused (``eval_Name``)."""
+    __slots__ = ("tape",)
+
+    def __init__(self, tape):
+        self.tape = tape
+
+    def __eq__(self, other):
+        return type(other) is Stale
+
+    def __hash__(self):
+        return 1
+
+    def __repr__(self):
+        return "Stale()"
+
+
 class Expr:
     """A run-time value not yet bound to a name: the expression ``node``."""
     __slots__ = ("node",)
@@ -196,7 +215,18 @@ def covers(canon, new):
         return all(covers(a, b) for a, b in zip(children(canon), children(new)))
     if isinstance(canon, Dyn):
         return not isinstance(new, Tape)
+    if isinstance(canon, Tape) and isinstance(new, Tape):
+        # a version of the list read back (``Tapes.pop_version``): the
+        # carried list variables take its lists at the turn's end
+        return same(_skeleton(canon.template), _skeleton(new.template))
     return same(canon, new)
+
+
+def _skeleton(template):
+    """A tape's element structure, its list variables left out."""
+    if is_container(template):
+        return rebuild(template, [_skeleton(c) for c in children(template)])
+    return None if isinstance(template, Dyn) else template
 
 
 def av_leaves(av):
