@@ -104,6 +104,32 @@ def _select_lanes(pred, on_true, on_false):
             # compiled code has one, so no path can be followed exactly
             raise TypingError(f"{SELECT_KINDS}: integers on one side of a batched "
                               f"branch and floats on the other ({sides[0]}, {sides[1]})")
+    if isinstance(on_true, types.Optional) or isinstance(on_false, types.Optional):
+        # a side computed only where some lane takes it (``a and b``: ``b``
+        # is None where no lane reads it, fuzz seed 570052)
+        def impl_optional(pred, on_true, on_false):
+            if on_true is None:
+                if np.any(pred):
+                    raise ValueError("select_lanes: a lane takes a side that was not computed")
+                return _select_present(pred, on_false, on_false)
+            if on_false is None:
+                if not np.all(pred):
+                    raise ValueError("select_lanes: a lane takes a side that was not computed")
+                return _select_present(pred, on_true, on_true)
+            return _select_present(pred, on_true, on_false)
+        return impl_optional
+    return lambda pred, on_true, on_false: _select_present(pred, on_true, on_false)
+
+
+def _select_present(pred, on_true, on_false):
+    """``select_lanes`` of sides that hold values (Numba casts an optional
+    side to its value here, where it is not None)."""
+
+
+@overload(_select_present)
+def _select_present_impl(pred, on_true, on_false):
+    if isinstance(on_true, types.Optional) or isinstance(on_false, types.Optional):
+        return None     # (Numba then types the call with the values, cast where it is made)
     if not is_array(on_true) and not is_array(on_false):
         return lambda pred, on_true, on_false: np.where(pred, on_true, on_false)
 

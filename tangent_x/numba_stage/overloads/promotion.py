@@ -237,6 +237,40 @@ for _arithmetic in (operator.add, operator.sub, operator.mul, operator.truediv, 
     _weak_array_arithmetic(_arithmetic)
 
 
+def _weak_ufunc(ufunc):
+    """A NumPy ufunc of a ``WeakNumber`` (``np.sin(b)`` of a Python number a
+    loop carries: fuzz seed 570052), with the number as NumPy takes it: by
+    itself, its own type (float64 for a float); next to another operand,
+    that operand's type where NumPy gives it that (``_weak_as``).  Numba's
+    ufuncs know numbers and arrays only."""
+    if ufunc.nin == 1:
+        @overload(ufunc, jit_options=CACHED)
+        def _unary(a):
+            if isinstance(a, WeakNumber):
+                return lambda a: ufunc(_weak_as(a, a))
+            return None
+    elif ufunc.nin == 2:
+        @overload(ufunc, jit_options=CACHED)
+        def _binary(a, b):
+            if isinstance(a, WeakNumber) and isinstance(b, WeakNumber):
+                return lambda a, b: ufunc(_weak_as(a, a), _weak_as(b, b))
+            if isinstance(a, WeakNumber):
+                return lambda a, b: ufunc(_weak_as(a, b), b)
+            if isinstance(b, WeakNumber):
+                return lambda a, b: ufunc(a, _weak_as(b, a))
+            return None
+
+
+def _register_weak_ufuncs():
+    from numba.np.ufunc_db import get_ufuncs   # (Numba's own list of the ufuncs it compiles)
+    for ufunc in get_ufuncs():
+        if isinstance(ufunc, np.ufunc) and ufunc.nin in (1, 2) and ufunc.nout == 1:
+            _weak_ufunc(ufunc)
+
+
+_register_weak_ufuncs()
+
+
 def promoted(x, other):
     """``x`` cast to the dtype NumPy gives ``x`` and ``other`` together, where
     Numba's arithmetic would give another (an integer array next to a
