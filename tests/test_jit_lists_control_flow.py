@@ -287,3 +287,14 @@ def test_a_pop_for_its_effect_is_compiled(f):
     eye = np.eye(4) * 1e-6
     fd = np.array([(f(y + e) - f(y - e)) / 2e-6 for e in eye])
     np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("fn,rest", [(grow_while, ()), (filtered_while, (Y,))])
+def test_per_example_gradients_of_a_list_whose_versions_are_kept(fn, rest):
+    """jit(vmap(grad)): each example's loop keeps its own list's versions."""
+    xs = np.stack([X, 3 * X, -X, 0.5 * X])
+    g = tx.grad(fn)
+    want = np.stack([g(x, *rest) for x in xs])
+    in_axes = (0,) + (None,) * len(rest)
+    np.testing.assert_allclose(tx.jit(tx.vmap(g, in_axes=in_axes))(xs, *rest), want,
+                               rtol=1e-12, atol=1e-14)
