@@ -298,3 +298,24 @@ def test_per_example_gradients_of_a_list_whose_versions_are_kept(fn, rest):
     in_axes = (0,) + (None,) * len(rest)
     np.testing.assert_allclose(tx.jit(tx.vmap(g, in_axes=in_axes))(xs, *rest), want,
                                rtol=1e-12, atol=1e-14)
+
+
+def rows_of_empty_lists(x):
+    rows = []
+    s = np.sum(np.abs(x))
+    while s < 3.0:
+        rows.append([])
+        s = s + 0.7
+    total = 0.0
+    for i in range(len(rows)):
+        total = total + len(rows[i]) + 1.0
+    return total * x
+
+
+def test_a_list_of_empty_lists_is_not_read_as_versions():
+    """Only a derivative's stack of a list's versions keeps lengths: a list
+    the code reads by index keeps its (empty) items, refused compiled as
+    before, never read back as numbers."""
+    assert rows_of_empty_lists(X) is not None
+    with pytest.raises(tx.TransformError, match="test_jit_lists_control_flow.py:"):
+        tx.jit(rows_of_empty_lists)(X)

@@ -261,9 +261,11 @@ class Tapes:
     def tape_template(self, item, hint, fresh=True):
         """``item``'s structure with each leaf a new list variable (``fresh``
         False: a placeholder, to compare structures)."""
-        if isinstance(item, list) and not item and fresh:
-            # an empty list pushed (``items = []`` before a loop that fills
-            # it, pushed as each turn starts): each version's length
+        if isinstance(item, list) and not item and fresh and hint in self.stacks:
+            # an empty list pushed on a stack (a derivative's tape of
+            # ``items = []`` before a loop that fills it, pushed as each turn
+            # starts): each version's length.  (A list the code reads by
+            # index keeps its items: ``rows.append([])``.)
             name = self.fresh(f"{hint.removesuffix('_tape')}_lengths")
             self.sizes[name] = self.fresh(f"{name}_size")
             self.version_lengths[name] = None
