@@ -186,7 +186,8 @@ class Jitted:
         """Whether a Numba typing refusal ``exc`` was mended: ``compiled``
         (changed in place) then compiles again (see
         ``compile_errors.widened_text``)."""
-        text = compile_errors.widened_text(exc, compiled)
+        text = compile_errors.widened_text(exc, compiled) or \
+            compile_errors.renamed_text(exc, compiled)
         if text is None:
             return peeled(exc, compiled)
         compiled.reload(text, lambda text: load(compiled.name, text, compiled.linemap,

@@ -106,6 +106,32 @@ def widened_text(exc, compiled):
     return "\n".join(lines)
 
 
+def renamed_text(exc, compiled):
+    """The numba stage's text with its variables renamed, where Numba's
+    array-expression fusion failed on their names, or None.  The fusion
+    names a fused kernel's parameters after the variables, an SSA
+    version's ``.`` made ``_`` (``x_1.1`` becomes ``x_1_1``), and stops on
+    a name that is then taken twice (``AssertionError: 'x_1_1' not
+    unique``: fuzz seed 571068).  Every variable whose name ends in a digit
+    gets ``_v`` after it, so none of ours looks like a renamed version:
+    ``x_1`` is ``x_1_v``, its versions ``x_1_v_1``, ...  The lines stay
+    where they were (the text is changed in place, name by name)."""
+    if "not unique" not in _COLOURS.sub("", str(exc)) or \
+            getattr(compiled, "name", None) is None or not getattr(compiled, "text", None):
+        return None
+    names = set()
+    for node in ast.walk(ast.parse(compiled.text)):
+        if isinstance(node, ast.FunctionDef):
+            names.update(a.arg for a in node.args.args)
+            names.update(n.id for n in ast.walk(node)
+                         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))
+    names = sorted((n for n in names if n[-1].isdigit()), key=len, reverse=True)
+    if not names:
+        return None
+    pattern = re.compile(r"(?<![\w.])(" + "|".join(map(re.escape, names)) + r")(?!\w)")
+    return pattern.sub(lambda m: m.group(1) + "_v", compiled.text)
+
+
 def number_then_array(exc, compiled):
     """The numba-stage variable of a Numba typing refusal ``exc`` joining a
     number and an array, in ``compiled``'s own text, or None (a loop's
