@@ -100,13 +100,17 @@ def test_int_on_one_path_float_on_the_other_is_refused_not_widened():
                                       "a = 2", "a = x[0] * 1.5")
 
 
-def test_float32_on_one_path_float64_on_the_other_is_refused_not_widened():
-    x32, y32 = X.astype(np.float32), np.array(1.475, dtype=np.float32)
-    assert float32_or_float64(x32, y32).dtype == np.float32
+def test_float32_on_one_path_float64_on_the_other_returned_in_its_path_dtype():
+    # the join shows only at the return: compiled with the path's dtype kept
+    # beside the result (numba_stage.result_dtypes), not widened, not refused
+    x32 = X.astype(np.float32)
     f = tx.jit(float32_or_float64)
-    with pytest.raises(tx.TransformError) as error:
-        f(x32, y32)
-    _assert_names_the_assignments(error, "holds float32 numbers and float64 numbers")
+    for y in (np.array(1.475, dtype=np.float32), np.array(-1.0, dtype=np.float32)):
+        want = float32_or_float64(x32, y)
+        for _ in range(2):
+            got = f(x32, y)
+            assert np.result_type(got) == np.result_type(want) and got == want
+    assert np.result_type(f(x32, np.array(1.475, dtype=np.float32))) == np.float32
     # float64 arguments: one dtype on both paths, compiled as it is
     y64 = np.array(1.475)
     got = f(X, y64)
@@ -267,23 +271,45 @@ def float32_array_or_float64_array_then_float64(x, w):
     return a * w                         # float64 either way (w is float64)
 
 
+def float32_array_or_float64_array_then_sin(x):
+    if np.sum(x) > 0.5:
+        a = np.cos(x)
+    else:
+        a = np.cos(x) * np.array([0.5, -0.25, 1.0])
+    return np.sin(a)                     # in float32 on the first path
+
+
 @pytest.mark.parametrize("transform", ["jit", "jit_vmap"])
-def test_float32_and_float64_arrays_at_an_if_are_refused_where_returned(transform):
+def test_float32_and_float64_arrays_at_an_if_are_refused_where_computed_on(transform):
     """Numba refuses a variable holding float32 arrays on one path and
     float64 arrays on the other; jit then casts both to float64
-    (``widen_dtype``), which NumPy's float32 path would not: returned, the
-    cast shows, and is refused (fuzz seed 300053 gave float64 for NumPy's
-    float32)."""
+    (``widen_dtype``), which NumPy's float32 path would not: computed on
+    (``np.sin`` in float64, not float32), the cast shows and is refused
+    (fuzz seed 300053 gave float64 for NumPy's float32), in jit and in
+    each example of jit(vmap)'s loop."""
     x32 = X.astype(np.float32)
-    assert float32_array_or_float64_array(x32).dtype == np.float32
-    f = {"jit": tx.jit(float32_array_or_float64_array),
-         "jit_vmap": tx.jit(tx.vmap(float32_array_or_float64_array))}[transform]
-    x = np.stack([x32, -x32]) if transform == "jit_vmap" else x32
+    assert float32_array_or_float64_array_then_sin(x32).dtype == np.float32
+    f = {"jit": tx.jit(float32_array_or_float64_array_then_sin),
+         "jit_vmap": tx.jit(tx.vmap(float32_array_or_float64_array_then_sin,
+                                    method="loop"))}[transform]
     with pytest.raises(tx.TransformError) as error:
-        f(x)
+        f(np.stack([x32, -x32]) if transform == "jit_vmap" else x32)
     message = str(error.value)
     assert "test_jit_join_refusals.py:" in message
     assert "float32 arrays and float64 arrays" in message and "without jit" in message
+
+
+def test_float32_and_float64_arrays_at_an_if_returned_in_the_path_dtype():
+    # jit alone returns each path's array in that path's dtype (result_dtypes)
+    x32 = X.astype(np.float32)
+    f = tx.jit(float32_array_or_float64_array)
+    for x in (x32, -x32):
+        want = float32_array_or_float64_array(x)
+        for _ in range(2):
+            got = f(x)
+            assert got.dtype == want.dtype
+            np.testing.assert_array_equal(got, want)
+    assert f(x32).dtype == np.float32
 
 
 def test_float32_and_float64_arrays_at_an_if_compile_where_the_cast_does_not_show():

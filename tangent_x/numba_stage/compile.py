@@ -20,7 +20,7 @@ import numbers
 from ..core.arguments import refuse_masked
 from ..errors import call_site
 from ..python_stage import loader as modules
-from . import compile_errors, dispatch, joins
+from . import compile_errors, dispatch, joins, result_dtypes
 from .callees import CalleeCompiler
 from .bounds import OutOfBounds
 from .compile_errors import JitError
@@ -127,13 +127,14 @@ class Jitted:
             else:
                 compiled = entry[1]
             self._last = compiled
-        values = self._run(compiled, leaves, (args, kwargs))
+        values = self._run(compiled, leaves, (args, kwargs), tag=True)
         result = self._finish(compiled, values, args, leaves)
         self._install(generated, compiled, key, args, kwargs, values)
         return result
 
     def _finish(self, compiled, values, args, leaves):
         """The result from the compiled function's flat values."""
+        values = compiled.untag(values)
         if compiled.weak or compiled.narrow_results():
             values = compiled.narrow_scalars(values)
         if compiled.plan.bare:
@@ -145,42 +146,38 @@ class Jitted:
             return inner._finish(out, args)
         return finish_grads(inner, single, out, args, leaves, values)
 
-    def _run(self, compiled, leaves, call=None):
+    def _run(self, compiled, leaves, call=None, tag=False):
         """The compiled function's flat results (``call``: the arguments
-        and keyword arguments of the call, for ``_failed``)."""
-        for _ in range(compile_errors.MAX_WIDENED + 1):
+        and keyword arguments of the call, for ``_failed``; ``tag``: a
+        result whose dtype depends on the path may be returned with its
+        dtype's code, see ``_tagged``)."""
+        for _ in range(compile_errors.MAX_WIDENED + 2):
             dispatcher = compiled.dispatcher
             known = len(dispatcher.overloads)
             try:
                 values = dispatcher(*leaves, *compiled.hidden)
             except Exception as exc:
-                if self._widened(exc, compiled):
+                if self._widened(exc, compiled) or self._untagged(exc, compiled, known):
                     continue
                 self._failed(exc, compiled, leaves, known, call)
             if compiled.joins_checked != (dispatcher, len(dispatcher.overloads)):
-                self._check_joins(compiled)
+                if tag and self._tagged(compiled):
+                    continue
+                joins.check(compiled)
             return values
+        raise AssertionError("unreachable: every retry changes the text")
 
-    @staticmethod
-    def _check_joins(compiled):
-        """Refuse a compiled signature that joins numbers of two types at an
-        ``if`` where the widened type shows (see ``joins``): its results
-        would have other numbers or another dtype than NumPy's on one path.
-        Once refused, every call is (the signature stays compiled, and may
-        come from the disk cache)."""
-        dispatcher = compiled.dispatcher
-        if compiled.join_refusal is None:
-            seen, count = compiled.joins_checked
-            for cres in list(dispatcher.overloads.values())[count if seen is dispatcher else 0:]:
-                compiled.join_refusal = joins.refusal(compiled, cres)
-                if compiled.join_refusal is not None:
-                    break
-        if compiled.join_refusal is not None:
-            compiled.joins_checked = (None, 0)      # checked again: raised at every call
-            error = JitError(*compiled.join_refusal)
-            error.number_join = True      # jit(vmap) tries no other strategy for it
-            raise error
-        compiled.joins_checked = (dispatcher, len(dispatcher.overloads))
+    def _tagged(self, compiled):
+        """Whether ``compiled`` (changed in place) compiles again with the
+        dtype of each result that is float32 on one path and float64 on
+        another kept beside it (``result_dtypes.tag``)."""
+        return result_dtypes.tag(compiled, joins.verdicts, self._reload)
+
+    def _untagged(self, exc, compiled, known):
+        """Whether tagged code that Numba could not compile went back to
+        the text before (whose joins are then refused as before)."""
+        return compile_errors.is_compile_failure(exc, compiled, known) and \
+            result_dtypes.untag_text(compiled, self._reload)
 
     def _widened(self, exc, compiled):
         """Whether a Numba typing refusal ``exc`` was mended: ``compiled``
@@ -190,10 +187,13 @@ class Jitted:
             compile_errors.renamed_text(exc, compiled)
         if text is None:
             return peeled(exc, compiled)
+        self._reload(compiled, text)
+        return True
+
+    def _reload(self, compiled, text):
         compiled.reload(text, lambda text: load(compiled.name, text, compiled.linemap,
                                                 compiled.plan, nogil=self.nogil,
                                                 rebind=self.rebind))
-        return True
 
     def _failed(self, exc, compiled, leaves, known, call=None):
         """Raise what a failed compiled call raised: a Numba compile failure

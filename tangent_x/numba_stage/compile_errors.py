@@ -98,12 +98,18 @@ def widened_text(exc, compiled):
         changed = True
     if not changed:
         return None
-    # the imports go on the first import's line, so line numbers (the
-    # line map) stay
-    first = next(i for i, line in enumerate(lines) if line.startswith(("import ", "from ")))
-    lines[first] += "; import numpy as _tx_np; " \
-        "from tangent_x.numba_stage.numba_runtime import widen_dtype"
+    imported(lines, "import numpy as _tx_np; "
+             "from tangent_x.numba_stage.numba_runtime import widen_dtype")
     return "\n".join(lines)
+
+
+def imported(lines, statements):
+    """Add the import ``statements`` to the first import line of a numba
+    stage's ``lines`` (in place; before its comment), so that line numbers
+    (the line map) stay."""
+    first = next(i for i, line in enumerate(lines) if line.startswith(("import ", "from ")))
+    code, hash_, comment = lines[first].partition("  #")
+    lines[first] = f"{code}; {statements}{hash_}{comment}"
 
 
 def renamed_text(exc, compiled):

@@ -171,8 +171,9 @@ def _fast_result(jitted, compiled, args, values, env, packed, flat):
     argument types, give float gradients and a float value, as this
     call showed).  Otherwise the general finishing runs."""
     plan, inner = compiled.plan, jitted._inner
-    if compiled.weak or compiled.narrow_results():
-        # narrow scalars are cast back (see Compiled.narrow_scalars)
+    if compiled.weak or compiled.narrow_results() or compiled.tags:
+        # narrow scalars are cast back (see Compiled.narrow_scalars), and
+        # results tagged with their dtype (Compiled.untag)
         env["_tx_finish"] = functools.partial(jitted._finish, compiled)
         return f"_tx_finish(_tx_values, {packed}, {flat})"
     direct = inner._finish is identity_finish

@@ -164,6 +164,7 @@ class _Fused:
         self.stub = namespace[fn.__name__]
         self.stub.__doc__ = fn.__doc__
         self.stub.__wrapped__ = fn
+        self.stub.fused = self      # (its statements, for joins)
         overload(self.stub)(namespace[f"{q}typer"])
 
     # -- which implementation --------------------------------------------------

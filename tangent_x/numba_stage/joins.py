@@ -43,6 +43,7 @@ read back; where it is missing the signature is typed again, uncached.
 (``lane_loop.LaneLoop``).  Functions compiled beside the code (custom_jvp
 and custom_vjp rules: ``callees``) are not checked.
 """
+import ast
 import hashlib
 import json
 import operator
@@ -56,9 +57,9 @@ from numba.core.analysis import compute_cfg_from_blocks
 from numba.np.numpy_support import as_dtype
 
 from .. import runtime
-from .compile_errors import join_error
+from .compile_errors import JitError, join_error
 
-__all__ = ["observed", "refusal"]
+__all__ = ["check", "observed", "refusal", "verdicts"]
 
 # Operations on integers whose value Numba's float computation keeps exactly
 # (for integers below 2**53): the result is the same number in a float dtype.
@@ -99,7 +100,11 @@ class _Eager:
 
 
 def _number_dtype(ty):
-    """The dtype of a Numba number type (a literal: its type), or None."""
+    """The dtype of a Numba number type (a literal: its type; an optional
+    number, a value a loop's ``return`` may have set: its number's), or
+    None."""
+    if isinstance(ty, types.Optional):
+        ty = ty.type
     ty = getattr(ty, "number", ty)                 # weak_number's WeakNumber
     if isinstance(ty, types.Literal):
         ty = getattr(ty, "literal_type", None)
@@ -112,7 +117,9 @@ def _number_dtype(ty):
 
 
 def _dtype_ndim(ty):
-    """(dtype, ndim) of a Numba number or array type, or None."""
+    """(dtype, ndim) of a Numba number or array type (or an optional one), or None."""
+    if isinstance(ty, types.Optional):
+        ty = ty.type
     if isinstance(ty, types.Array):
         try:
             return as_dtype(ty.dtype), ty.ndim
@@ -175,12 +182,15 @@ def joins(blocks, typemap):
         type(typemap[s]).__name__ != "WeakNumber" for s, _ in sides)}
 
 
-def observed(blocks, typemap):
+def observed(blocks, typemap, tagged=()):
     """[(variable, its type on one path, the joined type, line of that
     path's assignment, line where the join shows)] for each join of
     numbers of two types (``joins``) whose widening changes a value or a
-    dtype that NumPy would give (see the module doc)."""
+    dtype that NumPy would give (see the module doc).  ``tagged``: the
+    variables returned with their path's dtype (``result_dtypes``), whose
+    return shows nothing."""
     definitions = _definitions(blocks)
+    safe = _tagged_returns(blocks, definitions, frozenset(tagged))
     found = []
     for target, sides in joins(blocks, typemap).items():
         eager = {}
@@ -190,7 +200,7 @@ def observed(blocks, typemap):
             dtype = _number_dtype(typemap[source])
             e = _Eager(dtype, _is_weak(source, typemap[source], definitions))
             eager[e.key()] = e
-        line = _shows(target, list(eager.values()), blocks, typemap, definitions)
+        line = _shows(target, list(eager.values()), blocks, typemap, definitions, safe)
         if line is None:
             continue
         joined = _number_dtype(typemap[target])
@@ -198,10 +208,32 @@ def observed(blocks, typemap):
                                  if _number_dtype(typemap[s]) != joined)
         found.append((target.split(".")[0], str(typemap[source]), str(typemap[target]),
                       side_line, line))
-    return found + _widened(blocks, typemap, definitions)
+    return found + _widened(blocks, typemap, definitions, safe)
 
 
-def _widened(blocks, typemap, definitions):
+def _tagged_returns(blocks, definitions, tagged):
+    """The return's statements (the tuple built, its cast) as a predicate
+    of a statement and the divergent variables it reads: True where each
+    of them is a version of a ``tagged`` variable."""
+    returning = set()
+    for block in blocks.values():
+        for st in block.body:
+            if isinstance(st, ir.Return):
+                name = st.value.name
+                while name is not None and name not in returning:
+                    returning.add(name)
+                    value = definitions.get(name)
+                    inner = getattr(value, "value", None) if getattr(value, "op", None) == \
+                        "cast" else None
+                    name = inner.name if isinstance(inner, ir.Var) else None
+    if not tagged:
+        return lambda st, names: False
+    return lambda st, names: isinstance(st, ir.Assign) and st.target.name in returning and \
+        isinstance(st.value, ir.Expr) and st.value.op in ("build_tuple", "cast") and \
+        all(n.split(".")[0] in tagged for n in names)
+
+
+def _widened(blocks, typemap, definitions, safe):
     """The ``observed`` entries of arrays cast to a wider dtype at an ``if``
     (``widen_dtype``, put there by ``compile_errors.widened_text`` when Numba
     refused a variable holding float32 arrays on one path and float64 ones
@@ -226,7 +258,7 @@ def _widened(blocks, typemap, definitions):
                     a.dtype == b.dtype:
                 continue
             eager = [_Eager(as_dtype(a.dtype), False)]
-            line = _shows(st.target.name, eager, blocks, typemap, definitions)
+            line = _shows(st.target.name, eager, blocks, typemap, definitions, safe)
             if line is None:
                 continue
             user = next((t.target.name for t in block.body if isinstance(t, ir.Assign) and
@@ -236,16 +268,19 @@ def _widened(blocks, typemap, definitions):
     return found
 
 
-def _shows(start, eager, blocks, typemap, definitions):
+def _shows(start, eager, blocks, typemap, definitions, safe):
     """The line of the first statement where the divergent variable
-    ``start`` (NumPy's types of it: ``eager``) shows, or None."""
+    ``start`` (NumPy's types of it: ``eager``) shows, or None (``safe``:
+    whether a statement reading given divergent variables shows nothing,
+    see ``_tagged_returns``)."""
     divergent = {start: eager}
     work = [start]
     while work:
         name = work.pop()
         for block in blocks.values():
             for st in block.body:
-                if name not in _reads(st):
+                reads = _reads(st)
+                if name not in reads or safe(st, [n for n in reads if n in divergent]):
                     continue
                 result = _through(st, divergent, typemap, definitions)
                 if result is False:
@@ -313,6 +348,15 @@ def _through(st, divergent, typemap, definitions):
             return _operation(fn, value.args, target, divergent, typemap, definitions)
         if fn in _HELPERS:
             return _operation(_HELPERS[fn], value.args, target, divergent, typemap, definitions)
+        if fn is runtime.check_grad_output and all(
+                e.dtype.kind in "fc" for v in value.args if v.name in divergent
+                for e in divergent[v.name]):
+            return None                     # a float number either way: the same check
+        kernel = getattr(fn, "fused", None)
+        if kernel is not None and value.func.name not in divergent:
+            expr = _kernel_expression(kernel, value.args)
+            if expr is not None:
+                return _array_expression(expr, target, divergent, typemap, definitions)
         return False
     if value.op == "arrayexpr":
         return _array_expression(value.expr, target, divergent, typemap, definitions)
@@ -335,7 +379,37 @@ def _operand_kinds(var, divergent, typemap, definitions):
     if var.name in divergent:
         return [(e.sample(dn[1]), numba_sample, True) for e in divergent[var.name]]
     weak = dn[1] == 0 and _is_weak(var.name, ty, definitions)
+    constant = _constant(var.name, definitions) if weak else None
+    if constant is not None:        # (its value: see _exact)
+        return [(constant, numba_sample, False)]
     return [(_Eager(dn[0], weak).sample(dn[1]), numba_sample, False)]
+
+
+def _constant(name, definitions):
+    """The Python int or float the variable ``name`` holds as a constant
+    (or a copy of one), or None."""
+    seen = set()
+    while name not in seen:
+        seen.add(name)
+        value = definitions.get(name)
+        if isinstance(value, ir.Const):
+            return value.value if type(value.value) in (int, float) else None
+        if not isinstance(value, ir.Var):
+            return None
+        name = value.name
+    return None
+
+
+def _exact(combo, dtype):
+    """Whether every operand of ``combo`` that is not divergent is a
+    Python number ``dtype`` holds exactly: a float32 value compared with
+    ``-0.75`` compares alike in float32 (NumPy) and float64 (Numba), where
+    ``0.1``, rounded to float32 first, may not."""
+    try:
+        return all(type(e) in (int, float) and dtype.kind in "fc" and complex(dtype.type(e)) == e
+                   for e, _, d in combo if not d)
+    except (OverflowError, ValueError):
+        return False
 
 
 def _operation(fn, operands, target, divergent, typemap, definitions):
@@ -368,7 +442,8 @@ def _judge(fn, kinds, result, target):
             except Exception:
                 return False
         if fn in _COMPARISONS or got.kind == "b" and result[0].kind == "b":
-            if comparing != numba_comparing and not (exact and comparing.kind in "biu"):
+            if comparing != numba_comparing and not (exact and comparing.kind in "biu") and \
+                    not _exact(combo, comparing):
                 return False
             continue
         if got == result[0]:
@@ -381,6 +456,73 @@ def _judge(fn, kinds, result, target):
     return (target, list(out.values())) if out else None
 
 
+class _Weak:
+    """A Python number in a fused kernel (``weak_scalar(0.5, x)``): as
+    NumPy types it beside the other operand, eagerly and compiled alike."""
+
+    def __init__(self, value):
+        self.value = value
+
+
+_KERNEL_OPERATORS = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+    ast.Div: operator.truediv, ast.Pow: operator.pow, ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod, ast.USub: operator.neg, ast.UAdd: operator.pos,
+    ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
+    ast.Eq: operator.eq, ast.NotEq: operator.ne}
+
+
+def _number(node):
+    """The Python int or float a kernel's expression spells (``-0.4``), or None."""
+    try:
+        value = ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+    return value if type(value) in (int, float) else None
+
+
+def _kernel_expression(kernel, args):
+    """A fused kernel's statements (``fused._Fused``: ``params``,
+    ``targets``, ``trees``, ``reduce``) called on the variables ``args``,
+    as one expression in the form of Numba's array expressions
+    (``_array_expression``), or None where a statement is not an
+    operator, a NumPy ufunc or a Python number."""
+    env = dict(zip(kernel.params, args))
+
+    def build(node):
+        if isinstance(node, ast.Name) and node.id in env:
+            return env[node.id]
+        if _number(node) is not None:
+            return _Weak(_number(node))
+        if isinstance(node, ast.BinOp) and type(node.op) in _KERNEL_OPERATORS:
+            return (_KERNEL_OPERATORS[type(node.op)], [build(node.left), build(node.right)])
+        if isinstance(node, ast.UnaryOp) and type(node.op) in _KERNEL_OPERATORS:
+            return (_KERNEL_OPERATORS[type(node.op)], [build(node.operand)])
+        if isinstance(node, ast.Compare) and len(node.ops) == 1 and \
+                type(node.ops[0]) in _KERNEL_OPERATORS:
+            return (_KERNEL_OPERATORS[type(node.ops[0])],
+                    [build(node.left), build(node.comparators[0])])
+        if isinstance(node, ast.Call) and not node.keywords:
+            func = node.func
+            if isinstance(func, ast.Name) and func.id == "weak_scalar" and node.args:
+                number = _number(node.args[0])
+                if number is not None:
+                    return _Weak(number)
+            if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and \
+                    func.value.id == "np" and \
+                    isinstance(getattr(np, func.attr, None), np.ufunc):
+                return (getattr(np, func.attr), [build(a) for a in node.args])
+        raise LookupError(ast.unparse(node))
+
+    try:
+        for target, tree in zip(kernel.targets, kernel.trees[:-1]):
+            env[target] = build(tree)
+        out = build(kernel.trees[-1])
+    except LookupError:
+        return None
+    return (np.sum, [out]) if kernel.reduce else out
+
+
 def _array_expression(expr, target, divergent, typemap, definitions):
     """``_judge`` through each operation of Numba's fused array expression
     ``expr`` (``(op, [operands])``, operands variables, constants or
@@ -391,6 +533,8 @@ def _array_expression(expr, target, divergent, typemap, definitions):
             return _operand_kinds(node, divergent, typemap, definitions)
         if isinstance(node, ir.Const):
             return [(node.value, np.asarray(node.value)[()], False)]
+        if isinstance(node, _Weak):
+            return [(node.value, node.value, False)]
         fn, args = node
         kinds = [walk(a) for a in args]
         if any(k is None for k in kinds):
@@ -419,34 +563,73 @@ def _array_expression(expr, target, divergent, typemap, definitions):
 
 # --- refusing, and the verdict of a cached signature ------------------------
 
+def check(compiled):
+    """Refuse a compiled signature (a ``loading.Compiled``'s) that joins
+    numbers of two types at an ``if`` where the widened type shows: its
+    results would have other numbers or another dtype than NumPy's on one
+    path.  Once refused, every call is (the signature stays compiled, and
+    may come from the disk cache)."""
+    dispatcher = compiled.dispatcher
+    if compiled.join_refusal is None:
+        seen, count = compiled.joins_checked
+        for cres in list(dispatcher.overloads.values())[count if seen is dispatcher else 0:]:
+            compiled.join_refusal = refusal(compiled, cres)
+            if compiled.join_refusal is not None:
+                break
+    if compiled.join_refusal is not None:
+        compiled.joins_checked = (None, 0)      # checked again: raised at every call
+        error = JitError(*compiled.join_refusal)
+        error.number_join = True      # jit(vmap) tries no other strategy for it
+        raise error
+    compiled.joins_checked = (dispatcher, len(dispatcher.overloads))
+
+
 def refusal(compiled, cres):
-    """(message, origin, hint) for the first join of a user's variable in
-    ``cres`` (one compiled signature of ``compiled``) whose widening shows
-    (``observed``), or None."""
+    """(message, origin, hint) for the first join in ``cres`` (one compiled
+    signature of ``compiled``) whose widening shows (``observed``), or
+    None."""
     for var, a, b, line, shown in _verdict(compiled, cres):
-        if compiled.linemap.get(line) is None:
-            continue
+        where = _user_line(compiled, shown)
+        shows = "" if where is None else (f"; here the joined {_plain(b)} would change what "
+                                          f"{where.short()} gives: {where.text.strip()}")
         message = (f"Cannot unify {_plain(a)} and {_plain(b)} for '{var}.1', "
                    f"defined at {compiled.path} ({line})")
-        joined = join_error(message, compiled, numbers=True)
+        joined = join_error(message, compiled, numbers=True) \
+            if compiled.linemap.get(line) is not None else None
         if joined is not None:
             message, origin, hint = joined
-            # the user's line of the statement where it shows (a return
-            # ending the function has no line of its own: the one before)
-            mapped = [n for n in compiled.linemap if n <= shown and compiled.linemap[n]]
-            where = compiled.linemap[max(mapped)] if mapped else None
-            if where is not None:
-                message += (f"; here the joined {_plain(b)} would change what "
-                            f"{where.short()} gives: {where.text.strip()}")
-            return message, origin, hint
+            return message + shows, origin, hint
+        # a variable of the derivative's or of the rewriting's own: its line
+        origin = _user_line(compiled, line) or compiled.origin
+        return (f"Numba cannot compile this: a value that is {_plain(a)} on one path and "
+                f"{_plain(b)} on another is joined into one {_plain(b)} variable, and "
+                f"NumPy's result depends on the path taken{shows}", origin,
+                "give it one dtype on every path: cast where it is made "
+                "(x.astype(np.float64), np.float32(...)), or run without jit "
+                "(with tx.disable_jit(): ...)")
     return None
+
+
+def _user_line(compiled, line):
+    """The user's line of the numba stage's ``line``, or of the nearest
+    line before it that has one (a return ending the function has no line
+    of its own), or None."""
+    mapped = [n for n in compiled.linemap if n <= line and compiled.linemap[n]]
+    return compiled.linemap[max(mapped)] if mapped else None
+
+
+def verdicts(compiled):
+    """The ``observed`` entries of every signature of ``compiled``."""
+    return [entry for cres in list(compiled.dispatcher.overloads.values())
+            for entry in _verdict(compiled, cres)]
 
 
 def _verdict(compiled, cres):
     annotation = getattr(cres, "type_annotation", None)
     path = _verdict_path(compiled, cres)
+    tagged = {var for _, _, var in getattr(compiled, "tags", ())}
     if getattr(annotation, "blocks", None) is not None:
-        found = observed(annotation.blocks, annotation.typemap)
+        found = observed(annotation.blocks, annotation.typemap, tagged)
         _write(path, found)
         return found
     try:
@@ -458,7 +641,7 @@ def _verdict(compiled, cres):
     again = numba.njit(cache=False)(compiled.dispatcher.py_func)
     again.compile(cres.signature.args)
     annotation = again.overloads[tuple(cres.signature.args)].type_annotation
-    found = observed(annotation.blocks, annotation.typemap)
+    found = observed(annotation.blocks, annotation.typemap, tagged)
     _write(path, found)
     return found
 
@@ -479,6 +662,8 @@ def _write(path, found):
 
 
 def _plain(numba_type):
+    if numba_type.startswith("OptionalType(") and numba_type.endswith(")"):
+        numba_type = numba_type[len("OptionalType("):-1]      # a loop's ``return`` value
     for dtype in ("float64", "float32", "float16", "int64", "int32", "int16", "int8",
                   "uint64", "uint32", "uint16", "uint8", "complex128", "complex64", "bool"):
         if numba_type == dtype:

@@ -57,7 +57,9 @@ from ..core.arguments import broadcast_prefix, param_names
 from ..errors import TransformError
 from .compile import Jitted
 from .loading import Compiled, on_disk, ready_kernels, runtime_stamp
-from .compile_errors import JitError
+from .overloads.promotion import DTYPE_CODES
+from . import joins, result_dtypes
+from .compile_errors import MAX_WIDENED, JitError
 from .dispatch import disabled
 from .lane_runtime import RAGGED
 from .render import render_lane_driver
@@ -298,23 +300,27 @@ class LaneLoop:
                   for leaf in _leaves(value)]
         lost = None
         try:
-            try:
-                values = self.per_example._run(self.runner, leaves)
-            except JitError as exc:
-                # the example's code holds arrays of two dtypes in one variable:
-                # widened (compile_errors.widened_text), the driver is built again for it
-                cause = getattr(exc, "numba_error", None)
-                if self.ran or cause is None or \
-                        not self.per_example._widened(cause, self.compiled):
-                    raise
-                self._driver()
-                values = self.per_example._run(self.runner, leaves)
+            for _ in range(MAX_WIDENED + 1):
+                try:
+                    values = self.per_example._run(self.runner, leaves)
+                    break
+                except JitError as exc:
+                    # the example's code holds arrays of two dtypes in one variable:
+                    # widened (compile_errors.widened_text), the driver built again for it
+                    cause = getattr(exc, "numba_error", None)
+                    if self.ran or cause is None or \
+                            not self.per_example._widened(cause, self.compiled):
+                        raise
+                    self._driver()
+                    last = exc
+            else:
+                raise last
         except SystemError as exc:
             # an example raised inside prange on this thread: Numba left
             # its exception set, and the driver's results are lost
             lost = exc
-        if lost is None:
-            self._check_example_joins(leaves)
+        if lost is None and self._check_example_joins(leaves):
+            return self(args, axes, size)        # tagged: its driver built again
         self.ran = True
         if lost is not None:
             self._rerun(leaves, range(1, size), None)
@@ -322,12 +328,16 @@ class LaneLoop:
         values, done = values[:-1], values[-1]
         if not done.all():
             self._rerun(leaves, np.flatnonzero(~done), values)
+        values = _lanes_untagged(values, self.compiled.tags)
         return _finish(self.compiled.plan.out, values, size, self.out_axes,
                        self._example_result(args, axes, values))
 
     def _check_example_joins(self, leaves):
         """Refuse, as ``jit`` does, a join of numbers in the example's code
-        whose widening shows (``joins``).  The example's signature is
+        whose widening shows (``joins``); True where instead a result that
+        is float32 on one path and float64 on another got its dtype kept
+        beside it, as jit's (``result_dtypes``; each lane's dtype code is
+        then a result of the driver, see ``_lanes_untagged``).  The example's signature is
         Numba's once the driver has called it; a driver loaded from Numba's
         disk cache holds the example's code without compiling it, so it is
         compiled (from its own cache) for example 0's leaves."""
@@ -338,7 +348,13 @@ class LaneLoop:
                      for leaf, ax in zip(leaves, self.leaf_axes)]
             dispatcher.compile(tuple(numba.typeof(v) for v in first + list(example.hidden)))
         if example.joins_checked != (dispatcher, len(dispatcher.overloads)):
-            Jitted._check_joins(example)
+            if not self.ran and result_dtypes.tag(example, joins.verdicts,
+                                                  self.per_example._reload):
+                self.n_out += len(example.tags)
+                self._driver()
+                return True
+            joins.check(example)
+        return False
 
     def _example_result(self, args, axes, values):
         """Example 0's result as the transform finishes it eagerly (grad's
@@ -375,7 +391,7 @@ class LaneLoop:
                 raise
             if values is None:
                 continue
-            if self.compiled.plan.bare:      # a lone result is not in a tuple
+            if self.compiled.plan.bare and not self.compiled.tags:   # a lone result
                 out = (out,)
             for buf, value in zip(values, out):
                 if np.shape(buf)[1:] != np.shape(value):
@@ -385,6 +401,23 @@ class LaneLoop:
     def source(self):
         """The driver's numba stage, then the per-example function's."""
         return self.text + "\n\n" + self.compiled.text
+
+
+def _lanes_untagged(values, tags):
+    """The batched results without the lanes' dtype codes of tagged code
+    (``result_dtypes``): each tagged result in the dtype NumPy gives the
+    examples' results stacked (float32 where every example's is, else
+    float64: the compiled lanes hold each example's numbers exactly)."""
+    if not tags:
+        return values
+    values = list(values)
+    for leaf, position, _ in tags:
+        codes = [int(c) for c in np.unique(values[position]) if c >= 0]
+        if codes:
+            dtype = np.result_type(*[DTYPE_CODES[c] for c in codes])
+            if values[leaf].dtype != dtype:
+                values[leaf] = values[leaf].astype(dtype)
+    return values[:len(values) - len(tags)]
 
 
 def _keys(d):

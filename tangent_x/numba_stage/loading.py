@@ -16,6 +16,7 @@ from numba.core import types as nbtypes
 from numba.np.numpy_support import as_dtype
 
 from ..python_stage import loader as modules
+from . import result_dtypes
 
 __all__ = ["Compiled", "load", "runtime_stamp", "on_disk", "ready_kernels", "NJIT_OPTIONS"]
 
@@ -74,9 +75,18 @@ class Compiled:
         self.weak = "weak_scalar" in plan.bound or "weak_number" in plan.bound
         self._casts = None
         # (dispatcher, number of its signatures) checked for silent joins,
-        # and the refusal found (compile.Jitted._check_joins)
+        # and the refusal found (joins.check)
         self.joins_checked = (None, 0)
         self.join_refusal = None
+        # results returned with their path's dtype code (result_dtypes):
+        # [(flat result, position of its code)], kept when the text is reloaded
+        self.tags = []
+        self.untagged = None        # the text before it was tagged
+
+    def untag(self, values):
+        """The flat results without the dtype codes of tagged code, each
+        tagged result in its path's dtype (see ``result_dtypes``)."""
+        return result_dtypes.untag(values, self.tags, self.plan.bare) if self.tags else values
 
     def narrow_results(self):
         """Whether a flat result is a narrow number (known once compiled):
@@ -85,6 +95,8 @@ class Compiled:
         if self._casts is None:
             ret = next(iter(self.dispatcher.overloads.values())).signature.return_type
             flat = [ret] if self.plan.bare else list(getattr(ret, "types", ()))
+            if self.tags:       # (a tuple, the codes after the results)
+                flat = list(ret.types)[:len(ret.types) - len(self.tags)]
             # (a result that may be None: a value a loop's ``return`` set,
             # fuzz seed 470318 -- a float32 then came back a Python float)
             maybe = {i for i, t in enumerate(flat) if isinstance(t, nbtypes.Optional)}

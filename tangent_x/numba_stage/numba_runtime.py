@@ -34,8 +34,8 @@ from .overloads.assigned import TAKES_OPTIONAL, assigned  # noqa: F401
 from .overloads.tapes import NumberTape, grown  # noqa: F401
 from .overloads.lanes import WeakLanes  # noqa: F401
 from .overloads.promotion import (  # noqa: F401
-    WeakNumber, division_operand, float_operand, promoted, weak_lanes_of, weak_number, weak_scalar,
-    widen_dtype)
+    WeakNumber, division_operand, dtype_code, float_operand, promoted, weak_lanes_of, weak_number,
+    weak_scalar, widen_dtype)
 from .overloads import cotangents  # noqa: F401
 from .overloads.indexing import mask_assign, mask_select  # noqa: F401
 from .overloads.ufunc_at import add_at, maximum_at, minimum_at, multiply_at  # noqa: F401

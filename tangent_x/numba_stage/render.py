@@ -268,8 +268,9 @@ def render_lane_driver(name, compiled, leaf_axes, n_out, ragged_message):
         f"    {batch_size} = {params[mapped]}.shape[{leaf_axes[mapped]}]",
         f"    {first} = {example}({lane_args(0)})",
     ]
-    def result(var, j):       # an example's j-th result (a lone one is not in a tuple)
-        return var if plan.bare else f"{var}[{j}]"
+    def result(var, j):       # an example's j-th result (a lone one is not in a
+        # tuple, unless its dtype code is beside it: result_dtypes)
+        return var if plan.bare and not compiled.tags else f"{var}[{j}]"
 
     for j, out in enumerate(outs):
         lines.append(f"    {out} = lane_buffer({result(first, j)}, {batch_size})")

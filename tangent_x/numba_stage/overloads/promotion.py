@@ -1,7 +1,8 @@
 """NumPy's dtype promotion in compiled code: Python numbers next to narrow
 arrays (``weak_scalar``, NEP 50; see ``numba_stage.weak_scalars``), a Python
-number joined with a value at an ``if`` (``weak_number``) and arrays widened
-to a variable's common dtype (``widen_dtype``)."""
+number joined with a value at an ``if`` (``weak_number``), arrays widened
+to a variable's common dtype (``widen_dtype``) and the dtype a returned
+value had on its path (``dtype_code``)."""
 import operator
 
 import numpy as np
@@ -110,6 +111,34 @@ def _widen_dtype(x, dtype):
     if not is_array(x) or target is None or x.dtype == target:
         return lambda x, dtype: x
     return lambda x, dtype: x.astype(dtype)
+
+
+# The dtypes ``dtype_code`` tells apart (its code: the index here); a
+# result of any other is left as compiled (code -1).
+DTYPE_CODES = tuple(np.dtype(d) for d in ("float64", "float32", "float16", "complex128",
+                                          "complex64"))
+
+
+def dtype_code(x):
+    """The index in ``DTYPE_CODES`` of ``x``'s dtype (-1: another), fixed
+    when Numba types the call: put beside each assignment of a result that
+    holds float32 numbers on one path and float64 ones on another, which
+    compiled code joins into float64 (see ``numba_stage.result_dtypes``)."""
+    dtype = np.asarray(x).dtype
+    return DTYPE_CODES.index(dtype) if dtype in DTYPE_CODES else -1
+
+
+@overload(dtype_code, jit_options=CACHED)
+def _dtype_code(x):
+    ty = x.dtype if isinstance(x, types.Array) else getattr(x, "number", x)  # a WeakNumber's
+    if isinstance(ty, types.Literal):
+        ty = getattr(ty, "literal_type", ty)
+    try:
+        dtype = as_dtype(ty)
+    except Exception:               # (None: Numba's NotImplementedError of its own)
+        dtype = None
+    code = DTYPE_CODES.index(dtype) if dtype in DTYPE_CODES else -1
+    return lambda x: code
 
 
 def _weak_lanes_scalar(value, likes):
