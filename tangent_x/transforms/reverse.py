@@ -59,6 +59,9 @@ class Reverse:
         self.kinds = kinds
         self.tapes = tapes            # id(loop eqn) -> {carry: tape name}
         self.owned = set()            # bar names holding zeros allocated here
+        # names holding ``unbound(...)`` placeholders (a loop's carry that
+        # a turn binds before it reads it): no tape counts turns by them
+        self.unbound = {out for eqn in eqns if eqn.prim.name == "unbound" for out in eqn.outs}
         # Loops (and custom_vjp calls) at this level, or inside its ifs, are
         # taped by this level's forward pass; loops inside loops are taped
         # when their enclosing loop's body is replayed.
@@ -213,6 +216,7 @@ class Reverse:
         inner = Reverse(body.eqns, self.namer, differentiated, bars,
                         self.kinds, self.tapes)
         inner.owned = self.owned
+        inner.unbound |= self.unbound
         stmts = []
         for r, bar in seeds:
             if ir.is_name(r) and r.id in differentiated:
@@ -305,10 +309,15 @@ class Reverse:
             start, stop, step = eqn.args[:3]
             stmts += REPLAY_FOR.fill(index=eqn.params["index"], body=loop_body,
                                      iterations=lower.range_call(start, stop, step))
-        else:
-            stmts += REPLAY_WHILE.fill(step=self.namer.fresh("step"), body=loop_body,
-                                       tape=tapes[carry[0]])
         inits = eqn.args[len(eqn.args) - len(carry):]
+        if eqn.prim.kind != "for_range":
+            # the turns are counted by a carry's tape whose first push is a
+            # value (an unbound one is a Python object compiled code cannot
+            # put on a list of the values the later turns push)
+            counted = next((c for c, init in zip(carry, inits)
+                            if not (ir.is_name(init) and init.id in self.unbound)), carry[0])
+            stmts += REPLAY_WHILE.fill(step=self.namer.fresh("step"), body=loop_body,
+                                       tape=tapes[counted])
         for c, init in zip(carry, inits):
             if c in carry_bars and ir.is_name(init) and init.id in self.differentiated:
                 self.accumulate(init.id, ir.name(carry_bars[c]), stmts)
