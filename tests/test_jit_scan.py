@@ -124,3 +124,22 @@ def test_jit_scan_matches_eager(f):
 @pytest.mark.parametrize("f", SCANS, ids=lambda f: f.__name__)
 def test_jit_grad_scan(f):
     _check_grad(f, ARGS.get(f, X))
+
+
+def scan_in_a_loop_over_rows(x):
+    # fuzz seed 580046, shrunk: a scan inside a compiled loop (over an
+    # array's rows), its outputs list made afresh each turn; jit(grad)
+    # refused it as a list kept in each of its versions
+    y = x * 0.0
+    for row in (np.ones((2, 3)) * 1.2)[:, ::-1]:
+        c, ys = tx.lax.scan(lambda a, xi: (0.6 * a + 0.4 * a[::-1], a[0] * xi),
+                            x * row, np.array([0.3, 0.7]))
+        x = 0.7 * x + 0.3 * (x * 2.0 if ys.max() > 0.56 else x)
+        y = 0.7 * y + 0.3 * c + np.sum(ys)
+    return np.sum(y * x)
+
+
+def test_jit_grad_of_a_scan_inside_a_compiled_loop():
+    _check_grad(scan_in_a_loop_over_rows, np.array([0.5, -0.2, 0.3]))
+    compare(tx.jit(scan_in_a_loop_over_rows)(X), scan_in_a_loop_over_rows(X), 1e-12, 1.0,
+            "jit against eager")

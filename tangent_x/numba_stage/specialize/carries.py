@@ -12,7 +12,8 @@ from .values import Const, Dyn, Expr, Stale, Tape, av_leaves, children, covers, 
 
 
 class Carry:
-    def __init__(self):
+    def __init__(self, assigned=()):
+        self.assigned = set(assigned)   # the names the loop's body assigns
         self.names = {}
         self.entry = {}
         self.int_flags = {}     # carried variable started as a Python int -> its flag
@@ -28,7 +29,7 @@ class Carries:
         per changing leaf (constants that change become variables, symbolic
         zeros become zeros, lists that grow become tapes)."""
         assigned = assigned_names(stmt)
-        carried = Carry()
+        carried = Carry(assigned)
         for _ in range(8):
             entry = dict(self.env)
             trial = self.trial(stmt, iterable, static_range, carried)

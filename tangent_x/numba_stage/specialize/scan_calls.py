@@ -59,9 +59,12 @@ def _appended_to_tape(s, args, kwargs):
         # the gradient reads the list's versions by their lengths,
         # ``Tapes.version_length``)
         # (Each loop around must rebind the old name, as the python stage's
-        # ``xs_2 = appended(xs_1, y) ... xs_1 = xs_2`` does: a name a loop
-        # does not assign would start the next turn as the grown list.)
-        if s.emitting and any(s.append_source not in carried.names for carried in s.loops):
+        # ``xs_2 = appended(xs_1, y) ... xs_1 = xs_2`` does, or bind it
+        # afresh each turn (a scan inside a loop: ``ys = []; ys_1 = ys``):
+        # a name a loop does not assign would start the next turn as the
+        # grown list.)
+        if s.emitting and any(s.append_source not in carried.names and
+                              s.append_source not in carried.assigned for carried in s.loops):
             s.fail_list_versions(items)
         leaves = {leaf.name for leaf in av_leaves(items.template) if isinstance(leaf, Dyn)}
         for name, value in list(s.env.items()):
