@@ -151,7 +151,9 @@ class Jitted:
         and keyword arguments of the call, for ``_failed``; ``tag``: a
         result whose dtype depends on the path may be returned with its
         dtype's code, see ``_tagged``)."""
-        for _ in range(compile_errors.MAX_WIDENED + 2):
+        # (each text may be widened MAX_WIDENED times; tagged, split, and
+        # the split text widened and tagged again)
+        for _ in range(2 * compile_errors.MAX_WIDENED + 6):
             dispatcher = compiled.dispatcher
             known = len(dispatcher.overloads)
             try:
@@ -161,11 +163,14 @@ class Jitted:
                     continue
                 self._failed(exc, compiled, leaves, known, call)
             if compiled.joins_checked != (dispatcher, len(dispatcher.overloads)):
-                if tag and self._tagged(compiled):
+                if tag and (self._tagged(compiled) or split(compiled)):
                     continue
                 joins.check(compiled)
             return values
-        raise AssertionError("unreachable: every retry changes the text")
+        raise JitError("Numba cannot compile this: its variables hold arrays of two dtypes "
+                       "in more places than jit widens them to one", compiled.origin,
+                       "give each variable one dtype on every path (cast where it is made: "
+                       "x.astype(np.float64)), or run without jit (with tx.disable_jit(): ...)")
 
     def _tagged(self, compiled):
         """Whether ``compiled`` (changed in place) compiles again with the
@@ -384,18 +389,21 @@ class Jitted:
 
     # -- compiling ----------------------------------------------------------
 
-    def _compile(self, generated, avs, key, peeled=()):
+    def _compile(self, generated, avs, key, peeled=(), split=()):
         text, linemap, plan, name = numba_stage(generated, avs, self._call_site, self._ranks,
                                                 self._units, self._weak, self._callees(),
                                                 numbers=self._numbers, mixed=self._mixed,
                                                 complete_ranks=self._ranks is not None,
-                                                fuse=self.fuse, peeled=peeled)
+                                                fuse=self.fuse, peeled=peeled, split=split)
         compiled = load(name, text, linemap, plan, generated.canonical.origin, self.nogil,
                         self.rebind)
         compiled.name = name
         compiled.peeled = frozenset(peeled)
-        # specialised again, with loops peeled (see _peeled)
-        compiled.respecialize = lambda peeled: self._compile(generated, avs, key, peeled)
+        compiled.split = frozenset(split)
+        compiled.python_lines = modules.LINEMAPS.get(generated.path, {})
+        # specialised again, with loops peeled (see peeled) or paths split (split)
+        compiled.respecialize = lambda peeled, split=(): self._compile(generated, avs, key,
+                                                                        peeled, split)
         compiled.contents = Contents(value for name, value in generated.module.__dict__.items()
                                      if not name.startswith("__"))    # not __builtins__
         return compiled
@@ -438,12 +446,42 @@ def peeled(exc, compiled):
     respecialize = getattr(compiled, "respecialize", None)
     if name is None or respecialize is None or name in compiled.peeled:
         return False
-    new = respecialize(compiled.peeled | {name})
-    for attr in ("dispatcher", "text", "path", "linemap", "plan", "hidden", "peeled",
+    _replace(compiled, respecialize(compiled.peeled | {name}, compiled.split))
+    return True
+
+
+def split(compiled):
+    """Whether a signature whose joins are refused (``joins``: a value
+    float32 on one path and float64 on another, computed with after the
+    ``if``) was specialised again with the paths split at the ifs of those
+    joins (``specialize.splitting``): each path's values keep their types,
+    and its result is returned in its dtype (``result_dtypes``).  Tried
+    once; ``compiled`` is changed in place."""
+    respecialize = getattr(compiled, "respecialize", None)
+    if respecialize is None or compiled.split:
+        return False
+    # (float32 and float64: the result join left, result_dtypes returns it)
+    entries = [e for e in joins.verdicts(compiled) if result_dtypes.same_kind(e[1], e[2])]
+    users = {(o.filename, o.lineno) for entry in entries
+             for o in [compiled.linemap.get(entry[3])] if o is not None}
+    lines = frozenset(n for n, o in compiled.python_lines.items()
+                      if o is not None and (o.filename, o.lineno) in users)
+    if not lines:
+        return False
+    new = respecialize(compiled.peeled, lines)
+    if new.text == (compiled.untagged or compiled.text):
+        return False                    # no such if outside the loops
+    _replace(compiled, new)
+    return True
+
+
+def _replace(compiled, new):
+    """``compiled`` made ``new`` (a specialisation of the same call)."""
+    for attr in ("dispatcher", "text", "path", "linemap", "plan", "hidden", "peeled", "split",
                  "respecialize", "weak", "contents"):
         setattr(compiled, attr, getattr(new, attr))
+    compiled.tags, compiled.untagged = [], None
     compiled.reload(new.text, lambda text: new)
-    return True
 
 
 def jitted_of(fun):

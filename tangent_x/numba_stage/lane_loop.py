@@ -55,7 +55,7 @@ from ..python_stage import loader as modules
 from .. import tree_util
 from ..core.arguments import broadcast_prefix, param_names
 from ..errors import TransformError
-from .compile import Jitted
+from .compile import Jitted, split
 from .loading import Compiled, on_disk, ready_kernels, runtime_stamp
 from .overloads.promotion import DTYPE_CODES
 from . import joins, result_dtypes
@@ -258,7 +258,7 @@ class LaneLoop:
                 self.leaf_axes += _leaf_axes(args[i], axes[i])
         n_leaves = len(compiled.plan.params) - len(compiled.hidden)
         assert len(self.leaf_axes) == n_leaves, (self.leaf_axes, compiled.plan.params)
-        self.n_out = sum(1 for leaf in av_leaves(compiled.plan.out) if isinstance(leaf, Dyn))
+        self.n_out = _outputs(compiled.plan)
         self._driver()
 
     def _driver(self):
@@ -353,6 +353,10 @@ class LaneLoop:
                 self.n_out += len(example.tags)
                 self._driver()
                 return True
+            if not self.ran and split(example):     # paths split: tagged afresh
+                self.n_out = _outputs(example.plan)
+                self._driver()
+                return True
             joins.check(example)
         return False
 
@@ -401,6 +405,11 @@ class LaneLoop:
     def source(self):
         """The driver's numba stage, then the per-example function's."""
         return self.text + "\n\n" + self.compiled.text
+
+
+def _outputs(plan):
+    """The number of compiled results of a plan."""
+    return sum(1 for leaf in av_leaves(plan.out) if isinstance(leaf, Dyn))
 
 
 def _lanes_untagged(values, tags):

@@ -27,7 +27,7 @@ __all__ = ["numba_stage", "generic_arguments", "render_module", "render_lane_dri
 
 def numba_stage(generated, avs, call_site=None, ranks=None, units=None, weak=False,
                 callees=None, numbers=(), mixed=False, complete_ranks=False, fuse=True,
-                peeled=()):
+                peeled=(), split=()):
     """(module text, line map, plan, function name) of ``generated``'s
     python stage specialised for the abstract arguments ``avs`` (``ranks``:
     argument leaf name -> rank, for the arrays among them; ``units``: leaf
@@ -42,7 +42,9 @@ def numba_stage(generated, avs, call_site=None, ranks=None, units=None, weak=Fal
     leaves are numbers, as a jit signature's do; ``fuse``: elementwise
     chains may become fused kernels -- not for code a CUDA thread runs,
     whose rewrite reads the statements as written); ``peeled``: carried
-    variables whose loop runs its first iteration apart (``Loops.peel``)."""
+    variables whose loop runs its first iteration apart (``Loops.peel``);
+    ``split``: python-stage lines whose ``if`` splits the paths after it
+    (``specialize.splitting``)."""
     # local import: Numba's overloads and kernels load at the first compile, not at import
     from . import numba_runtime, vmath
     tree = ast.parse(generated.text)
@@ -61,6 +63,7 @@ def numba_stage(generated, avs, call_site=None, ranks=None, units=None, weak=Fal
     spec.param_units = dict(units or {})
     spec.compile_callee = callees
     spec.peeled = set(peeled)
+    spec.split_lines = set(split)
     out = spec.run(avs)
     params = []
     for a, av in zip(func.args.args, avs):

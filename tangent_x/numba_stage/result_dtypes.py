@@ -28,7 +28,7 @@ import numpy as np
 from .compile_errors import imported
 from .overloads.promotion import DTYPE_CODES
 
-__all__ = ["tag", "untag_text", "candidates", "tagged_text", "untag"]
+__all__ = ["tag", "untag_text", "candidates", "same_kind", "tagged_text", "untag"]
 
 # a number type, an array type or an optional one (a loop's ``return``)
 _TYPE = re.compile(r"^(?:OptionalType\()?(?:array\()?"
@@ -70,15 +70,15 @@ def candidates(entries, return_line):
     shows)) that a dtype kept beside them mends: floats joined with floats
     (complex with complex), of one rank, shown by the return on
     ``return_line``."""
-    found = []
-    for var, a, b, _, shown in entries:
-        ma, mb = _TYPE.match(a), _TYPE.match(b)
-        if ma is None or mb is None or shown != return_line or ma.group(2) != mb.group(2):
-            continue
-        if np.dtype(ma.group(1)).kind != np.dtype(mb.group(1)).kind:
-            continue
-        found.append(var)
-    return found
+    return [var for var, a, b, _, shown in entries if shown == return_line and same_kind(a, b)]
+
+
+def same_kind(a, b):
+    """Whether the Numba types (their text) ``a`` and ``b`` are floats of
+    two widths (or complex numbers), or arrays of them of one rank."""
+    ma, mb = _TYPE.match(a), _TYPE.match(b)
+    return ma is not None and mb is not None and ma.group(2) == mb.group(2) and \
+        np.dtype(ma.group(1)).kind == np.dtype(mb.group(1)).kind
 
 
 def return_line(text, name):

@@ -5,6 +5,7 @@ import ast
 import numpy as np
 
 from .signals import DeadPath
+from .splitting import RESULT
 from .syntax import tagged
 from .values import Const, Dyn, Stale, Tape, av_leaves, children, describe, is_container, \
     is_none, is_unbound, mentions, rebuild, same, truth_of
@@ -26,8 +27,12 @@ class Joins:
         self.dynamic_ifs += 1
         self.if_loops.append(len(self.loops))
         try:
-            for part in (stmt.body, stmt.orelse):
+            for part, known in ((stmt.body, True), (stmt.orelse, False)):
                 self.env = dict(before)
+                if getattr(stmt, "tx_split", False) and isinstance(stmt.test, ast.Name):
+                    # the rest of the function runs inside this branch
+                    # (splitting.py): a later ``if`` on the test takes it
+                    self.env[stmt.test.id] = Const(np.bool_(known))
                 saved, self.code = self.code, []
                 try:
                     self.body(part)
@@ -40,7 +45,10 @@ class Joins:
             self.if_loops.pop()
         (env_a, code_a), (env_b, code_b) = branches
         if not dead:
-            self.env = self.join(env_a, code_a, env_b, code_b)
+            # a split if's result: the same names on both paths may hold
+            # values of two types, so it is joined into fresh variables
+            forced = (RESULT,) if getattr(stmt, "tx_split", False) else ()
+            self.env = self.join(env_a, code_a, env_b, code_b, forced)
         else:
             self.env = dict(branches[1 - dead[0]][0] if len(dead) == 1 else before)
             if len(dead) == 1 and isinstance(stmt.test, ast.Name):
@@ -51,9 +59,11 @@ class Joins:
         if len(dead) == 2:
             raise DeadPath()
 
-    def join(self, env_a, code_a, env_b, code_b):
+    def join(self, env_a, code_a, env_b, code_b, forced=()):
         """One environment after an ``if``: values that differ between the
-        branches are assigned to one variable (per leaf) at the end of each."""
+        branches are assigned to one variable (per leaf) at the end of each
+        (``forced``: names joined into fresh variables even where both
+        paths hold the same)."""
         env = {}
         self.joined_lists = {}
         for name in list(env_a) + [n for n in env_b if n not in env_a]:
@@ -61,19 +71,21 @@ class Joins:
                 env[name] = env_a.get(name, env_b.get(name))
                 continue
             a, b = env_a[name], env_b[name]
-            if same(a, b):
+            if same(a, b) and name not in forced:
                 env[name] = a
                 continue
-            env[name] = self.merge(a, b, name, [(code_a, env_a), (code_b, env_b)])
+            env[name] = self.merge(a, b, name, [(code_a, env_a), (code_b, env_b)],
+                                   force=name in forced)
         return env
 
-    def merge(self, a, b, hint, sides, root=None):
+    def merge(self, a, b, hint, sides, root=None, force=False):
         """A value that is ``a`` on one side and ``b`` on the other (each
         side: its code and env), with new variables where they differ.
         ``root`` is the variable being joined (``hint`` names one of its
-        leaves, ``return_value_1``, which may be another variable's name)."""
+        leaves, ``return_value_1``, which may be another variable's name);
+        ``force``: every variable leaf joined into a fresh one."""
         root = hint if root is None else root
-        if same(a, b):
+        if same(a, b) and not (force and any(isinstance(v, Dyn) for v in av_leaves(a))):
             return a
         if isinstance(a, Stale) or isinstance(b, Stale):
             return a if isinstance(a, Stale) else b     # stale on one path: read, refused
@@ -94,11 +106,11 @@ class Joins:
                           "on another: a compiled variable needs one structure",
                           "make the paths agree, or mark the value deciding the path static")
             keys = list(a.keys()) if isinstance(a, dict) else range(len(a))
-            return rebuild(a, [self.merge(x, y, f"{hint}_{k}", sides, root)
+            return rebuild(a, [self.merge(x, y, f"{hint}_{k}", sides, root, force)
                                for k, x, y in zip(keys, children(a), children(b))])
         if isinstance(a, Tape) or isinstance(b, Tape):
             self.fail(f"the list '{hint}' is filled differently on two paths")
-        name = self._join_name(hint, sides, root)
+        name = self.fresh(hint) if force else self._join_name(hint, sides, root)
         for (code, _), value in zip(sides, (a, b)):
             if isinstance(value, Dyn) and value.name == name:
                 continue

@@ -38,6 +38,7 @@ class SpecializerState:
         # carried variables whose loop runs its first iteration apart (``peel``):
         # numba names Numba refused holding a Python number, then an array
         self.peeled = set()
+        self.split_lines = set()    # python-stage lines whose ifs split the paths (splitting)
         self.peel_values = {}    # such a variable -> (its value after that iteration, before)
         self.dynamic_ifs = 0     # depth of ifs on run-time tests being specialised
         self.if_loops = []       # for each of them, the compiled loops around it

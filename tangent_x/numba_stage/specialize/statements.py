@@ -8,6 +8,7 @@ import numpy as np
 
 from ... import runtime
 from .signals import NeedUnroll, SpecializationError
+from .splitting import split_tails
 from .syntax import is_boolean_expr, target_hint
 from .values import Const, Dyn, Expr, Tape, Zero, as_av, av_leaves, children, describe, \
     is_container, mentions, rebuild
@@ -21,6 +22,9 @@ class Statements:
             self.env[a.arg] = self.env_of_params[a.arg] = av
             self.arguments.update(leaf.name for leaf in av_leaves(av) if isinstance(leaf, Dyn))
         result = Const(None)
+        if self.split_lines:
+            # paths split at the ifs of refused joins (splitting.py)
+            self.func.body = split_tails(self.func.body, self.split_lines) or self.func.body
         try:
             for stmt in self.func.body:
                 if isinstance(stmt, ast.Return):
