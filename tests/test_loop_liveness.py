@@ -85,3 +85,23 @@ def test_a_returned_helpers_parameter_is_not_read_again():
     np.testing.assert_allclose(tx.vmap(tx.grad(after_a_returned_helper))(xs),
                                np.stack([numerical_grad(after_a_returned_helper, (x,))
                                          for x in xs]), rtol=1e-6, atol=1e-7)
+
+
+def star_unpacked_each_turn(x):
+    # fuzz seeds 570197 and 581306, shrunk: ``a, *rest, z = ...`` binds its
+    # three names each turn; liveness took them for names read before they
+    # are bound, so the loop carried them from unbound, and jit(grad)
+    # refused the unbound list its tape pushes first
+    for i in np.sqrt(1.0 + x * x):
+        a, *rest, z = (-0.37 * i, x ** 2, i)
+        k = a * z + sum(rest) * 0.5 + len(rest)
+        x = 0.7 * x + 0.3 * k
+    return np.sum(x)
+
+
+def test_a_starred_unpacking_binds_each_of_its_names():
+    g = tx.grad(star_unpacked_each_turn)
+    want = numerical_grad(star_unpacked_each_turn, (X,))
+    assert_tree_allclose(g(X), want, rtol=1e-6)
+    assert_tree_allclose(tx.jit(g)(X), g(X), rtol=1e-12)
+    assert "rest_tape" not in tx.source(g)

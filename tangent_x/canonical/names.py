@@ -60,17 +60,20 @@ def live_before(stmt, live_after):
                 | live_in(stmt.orelse, live_after))
     bound = set()
     if isinstance(stmt, gast.Assign) and all(_plain_target(t) for t in stmt.targets):
-        # (``w, rest = ...`` binds ``w`` and ``rest`` too)
-        bound = {n.id for t in stmt.targets for n in ([t] if isinstance(t, gast.Name)
-                                                       else t.elts)}
+        # (``w, rest = ...`` binds ``w`` and ``rest`` too, and so does
+        # ``a, *rest, z = ...`` its three names: fuzz seeds 570197, 581306)
+        bound = {n.id for t in stmt.targets for n in gast.walk(t) if isinstance(n, gast.Name)}
     elif isinstance(stmt, gast.FunctionDef):      # ``def g(...)`` binds ``g``
         bound = {stmt.name}
     return (set(live_after) - bound) | loaded_names([stmt])
 
 
 def _plain_target(t):
+    """A target made of names only (unpacked, starred or nested)."""
+    if isinstance(t, gast.Starred):
+        t = t.value
     return isinstance(t, gast.Name) or isinstance(t, (gast.Tuple, gast.List)) and \
-        all(isinstance(e, gast.Name) for e in t.elts)
+        all(_plain_target(e) for e in t.elts)
 
 
 def escaping_jumps(stmts):

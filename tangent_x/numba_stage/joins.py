@@ -29,9 +29,22 @@ float64) shows the join: it is refused.  The analysis follows values, not
 paths (a value read only on the path where it has the joined type still
 counts), and takes integers as exact in float64 (below 2**53).
 
+A call of a fused elementwise kernel (``fused.py``) is followed through
+its statements as Numba's own array expressions are; a comparison with a
+Python number that every dtype involved holds exactly (``-0.75``, not
+``0.1``) compares alike in either dtype.  An optional number (a value a
+loop's ``return`` may have set) is followed as its number.  What a refusal
+here leads to first: a join shown only by the return is returned in its
+path's dtype (``result_dtypes``), and one shown elsewhere after an ``if``
+outside loops has the paths after that ``if`` specialised apart
+(``specialize/splitting.py``); only what those leave is refused.
+
 Joins of a loop (its head, a copy in its body, the join after it) are
 widened, as arrays are (``compile_errors.widened_text``): NumPy's value has
-the wider type once the loop has run.  A Python number spelled
+the wider type once the loop has run.  (So is the join of an ``if`` inside
+a loop's body: float32 arithmetic after it runs in float64, equal to
+float32's precision but not bit for bit; telling its copies from the
+loop's own would refuse it, and a loop's body is not split.)  A Python number spelled
 ``weak_number`` unifies as NumPy promotes, so it is no join here.
 
 Read from Numba's IR (``type_annotation.blocks`` and its ``typemap``)
