@@ -238,3 +238,20 @@ def test_jit_vmap_of_arrays_whose_dtype_depends_on_the_example():
         got = f(xs, Y64)
         assert got.dtype == want.dtype
         np.testing.assert_array_equal(got, want)
+
+
+def means_over_axes(y, z):
+    acc = np.mean(y, axis=1)
+    var = np.var(z, axis=0)          # a mean of a mean's deviations
+    return acc * 0.7 + 1.06, var - 0.02
+
+
+def test_a_float32_mean_over_axes_stays_float32_compiled_and_batched():
+    # fuzz seed 581477, shrunk: jit(vmap) took np.mean(y) of each example as
+    # a mean over axis 1 of the batch, whose compiled form divided the
+    # float32 sum by a float64 count: float64 where NumPy gives float32
+    y, z = np.ones((4, 2), np.float32) * 0.3, np.arange(6, dtype=np.float32).reshape(2, 3)
+    same(tx.jit(means_over_axes)(y, z), means_over_axes(y, z))
+    per_example = tx.jit(tx.vmap(lambda y: np.mean(y) + 1.06))(y)
+    assert per_example.dtype == np.float32
+    np.testing.assert_allclose(per_example, np.mean(y, axis=1) + np.float32(1.06), rtol=1e-6)

@@ -7,6 +7,7 @@ import numpy as np
 from numba import types
 from numba.core.errors import TypingError
 from numba.extending import overload, register_jitable
+from numba.np.numpy_support import as_dtype
 
 from ... import runtime
 from ..kernels.allocation import empty
@@ -120,10 +121,13 @@ def _mean_like(keep):
         dtype = "a.dtype" if isinstance(a.dtype, types.Float) else "np.float64"
         kernel = _reduce_kernel("sum", a.ndim, count_axes(axes, a.ndim), keep, dtype)
         to_tuple = register_jitable(axes_tuple(axes, a.ndim))
+        # the count in the sum's dtype: a float32 mean stays float32, as
+        # NumPy's (Numba makes float32 / float64 a float64; fuzz seed 581477)
+        cast = as_dtype(a.dtype).type if isinstance(a.dtype, types.Float) else np.float64
 
         def impl(a, axes):
             total = kernel(a, to_tuple(axes))
-            return total / (a.size / max(np.size(total), 1))
+            return total / cast(a.size / max(np.size(total), 1))
         return impl
     return mean
 
