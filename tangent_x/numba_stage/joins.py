@@ -361,6 +361,12 @@ def _through(st, divergent, typemap, definitions):
             return _operation(fn, value.args, target, divergent, typemap, definitions)
         if fn in _HELPERS:
             return _operation(_HELPERS[fn], value.args, target, divergent, typemap, definitions)
+        if getattr(fn, "__name__", None) == "widen_dtype" and value.args and \
+                value.args[0].name in divergent and \
+                all(v.name not in divergent for v in value.args[1:]):
+            # jit's own cast to the variable's common dtype (compile_errors
+            # .widened_text): NumPy holds the path's value, as before it
+            return target, divergent[value.args[0].name]
         if fn is runtime.check_grad_output and all(
                 e.dtype.kind in "fc" for v in value.args if v.name in divergent
                 for e in divergent[v.name]):
