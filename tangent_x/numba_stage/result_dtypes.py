@@ -9,7 +9,7 @@ float64 one (float16 a float32 one, complex64 a complex128 one), so the
 joined variable holds the path's numbers exactly; only the dtype is lost.
 The text is then compiled again with the dtype kept beside the value:
 
-    result_0 = minus_neg_y; result_0_dtype = dtype_code(minus_neg_y)
+    result_0 = minus_neg_y; result_0_dtype = dtype_code(result_0)
     ...
     return (result_0, result_1, result_0_dtype)
 
