@@ -90,7 +90,21 @@ def lax_cond_on_a_constant(x, y):
     return l1 * l2 + y
 
 
-FUNCTIONS = [changes_the_source, changes_the_join_twice, writes_an_item,
+def same_value_on_both_paths(x, y):
+    # ``b`` is ``y`` whichever branch runs: no join, the change is y's
+    if np.sum(x) > 0.3:
+        b = y
+        c = 2.0 * x
+    else:
+        b = y
+        c = np.sin(x)
+    b[1:] *= c[:2]
+    d = x if np.max(y) < 0.0 else x
+    d -= 0.5 * y                        # changes x
+    return b * c + y * x
+
+
+FUNCTIONS = [same_value_on_both_paths, changes_the_source, changes_the_join_twice, writes_an_item,
              lax_cond_passes_through, lax_switch_passes_through, changes_a_sibling,
              changes_a_sibling_item, lax_cond_on_a_constant]
 X = [np.array([0.2, -0.4, 0.7]), np.array([-1.0, 0.5, -2.0]), np.array([0.9, 0.3, -0.1]),
@@ -170,3 +184,30 @@ def test_a_join_whose_test_is_inside_a_branch_is_still_refused_located():
         tx.jit(passed_through_by_a_hidden_test)(X[0].copy(), Y[0].copy())
     message = str(error.value)
     assert "test_rejoins.py:" in message and "also names on one path only" in message
+
+
+def rows_of_a_choice(x, z):
+    # ``z if ... else z`` is ``z``: its rows are z's, changed in place (fuzz seed 122)
+    for r, s in zip((z if np.sum(x) > 0.0 else z), z):
+        r += x * s
+    return z * x
+
+
+def test_rows_of_a_choice_of_one_array_change_it():
+    z = np.array([[0.3, -0.2, 0.5], [1.1, 0.4, -0.7]])
+    for x in (np.array([0.4, -0.1, 0.2]), np.array([-0.4, -0.1, 0.2])):
+        want = rows_of_a_choice(x.copy(), z.copy())
+        np.testing.assert_allclose(tx.jit(rows_of_a_choice)(x.copy(), z.copy()), want,
+                                   rtol=1e-14)
+
+        def loss(a, b):
+            return np.sum(np.sin(rows_of_a_choice(a.copy(), b.copy())))
+        g = tx.grad(lambda a, b: np.sum(np.sin(rows_of_a_choice(a, b))), argnums=(0, 1))(
+            x.copy(), z.copy())
+        for i in (0, 1):
+            np.testing.assert_allclose(g[i], numerical_grad(loss, (x, z), i),
+                                       rtol=1e-6, atol=1e-8)
+    xs = np.array([[0.4, -0.1, 0.2], [-0.4, -0.1, 0.2]])
+    got = tx.vmap(rows_of_a_choice, in_axes=(0, None))(xs, z.copy())
+    np.testing.assert_allclose(got, [rows_of_a_choice(x.copy(), z.copy()) for x in xs],
+                               rtol=1e-14)

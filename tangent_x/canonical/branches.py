@@ -88,6 +88,11 @@ class Branches:
                                      "choose the function before the `if`", scope)
                 scope.locals[n] = per_branch[0]
                 continue
+            if per_branch[0] is not None and not _differs(*per_branch):
+                # the same value from before on both paths (``b = y`` in each
+                # branch): ``b`` is ``y`` whichever runs, no join
+                self.bind(scope, n, per_branch[0])
+                continue
             for k, v in enumerate(per_branch):
                 if v is None:    # not assigned on this path: using it must fail
                     v = self.unbound_eqn(n, branches[k][0])
@@ -230,6 +235,8 @@ class Branches:
             eqns, atom = self.nested(self.atom, scope, branch)
             bodies.append(eqns)
             results.append([atom])
+        if not any(bodies) and not _differs(results[0][0], results[1][0]):
+            return results[0][0]        # ``y if c else y``: ``y`` whichever is taken
         out = self.namer.fresh(target or "choice")
         self.emit_cond(pred, [out], results, bodies, self.origin)
         return ir.name(out)

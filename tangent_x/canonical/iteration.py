@@ -4,6 +4,7 @@ how to fetch step ``k``'s item, for ``range``, ``zip``, ``enumerate``,
 indexed item by item; a loop over functions known when transforming is
 written out instead (``unroll``).  Mixed into ``converter.Converter``."""
 import builtins
+import copy
 
 import gast
 import numpy as np
@@ -161,6 +162,80 @@ class Iteration:
                     f"iterate over a copy (e.g. zip({n}.copy(), ...)), or index the array "
                     f"(for i in range(len({n})): ... {n}[i] ...)", scope)
         return None
+
+    def named_sequences(self, scope, stmt):
+        """``for row in z[:]: row *= 2`` changes ``z`` through items that
+        are views of a view of it; Python reads each step's item from that
+        view as it is then.  Such a sequence -- not a name, sharing memory
+        with a named array, iterated by a loop that changes its target in
+        place -- is bound to a name of its own first (``items = z[:]``), and
+        the loop iterates that name: its items are then followed as views,
+        as for ``for row in z:`` (``iterated_in_place``), and the view
+        relation carries the change to ``z``.  Returns ``stmt``, or a copy
+        of it iterating the names."""
+        targets = {n.id for n in gast.walk(stmt.target) if isinstance(n, gast.Name)}
+        changed = stored_names(stmt.body, binds=False) | aug_assigned(stmt.body)
+        if not targets & changed:
+            return stmt
+
+        def named(node):
+            if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and \
+                    node.func.id in ("zip", "enumerate", "reversed") and not node.keywords:
+                args = [named(a) for a in node.args]
+                if all(a is b for a, b in zip(args, node.args)):
+                    return node
+                return gast.copy_location(gast.Call(func=node.func, args=args,
+                                                    keywords=[]), node)
+            if isinstance(node, (gast.Name, gast.Constant, gast.GeneratorExp, gast.ListComp)) \
+                    or self.range_args_static(scope, node):
+                return node
+            shares = [scope.locals[n] for n in self.iterated_names(scope, node)
+                      if ir.is_name(scope.locals.get(n))]     # (not ``np``)
+            if not shares or any(self._containers.get(v.id) or self.tuple_length(v) is not None
+                                 for v in shares):
+                return node     # a new array, or a list's items (``members``)
+            name_ = self.namer.fresh("items")
+            self.bind(scope, name_, self.atom(scope, node))
+            return gast.copy_location(gast.Name(id=name_, ctx=gast.Load(), annotation=None,
+                                                type_comment=None), node)
+        it = named(stmt.iter)
+        if it is stmt.iter:
+            return stmt
+        stmt = copy.copy(stmt)
+        stmt.iter = it
+        return stmt
+
+    def range_args_static(self, scope, node):
+        """Whether ``node`` calls ``range``."""
+        if not isinstance(node, gast.Call):
+            return False
+        try:
+            return self.static_value(scope, node.func) is builtins.range
+        except (NotStatic, TypeError):
+            return False
+
+    def sequences_changed(self, scope, stmt, fetch, viewed):
+        """The names a loop reads items from (``for r, s in zip(x, y)``,
+        ``viewed``: ``iterated_in_place``'s) whose item its body changes in
+        place (``r += s``): the loop carries them (each turn's item is read
+        from the array as it is then), and the change reaches their aliases
+        and the arrays they are views of."""
+        if fetch is None:
+            return []
+        changed = stored_names(stmt.body, binds=False) | aug_assigned(stmt.body)
+        bound = rebinding(stmt.body)
+        arrays = {seq.id: scope.locals[seq.id] for _, seq in
+                  _target_sequences(stmt.target, stmt.iter) if isinstance(seq, gast.Name)
+                  and seq.id not in bound and ir.is_name(scope.locals.get(seq.id))
+                  and not self._containers.get(scope.locals[seq.id].id)}
+        through = {seq.id for target, seq in _target_sequences(stmt.target, stmt.iter)
+                   if isinstance(seq, gast.Name) and seq.id in arrays and changed & {
+                       n.id for n in gast.walk(target) if isinstance(n, gast.Name)}}
+        through |= {viewed} if viewed else set()
+        # and the sequences sharing their memory (``zip(x[1:], x[:-1])``):
+        # a later turn's item of those is read as the change left it
+        shared = self.sharing_atoms({scope.locals[n].id for n in through})
+        return sorted(through | {n for n, v in arrays.items() if v.id in shared})
 
     def iterated_names(self, scope, node):
         """The names whose arrays (or items) the sequences ``node`` gives
@@ -324,6 +399,19 @@ def _sequences(node):
             node.func.id in ("zip", "enumerate", "reversed") and not node.keywords:
         return [s for a in node.args for s in _sequences(a)]
     return [node]
+
+
+def _target_sequences(target, it):
+    """(target part, sequence it takes its items from) pairs of a ``for``."""
+    if isinstance(it, gast.Call) and isinstance(it.func, gast.Name) and not it.keywords:
+        tuple_ = isinstance(target, (gast.Tuple, gast.List))
+        if it.func.id == "zip" and tuple_ and len(target.elts) == len(it.args):
+            return [p for t, a in zip(target.elts, it.args) for p in _target_sequences(t, a)]
+        if it.func.id == "enumerate" and tuple_ and len(target.elts) == 2 and len(it.args) == 1:
+            return _target_sequences(target.elts[1], it.args[0])
+        if it.func.id == "reversed" and len(it.args) == 1:
+            return _target_sequences(target, it.args[0])
+    return [(target, it)]
 
 
 def _target_bases(target):

@@ -27,7 +27,7 @@ from .scope import Static
 class Loops:
     """Mixed into ``converter.Converter``."""
 
-    def carried(self, scope, stmts, extra_reads, live_after):
+    def carried(self, scope, stmts, extra_reads, live_after, changed=()):
         """Variables a loop carries: assigned in it, and read in it or after it.
 
         A name changed in place (``y[i] = v``, ``ys.append(v)``) changes every
@@ -38,7 +38,7 @@ class Loops:
         need not tape it every iteration)."""
         assigned = stored_names(stmts)
         augmented = aug_assigned(stmts)      # ``y += v`` reads ``y`` too
-        mutated = stored_names(stmts, binds=False) | augmented
+        mutated = stored_names(stmts, binds=False) | augmented | set(changed)
         atoms = self.sharing_atoms({v.id for n, v in scope.locals.items()
                                     if n in mutated and ir.is_name(v)})
         assigned |= {n for n, v in scope.locals.items()      # aliases and views change too
@@ -76,7 +76,7 @@ class Loops:
             todo += self._view_children.get(a, [])
         return found
 
-    def view_carry(self, scope, carry, stmts):
+    def view_carry(self, scope, carry, stmts, changed=()):
         """Carried names one of which is a view of another (``row = x[0]``
         before a loop that changes ``row`` or ``x`` in place): the relation
         holds in every iteration while neither is rebound in the loop, so the
@@ -84,7 +84,7 @@ class Loops:
         rebound, which array the view is of changes between iterations:
         ``guarded``, as for aliases.  Returns ([(view name, base name,
         index)], {name: [names it shares with]}).  ``row += v`` is no rebinding."""
-        mutated, rebound = changed_names(stmts)[0], rebinding(stmts)
+        mutated, rebound = changed_names(stmts, changed)[0], rebinding(stmts)
         by_atom = {}
         for n in carry:
             v = scope.locals.get(n)
@@ -115,7 +115,7 @@ class Loops:
         for n, m, idx in pairs:
             self._add_view(scope.locals[n], scope.locals[m], idx)
 
-    def shared_carry(self, scope, carry, stmts):
+    def shared_carry(self, scope, carry, stmts, changed=()):
         """Carried names that alias one array the loop changes in place.
 
         After ``z = y``, ``y[i] = v`` in a loop must change ``z`` in every
@@ -126,7 +126,7 @@ class Loops:
         carried-in array in place is reported (``guarded``) rather than
         computed wrongly.  Returns ({name: first carried name sharing its
         value}, {name: the other names of its group})."""
-        mutated, rebound = changed_names(stmts)
+        mutated, rebound = changed_names(stmts, set(changed))
         groups = {}
         for n in carry:
             v = scope.locals.get(n)
@@ -239,20 +239,20 @@ class Loops:
                     grew = True
         return found
 
-    def loop_body_carrying(self, scope, carry, body_fn, body_stmts):
+    def loop_body_carrying(self, scope, carry, body_fn, body_stmts, changed=()):
         """``loop_body``, again with the names a call in the body changed
         in place carried too (``CarryMore``); ``carry`` is extended in
         place, so the caller binds them after the loop."""
         held, names = set(), set(self.namer.taken)     # (before any attempt)
         for _ in range(10):
             try:
-                return self.loop_body(scope, carry, body_fn, body_stmts, held, names)
+                return self.loop_body(scope, carry, body_fn, body_stmts, held, names, changed)
             except CarryMore as more:
                 carry += [n for n in more.names if n not in carry]
             except HeldMore as more:
                 held |= more.pairs
         try:
-            return self.loop_body(scope, carry, body_fn, body_stmts, held, names)
+            return self.loop_body(scope, carry, body_fn, body_stmts, held, names, changed)
         except HeldMore:
             raise self.error("what this loop's lists hold does not settle from one turn to "
                              "the next (arrays appended and changed in place)", None,
@@ -260,7 +260,7 @@ class Loops:
                              "instead of changing them in place") from None
 
     def loop_body(self, scope, carry, body_fn, body_stmts=(), held=frozenset(),
-                  names_before=None):
+                  names_before=None, changed=()):
         """Bind carry-in names, run ``body_fn`` nested; return the pieces.
         ``held``: pairs (item, container) of carry names, each held in the
         other at a place known at run time only, as a turn leaves them
@@ -271,8 +271,8 @@ class Loops:
         carry_names = [self.namer.fresh(n) for n in carry]
         inits = [before[n] if n in before else self.unbound_eqn(n, self.eqns)
                  for n in carry]
-        shared, guarded = self.shared_carry(scope, carry, body_stmts)
-        view_pairs, view_guarded = self.view_carry(scope, carry, body_stmts)
+        shared, guarded = self.shared_carry(scope, carry, body_stmts, changed)
+        view_pairs, view_guarded = self.view_carry(scope, carry, body_stmts, changed)
         for n, others in view_guarded.items():
             guarded[n] = guarded.get(n, []) + [m for m in others if m not in guarded.get(n, [])]
         outer_guard = self._carry_guard
@@ -381,13 +381,14 @@ class Loops:
             stmt.body, orelse = stmt.body, stmt.orelse   # no break here: else always runs
         else:
             orelse = []
+        stmt = self.named_sequences(scope, stmt)
         start, stop, step, fetch = self.loop_bounds(scope, stmt)
         body_live = self.body_reads(scope, stmt.body) | set(live_after)
-        carry = self.carried(scope, stmt.body, set(), live_after)
-        index = self.namer.fresh(stmt.target.id if fetch is None else "k")
         viewed = self.iterated_in_place(scope, stmt, fetch)
-        if viewed is not None and viewed not in carry:
-            carry = carry + [viewed]
+        through_items = self.sequences_changed(scope, stmt, fetch, viewed)
+        body_live |= set(through_items)
+        carry = self.carried(scope, stmt.body, set(through_items), live_after, through_items)
+        index = self.namer.fresh(stmt.target.id if fetch is None else "k")
 
         def body():
             if fetch is None:
@@ -401,8 +402,8 @@ class Loops:
                 self.bind_atom(scope, stmt.target, fetch(ir.name(index)))
             self.block(scope, stmt.body, body_live)
 
-        carry_names, inits, eqns, results, _ = self.loop_body_carrying(scope, carry, body,
-                                                                        stmt.body)
+        carry_names, inits, eqns, results, _ = self.loop_body_carrying(
+            scope, carry, body, stmt.body, through_items)
         view_pairs = self.exit_views
         self.origin = origin
         self.eqns.append(ir.Eqn(carry_names, P.get("for_range"), [start, stop, step] + inits,

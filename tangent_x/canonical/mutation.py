@@ -365,12 +365,12 @@ class Mutation:
         # the values a changed container holds that only it names (a view
         # refreshed inside): chosen too, so the container's items stay known
         held = self.items_chosen([(c[2], c[3]) for c in changed])
-        outs = [self.namer.fresh(n) for _, n, _, _ in changed]
+        unique, unique_outs, outs = _one_output_per_value(changed, self.namer)
         held_outs = [self.namer.fresh(base_name("", a) or "item") for a, _ in held]
-        self.emit_choice(pred, outs + held_outs,
-                         [[c[3] for c in changed] + [a for a, _ in held],
-                          [c[2] for c in changed] + [b for _, b in held]], [eqns, []])
-        for o in outs + held_outs:  # what they share if arrays is recorded below; numbers none
+        self.emit_choice(pred, unique_outs + held_outs,
+                         [[a for _, _, a in unique] + [a for a, _ in held],
+                          [b for _, b, _ in unique] + [b for _, b in held]], [eqns, []])
+        for o in unique_outs + held_outs:  # what they share if arrays: below; numbers none
             self._may_alias.pop(o, None)
         outer = {new.id: new}
         outer.update({c[3].id: ir.name(o) for c, o in zip(changed, outs) if ir.is_name(c[3])})
@@ -416,6 +416,19 @@ class Mutation:
                 f"on one path only (of an earlier branch, or of a loop that may run no "
                 f"turn; NumPy semantics decided at run time)",
                 node, f"copy where it is bound ('{copy}')", scope)
+
+
+def _one_output_per_value(changed, namer):
+    """``update_if_array``'s outputs: names of one value before and after
+    (aliases ``w = z``) get one output, so they stay one array.  Returns
+    the distinct (name, before, after), their outputs, each name's output."""
+    pairs = {}
+    for _, n, before, after in changed:
+        pairs.setdefault((gast.dump(before), gast.dump(after)), (n, before, after))
+    unique_outs = [namer.fresh(n) for n, _, _ in pairs.values()]
+    by_pair = dict(zip(pairs, unique_outs))
+    return (list(pairs.values()), unique_outs,
+            [by_pair[gast.dump(c[2]), gast.dump(c[3])] for c in changed])
 
 
 def read_later_in(scope, live):

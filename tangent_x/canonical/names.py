@@ -140,9 +140,10 @@ def aug_assigned(stmts):
             if isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name)}
 
 
-def changed_names(stmts):
-    """(names changed in place -- maybe, for ``y op= v`` --, names rebound)."""
-    return (stored_names(stmts, binds=False) | aug_assigned(stmts),
+def changed_names(stmts, also=frozenset()):
+    """(names changed in place -- maybe, for ``y op= v`` --, names rebound);
+    ``also``: names known to change in place otherwise (through items)."""
+    return (stored_names(stmts, binds=False) | aug_assigned(stmts) | set(also),
             stored_names(stmts, updates=False))
 
 

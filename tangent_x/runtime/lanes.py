@@ -151,6 +151,8 @@ def broadcast_lanes(x, batch_size):
         return x
 
     def lanes(a):
+        if isinstance(a, Unbound):      # (a tape's first value of a loop's target)
+            return a
         if _is_weak_number(a):
             return np.broadcast_to(np.asarray(a), (batch_size,)).view(WeakLanes)
         return np.broadcast_to(a, (batch_size,) + np.shape(a), subok=isinstance(a, WeakLanes))

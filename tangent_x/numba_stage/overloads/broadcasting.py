@@ -26,6 +26,10 @@ def _same_or(contiguous, otherwise):
 
 @overload(runtime.unbroadcast)
 def _unbroadcast(g, x):
+    if isinstance(x, types.NoneType):
+        # that carry typed before the loop's assignments are: resolved once
+        # they are (typed as a number here, it would clash with the array)
+        return None
     if isinstance(x, types.Optional):
         # a loop's carry that starts unbound, read back from a tape: the
         # forward pass ran arithmetic on it, so here it holds a value
