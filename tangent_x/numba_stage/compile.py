@@ -20,7 +20,7 @@ import numbers
 from ..core.arguments import refuse_masked
 from ..errors import call_site
 from ..python_stage import loader as modules
-from . import compile_errors, dispatch, joins, result_dtypes
+from . import compile_errors, dispatch, join_verdicts, result_dtypes
 from .callees import CalleeCompiler
 from .bounds import OutOfBounds
 from .compile_errors import JitError
@@ -165,7 +165,7 @@ class Jitted:
             if compiled.joins_checked != (dispatcher, len(dispatcher.overloads)):
                 if tag and (self._tagged(compiled) or split(compiled)):
                     continue
-                joins.check(compiled)
+                join_verdicts.check(compiled)
             return values
         raise JitError("Numba cannot compile this: its variables hold arrays of two dtypes "
                        "in more places than jit widens them to one", compiled.origin,
@@ -176,7 +176,7 @@ class Jitted:
         """Whether ``compiled`` (changed in place) compiles again with the
         dtype of each result that is float32 on one path and float64 on
         another kept beside it (``result_dtypes.tag``)."""
-        return result_dtypes.tag(compiled, joins.verdicts, self._reload)
+        return result_dtypes.tag(compiled, join_verdicts.verdicts, self._reload)
 
     def _untagged(self, exc, compiled, known):
         """Whether tagged code that Numba could not compile went back to
@@ -461,7 +461,7 @@ def split(compiled):
     if respecialize is None or compiled.split:
         return False
     # (float32 and float64: the result join left, result_dtypes returns it)
-    entries = [e for e in joins.verdicts(compiled) if result_dtypes.same_kind(e[1], e[2])]
+    entries = [e for e in join_verdicts.verdicts(compiled) if result_dtypes.same_kind(e[1], e[2])]
     users = {(o.filename, o.lineno) for entry in entries
              for o in [compiled.linemap.get(entry[3])] if o is not None}
     lines = frozenset(n for n, o in compiled.python_lines.items()

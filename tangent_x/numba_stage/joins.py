@@ -47,32 +47,24 @@ float32's precision but not bit for bit; telling its copies from the
 loop's own would refuse it, and a loop's body is not split.)  A Python number spelled
 ``weak_number`` unifies as NumPy promotes, so it is no join here.
 
-Read from Numba's IR (``type_annotation.blocks`` and its ``typemap``)
-of a signature compiled in this process; a signature Numba
-loads from its disk cache keeps only its annotation's text, so the verdict
-found at compile time is kept beside the module (``_verdict_path``) and
-read back; where it is missing the signature is typed again, uncached.
+Read from Numba's IR (``type_annotation.blocks`` and its ``typemap``);
+the verdicts per signature, kept beside the module for signatures from
+Numba's disk cache, and the refusal are ``join_verdicts``'.
 ``jit(vmap)``'s loop over examples checks the example's code the same way
 (``lane_loop.LaneLoop``).  Functions compiled beside the code (custom_jvp
 and custom_vjp rules: ``callees``) are not checked.
 """
-import ast
-import hashlib
-import json
 import operator
-import os
-import tempfile
 
-import numba
 import numpy as np
 from numba.core import ir, types
 from numba.core.analysis import compute_cfg_from_blocks
 from numba.np.numpy_support import as_dtype
 
 from .. import runtime
-from .compile_errors import JitError, join_error
+from .kernel_expressions import Weak as _Weak, kernel_expression as _kernel_expression
 
-__all__ = ["check", "observed", "refusal", "verdicts"]
+__all__ = ["joins", "observed"]
 
 # Operations on integers whose value Numba's float computation keeps exactly
 # (for integers below 2**53): the result is the same number in a float dtype.
@@ -475,73 +467,6 @@ def _judge(fn, kinds, result, target):
     return (target, list(out.values())) if out else None
 
 
-class _Weak:
-    """A Python number in a fused kernel (``weak_scalar(0.5, x)``): as
-    NumPy types it beside the other operand, eagerly and compiled alike."""
-
-    def __init__(self, value):
-        self.value = value
-
-
-_KERNEL_OPERATORS = {
-    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
-    ast.Div: operator.truediv, ast.Pow: operator.pow, ast.FloorDiv: operator.floordiv,
-    ast.Mod: operator.mod, ast.USub: operator.neg, ast.UAdd: operator.pos,
-    ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
-    ast.Eq: operator.eq, ast.NotEq: operator.ne}
-
-
-def _number(node):
-    """The Python int or float a kernel's expression spells (``-0.4``), or None."""
-    try:
-        value = ast.literal_eval(node)
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        return None
-    return value if type(value) in (int, float) else None
-
-
-def _kernel_expression(kernel, args):
-    """A fused kernel's statements (``fused._Fused``: ``params``,
-    ``targets``, ``trees``, ``reduce``) called on the variables ``args``,
-    as one expression in the form of Numba's array expressions
-    (``_array_expression``), or None where a statement is not an
-    operator, a NumPy ufunc or a Python number."""
-    env = dict(zip(kernel.params, args))
-
-    def build(node):
-        if isinstance(node, ast.Name) and node.id in env:
-            return env[node.id]
-        if _number(node) is not None:
-            return _Weak(_number(node))
-        if isinstance(node, ast.BinOp) and type(node.op) in _KERNEL_OPERATORS:
-            return (_KERNEL_OPERATORS[type(node.op)], [build(node.left), build(node.right)])
-        if isinstance(node, ast.UnaryOp) and type(node.op) in _KERNEL_OPERATORS:
-            return (_KERNEL_OPERATORS[type(node.op)], [build(node.operand)])
-        if isinstance(node, ast.Compare) and len(node.ops) == 1 and \
-                type(node.ops[0]) in _KERNEL_OPERATORS:
-            return (_KERNEL_OPERATORS[type(node.ops[0])],
-                    [build(node.left), build(node.comparators[0])])
-        if isinstance(node, ast.Call) and not node.keywords:
-            func = node.func
-            if isinstance(func, ast.Name) and func.id == "weak_scalar" and node.args:
-                number = _number(node.args[0])
-                if number is not None:
-                    return _Weak(number)
-            if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and \
-                    func.value.id == "np" and \
-                    isinstance(getattr(np, func.attr, None), np.ufunc):
-                return (getattr(np, func.attr), [build(a) for a in node.args])
-        raise LookupError(ast.unparse(node))
-
-    try:
-        for target, tree in zip(kernel.targets, kernel.trees[:-1]):
-            env[target] = build(tree)
-        out = build(kernel.trees[-1])
-    except LookupError:
-        return None
-    return (np.sum, [out]) if kernel.reduce else out
-
-
 def _array_expression(expr, target, divergent, typemap, definitions):
     """``_judge`` through each operation of Numba's fused array expression
     ``expr`` (``(op, [operands])``, operands variables, constants or
@@ -581,114 +506,3 @@ def _array_expression(expr, target, divergent, typemap, definitions):
 
 
 # --- refusing, and the verdict of a cached signature ------------------------
-
-def check(compiled):
-    """Refuse a compiled signature (a ``loading.Compiled``'s) that joins
-    numbers of two types at an ``if`` where the widened type shows: its
-    results would have other numbers or another dtype than NumPy's on one
-    path.  Once refused, every call is (the signature stays compiled, and
-    may come from the disk cache)."""
-    dispatcher = compiled.dispatcher
-    if compiled.join_refusal is None:
-        seen, count = compiled.joins_checked
-        for cres in list(dispatcher.overloads.values())[count if seen is dispatcher else 0:]:
-            compiled.join_refusal = refusal(compiled, cres)
-            if compiled.join_refusal is not None:
-                break
-    if compiled.join_refusal is not None:
-        compiled.joins_checked = (None, 0)      # checked again: raised at every call
-        error = JitError(*compiled.join_refusal)
-        error.number_join = True      # jit(vmap) tries no other strategy for it
-        raise error
-    compiled.joins_checked = (dispatcher, len(dispatcher.overloads))
-
-
-def refusal(compiled, cres):
-    """(message, origin, hint) for the first join in ``cres`` (one compiled
-    signature of ``compiled``) whose widening shows (``observed``), or
-    None."""
-    for var, a, b, line, shown in _verdict(compiled, cres):
-        where = _user_line(compiled, shown)
-        shows = "" if where is None else (f"; here the joined {_plain(b)} would change what "
-                                          f"{where.short()} gives: {where.text.strip()}")
-        message = (f"Cannot unify {_plain(a)} and {_plain(b)} for '{var}.1', "
-                   f"defined at {compiled.path} ({line})")
-        joined = join_error(message, compiled, numbers=True) \
-            if compiled.linemap.get(line) is not None else None
-        if joined is not None:
-            message, origin, hint = joined
-            return message + shows, origin, hint
-        # a variable of the derivative's or of the rewriting's own: its line
-        origin = _user_line(compiled, line) or compiled.origin
-        return (f"Numba cannot compile this: a value that is {_plain(a)} on one path and "
-                f"{_plain(b)} on another is joined into one {_plain(b)} variable, and "
-                f"NumPy's result depends on the path taken{shows}", origin,
-                "give it one dtype on every path: cast where it is made "
-                "(x.astype(np.float64), np.float32(...)), or run without jit "
-                "(with tx.disable_jit(): ...)")
-    return None
-
-
-def _user_line(compiled, line):
-    """The user's line of the numba stage's ``line``, or of the nearest
-    line before it that has one (a return ending the function has no line
-    of its own), or None."""
-    mapped = [n for n in compiled.linemap if n <= line and compiled.linemap[n]]
-    return compiled.linemap[max(mapped)] if mapped else None
-
-
-def verdicts(compiled):
-    """The ``observed`` entries of every signature of ``compiled``."""
-    return [entry for cres in list(compiled.dispatcher.overloads.values())
-            for entry in _verdict(compiled, cres)]
-
-
-def _verdict(compiled, cres):
-    annotation = getattr(cres, "type_annotation", None)
-    path = _verdict_path(compiled, cres)
-    tagged = {var for _, _, var in getattr(compiled, "tags", ())}
-    if getattr(annotation, "blocks", None) is not None:
-        found = observed(annotation.blocks, annotation.typemap, tagged)
-        _write(path, found)
-        return found
-    try:
-        with open(path, encoding="utf-8") as f:
-            return [tuple(item) for item in json.load(f)]
-    except (OSError, ValueError):
-        pass
-    # loaded from Numba's disk cache without a verdict beside it: typed again
-    again = numba.njit(cache=False)(compiled.dispatcher.py_func)
-    again.compile(cres.signature.args)
-    annotation = again.overloads[tuple(cres.signature.args)].type_annotation
-    found = observed(annotation.blocks, annotation.typemap, tagged)
-    _write(path, found)
-    return found
-
-
-def _verdict_path(compiled, cres):
-    signature = hashlib.sha256(str(cres.signature).encode()).hexdigest()[:16]
-    return f"{compiled.path}.joins-{signature}.json"
-
-
-def _write(path, found):
-    try:
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump([list(item) for item in found], f)
-        os.replace(tmp, path)
-    except OSError:
-        pass
-
-
-def _plain(numba_type):
-    if numba_type.startswith("OptionalType(") and numba_type.endswith(")"):
-        numba_type = numba_type[len("OptionalType("):-1]      # a loop's ``return`` value
-    for dtype in ("float64", "float32", "float16", "int64", "int32", "int16", "int8",
-                  "uint64", "uint32", "uint16", "uint8", "complex128", "complex64", "bool"):
-        if numba_type == dtype:
-            return dtype
-    if numba_type.startswith("Literal[int]"):
-        return "int64"
-    if numba_type.startswith("Literal[bool]"):
-        return "bool"
-    return numba_type

@@ -58,7 +58,7 @@ from ..errors import TransformError
 from .compile import Jitted, split
 from .loading import Compiled, on_disk, ready_kernels, runtime_stamp
 from .overloads.promotion import DTYPE_CODES
-from . import joins, result_dtypes
+from . import join_verdicts, result_dtypes
 from .compile_errors import MAX_WIDENED, JitError
 from .dispatch import disabled
 from .lane_runtime import RAGGED
@@ -348,7 +348,7 @@ class LaneLoop:
                      for leaf, ax in zip(leaves, self.leaf_axes)]
             dispatcher.compile(tuple(numba.typeof(v) for v in first + list(example.hidden)))
         if example.joins_checked != (dispatcher, len(dispatcher.overloads)):
-            if not self.ran and result_dtypes.tag(example, joins.verdicts,
+            if not self.ran and result_dtypes.tag(example, join_verdicts.verdicts,
                                                   self.per_example._reload):
                 self.n_out += len(example.tags)
                 self._driver()
@@ -357,7 +357,7 @@ class LaneLoop:
                 self.n_out = _outputs(example.plan)
                 self._driver()
                 return True
-            joins.check(example)
+            join_verdicts.check(example)
         return False
 
     def _example_result(self, args, axes, values):

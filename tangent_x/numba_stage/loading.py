@@ -75,7 +75,7 @@ class Compiled:
         self.weak = "weak_scalar" in plan.bound or "weak_number" in plan.bound
         self._casts = None
         # (dispatcher, number of its signatures) checked for silent joins,
-        # and the refusal found (joins.check)
+        # and the refusal found (join_verdicts.check)
         self.joins_checked = (None, 0)
         self.join_refusal = None
         # results returned with their path's dtype code (result_dtypes):

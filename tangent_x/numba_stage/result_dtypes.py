@@ -39,7 +39,7 @@ def tag(compiled, verdicts, reload):
     """Whether ``compiled`` (a ``loading.Compiled``, changed in place) was
     given its tagged text: results that hold float32 numbers on one path
     and float64 ones on another, whose join shows only at the return
-    (``verdicts``: ``joins.verdicts``; ``reload``: a function of the
+    (``verdicts``: ``join_verdicts.verdicts``; ``reload``: a function of the
     compiled and a text that loads it).  Tried once per compiled text."""
     if compiled.tags or compiled.untagged is not None:
         return False
