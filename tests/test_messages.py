@@ -355,3 +355,28 @@ def test_vmap_of_grad_of_a_vector_output_says_what_grad_requires():
         tx.jit(tx.vmap(tx.grad(_doubled)))(xs)
     # a scalar per example is fine: each row's gradient is cos(row)
     np.testing.assert_allclose(tx.vmap(tx.grad(_sin_sum))(xs), np.cos(xs))
+
+
+# --- an array written into one element, on a path the examples do not take ----------
+
+def _array_into_element(x, y):
+    c = y * 1.0
+    if np.sum(x) > 0.0:
+        return np.sum(c)
+    c[-1] = c[1::2] * 2.0  # ARRAY INTO ELEMENT
+    return np.sum(c)
+
+
+def test_array_written_into_one_element_is_located_under_jit():
+    # eagerly the path taken is fine and the other one is NumPy's own error
+    y = np.array([1.0, 2.0, 3.0])
+    assert _array_into_element(1.0, y) == 6.0
+    with pytest.raises(ValueError, match="setting an array element with a sequence"):
+        _array_into_element(-1.0, y)
+    # compiled code types both paths: a located refusal whose hint fits
+    from tangent_x.numba_stage.compile_errors import JitError
+    with pytest.raises(JitError) as info:
+        tx.jit(_array_into_element)(1.0, y)
+    message = str(info.value)
+    assert _at("ARRAY INTO ELEMENT") in message
+    assert "1-d array into a place" in message and "v[0] or v.item()" in message

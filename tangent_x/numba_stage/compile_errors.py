@@ -42,6 +42,10 @@ MAX_WIDENED = 8          # variables widened, at most, before the refusal stands
 # a literal's type in Numba's message: Literal[int](0) (typed as int64)
 _LITERAL = re.compile(r"^Literal\[(\w+)\]\(.*\)$")
 _COLOURS = re.compile(r"\x1b\[[0-9;]*m")
+# ``x[i] = v`` with ``v`` an array of more axes than the place it goes
+_SETITEM_ARRAY = re.compile(r"No implementation of function Function\(<built-in function "
+                            r"setitem>\).*?setitem\(array\(\w+, (\d+)d, \w+\), .*?, "
+                            r"array\(\w+, (\d+)d", re.S)
 _LINE = re.compile(r'File "([^"]+)", line (\d+)')
 _UNTYPED_GLOBAL = re.compile(r"Untyped global name '(\w+)'.*?Numba type of <class '([\w.]+)'>",
                              re.S)
@@ -206,6 +210,15 @@ def translate(exc, compiled, leaves):
         hint = ("give the variable one dtype on both sides (make the integers floats "
                 "where they are made: np.arange(3.0), x.astype(np.float64)), or run "
                 "without jit (with tx.disable_jit(): ...)")
+    elif _SETITEM_ARRAY.search(_COLOURS.sub("", message)) is not None:
+        ranks = _SETITEM_ARRAY.search(_COLOURS.sub("", message)).groups()
+        what = (f"this writes a {ranks[1]}-d array into a place of a {ranks[0]}-d array "
+                "that has fewer axes than the value; compiled code writes only values of "
+                "the place's shape or fewer axes (NumPy drops a value's leading size-1 "
+                "axes, and raises 'setting an array element with a sequence' for an array "
+                "written into one element)")
+        hint = ("give the value the place's shape: v[0] or v.item() for one element, "
+                "v.reshape(x[i].shape) for a row")
     else:
         hint = static_hint(_arguments_read(compiled, code_line, leaves))
     joined = join_error(message, compiled, hint if hint.startswith("if ") else None)

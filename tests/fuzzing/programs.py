@@ -31,6 +31,8 @@ import random
 import numpy as np
 
 N, M = 3, 2                  # the lengths of 1-d values and the rows of 2-d ones
+# the shapes of in-place places that a number is written to but read as arrays
+_READS = {"[1::2]": ((N - 1) // 2,), "[:, :2]": (M, 2)}
 SHAPES = [(), (N,), (M,), (M, N)]
 
 
@@ -564,7 +566,9 @@ class Generator:
         rhs = self.expr(view, vshape if r.random() < 0.6 else (), 2)
         # the right side often reads the array being written, overlapping slices too
         if r.random() < 0.5:
-            ridx = r.choice([i for i, s in choices if s == vshape and "{i}" not in i] or [idx])
+            # (a place a number is written to may read as an array: c[1::2])
+            ridx = r.choice([i for i, s in choices if _READS.get(i, s) == vshape
+                             and "{i}" not in i] or [idx])
             rhs = Template("{0} * " + c + ridx, [rhs], vshape)
         if k < 0.6:
             op = r.choice(["", "+", "-", "*"])
