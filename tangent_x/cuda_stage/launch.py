@@ -34,7 +34,8 @@ from ..errors import TransformError
 from ..numba_stage.compile_errors import JitError
 from ..numba_stage.specialize import (Const, Dyn, SpecializationError, Zero, children,
                                       is_container, rebuild)
-from ..numba_stage.lane_loop import JittedVmap, LaneLoop, _finish, _leaves
+from ..numba_stage.lane_loop import JittedVmap, LaneLoop
+from ..numba_stage.lane_results import finish as _finish, leaves as _leaves
 from ..python_stage import emit, loader as modules
 from .available import require_cuda
 from .kernel_text import CHECK_CODES, HINT, DeviceRewrite, render_kernel_module

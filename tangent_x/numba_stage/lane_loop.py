@@ -53,18 +53,16 @@ import numpy as np
 
 from ..python_stage import loader as modules
 from .. import tree_util
-from ..core.arguments import broadcast_prefix, param_names
+from ..core.arguments import param_names
 from ..errors import TransformError
 from .compile import Jitted, split
 from .loading import Compiled, on_disk, ready_kernels, runtime_stamp
-from .overloads.promotion import DTYPE_CODES
-from . import join_verdicts, result_dtypes
+from . import join_verdicts, lane_results, result_dtypes
 from .compile_errors import MAX_WIDENED, JitError
 from .dispatch import disabled
 from .lane_runtime import RAGGED
 from .render import render_lane_driver
-from .specialize import (Const, Dyn, SpecializationError, Zero, av_leaves, children,
-                         is_container, rebuild)
+from .specialize import SpecializationError
 
 __all__ = ["JittedVmap"]
 
@@ -255,10 +253,10 @@ class LaneLoop:
         self.leaf_axes = []
         for i, (name, (value, static)) in enumerate(bound.items()):
             if not static and i < len(args):
-                self.leaf_axes += _leaf_axes(args[i], axes[i])
+                self.leaf_axes += lane_results.leaf_axes(args[i], axes[i])
         n_leaves = len(compiled.plan.params) - len(compiled.hidden)
         assert len(self.leaf_axes) == n_leaves, (self.leaf_axes, compiled.plan.params)
-        self.n_out = _outputs(compiled.plan)
+        self.n_out = lane_results.outputs(compiled.plan)
         self._driver()
 
     def _driver(self):
@@ -297,7 +295,7 @@ class LaneLoop:
         # it to the example's code (compiled for the number)
         leaves = [leaf[()] if isinstance(leaf, np.ndarray) and leaf.ndim == 0 else leaf
                   for value, static in bound.values() if not static
-                  for leaf in _leaves(value)]
+                  for leaf in lane_results.leaves(value)]
         lost = None
         try:
             for _ in range(MAX_WIDENED + 1):
@@ -328,8 +326,8 @@ class LaneLoop:
         values, done = values[:-1], values[-1]
         if not done.all():
             self._rerun(leaves, np.flatnonzero(~done), values)
-        values = _lanes_untagged(values, self.compiled.tags)
-        return _finish(self.compiled.plan.out, values, size, self.out_axes,
+        values = lane_results.lanes_untagged(values, self.compiled.tags)
+        return lane_results.finish(self.compiled.plan.out, values, size, self.out_axes,
                        self._example_result(args, axes, values))
 
     def _check_example_joins(self, leaves):
@@ -337,7 +335,7 @@ class LaneLoop:
         whose widening shows (``joins``); True where instead a result that
         is float32 on one path and float64 on another got its dtype kept
         beside it, as jit's (``result_dtypes``; each lane's dtype code is
-        then a result of the driver, see ``_lanes_untagged``).  The example's signature is
+        then a result of the driver, see ``lane_results.lanes_untagged``).  The example's signature is
         Numba's once the driver has called it; a driver loaded from Numba's
         disk cache holds the example's code without compiling it, so it is
         compiled (from its own cache) for example 0's leaves."""
@@ -354,7 +352,7 @@ class LaneLoop:
                 self._driver()
                 return True
             if not self.ran and split(example):     # paths split: tagged afresh
-                self.n_out = _outputs(example.plan)
+                self.n_out = lane_results.outputs(example.plan)
                 self._driver()
                 return True
             join_verdicts.check(example)
@@ -407,123 +405,7 @@ class LaneLoop:
         return self.text + "\n\n" + self.compiled.text
 
 
-def _outputs(plan):
-    """The number of compiled results of a plan."""
-    return sum(1 for leaf in av_leaves(plan.out) if isinstance(leaf, Dyn))
-
-
-def _lanes_untagged(values, tags):
-    """The batched results without the lanes' dtype codes of tagged code
-    (``result_dtypes``): each tagged result in the dtype NumPy gives the
-    examples' results stacked (float32 where every example's is, else
-    float64: the compiled lanes hold each example's numbers exactly)."""
-    if not tags:
-        return values
-    values = list(values)
-    for leaf, position, _ in tags:
-        codes = [int(c) for c in np.unique(values[position]) if c >= 0]
-        if codes:
-            dtype = np.result_type(*[DTYPE_CODES[c] for c in codes])
-            if values[leaf].dtype != dtype:
-                values[leaf] = values[leaf].astype(dtype)
-    return values[:len(values) - len(tags)]
-
-
-def _keys(d):
-    """A dict's keys in the order the example's code has them: the examples
-    are made by ``tree_util.tree_map``, which visits (and rebuilds) a dict
-    in sorted key order (an ``OrderedDict`` in its own order), so the
-    example's code was compiled with its leaves in that order."""
-    import collections
-    if type(d) in (dict, collections.defaultdict):
-        return sorted(d)
-    return list(d)
-
-
-def _leaves(value):
-    """The compiled leaves of an argument, in ``flatten.Signature``'s order
-    for an example (see ``_keys``)."""
-    if isinstance(value, dict):
-        return [a for k in _keys(value) for a in _leaves(value[k])]
-    if isinstance(value, (list, tuple)):
-        return [a for v in value for a in _leaves(v)]
-    return [] if value is None else [value]
-
-
-def _leaf_axes(value, axes):
-    """The axis of every leaf ``flatten.Signature`` makes of ``value``, in its order."""
-    if isinstance(value, dict):
-        return [a for k in _keys(value) for a in _leaf_axes(value[k], axes[k])]
-    if isinstance(value, (list, tuple)):
-        return [a for i, v in enumerate(value) for a in _leaf_axes(v, axes[i])]
-    if value is None:
-        return []
-    return [axes]
-
-
 def _lane_runtime_digest():
     with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "lane_runtime.py"),
               "rb") as f:
         return f.read()
-
-
-class _Lane:
-    """A leaf of the result while its batch axis is placed: ``batched`` says
-    whether the compiled loop gave it one."""
-
-    def __init__(self, value, batched):
-        self.value = value
-        self.batched = batched
-
-
-def _finish(out_av, values, size, out_axes, like):
-    """The pytree of results: compiled leaves batched on axis 0 (in the
-    dtype of ``like``, example 0's finished result), constants (the same
-    for every example; a symbolic zero: its value in ``like``) given the
-    batch axis, then every batch moved to its ``out_axes`` entry (as eager
-    vmap's ``finish_lanes``)."""
-
-    def build(av, like):
-        if isinstance(av, Zero):
-            return shared(like)
-        if is_container(av):
-            if isinstance(av, dict):      # the finished dict may order its keys otherwise
-                return rebuild(av, [build(av[k], like[k]) for k in av])
-            return rebuild(av, [build(c, l) for c, l in zip(children(av), children(like))])
-        if isinstance(av, Dyn):
-            value = values[int(av.name[1:])]
-            dtype = getattr(like, "dtype", None)
-            if dtype is not None and isinstance(value, np.ndarray) and value.dtype != dtype:
-                value = value.astype(dtype)
-            return _Lane(value, True)
-        if isinstance(av, Const) and av.value is None:
-            return None
-        return _Lane(av.value, False)
-
-    def shared(value):
-        if value is None:
-            return None
-        if is_container(value):
-            return rebuild(value, [shared(c) for c in children(value)])
-        return _Lane(value, False)
-
-    tree = build(out_av, like)
-    if out_axes is None or isinstance(out_axes, int):
-        spec = tree_util.tree_map(lambda _: out_axes, tree)
-    else:
-        spec = broadcast_prefix(out_axes, tree)
-
-    def place(leaf, axis):
-        if leaf is None:
-            return None
-        if axis is None:
-            if leaf.batched:
-                raise ValueError("vmap has mapped output but out_axes is None: pass an "
-                                 "axis for outputs that differ between examples")
-            return leaf.value
-        value = leaf.value
-        if not leaf.batched:
-            value = np.broadcast_to(value, (size,) + np.shape(value)).copy()
-        return np.moveaxis(value, 0, axis) if axis != 0 else value
-
-    return tree_util.tree_map(place, tree, spec, is_leaf=lambda v: v is None)
