@@ -284,9 +284,11 @@ def _jacrev(fun, argnums, wrap, source=None):
         # the backward pass reads them from the residuals
         transformed = cached(fun, "vjp_split", nums, lambda out, a: out)
         out, residuals = transformed(*args, **kwargs)
-        backward = getattr(transformed.generated.module,
-                           transformed.generated.function.__name__.replace("vjp_fwd_",
-                                                                           "vjp_bwd_"))
+        # the backward pass of the code that ran: for these arguments' kinds
+        # (a dict argument) and structure (fuzz seed 611668: the generic
+        # code's backward read another code's residuals)
+        ran = transformed.generated_for(args, kwargs)
+        backward = getattr(ran.module, ran.function.__name__.replace("vjp_fwd_", "vjp_bwd_"))
         wrt = [args[i] for i in nums]
         in_leaves, in_tree = tree_util.tree_flatten(list(wrt))
         out_leaves, out_tree = tree_util.tree_flatten(out)
