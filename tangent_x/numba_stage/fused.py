@@ -275,6 +275,15 @@ class _Fused:
             lines.append(f"{indent}{q}e{k} = {read}")
         return lines + [f"{indent}{s}" for s in stmts]
 
+    def _nest(self, argtypes, indent, stmts):
+        """A loop per axis of the broadcast shape, in C order, around one
+        element's lines; returns them and the innermost indent."""
+        q, lines = self.q, []
+        for d in range(_ndim(argtypes)):
+            lines.append(f"{indent}for {q}i{d} in range({q}shape[{d}]):")
+            indent += "    "
+        return lines + self._element_lines(argtypes, indent, False, stmts), indent
+
     def _steps(self, argtypes):
         q = self.q
         lines = []
@@ -313,11 +322,8 @@ class _Fused:
                 f"            {q}o[{q}j] = {result}",
                 f"        return {q}out"]
         lines += self._steps(argtypes)
-        indent = "    "
-        for d in range(ndim):
-            lines.append(f"{indent}for {q}i{d} in range({q}shape[{d}]):")
-            indent += "    "
-        lines += self._element_lines(argtypes, indent, False, stmts)
+        nest, indent = self._nest(argtypes, "    ", stmts)
+        lines += nest
         lines.append(f"{indent}{q}out[{', '.join(f'{q}i{d}' for d in range(ndim))}] = {result}")
         lines.append(f"    return {q}out")
         return self._define(lines)
@@ -371,11 +377,8 @@ class _Fused:
         size = " * ".join(f"{q}shape[{d}]" for d in range(ndim))
         lines = [f"    if {size} < 8:", f"        {q}small = {cast}(0)"]
         lines += ["    " + line for line in self._steps(argtypes)]
-        indent = "        "
-        for d in range(ndim):
-            lines.append(f"{indent}for {q}i{d} in range({q}shape[{d}]):")
-            indent += "    "
-        lines += self._element_lines(argtypes, indent, False, stmts)
+        nest, indent = self._nest(argtypes, "        ", stmts)
+        lines += nest
         lines.append(f"{indent}{q}small += {result}")
         lines.append(f"        return {q}small")
         return lines
