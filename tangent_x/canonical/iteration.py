@@ -10,7 +10,8 @@ import gast
 import numpy as np
 
 from ..core import ir, primitives as P
-from .names import aug_assigned, loaded_names, plainly_rebound, rebinding, stored_names
+from .names import (aug_assigned, changed_names, loaded_names, plainly_rebound, rebinding,
+                    stored_names)
 from .scope import NotStatic, Static
 
 
@@ -173,9 +174,7 @@ class Iteration:
         as for ``for row in z:`` (``iterated_in_place``), and the view
         relation carries the change to ``z``.  Returns ``stmt``, or a copy
         of it iterating the names."""
-        targets = {n.id for n in gast.walk(stmt.target) if isinstance(n, gast.Name)}
-        changed = stored_names(stmt.body, binds=False) | aug_assigned(stmt.body)
-        if not targets & changed:
+        if not _names_in(stmt.target) & changed_names(stmt.body)[0]:
             return stmt
 
         def named(node):
@@ -187,7 +186,7 @@ class Iteration:
                 return gast.copy_location(gast.Call(func=node.func, args=args,
                                                     keywords=[]), node)
             if isinstance(node, (gast.Name, gast.Constant, gast.GeneratorExp, gast.ListComp)) \
-                    or self.range_args_static(scope, node):
+                    or self.calls_range(scope, node):
                 return node
             shares = [scope.locals[n] for n in self.iterated_names(scope, node)
                       if ir.is_name(scope.locals.get(n))]     # (not ``np``)
@@ -205,14 +204,12 @@ class Iteration:
         stmt.iter = it
         return stmt
 
-    def range_args_static(self, scope, node):
-        """Whether ``node`` calls ``range``."""
-        if not isinstance(node, gast.Call):
+    def calls_range(self, scope, node):
+        """Whether ``node`` calls ``range`` (``range_args`` reads its arguments)."""
+        if not isinstance(node, gast.Call) or node.keywords:
             return False
-        try:
-            return self.static_value(scope, node.func) is builtins.range
-        except (NotStatic, TypeError):
-            return False
+        func = self.expr(scope, node.func)
+        return isinstance(func, Static) and func.obj is builtins.range
 
     def sequences_changed(self, scope, stmt, fetch, viewed):
         """The names a loop reads items from (``for r, s in zip(x, y)``,
@@ -222,15 +219,14 @@ class Iteration:
         and the arrays they are views of."""
         if fetch is None:
             return []
-        changed = stored_names(stmt.body, binds=False) | aug_assigned(stmt.body)
-        bound = rebinding(stmt.body)
+        changed, bound = changed_names(stmt.body)[0], rebinding(stmt.body)
         arrays = {seq.id: scope.locals[seq.id] for _, seq in
                   _target_sequences(stmt.target, stmt.iter) if isinstance(seq, gast.Name)
                   and seq.id not in bound and ir.is_name(scope.locals.get(seq.id))
                   and not self._containers.get(scope.locals[seq.id].id)}
         through = {seq.id for target, seq in _target_sequences(stmt.target, stmt.iter)
-                   if isinstance(seq, gast.Name) and seq.id in arrays and changed & {
-                       n.id for n in gast.walk(target) if isinstance(n, gast.Name)}}
+                   if isinstance(seq, gast.Name) and seq.id in arrays
+                   and changed & _names_in(target)}
         through |= {viewed} if viewed else set()
         # and the sequences sharing their memory (``zip(x[1:], x[:-1])``):
         # a later turn's item of those is read as the change left it
@@ -286,16 +282,14 @@ class Iteration:
         return ir.const(0), length, ir.const(1), fetch
 
     def range_args(self, scope, node):
-        if isinstance(node, gast.Call) and not node.keywords:
-            func = self.expr(scope, node.func)
-            if isinstance(func, Static) and func.obj is builtins.range:
-                args = [self.atom(scope, a) for a in node.args]
-                if len(args) == 1:
-                    return ir.const(0), args[0], ir.const(1)
-                if len(args) == 2:
-                    return args[0], args[1], ir.const(1)
-                return tuple(args)
-        return None
+        if not self.calls_range(scope, node):
+            return None
+        args = [self.atom(scope, a) for a in node.args]
+        if len(args) == 1:
+            return ir.const(0), args[0], ir.const(1)
+        if len(args) == 2:
+            return args[0], args[1], ir.const(1)
+        return tuple(args)
 
     def iteration(self, scope, it, base=None, rebound=frozenset()):
         """(length atom, fetch(k) -> atom of item k) for any iterable:
@@ -399,6 +393,10 @@ def _sequences(node):
             node.func.id in ("zip", "enumerate", "reversed") and not node.keywords:
         return [s for a in node.args for s in _sequences(a)]
     return [node]
+
+
+def _names_in(target):
+    return {n.id for n in gast.walk(target) if isinstance(n, gast.Name)}
 
 
 def _target_sequences(target, it):
