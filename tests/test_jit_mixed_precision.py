@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import tangent_x as tx
+from tangent_x.numba_stage.numba_runtime import widen_dtype
 
 
 # --- the operations ----------------------------------------------------------
@@ -374,3 +375,103 @@ def test_jit_grad_of_a_loop_carry_that_starts_as_a_python_number():
         np.testing.assert_allclose(a, b, rtol=1e-5)
     np.testing.assert_allclose(tx.jit(starts_as_a_python_number)(x, y),
                                starts_as_a_python_number(x, y), rtol=1e-6)
+
+
+# --- a float32 value's cotangent that a float64 loss reaches ------------------
+
+def scaled_in_a_list(y):
+    c2 = np.abs(y) * 1.0
+    c3 = (c2 - y) * 1.0
+    for p in [c2, c3]:
+        p *= -0.23
+    k = np.sum(c2 * c3) + np.sum(c2)
+    return k * 2.0 + np.sum(np.sin(k * np.array([0.5, -0.25])))
+
+
+def tuples_in_a_list(x):
+    pairs = []
+    for i in range(2):
+        pairs.append((np.sin(x) * (1.0 + 0.25 * i), np.linspace(-1.0, 1.0, 3) * (0.07 * i)))
+    k = sum(np.sum(t[0]) - np.sum(t[1]) for t in pairs[::-1])
+    return np.sum(np.sin(k * np.array([0.5, -0.25])))
+
+
+@pytest.mark.parametrize("fn", [scaled_in_a_list, tuples_in_a_list], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_jit_grad_where_a_float32_cotangent_meets_a_float64_one(fn, dtype):
+    """A float32 argument whose cotangent a float64 constant makes float64
+    on one path (added out of place) and float32 on another (added in place
+    into float32 zeros), or in a list of tuples (fuzz seeds 620391, 620280,
+    621209): jit(grad) runs, float32 like eager grad, within float32's
+    rounding of it; in float64 equal to eager and to central differences.
+    (Both were refused: the cotangent's two dtypes could not be joined.)"""
+    x = np.array([0.7, -1.3, 0.4], dtype=dtype)
+    g = tx.grad(fn)
+    got, want = tx.jit(g)(x), g(x)
+    assert got.dtype == dtype == want.dtype
+    if dtype == np.float32:
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+        want = g(x.astype(np.float64))
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    else:
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
+        h, fd = 1e-6, np.zeros(3)
+        for i in range(3):
+            e = np.zeros(3)
+            e[i] = h
+            fd[i] = (fn(x + e) - fn(x - e)) / (2 * h)
+        np.testing.assert_allclose(got, fd, rtol=1e-6, atol=1e-8)
+
+
+def _numba_verdicts(fn, cast):
+    import numba
+    from tangent_x.numba_stage.joins import observed
+    compiled = numba.njit(fn)
+    compiled(np.ones(3, np.float32), np.ones(3), True)
+    annotation = compiled.overloads[compiled.signatures[0]].type_annotation
+    return observed(annotation.blocks, annotation.typemap, (), cast)
+
+
+def _cotangent_returned(x32, x64, c):
+    if c:
+        a_bar = widen_dtype(x32 * np.float32(2), np.float64)
+    else:
+        a_bar = widen_dtype(x64, np.float64)
+    b_bar = a_bar * x32
+    return b_bar
+
+
+def _cotangent_compared(x32, x64, c):
+    if c:
+        a_bar = widen_dtype(x32 * np.float32(2), np.float64)
+    else:
+        a_bar = widen_dtype(x64, np.float64)
+    b_bar = a_bar * x32
+    if np.sum(b_bar) > 0.5:
+        return x64
+    return x64 * 2.0
+
+
+def _primal_returned(x32, x64, c):
+    if c:
+        a = widen_dtype(x32 * np.float32(2), np.float64)
+    else:
+        a = widen_dtype(x64, np.float64)
+    b = a * x32
+    return b
+
+
+def test_a_widened_cotangent_shows_only_where_a_primal_would():
+    """The limits of the looser rule for cotangents (``joins``' module doc),
+    on Numba's own typed IR: a cotangent widened at an ``if`` and computed
+    on in float64 shows nothing when every result is a gradient cast to its
+    argument's dtype (``cast``), and shows where it is computed on
+    otherwise; it shows at a comparison either way; a primal's widening
+    shows either way."""
+    first = _cotangent_returned.__code__.co_firstlineno
+    assert _numba_verdicts(_cotangent_returned, cast=True) == []
+    assert [v[4] - first for v in _numba_verdicts(_cotangent_returned, cast=False)] == [5]
+    first = _cotangent_compared.__code__.co_firstlineno
+    assert [v[4] - first for v in _numba_verdicts(_cotangent_compared, cast=True)] == [6]
+    for cast in (False, True):
+        assert [v[0] for v in _numba_verdicts(_primal_returned, cast)] == ["a"]

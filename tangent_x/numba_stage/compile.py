@@ -28,7 +28,7 @@ from .contents import Contents
 from .flatten import Signature
 from .loading import load
 from .render import generic_arguments, numba_stage
-from .results import finish_grads
+from .results import cast_to_arguments, finish_grads
 from .unit_axes import needs_unit_axes
 
 __all__ = ["Jitted", "jitted_of"]
@@ -398,6 +398,7 @@ class Jitted:
         compiled = load(name, text, linemap, plan, generated.canonical.origin, self.nogil,
                         self.rebind)
         compiled.name = name
+        compiled.cast_results = cast_to_arguments(self._inner)     # (joins)
         compiled.peeled = frozenset(peeled)
         compiled.split = frozenset(split)
         compiled.python_lines = modules.LINEMAPS.get(generated.path, {})

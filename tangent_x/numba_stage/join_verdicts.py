@@ -88,8 +88,9 @@ def _verdict(compiled, cres):
     annotation = getattr(cres, "type_annotation", None)
     path = _verdict_path(compiled, cres)
     tagged = {var for _, _, var in getattr(compiled, "tags", ())}
+    cast = getattr(compiled, "cast_results", False)
     if getattr(annotation, "blocks", None) is not None:
-        found = observed(annotation.blocks, annotation.typemap, tagged)
+        found = observed(annotation.blocks, annotation.typemap, tagged, cast)
         _write(path, found)
         return found
     try:
@@ -101,13 +102,14 @@ def _verdict(compiled, cres):
     again = numba.njit(cache=False)(compiled.dispatcher.py_func)
     again.compile(cres.signature.args)
     annotation = again.overloads[tuple(cres.signature.args)].type_annotation
-    found = observed(annotation.blocks, annotation.typemap, tagged)
+    found = observed(annotation.blocks, annotation.typemap, tagged, cast)
     _write(path, found)
     return found
 
 
 def _verdict_path(compiled, cres):
-    signature = hashlib.sha256(str(cres.signature).encode()).hexdigest()[:16]
+    key = f"{cres.signature} {getattr(compiled, 'cast_results', False)}"
+    signature = hashlib.sha256(key.encode()).hexdigest()[:16]
     return f"{compiled.path}.joins-{signature}.json"
 
 

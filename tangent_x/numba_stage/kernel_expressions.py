@@ -39,7 +39,7 @@ def kernel_expression(kernel, args):
     """A fused kernel's statements (``fused._Fused``: ``params``,
     ``targets``, ``trees``, ``reduce``) called on the variables ``args``,
     as one expression in the form of Numba's array expressions
-    (``joins._array_expression``), or None where a statement is not an
+    (``join_operations.array_expression``), or None where a statement is not an
     operator, a NumPy ufunc or a Python number."""
     env = dict(zip(kernel.params, args))
 

@@ -82,6 +82,7 @@ class Compiled:
         # [(flat result, position of its code)], kept when the text is reloaded
         self.tags = []
         self.untagged = None        # the text before it was tagged
+        self.cast_results = False   # results cast to their arguments' dtypes (joins)
 
     def untag(self, values):
         """The flat results without the dtype codes of tagged code, each

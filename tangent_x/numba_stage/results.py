@@ -11,12 +11,20 @@ from numba.core.runtime._nrt_python import _MemInfo as _MEMINFO
 
 from .. import tree_util
 
-__all__ = ["identity_finish", "finish_grads", "leaf_caster"]
+__all__ = ["identity_finish", "finish_grads", "leaf_caster", "cast_to_arguments"]
 
 
 def identity_finish(out, args):
     """The finishing step of a plain function's python stage: none."""
     return out
+
+
+def cast_to_arguments(inner):
+    """Whether every result of the transform ``inner`` compiles to is a
+    gradient that ``finish_grads`` casts to its argument's dtype (``grad``
+    without ``has_aux``): a cotangent's dtype inside its code does not
+    show in what the caller gets (``joins``' module doc)."""
+    return getattr(inner, "_kind", None) == "grad" and not getattr(inner, "_has_aux", True)
 
 
 def finish_grads(inner, single, out, args, leaves, values, fill=None):

@@ -1,6 +1,6 @@
 """The runtime's small cotangent helpers: ``zeros_like`` (of a value that
-may be None too), ``check_grad_output``, ``stop_gradient``, ``tree_add``,
-``iteration_item``."""
+may be None too), ``check_grad_output``, ``stop_gradient``, ``tree_add`` (and ``as_item``,
+a cotangent stored into a list of them), ``iteration_item``."""
 import numpy as np
 from numba import types
 from numba.core import cgutils
@@ -174,3 +174,39 @@ def _sequence(t):
 @overload(runtime.iteration_item, jit_options=CACHED)
 def _iteration_item(items, k):
     return lambda items, k: items[k]
+
+
+def as_item(g, like):
+    """(compiled code only) The cotangent ``g`` in the float dtypes of
+    ``like``, the item of a list of cotangents it replaces: a compiled
+    list's items have one type, where NumPy's list holds whatever the sum
+    gave (a float32 item plus a float64 cotangent is float64 there).  The
+    gradient is cast to its argument's dtype in the end either way, as in
+    JAX, whose cotangents have their primal's dtype; the two differ by
+    float32's rounding of the intermediate sum (``joins``' module doc)."""
+    return g
+
+
+@overload(as_item, jit_options=CACHED)
+def _as_item(g, like):
+    if isinstance(g, types.BaseTuple) and isinstance(like, types.BaseTuple) and \
+            len(g) == len(like):
+        if len(g) == 0:
+            return lambda g, like: ()
+        return lambda g, like: (as_item(g[0], like[0]),) + as_item(g[1:], like[1:])
+    if is_array(g) and is_array(like) and g.ndim == like.ndim and g.dtype != like.dtype and \
+            _floats(g.dtype, like.dtype):
+        dtype = as_dtype(like.dtype)
+        return lambda g, like: g.astype(dtype)
+    if isinstance(g, types.Number) and isinstance(like, types.Number) and g != like and \
+            _floats(g, like):
+        dtype = as_dtype(like)
+        return lambda g, like: dtype.type(g)
+    return lambda g, like: g
+
+
+def _floats(a, b):
+    """Whether the Numba number types ``a`` and ``b`` are both real floats
+    or both complex (a cast between them keeps the value's kind)."""
+    return isinstance(a, types.Float) and isinstance(b, types.Float) or \
+        isinstance(a, types.Complex) and isinstance(b, types.Complex)

@@ -12,6 +12,7 @@ from ..bounds import checked, position
 from ..kernels.allocation import empty
 from ..kernels.common import CACHED, is_array
 from ..kernels.dtypes import result_dtype
+from .cotangents import as_item
 from .scatter import ADD, row_scatter, selects_rows
 
 
@@ -95,7 +96,7 @@ def _add_at(acc, index, g):
             # the cotangent of a run-time list: g added to item ``index``
             # (``acc + g`` would join a list to it)
             k = position(index, len(acc))
-            acc[k] = runtime.tree_add(acc[k], g)
+            acc[k] = as_item(runtime.tree_add(acc[k], g), acc[k])
             return acc
         return items
     if not is_array(acc):
