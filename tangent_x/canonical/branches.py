@@ -50,7 +50,8 @@ class Branches:
                 c.locals = dict(b)
             self._joining.add(len(self._branch_scopes))
             try:
-                eqns, result = self.nested(self.block, scope, body, live_after)
+                eqns, result = self.nested(self.block, scope, body, live_after,
+                                           branch=True)
             finally:
                 self._joining.discard(len(self._branch_scopes))
             branches.append((eqns, dict(scope.locals), result))

@@ -93,6 +93,7 @@ class Converter(Expressions, Statements, Calls, Inlining, Checks, Mutation, Memb
         self._carry_inits = {}  # loop carry-in atom -> the atom it starts from
         self._joins = {}      # a cond's output -> (predicate, its results, the block)
         self._rejoin_next = None  # a plan to follow an in-place change (rejoins.py)
+        self._outer_blocks = []   # (the enclosing blocks' equations, whether an if's body)
         self._branch_scopes = []  # scopes whose branch or loop body is being converted
         self._joining = set()     # their positions whose body joins its callers' names too
         self._views = {}      # atom name -> (base atom, index): x = base[index]
@@ -142,15 +143,18 @@ class Converter(Expressions, Statements, Calls, Inlining, Checks, Mutation, Memb
         self.note_shared_items(self.eqns[-1])
         return ir.name(out)
 
-    def nested(self, fn, *args, scope=None):
+    def nested(self, fn, *args, scope=None, branch=False):
         """Run ``fn`` collecting its equations in a fresh list; CSE entries
         made inside do not leak out (the body may not run).  A branch or
         loop body of ``scope`` (by default a scope passed first) joins that
         scope's names after it: ``bind`` refuses to rebind, inside it, a
-        name of a scope that called ``scope`` (nothing would join it)."""
+        name of a scope that called ``scope`` (nothing would join it).
+        ``branch``: the body of an ``if`` statement, whose names the ``if``
+        joins after it (``rejoins`` follows a change made in it)."""
         if scope is None and args and hasattr(args[0], "caller") and hasattr(args[0], "locals"):
             scope = args[0]
         saved_eqns, saved_cse = self.eqns, dict(self._cse)
+        self._outer_blocks.append((saved_eqns, branch))
         self.eqns = []
         if scope is not None:
             self._branch_scopes.append(scope)
@@ -159,6 +163,7 @@ class Converter(Expressions, Statements, Calls, Inlining, Checks, Mutation, Memb
             return self.eqns, result
         finally:
             self.eqns, self._cse = saved_eqns, saved_cse
+            self._outer_blocks.pop()
             if scope is not None:
                 self._branch_scopes.pop()
 

@@ -229,7 +229,7 @@ class Mutation:
     def _refresh_views(self, old_base, new_base, skip):
         for view_id in list(self._view_children.get(old_base.id, [])):
             if view_id == skip or not (self._in_use(view_id) or any(
-                    self._is_bound(d) for d in _descendants(self._view_children, view_id))):
+                    self._is_bound(d) for d in view_descendants(self._view_children, view_id))):
                 continue        # (a temporary whose view is named: x[::-1][0], 521058)
             _, idx = self._views[view_id]
             view = ir.name(view_id)
@@ -302,7 +302,7 @@ class Mutation:
             return True
         related, first = [], []
         for a in self.first_values([old.id]):       # (a carry-in: as its first value too)
-            near = [a] + _descendants(self._view_children, a)     # (views of views: 521058)
+            near = [a] + view_descendants(self._view_children, a)     # (views of views: 521058)
             if a in self._views:
                 near.append(self._views[a][0].id)
             # the containers holding it or a view of it (``t = [y[1]]``)
@@ -502,7 +502,7 @@ def looks_basic(idx):
     return True
 
 
-def _descendants(children, atom_id):
+def view_descendants(children, atom_id):
     """The views of ``atom_id``, of those views, and so on."""
     out, todo = [], list(children.get(atom_id, []))
     while todo:
