@@ -242,7 +242,18 @@ def a_view_of_a_temporary(x, y):
     return helper((np.ones((2, 3)) * 0.71 * y)[::-1])
 
 
-VIEWS = [passed_through_by_a_hidden_test, a_view_on_one_path, a_view_changed_on_one_path,
+def a_row_or_a_number_on_one_path(x, y):
+    m = np.stack([x, y]) * 1.0
+    s = np.sum(y)
+    b = lax.switch(0 if s < -0.5 else (1 if s < 0.5 else 2),
+                   [lambda a: a * 0.46, lambda a: 1.05 - a, lambda a: m[-1]], x * x)
+    n = x[-1] if np.sum(x) > 0.3 else y[0] * 2.0      # a number: shares nothing
+    m *= m                              # changes b where it is m's row
+    x *= 2.0
+    return b * n + m[0]
+
+
+VIEWS = [a_row_or_a_number_on_one_path, passed_through_by_a_hidden_test, a_view_on_one_path, a_view_changed_on_one_path,
          a_view_in_a_switch, changed_in_a_later_if, a_nested_view, a_view_of_a_temporary]
 
 

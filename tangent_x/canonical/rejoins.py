@@ -37,10 +37,12 @@ from .mutation import view_descendants, always_array
 
 class ViewOf:
     """A branch's flag (``_passed_through``): it gave the view
-    ``value[idx]`` of the changed value."""
+    ``value[idx]`` of the changed value (``always``: an array whatever the
+    rank; else, ``value[0]`` of a 1-d value, a number that shares
+    nothing)."""
 
-    def __init__(self, idx, atom):
-        self.idx, self.atom = idx, atom
+    def __init__(self, idx, atom, always):
+        self.idx, self.atom, self.always = idx, atom, always
 
 
 # a branch's result after a change written back into the array it viewed:
@@ -60,8 +62,8 @@ class Rejoins:
         starts from in a loop; ``names(atom ids)``: the user names bound to
         them that are read later); kept for ``rejoin_pending``.  Whether
         it can be followed."""
-        if first[0] != old.id or set(first[1:]) - set(self._view_children.get(old.id, ())) \
-                - self._spare_base(old.id):
+        if first[0] != old.id or {a for a in first[1:] if not self._unused(a)} \
+                - set(self._view_children.get(old.id, ())) - self._spare_base(old.id):
             return False        # (a view of ``old``: one a branch gave, see rejoin_plan)
         others = [a for a in self._joined_aliases(first) if names([a])]
         sources = [a for a in self._joined_sources(first) if names([a])]
@@ -220,6 +222,14 @@ class Rejoins:
     def _reaches(self, block):
         return any(b is block for b in self._reached())
 
+    def _if_array(self, flag, value, if_array, otherwise, base):
+        """``if_array()``, or where the view ``flag`` may be a number,
+        ``if_array()`` where ``value`` is an array and ``otherwise`` where a
+        number (``choose_if_array``)."""
+        if flag.always:
+            return if_array()
+        return self.choose_if_array(value, if_array, otherwise, base)
+
     def _spare_base(self, atom_id):
         """{the array ``atom_id`` is a view of}, where that array is a
         temporary (``(2 * x)[::-1]``) no name, container or join may hold,
@@ -253,6 +263,12 @@ class Rejoins:
             return False
         return True
 
+    def _unused(self, atom_id):
+        """Whether nothing holds the atom ``atom_id`` (a temporary list
+        ``np.stack`` read), nor may be it, nor a view of it."""
+        return not self._in_use(atom_id) and not self._views_in_use(atom_id) and \
+            not any(atom_id in sources for sources in self._may_alias.values())
+
     def _views_in_use(self, atom_id):
         """The views of ``atom_id`` a name holds (or a view of them does);
         not temporaries (``y[0]`` read once), which nothing reads again."""
@@ -262,16 +278,15 @@ class Rejoins:
 
     def _view_of(self, view, value):
         """``ViewOf`` where the atom ``view`` is recorded as a view of
-        ``value`` taken with a basic index of constants that always gives an
-        array (``value[::2]``, ``value[1:, 0]``), else None."""
+        ``value`` taken with a basic index of constants (``value[::2]``,
+        ``value[1:, 0]``, ``value[-1]``), else None."""
         spec = self._views.get(view)
         if spec is None or spec[0].id != value or not isinstance(spec[1], gast.AST) or \
-                self._views_in_use(view) or \
-                not always_array(spec[1]) or any(
+                self._views_in_use(view) or any(
                     isinstance(n, gast.Name) and not _slice_call(spec[1], n)
                     for n in gast.walk(spec[1])):
             return None
-        return ViewOf(spec[1], view)
+        return ViewOf(spec[1], view, always_array(spec[1]))
 
     def rejoin(self, plan, old, new, maybe_number):
         """Apply ``plan`` after ``old`` became ``new``: every name bound to a
@@ -280,16 +295,19 @@ class Rejoins:
             changed = new
             if maybe_number:        # ``y op= v`` of a number shares nothing
                 changed = self.choose_if_array(old, lambda: new, ir.name(target), target)
-            out = self._joined_again(joined, flags, target, changed, new, target != joined)
+            out = self._joined_again(joined, flags, target, changed, new, target != joined,
+                                     ir.name(joined))
             self._rebind(ir.name(target), out)
 
-    def _joined_again(self, joined, flags, target, changed, new, back=False):
+    def _joined_again(self, joined, flags, target, changed, new, back, top):
         """``cond(pred, ...)`` of the join ``joined``'s predicate: ``changed``
         where a branch passed the changed value through, ``target`` where
         it gave something else, nested joins built the same way; where it
         gave a view of the changed value, that view of ``new`` (``back``:
         the join changed, ``target`` the value it viewed there: ``new``
-        written back into it)."""
+        written back into it).  ``top``: the outermost join, the view
+        itself on a path where a branch gave one (a view that may be a
+        number, ``y[0]``, shares something only where it is an array)."""
         pred, branch_results, block = self._joins[joined]
         if callable(pred):      # a loop's "it ran a turn", emitted when first needed
             pred = pred()
@@ -304,18 +322,21 @@ class Rejoins:
                 results.append(ir.name(target))
                 logical.append(ir.name(target))
             elif isinstance(f, ViewOf) and back:
-                eqns, put = self.nested(self.quietly, self.index_update, ir.name(target), f.idx,
-                                        new, None, target)
+                def put(f=f):
+                    return self.quietly(self.index_update, ir.name(target), f.idx, new, None,
+                                        target)
+                eqns, put = self.nested(self._if_array, f, top, put, ir.name(target), target)
                 results.append(put)
                 logical.append(_UNFOLLOWED)
             elif isinstance(f, ViewOf):
-                eqns, view = self.nested(lambda f=f: self.emit(
-                    P.get("getitem"), [new, f.idx], base=item_name(new, f.idx)))
+                def take(f=f):
+                    return self.emit(P.get("getitem"), [new, f.idx], base=item_name(new, f.idx))
+                eqns, view = self.nested(self._if_array, f, top, take, top, target)
                 self._add_view(view, new, f.idx)
                 results.append(view)
                 logical.append(view)
             else:
-                inner = self._joined_again(r.id, f, target, changed, new, back)
+                inner = self._joined_again(r.id, f, target, changed, new, back, top)
                 results.append(inner)
                 logical.append(inner)
             bodies.append(eqns)
