@@ -112,6 +112,42 @@ class Branches:
         self.bind_joined(joined)
         return None
 
+    def pure_branches(self, scope, node, branches):
+        """Run each of two ``branches`` of a ``lax.cond``/``lax.switch``
+        (functions of no argument giving (equations, result), run nested)
+        from the same names of ``scope`` and of the scopes calling it.
+        Returns (bodies, results).  A branch must be pure, as in JAX: one
+        that changes in place an array of the code around it (a helper it
+        calls does) is refused at ``node`` where that array is read after
+        it.  NumPy would see the change whichever branch is taken (eager
+        ``lax.cond`` runs the untaken branch too, to check its types) and
+        JAX never (its arrays are immutable); before, the name was left
+        bound to a value made inside the branch (fuzz seed 640190)."""
+        scopes = [(scope, self._live_after)] + _callers(scope)
+        befores = [dict(c.locals) for c, _ in scopes]
+        bodies, results, per = [], [], []
+        try:
+            for branch in branches:
+                for (c, _), before in zip(scopes, befores):
+                    c.locals = dict(before)
+                eqns, result = branch()
+                bodies.append(eqns)
+                results.append(result)
+                per.append([dict(c.locals) for c, _ in scopes])
+        finally:
+            for (c, _), before in zip(scopes, befores):
+                c.locals = dict(before)
+        changed = self.caller_joins(scopes, befores, per, None)
+        if changed:
+            name_ = changed[0][1]
+            raise self.error(
+                f"a branch of this lax.cond or lax.switch changes in place the array "
+                f"'{name_}' of the code around it: branches must be pure functions, as in "
+                "JAX (NumPy would see the change whichever branch runs)", node,
+                "let the branch change a copy (a = a.copy() first, in the function that "
+                "changes it), or write an if statement", scope)
+        return bodies, results
+
     def caller_joins(self, callers, before_callers, caller_branches, branches):
         """The names of the scopes calling an inlined function that a branch
         of its ``if`` rebound (a caller's array it changed in place) and

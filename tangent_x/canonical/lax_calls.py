@@ -143,13 +143,10 @@ class LaxCalls:
             # a test known now: the branch it takes, as an ``if`` on it
             # (no join: what the branch gives is followed as it is)
             return self.apply(scope, funs[0 if pred.value else 1], list(ops), node)
-        bodies, results = [], []
-        for fn in funs:
-            eqns, r = self.nested(self.apply, scope, fn, list(ops), node)
-            bodies.append(eqns)
-            results.append([r])
+        bodies, results = self.pure_branches(scope, node, [
+            lambda fn=fn: self.nested(self.apply, scope, fn, list(ops), node) for fn in funs])
         out = self.namer.fresh(target or "branch_value")
-        self.emit_cond(pred, [out], results, bodies, self.origin)
+        self.emit_cond(pred, [out], [[r] for r in results], bodies, self.origin)
         return ir.name(out)
 
     def lax_switch(self, scope, node, target):
@@ -189,10 +186,11 @@ class LaxCalls:
             if pred.value:       # an index known now: its branch only
                 return self.apply(scope, funs[k], list(ops), node)
             return self._switch(scope, node, preds, funs, ops, k + 1, target)
-        eqns_a, ra = self.nested(self.apply, scope, funs[k], list(ops), node)
-        eqns_b, rb = self.nested(self._switch, scope, node, preds, funs, ops, k + 1, None)
+        bodies, results = self.pure_branches(scope, node, [
+            lambda: self.nested(self.apply, scope, funs[k], list(ops), node),
+            lambda: self.nested(self._switch, scope, node, preds, funs, ops, k + 1, None)])
         out = self.namer.fresh(target or "branch_value")
-        self.emit_cond(pred, [out], [[ra], [rb]], [eqns_a, eqns_b], self.origin)
+        self.emit_cond(pred, [out], [[r] for r in results], bodies, self.origin)
         return ir.name(out)
 
     def lax_scan(self, scope, node, target):
