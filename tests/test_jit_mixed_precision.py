@@ -423,6 +423,28 @@ def test_jit_grad_where_a_float32_cotangent_meets_a_float64_one(fn, dtype):
         np.testing.assert_allclose(got, fd, rtol=1e-6, atol=1e-8)
 
 
+def a_dict_leaf_on_one_path(z, p):
+    pw = p['w']
+    v = z[-1] * (z if np.sum(z) < -10.0 else pw) + z[-1]
+    if np.max(z) > 0.35:
+        return np.sum(z * -0.63)
+    return np.sum(v * np.array([0.5, -0.25, 1.0]))
+
+
+@pytest.mark.parametrize("z", [[0.3, -0.2, 0.5], [0.3, -0.2, 0.1]], ids=["early", "late"])
+def test_jit_grad_of_a_dict_leaf_whose_cotangent_is_float32_on_one_path(z):
+    """A float32 dict leaf's cotangent, zeros on the early return's path
+    and float64 on the other, added with ``tree_add`` (fuzz seed 630143,
+    refused before: ``tree_add`` was not followed by ``joins``)."""
+    z = np.array(z, np.float32)
+    p = {"w": np.array([0.2, 0.7, -0.3], np.float32)}
+    g = tx.grad(a_dict_leaf_on_one_path, argnums=(0, 1))
+    got, want = tx.jit(g)(z, p), g(z, p)
+    assert got[1]["w"].dtype == np.float32 == got[0].dtype
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got[1]["w"], want[1]["w"], rtol=1e-5, atol=1e-6)
+
+
 def _numba_verdicts(fn, cast):
     import numba
     from tangent_x.numba_stage.joins import observed

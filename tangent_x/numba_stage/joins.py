@@ -86,10 +86,12 @@ _COTANGENT = re.compile(r"_bar(_\d+)*$")
 
 # The runtime helpers the derivative code calls on numbers, as NumPy computes
 # them (``unbroadcast(g, x)`` reads only ``x``'s shape; ``add_at(acc, i, g)``
-# adds ``g`` into ``acc``, in ``acc``'s dtype).
+# adds ``g`` into ``acc``, in ``acc``'s dtype; ``tree_add`` of two arrays or
+# numbers is ``a + b``, and a container is no number: not followed here).
 _HELPERS = {runtime.unbroadcast: runtime.unbroadcast, runtime.unreduce: runtime.unreduce,
             runtime.zeros_like: runtime.zeros_like,
-            runtime.add_at: lambda acc, index, g: np.add(acc, g)}
+            runtime.add_at: lambda acc, index, g: np.add(acc, g),
+            runtime.tree_add: np.add}
 
 
 def _definitions(blocks):
