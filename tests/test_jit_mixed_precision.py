@@ -445,6 +445,27 @@ def test_jit_grad_of_a_dict_leaf_whose_cotangent_is_float32_on_one_path(z):
     np.testing.assert_allclose(got[1]["w"], want[1]["w"], rtol=1e-5, atol=1e-6)
 
 
+def sum_of_a_grown_list(x):
+    items = []
+    for i in range(3):
+        if np.sum(x) > -0.42:
+            items.append(np.exp(np.tanh(x)) * (1.0 + 0.25 * i))
+    k = sum([np.sum(t) for t in items]) + 0.0
+    return k * 2.0
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_jit_grad_of_a_python_number_seed_through_a_list_of_arrays(dtype):
+    """The seed ``2.0`` (a Python number, weak) reaches ``unreduce`` of a
+    taped item's stand-in: compiled, its dtype is its number's (fuzz seed
+    631191: Numba found no ``unreduce`` for a weak number and was refused)."""
+    x = np.array([[0.3, -0.2, 0.5], [0.1, 0.4, -0.6]], dtype)
+    g = tx.grad(sum_of_a_grown_list)
+    got, want = tx.jit(g)(x), g(x)
+    assert got.dtype == dtype == want.dtype
+    np.testing.assert_allclose(got, want, rtol=1e-5 if dtype == np.float32 else 1e-12)
+
+
 def _numba_verdicts(fn, cast):
     import numba
     from tangent_x.numba_stage.joins import observed

@@ -40,7 +40,7 @@ def _unbroadcast(g, x):
         return flat_function(
             "unbroadcast", "g, x",
             ["shape = x.shape", *fill_lines(None, x.ndim, dtype="dtype"), "return out"],
-            {"dtype": as_dtype(g)})
+            {"dtype": as_dtype(getattr(g, "number", g))})   # (a WeakNumber: its number's)
     if not is_array(x):
         return lambda g, x: np.sum(g)
     gn, xn = g.ndim, x.ndim
@@ -111,7 +111,7 @@ def _unreduce(g, x, axis=None, keepdims=False):
         return flat_function(
             "unreduce", params,
             ["shape = x.shape", *fill_lines(None, xn, dtype="dtype"), "return out"],
-            {"dtype": as_dtype(g)})
+            {"dtype": as_dtype(getattr(g, "number", g))})   # (a WeakNumber: its number's)
     if g.ndim == xn:
         return flat_function("unreduce", params,
                              ["shape = x.shape", *fill_lines(xn, xn), "return out"])
