@@ -192,6 +192,37 @@ def test_joins_whose_widening_does_not_show_compile_and_equal_eager():
     _same_dtypes_and_values(f(PATHS[2], y32), harmless_joins(PATHS[2], y32))
 
 
+def int_or_float_into_a_ufunc(x):
+    w = np.tanh(1 if x[0] > 0 else 0.5) + np.tanh(2 if x[1] > 0 else x[2])
+    return w * x
+
+
+def int_or_float_in_a_loop(x):
+    acc = np.cos(1.0)
+    out = x * 0.0
+    for i in range(2):
+        w = np.tanh(i if x[0] > 0 else acc)
+        out = out + w * x
+        acc = 0.7 * acc + 0.3 * x[1]
+    return out
+
+
+@pytest.mark.parametrize("fn", [int_or_float_into_a_ufunc, int_or_float_in_a_loop],
+                         ids=lambda f: f.__name__)
+def test_an_int_or_float_join_read_by_a_compiled_ufunc_does_not_show(fn):
+    """``np.tanh`` of an int on one path and a float on the other gives
+    float64 either way, as Numba's widened float does; compiled, np.tanh is
+    ``vmath``'s kernel, which ``joins`` now reads as the ufunc (fuzz seed
+    631152 was refused in every jit mode)."""
+    f = tx.jit(fn)
+    for x in PATHS:        # (vmath's tanh is within an ulp of NumPy's)
+        assert f(x).dtype == fn(x).dtype
+        np.testing.assert_allclose(f(x), fn(x), rtol=1e-15, atol=1e-16)
+    g = tx.jit(tx.grad(lambda x: np.sum(fn(x))))
+    for x in PATHS:
+        np.testing.assert_allclose(g(x), tx.grad(lambda x: np.sum(fn(x)))(x), rtol=1e-13)
+
+
 def test_jit_grad_through_joins_whose_widening_does_not_show():
     y32 = np.float32(0.75)
     f, g = tx.jit(tx.grad(harmless_loss)), tx.grad(harmless_loss)

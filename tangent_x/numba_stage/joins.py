@@ -292,6 +292,7 @@ def _through(st, divergent, typemap, definitions):
         return operation(value.fn, [value.value], target, divergent, typemap, definitions)
     if value.op == "call" and not value.kws and not value.vararg:
         fn = _callee(typemap.get(value.func.name))
+        fn = getattr(fn, "numpy_fn", fn)        # vmath's np.tanh ... is the ufunc's
         if fn in (bool, int, float) and len(value.args) == 1:
             return None                     # the same number, typed by the call
         if getattr(fn, "__name__", None) == "weak_scalar" and value.args and \

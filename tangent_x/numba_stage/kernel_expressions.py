@@ -62,8 +62,9 @@ def kernel_expression(kernel, args):
                 number = _number(node.args[0])
                 if number is not None:
                     return Weak(number)
+            # (``vmath.tanh``: np.tanh compiled as a kernel, NumPy's dtypes)
             if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and \
-                    func.value.id == "np" and \
+                    func.value.id in ("np", "vmath") and \
                     isinstance(getattr(np, func.attr, None), np.ufunc):
                 return (getattr(np, func.attr), [build(a) for a in node.args])
         raise LookupError(ast.unparse(node))

@@ -335,6 +335,7 @@ def _compiled_like(numpy_fn, kernel64):
         return numpy_fn(x)
     fn.__name__ = fn.__qualname__ = numpy_fn.__name__
     fn.__doc__ = f"np.{numpy_fn.__name__}, compiled as a loop over a vectorisable kernel."
+    fn.numpy_fn = numpy_fn          # (what it computes, dtypes included: joins reads it)
     kernel, call = _array_kernel(numpy_fn, kernel64)
     ARRAY_KERNELS[fn] = kernel
 
