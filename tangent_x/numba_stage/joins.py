@@ -57,8 +57,12 @@ every cotangent its primal's dtype.  So float arithmetic that Numba does
 on a cotangent in a wider float dtype keeps it divergent (followed
 further) rather than showing, and its return shows nothing: jit's
 gradient differs from eager's by float32's rounding of intermediate
-sums, never in dtype.  Anything else it reaches (a comparison, an
-unknown call, a primal's return) still shows.
+sums, never in dtype.  Anything else it reaches (a comparison, ``int``
+or ``bool`` of it, an unknown call) still shows.  Only cotangents:
+derivative code reads them into other cotangents and stores them into
+cotangent arrays, never into a test, so a store is not followed further;
+a primal's float32 arithmetic done in float64 may reach a test (a
+relu's mask in the backward pass) and shows as before.
 
 Read from Numba's IR (``type_annotation.blocks`` and its ``typemap``);
 the verdicts per signature, kept beside the module for signatures from
@@ -294,6 +298,10 @@ def _through(st, divergent, typemap, definitions):
         fn = _callee(typemap.get(value.func.name))
         fn = getattr(fn, "numpy_fn", fn)        # vmath's np.tanh ... is the ufunc's
         if fn in (bool, int, float) and len(value.args) == 1:
+            kinds = divergent.get(value.args[0].name, ())
+            if any(e.cotangent for e in kinds):
+                # a cotangent's value in another precision: not the same number
+                return (target, kinds) if fn is float else False
             return None                     # the same number, typed by the call
         if getattr(fn, "__name__", None) == "weak_scalar" and value.args and \
                 value.args[0].name in divergent and \
