@@ -475,33 +475,31 @@ def _numba_verdicts(fn, cast):
     return observed(annotation.blocks, annotation.typemap, (), cast)
 
 
-def _cotangent_returned(x32, x64, c):
+# a value float32 on one path and float64 on the other, widened at the
+# ``if`` as ``compile_errors.widened_text`` does, then computed on; named as
+# a cotangent or a primal, returned or compared (one text, three functions)
+_WIDENED = """
+def {name}(x32, x64, c):
     if c:
-        a_bar = widen_dtype(x32 * np.float32(2), np.float64)
+        {a} = widen_dtype(x32 * np.float32(2), np.float64)
     else:
-        a_bar = widen_dtype(x64, np.float64)
-    b_bar = a_bar * x32
-    return b_bar
+        {a} = widen_dtype(x64, np.float64)
+    {b} = {a} * x32
+{tail}
+"""
+_RETURNED = "    return {b}"
+_COMPARED = "    if np.sum({b}) > 0.5:\n        return x64\n    return x64 * 2.0"
 
 
-def _cotangent_compared(x32, x64, c):
-    if c:
-        a_bar = widen_dtype(x32 * np.float32(2), np.float64)
-    else:
-        a_bar = widen_dtype(x64, np.float64)
-    b_bar = a_bar * x32
-    if np.sum(b_bar) > 0.5:
-        return x64
-    return x64 * 2.0
+def _widened(name, a, b, tail):
+    space = {"np": np, "widen_dtype": widen_dtype}
+    exec(_WIDENED.format(name=name, a=a, b=b, tail=tail.format(b=b)), space)
+    return space[name]
 
 
-def _primal_returned(x32, x64, c):
-    if c:
-        a = widen_dtype(x32 * np.float32(2), np.float64)
-    else:
-        a = widen_dtype(x64, np.float64)
-    b = a * x32
-    return b
+_cotangent_returned = _widened("_cotangent_returned", "a_bar", "b_bar", _RETURNED)
+_cotangent_compared = _widened("_cotangent_compared", "a_bar", "b_bar", _COMPARED)
+_primal_returned = _widened("_primal_returned", "a", "b", _RETURNED)
 
 
 def test_a_widened_cotangent_shows_only_where_a_primal_would():
