@@ -186,7 +186,24 @@ def real_attribute_both_ways(x):
     return np.sum(r * A * r)
 
 
-CASES = [alias, slice_view, reshape_method, reshape_function, ravel_method, ravel_function,
+def augmented_through_a_view_of_a_temporary_view(x):
+    b = x[::-1][-1]                     # x's first row, through a view no name holds
+    b += 1.5 * x[1]                     # writes into x (it did not: session 22)
+    return np.sum(x * A * x)
+
+
+def view_of_a_temporary_view_after_its_array_changed(x):
+    m = x * 1.0
+    b = m[::-1][-1]
+    m *= x                              # b sees it
+    b += 1.0                            # and m sees this (it did not: session 22)
+    return np.sum(m * A * m) + np.sum(b * b)
+
+
+VIEWS_OF_TEMPORARIES = [augmented_through_a_view_of_a_temporary_view,
+                        view_of_a_temporary_view_after_its_array_changed]
+CASES = [*VIEWS_OF_TEMPORARIES, alias, slice_view, reshape_method, reshape_function,
+         ravel_method, ravel_function,
          transpose_attribute, transpose_function, transpose_axes, swapaxes, moveaxis, flip,
          squeeze, stepped, ellipsis, view_of_view, augmented_through_view,
          augmented_through_transpose, write_array_read_reshape, write_array_read_transpose,
@@ -298,7 +315,8 @@ def test_the_same_array_passed_twice_is_two_arrays():
 @pytest.mark.slow        # Numba compiles: CI's slow step
 def test_jit_follows_writes_through_views():
     x = np.random.default_rng(5).uniform(0.5, 1.5, (2, 2))
-    for f in (reshape_method, transpose_attribute, real_attribute_both_ways):
+    for f in (reshape_method, transpose_attribute, real_attribute_both_ways,
+              *VIEWS_OF_TEMPORARIES):
         assert tx.jit(f)(x) == pytest.approx(numpy_of(f)(x), rel=1e-12)
         np.testing.assert_allclose(tx.jit(tx.grad(f))(x), numerical_grad(numpy_of(f), (x,)),
                                    rtol=1e-6, atol=1e-6)

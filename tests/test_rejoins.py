@@ -253,7 +253,18 @@ def a_row_or_a_number_on_one_path(x, y):
     return b * n + m[0]
 
 
-VIEWS = [a_row_or_a_number_on_one_path, passed_through_by_a_hidden_test, a_view_on_one_path, a_view_changed_on_one_path,
+def a_view_of_a_view_on_one_path(x, y):
+    m = np.stack([x, y]) * 1.0
+    if np.sum(x) > 0.3:
+        b = m[::-1][-1]                 # m's first row, through a temporary view
+    else:
+        b = x * 3.0
+    m *= 2.0 + y                        # changes b where it is that row (fuzz seed 640185)
+    b += 1.0                            # and then m there
+    return b * x + m[1] + m[0]
+
+
+VIEWS = [a_view_of_a_view_on_one_path, a_row_or_a_number_on_one_path, passed_through_by_a_hidden_test, a_view_on_one_path, a_view_changed_on_one_path,
          a_view_in_a_switch, changed_in_a_later_if, a_nested_view, a_view_of_a_temporary]
 
 

@@ -303,8 +303,7 @@ class Mutation:
         related, first = [], []
         for a in self.first_values([old.id]):       # (a carry-in: as its first value too)
             near = [a] + view_descendants(self._view_children, a)     # (views of views: 521058)
-            if a in self._views:
-                near.append(self._views[a][0].id)
+            near += _bases(self._views, a, near)   # (and theirs: ``b = m[::-1][-1]``)
             # the containers holding it or a view of it (``t = [y[1]]``)
             near += [c for b in list(near) for c in self._holding_names(b)[1:]]
             related = related or near
@@ -364,7 +363,8 @@ class Mutation:
         inner = {o for eqn in ir.all_eqns(eqns) for o in eqn.outs}
         # the values a changed container holds that only it names (a view
         # refreshed inside): chosen too, so the container's items stay known
-        held = self.items_chosen([(c[2], c[3]) for c in changed])
+        held = self.items_chosen([(c[2], c[3]) for c in changed]) + \
+            _views_between(changed, inner_views, views, inner, old)
         unique, unique_outs, outs = _one_output_per_value(changed, self.namer)
         held_outs = [self.namer.fresh(base_name("", a) or "item") for a, _ in held]
         self.emit_choice(pred, unique_outs + held_outs,
@@ -382,7 +382,7 @@ class Mutation:
             if ir.is_name(after) and after.id == new.id:      # an alias of ``y``
                 self._add_view(ir.name(o), new, ir.const(Ellipsis))
         for view_id, (base, idx) in inner_views.items():
-            base = outer.get(base.id, base)
+            base = outer.get(base.id, chosen.get(base.id, base))
             for view in (outer.get(view_id), chosen.get(view_id)):
                 if view is not None and base.id not in inner:
                     self._add_view(view, base, idx)
@@ -465,6 +465,51 @@ def _at_update(func):
             return holder.value, func.value.slice, func.attr
     return None
 
+
+
+def _views_between(changed, inner_views, views, inner, old):
+    """For ``update_if_array``: (view in the array case, view in the
+    number case) for each view refreshed inside that no name holds but
+    a changed name's view is taken from (``m[::-1]`` of ``b =
+    m[::-1][-1]``).  Each becomes an output of the choice, so ``b``
+    stays known as a view of a view of ``m`` (it was left a view of
+    nothing: a later ``b += 1`` did not reach ``m``).  Its number case
+    is the view it refreshed (``views``: the records before the
+    change), which only an array ``old`` could have had."""
+    found, seen = [], set()
+    for _, _, _, after in changed:
+        a = after
+        while ir.is_name(a) and a.id in inner_views:
+            base, idx = inner_views[a.id]
+            if base.id in inner and base.id not in seen and base.id in inner_views:
+                outer_base, outer_idx = inner_views[base.id]
+                before = next((k for k, (b, i) in views.items() if ir.is_name(b) and
+                               b.id == old.id and _same_index(i, outer_idx)), None) \
+                    if outer_base.id not in inner else None
+                if before is None:
+                    break
+                seen.add(base.id)
+                found.append((base, ir.name(before)))
+            a = base
+    return found
+
+
+def _bases(views_, atom_id, skip):
+    """The array ``atom_id`` is a view of, the one that is a view of, and
+    so on (``views_``: the converter's records), none of ``skip``."""
+    found, base = [], atom_id
+    while base in views_ and ir.is_name(views_[base][0]) and \
+            views_[base][0].id not in skip and views_[base][0].id not in found:
+        base = views_[base][0].id
+        found.append(base)
+    return found
+
+
+def _same_index(a, b):
+    """Whether two recorded view indexes (gast, or ``views.ViewCall``) are one."""
+    if isinstance(a, gast.AST) and isinstance(b, gast.AST):
+        return gast.dump(a) == gast.dump(b)
+    return a is b
 
 
 def _whole(idx):

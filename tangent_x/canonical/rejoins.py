@@ -37,12 +37,13 @@ from .mutation import view_descendants, always_array
 
 class ViewOf:
     """A branch's flag (``_passed_through``): it gave the view
-    ``value[idx]`` of the changed value (``always``: an array whatever the
-    rank; else, ``value[0]`` of a 1-d value, a number that shares
+    ``value[chain[0]][chain[1]]...`` of the changed value (``atoms``: the
+    views taken, the last one the branch's; ``always``: an array whatever
+    the rank; else, ``value[0]`` of a 1-d value, a number that shares
     nothing)."""
 
-    def __init__(self, idx, atom, always):
-        self.idx, self.atom, self.always = idx, atom, always
+    def __init__(self, chain, atoms, always):
+        self.chain, self.atoms, self.always = chain, atoms, always
 
 
 # a branch's result after a change written back into the array it viewed:
@@ -278,15 +279,26 @@ class Rejoins:
 
     def _view_of(self, view, value):
         """``ViewOf`` where the atom ``view`` is recorded as a view of
-        ``value`` taken with a basic index of constants (``value[::2]``,
-        ``value[1:, 0]``, ``value[-1]``), else None."""
-        spec = self._views.get(view)
-        if spec is None or spec[0].id != value or not isinstance(spec[1], gast.AST) or \
-                self._views_in_use(view) or any(
-                    isinstance(n, gast.Name) and not _slice_call(spec[1], n)
-                    for n in gast.walk(spec[1])):
+        ``value`` taken with basic indexes of constants (``value[::2]``,
+        ``value[1:, 0]``, ``value[-1]``, ``value[::-1][-1]`` through a
+        temporary), else None."""
+        if self._views_in_use(view):
             return None
-        return ViewOf(spec[1], view, always_array(spec[1]))
+        chain, atoms, current = [], [], view
+        for _ in range(4):
+            spec = self._views.get(current)
+            if spec is None or not ir.is_name(spec[0]) or not isinstance(spec[1], gast.AST) \
+                    or any(isinstance(n, gast.Name) and not _slice_call(spec[1], n)
+                           for n in gast.walk(spec[1])):
+                return None
+            chain.insert(0, spec[1])
+            atoms.insert(0, current)
+            if spec[0].id == value:
+                return ViewOf(chain, atoms, always_array(chain[-1]))
+            current = spec[0].id
+            if self._in_use(current):       # (a temporary between: x[::-1] of x[::-1][-1])
+                return None
+        return None
 
     def rejoin(self, plan, old, new, maybe_number):
         """Apply ``plan`` after ``old`` became ``new``: every name bound to a
@@ -323,16 +335,31 @@ class Rejoins:
                 logical.append(ir.name(target))
             elif isinstance(f, ViewOf) and back:
                 def put(f=f):
-                    return self.quietly(self.index_update, ir.name(target), f.idx, new, None,
-                                        target)
+                    bases = [ir.name(target)]
+                    for idx in f.chain[:-1]:
+                        bases.append(self.quietly(self.emit, P.get("getitem"), [bases[-1], idx],
+                                                  None, None, None, item_name(bases[-1], idx)))
+                    put = new
+                    for base, idx in reversed(list(zip(bases, f.chain))):
+                        put = self.quietly(self.index_update, base, idx, put, None, target)
+                    return put
                 eqns, put = self.nested(self._if_array, f, top, put, ir.name(target), target)
                 results.append(put)
                 logical.append(_UNFOLLOWED)
             elif isinstance(f, ViewOf):
+                last_base = []
+
                 def take(f=f):
-                    return self.emit(P.get("getitem"), [new, f.idx], base=item_name(new, f.idx))
+                    view = new
+                    for idx in f.chain:
+                        base = view
+                        view = self.emit(P.get("getitem"), [base, idx], base=item_name(base, idx))
+                        self._add_view(view, base, idx)
+                    last_base.append(base)
+                    return view
                 eqns, view = self.nested(self._if_array, f, top, take, top, target)
-                self._add_view(view, new, f.idx)
+                if view.id not in self._views:      # (is_array's choice of the last view)
+                    self._add_view(view, last_base[0], f.chain[-1])
                 results.append(view)
                 logical.append(view)
             else:
@@ -355,7 +382,7 @@ def _flag_views(flags):
     found = set()
     for f in flags:
         if isinstance(f, ViewOf):
-            found.add(f.atom)
+            found |= set(f.atoms)
         elif isinstance(f, list):
             found |= _flag_views(f)
     return found
