@@ -119,19 +119,29 @@ def eager(f, x, y):
 
 @pytest.mark.parametrize("f", FUNCTIONS, ids=lambda f: f.__name__)
 def test_values_follow_numpy_on_every_path(f):
+    _values(f, compiled=True)
+
+
+def _values(f, compiled):
     for x, y in zip(X, Y):
         want = eager(f, x, y)
-        np.testing.assert_allclose(tx.jit(f)(x.copy(), y.copy()), want, rtol=1e-14)
+        if compiled:
+            np.testing.assert_allclose(tx.jit(f)(x.copy(), y.copy()), want, rtol=1e-14)
         out, _ = tx.jvp(f, (x.copy(), y.copy()), (np.ones(3), np.ones(3)))
         np.testing.assert_allclose(out, want, rtol=1e-14)
     got = tx.vmap(f)(np.stack(X), np.stack(Y))
     np.testing.assert_allclose(got, [eager(f, x, y) for x, y in zip(X, Y)], rtol=1e-14)
-    got = tx.jit(tx.vmap(f))(np.stack(X), np.stack(Y))
-    np.testing.assert_allclose(got, [eager(f, x, y) for x, y in zip(X, Y)], rtol=1e-14)
+    if compiled:
+        got = tx.jit(tx.vmap(f))(np.stack(X), np.stack(Y))
+        np.testing.assert_allclose(got, [eager(f, x, y) for x, y in zip(X, Y)], rtol=1e-14)
 
 
 @pytest.mark.parametrize("f", FUNCTIONS, ids=lambda f: f.__name__)
 def test_derivatives_equal_differences(f):
+    _derivatives(f, compiled=True)
+
+
+def _derivatives(f, compiled):
     def loss(x, y):
         return np.sum(np.sin(eager(f, x, y)))
 
@@ -140,10 +150,11 @@ def test_derivatives_equal_differences(f):
         for i in (0, 1):
             np.testing.assert_allclose(g[i], numerical_grad(loss, (x, y), i),
                                        rtol=1e-6, atol=1e-8)
-        jg = tx.jit(tx.grad(lambda a, b: np.sum(np.sin(f(a, b))), argnums=(0, 1)))(
-            x.copy(), y.copy())
-        for i in (0, 1):
-            np.testing.assert_allclose(jg[i], g[i], rtol=1e-12, atol=1e-14)
+        if compiled:
+            jg = tx.jit(tx.grad(lambda a, b: np.sum(np.sin(f(a, b))), argnums=(0, 1)))(
+                x.copy(), y.copy())
+            for i in (0, 1):
+                np.testing.assert_allclose(jg[i], g[i], rtol=1e-12, atol=1e-14)
         _, t = tx.jvp(f, (x.copy(), y.copy()), (np.ones(3), np.zeros(3)))
         eps = 1e-6
         fd = (eager(f, x + eps, y) - eager(f, x - eps, y)) / (2 * eps)
@@ -278,8 +289,16 @@ def test_views_and_nested_tests_follow_numpy_on_every_path(f):
     ``test_derivatives_equal_differences`` check them."""
     paths = {tuple(np.sign([np.sum(x) - 0.3, np.sum(y)])) for x, y in zip(X, Y)}
     assert len(paths) >= 3             # the examples take several paths
-    test_values_follow_numpy_on_every_path(f)
-    test_derivatives_equal_differences(f)
+    _values(f, compiled=False)
+    _derivatives(f, compiled=False)
+
+
+@pytest.mark.slow        # Numba compiles: CI's slow step
+@pytest.mark.parametrize("f", VIEWS, ids=lambda f: f.__name__)
+def test_views_and_nested_tests_under_jit(f):
+    """The same under jit, jit(vmap) and jit(grad), against eager."""
+    _values(f, compiled=True)
+    _derivatives(f, compiled=True)
 
 
 def changed_back_then_the_base(x, y):
