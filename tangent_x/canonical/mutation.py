@@ -364,7 +364,7 @@ class Mutation:
         # the values a changed container holds that only it names (a view
         # refreshed inside): chosen too, so the container's items stay known
         held = self.items_chosen([(c[2], c[3]) for c in changed]) + \
-            _views_between(changed, inner_views, views, inner, old)
+            _views_between(changed, inner_views, views, inner, old, new)
         unique, unique_outs, outs = _one_output_per_value(changed, self.namer)
         held_outs = [self.namer.fresh(base_name("", a) or "item") for a, _ in held]
         self.emit_choice(pred, unique_outs + held_outs,
@@ -467,30 +467,36 @@ def _at_update(func):
 
 
 
-def _views_between(changed, inner_views, views, inner, old):
+def _views_between(changed, inner_views, views, inner, old, new):
     """For ``update_if_array``: (view in the array case, view in the
     number case) for each view refreshed inside that no name holds but
     a changed name's view is taken from (``m[::-1]`` of ``b =
-    m[::-1][-1]``).  Each becomes an output of the choice, so ``b``
-    stays known as a view of a view of ``m`` (it was left a view of
-    nothing: a later ``b += 1`` did not reach ``m``).  Its number case
-    is the view it refreshed (``views``: the records before the
-    change), which only an array ``old`` could have had."""
-    found, seen = [], set()
-    for _, _, _, after in changed:
-        a = after
+    m[::-1][-1]``, either one changed).  Each becomes an output of the
+    choice, so ``b`` stays known as a view of a view of ``m`` (it was left
+    a view of nothing: a later ``b += 1`` did not reach ``m``).  Its
+    number case is the view it refreshed (``views``: the records before
+    the change), which only an array ``old`` could have had."""
+    befores = {new.id: old}
+    befores.update({after.id: before for _, _, before, after in changed if ir.is_name(after)})
+    found = []
+    for _, _, _, after in changed + [(None, None, old, new)]:
+        chain, a = [], after            # the unnamed views between, nearest first
         while ir.is_name(a) and a.id in inner_views:
-            base, idx = inner_views[a.id]
-            if base.id in inner and base.id not in seen and base.id in inner_views:
-                outer_base, outer_idx = inner_views[base.id]
-                before = next((k for k, (b, i) in views.items() if ir.is_name(b) and
-                               b.id == old.id and _same_index(i, outer_idx)), None) \
-                    if outer_base.id not in inner else None
-                if before is None:
-                    break
-                seen.add(base.id)
-                found.append((base, ir.name(before)))
-            a = base
+            a = inner_views[a.id][0]
+            if a.id in befores or a.id not in inner:
+                break
+            chain.append(a)
+        for view in reversed(chain):    # from the changed array down
+            up, idx = inner_views.get(view.id, (None, None))
+            up_before = befores.get(up.id, up if up.id not in inner else None) \
+                if ir.is_name(up) else None
+            before = next((k for k, (b, i) in views.items() if ir.is_name(b) and
+                           up_before is not None and b.id == up_before.id and
+                           _same_index(i, idx)), None)
+            if before is None:
+                break
+            befores[view.id] = ir.name(before)
+            found.append((view, ir.name(before)))
     return found
 
 
