@@ -226,10 +226,14 @@ class Mutation:
         return any(ir.is_name(s.locals.get(n)) and s.locals[n].id == atom_id
                    for s, n in self._bindings.get(atom_id, []))
 
+    def view_in_use(self, view_id):
+        """Whether a name or container holds the view or a view of it (not a temporary)."""
+        return self._in_use(view_id) or any(
+            self._is_bound(d) for d in view_descendants(self._view_children, view_id))
+
     def _refresh_views(self, old_base, new_base, skip):
         for view_id in list(self._view_children.get(old_base.id, [])):
-            if view_id == skip or not (self._in_use(view_id) or any(
-                    self._is_bound(d) for d in view_descendants(self._view_children, view_id))):
+            if view_id == skip or not self.view_in_use(view_id):
                 continue        # (a temporary whose view is named: x[::-1][0], 521058)
             _, idx = self._views[view_id]
             view = ir.name(view_id)

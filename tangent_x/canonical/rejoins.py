@@ -32,7 +32,7 @@ import gast
 
 from ..core import ir, primitives as P
 from ..core.naming import item_name
-from .mutation import view_descendants, always_array
+from .mutation import always_array
 
 
 class ViewOf:
@@ -273,9 +273,7 @@ class Rejoins:
     def _views_in_use(self, atom_id):
         """The views of ``atom_id`` a name holds (or a view of them does);
         not temporaries (``y[0]`` read once), which nothing reads again."""
-        return {v for v in self._view_children.get(atom_id, ())
-                if self._in_use(v) or any(self._is_bound(d) for d in
-                                          view_descendants(self._view_children, v))}
+        return {v for v in self._view_children.get(atom_id, ()) if self.view_in_use(v)}
 
     def _view_of(self, view, value):
         """``ViewOf`` where the atom ``view`` is recorded as a view of
