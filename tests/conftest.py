@@ -11,7 +11,22 @@ the same inputs in any order, on any worker.
 """
 import os
 import sys
+import tempfile
 import zlib
+
+# Numba's optimisation level: the tests check what compiled code computes,
+# which LLVM's optimisation passes do not change (no fast-math flags are
+# set but the gemm kernel's reassociation), and without them a first
+# compile takes about half the time -- most of a cold run is compiling.
+# The default run therefore compiles at level 0 unless $NUMBA_OPT says
+# otherwise; CI's slow step, tools/fuzz.py and tools/bench.py compile at
+# Numba's default (3), as users do.  Compiled code is cached apart per
+# level: $NUMBA_CACHE_DIR (the library's overloads) unless set, and the
+# generated modules' file names (``loading.runtime_stamp``), so code
+# compiled here is never loaded by a program at another level.
+os.environ.setdefault("NUMBA_OPT", "0")
+os.environ.setdefault("NUMBA_CACHE_DIR", os.path.join(
+    tempfile.gettempdir(), f"tangent_x-tests-numba-opt{os.environ['NUMBA_OPT']}"))
 
 import numpy as np
 import pytest

@@ -32,8 +32,8 @@ def runtime_stamp():
     """A hash of the Numba implementations: part of every numba-stage file
     name, so a changed helper never meets an old on-disk compiled function.
     It hashes every Python file of the numba stage and of ``runtime``
-    (walked, so a new module is covered), Numba's version and the compile
-    options."""
+    (walked, so a new module is covered), Numba's version, the compile
+    options and the optimisation level."""
     here = os.path.dirname(os.path.abspath(__file__))
     package = os.path.dirname(here)
     digest = hashlib.sha256()
@@ -44,7 +44,9 @@ def runtime_stamp():
                 digest.update(f.read())
     digest.update(numba.__version__.encode())
     # Numba's cache index does not tell apart compile options (nogil ...)
+    # nor the optimisation level ($NUMBA_OPT: the test suite compiles at 0)
     digest.update(repr(sorted(NJIT_OPTIONS.items())).encode())
+    digest.update(repr(numba.config.OPT).encode())
     return digest.hexdigest()[:12]
 
 
