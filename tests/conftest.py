@@ -58,6 +58,19 @@ def _rngs_seeded_per_test(request):
 _SLOW_LIST = os.path.join(_HERE, "slow_tests.txt")
 
 
+def pytest_configure(config):
+    # Without optimisation, LLVM leaves in some functions the address of a
+    # global it would otherwise fold away, and Numba will not cache them
+    # ("uses dynamic globals"): they compile again in the next process,
+    # which costs a test run nothing it would measure.  At the default
+    # level (CI's slow step) the warning still shows.
+    if os.environ.get("NUMBA_OPT") == "0":
+        config.addinivalue_line(
+            "filterwarnings",
+            "ignore:.*Cannot cache compiled function.*dynamic globals:"
+            "numba.core.errors.NumbaWarning")
+
+
 def _listed_slow():
     if not os.path.exists(_SLOW_LIST):
         return frozenset()

@@ -115,3 +115,51 @@ def test_jit_grad_of_a_carry_pushed_as_a_c_array_and_as_a_view():
     g = tx.jit(tx.grad(reversed_views, argnums=1))(X, z)
     assert_tree_allclose(g, tx.grad(reversed_views, argnums=1)(X, z), rtol=1e-13, atol=1e-15)
     assert_tree_allclose(g, numerical_grad(reversed_views, (X, z), 1), rtol=1e-6, atol=1e-8)
+
+
+def rebound_loop_variable(y):
+    """The for loop's variable, rebound to a float in a ``while`` inside it
+    whose test is an ``and``: the value restored for the backward pass is
+    None before the first turn and a number after."""
+    k = y
+    for i in range(2):
+        w = 0.0
+        j = 0
+        while w < 0.93 and j < 2:
+            i = 0.7 * i + 0.3 * y
+            w = w + 0.3 + 0.1 * np.sin(y)
+            j += 1
+        k = k * i
+    return k
+
+
+def rebound_loop_variable_of_a_vector(x):
+    k = x * 1.5
+    for i in range(3):
+        w = np.tanh(i) * 0.1
+        j = 0
+        while w < 0.93 and j < 2:
+            i = 0.7 * i + 0.3 * (x[1] - 0.9)
+            w = w + 0.3 + 0.1 * np.sin(x[0])
+            j += 1
+        k = 0.7 * k + 0.3 * k * i
+    return np.sum(k * k)
+
+
+@pytest.mark.parametrize("fun, arg", [(rebound_loop_variable, 0.7),
+                                      (rebound_loop_variable_of_a_vector, X)],
+                         ids=["number", "vector"])
+def test_jit_grad_of_a_tape_that_holds_none_then_numbers(fun, arg):
+    """Fuzz seed 670160: the tape was typed a list of float64 in one round
+    of Numba's typing and of optional(float64) in the next; Numba unified
+    the two list types, then failed to cast one to the other (an
+    AssertionError inside Numba, refused as a compile failure).  A tape
+    list is now always built of its items' common type."""
+    g = tx.jit(tx.grad(fun))(arg)
+    assert_tree_allclose(g, tx.grad(fun)(arg), rtol=1e-13, atol=1e-15)
+    assert_tree_allclose(g, numerical_grad(fun, (arg,), 0), rtol=1e-6, atol=1e-8)
+    assert tx.jit(fun)(arg) == pytest.approx(fun(arg), rel=1e-13)
+    args = np.array([arg, arg * 0.5, -arg]) if np.ndim(arg) == 0 else XS
+    per_example = np.stack([numerical_grad(fun, (a,), 0) for a in args])
+    np.testing.assert_allclose(tx.jit(tx.vmap(tx.grad(fun)))(args), per_example,
+                               rtol=1e-6, atol=1e-8)

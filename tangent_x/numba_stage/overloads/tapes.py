@@ -4,6 +4,7 @@ import numpy as np
 from numba import types
 from numba.core.datamodel.models import ArrayModel
 from numba.core.datamodel.registry import register_default
+from numba.core.registry import cpu_target
 from numba.core.errors import TypingError
 from numba.extending import intrinsic, overload, register_jitable
 from numba.np.numpy_support import as_dtype
@@ -158,13 +159,46 @@ def _grown(tape, item):
             out.append(item)
             return out
         return listed_any
+    # The list holds the common type of its items and the pushed one: a
+    # round of typing may see the tape narrower or wider than the item (a
+    # variable None before a loop and a number after it: float64, then
+    # optional(float64)), and Numba unifies the two list types but cannot
+    # cast one list to the other (an AssertionError in its lowering: fuzz
+    # seed 670160), so every list returned here is of the common type.
+    common = item
+    if isinstance(held, types.List):
+        common = cpu_target.typing_context.unify_pairs(held.dtype, item) or item
     if isinstance(tape, types.NoneType):
-        return lambda tape, item: [item]
+        return lambda tape, item: [_as_item(item, common)]
+    if not isinstance(held, types.List) or held.dtype == common:
+        def listed(tape, item):
+            if tape is None:
+                return [_as_item(item, common)]
+            out = unwrap(tape)
+            out.append(_as_item(item, common))
+            return out
+        return listed
 
-    def listed(tape, item):
+    def listed_wider(tape, item):        # the old items, widened
+        out = [_as_item(item, common)]
         if tape is None:
-            return [item]
-        out = unwrap(tape)
-        out.append(item)
+            return out
+        old = unwrap(tape)
+        out.clear()
+        for k in range(len(old)):
+            out.append(_as_item(old[k], common))
+        out.append(_as_item(item, common))
         return out
-    return listed
+    return listed_wider
+
+
+@intrinsic
+def _as_item(typingctx, value, typ):
+    """``value`` as the type ``typ`` (a list's common item type)."""
+    target = typ.instance_type
+
+    def codegen(context, builder, signature, args):
+        from numba.core.imputils import impl_ret_borrowed
+        result = context.cast(builder, args[0], signature.args[0], target)
+        return impl_ret_borrowed(context, builder, target, result)
+    return target(value, typ), codegen
