@@ -7,6 +7,7 @@ from numba.extending import intrinsic, overload
 from numba.np.arrayobj import make_array
 
 from ..kernels.common import CACHED, is_array
+from .assigned import assigned
 
 
 def clip(a, a_min, a_max):
@@ -55,6 +56,10 @@ def ndim(a):
 
 @overload(ndim, jit_options=CACHED)
 def _ndim(a):
+    if isinstance(a, types.Optional):
+        # a loop's variable that starts unbound, read where it holds a
+        # value (see indexing.unindex): the value's, not a number's
+        return lambda a: ndim(assigned(a))
     n = a.ndim if is_array(a) else 0
     return lambda a: n
 
@@ -79,6 +84,8 @@ def _size(typingctx, a):
 
 @overload(size)
 def _size_overload(a):
+    if isinstance(a, types.Optional):          # (as ndim's)
+        return lambda a: _size(assigned(a))
     return lambda a: _size(a)
 
 

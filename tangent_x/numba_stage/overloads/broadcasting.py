@@ -103,6 +103,9 @@ def _broadcast_like(t, ans):
 
 @overload(runtime.unreduce)
 def _unreduce(g, x, axis=None, keepdims=False):
+    if isinstance(x, types.Optional):         # (as unbroadcast's x)
+        return lambda g, x, axis=None, keepdims=False: \
+            runtime.unreduce(g, assigned(x), axis, keepdims)
     if not is_array(x):
         return lambda g, x, axis=None, keepdims=False: g
     xn = x.ndim

@@ -12,12 +12,18 @@ from ..bounds import checked, position
 from ..kernels.allocation import empty
 from ..kernels.common import CACHED, is_array
 from ..kernels.dtypes import result_dtype
+from .assigned import assigned
 from .cotangents import as_item
 from .scatter import ADD, row_scatter, selects_rows
 
 
 @overload(runtime.unindex, jit_options=CACHED)
 def _unindex(x, index, g):
+    if isinstance(x, types.Optional):
+        # a loop's variable that starts unbound, read back from a tape in
+        # the backward pass: here it holds a value (typed as a non-array,
+        # the cotangent was g itself: fuzz seed 671560)
+        return lambda x, index, g: runtime.unindex(assigned(x), index, g)
     if isinstance(x, types.List):
         return _unindex_list(x, index, g)
     if not is_array(x):
@@ -91,6 +97,8 @@ def _unindex_list(x, index, g):
 
 @overload(runtime.add_at, jit_options=CACHED)
 def _add_at(acc, index, g):
+    if isinstance(acc, types.Optional):       # (as unindex's x)
+        return lambda acc, index, g: runtime.add_at(assigned(acc), index, g)
     if isinstance(acc, types.List) and isinstance(index, types.Integer):
         def items(acc, index, g):
             # the cotangent of a run-time list: g added to item ``index``

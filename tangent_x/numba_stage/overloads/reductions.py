@@ -13,6 +13,7 @@ from ... import runtime
 from ..kernels.allocation import empty
 from ..kernels.common import CACHED, count_axes, is_array, is_none
 from ..kernels.loops import axes_tuple, function_from_source, index_text, keep_shape, loop_nest
+from .assigned import assigned
 
 
 _REDUCE_CACHE = {}
@@ -85,6 +86,10 @@ def _define_keepdims(op, eager_op):
 def _reduction_overload(eager, op, keep):
     @overload(eager, jit_options=CACHED)
     def _ov(a, axes):
+        if isinstance(a, types.Optional):
+            # a loop's variable that starts unbound, read where it holds a
+            # value (see indexing.unindex): reduced as the value, not a number
+            return lambda a, axes: eager(assigned(a), axes)
         if not is_array(a):
             return lambda a, axes: a
         kernel = _reduce_kernel(op, a.ndim, count_axes(axes, a.ndim), keep, _dtype_expr(op, a))
@@ -116,6 +121,8 @@ def _mean_like(keep):
 
     @overload(mean, jit_options=CACHED)
     def _ov(a, axes):
+        if isinstance(a, types.Optional):          # (as _reduction_overload's)
+            return lambda a, axes: mean(assigned(a), axes)
         if not is_array(a):
             return lambda a, axes: a
         dtype = "a.dtype" if isinstance(a.dtype, types.Float) else "np.float64"
@@ -145,6 +152,8 @@ def _var_like(keep, root):
 
     @overload(var, jit_options=CACHED)
     def _ov(a, axes):
+        if isinstance(a, types.Optional):          # (as _reduction_overload's)
+            return lambda a, axes: var(assigned(a), axes)
         if not is_array(a):
             return lambda a, axes: 0.0 * a
         final = mean_axes_keepdims if keep else mean_axes
@@ -170,6 +179,8 @@ def _var_all(root):
 
     @overload(var, jit_options=CACHED)
     def _ov(a):
+        if isinstance(a, types.Optional):          # (as _reduction_overload's)
+            return lambda a: var(assigned(a))
         if not is_array(a):
             return lambda a: 0.0 * a
         # Numba's np.var gives float64 for float32 and complex64; NumPy the
