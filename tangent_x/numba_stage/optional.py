@@ -13,6 +13,15 @@ loops that assign it is spelled ``assigned(last)``
 UnboundLocalError when the loop never ran — what Python raises there.
 Reads inside those loops stay as they are (the variable is legitimately
 still None there: an ``if`` joining it with a new value, a tape push).
+So a helper may be called inside them with a value Numba types optional
+(the backward pass's copy of the variable, read back from a tape, where
+it does hold a value): the helpers that tell an array from a number by
+its type unwrap an optional argument first (``assigned``: ``unbroadcast``,
+``unreduce``, ``unindex``, ``add_at``, the reductions, ``ndim``,
+``size``); taken for a number, an optional array gave wrong cotangents
+(fuzz seed 671560; ``tests/test_jit_optional_values.py`` checks these).
+Other helpers are not yet checked: wrapping such reads at the call, where
+a helper needs the value, would cover every helper at once.
 """
 import ast
 
