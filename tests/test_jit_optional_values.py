@@ -14,8 +14,9 @@ import pytest
 
 import tangent_x as tx
 import tangent_x.numba_stage.numba_runtime  # noqa: F401  (the helpers' Numba forms)
-from tangent_x.numba_stage.numba_runtime import (max_axes, mean_axes, mean_axes_keepdims, ndim,
-                                                  size, std_all, sum_axes, var_axes)
+from tangent_x.numba_stage.numba_runtime import (inner, max_axes, mean_axes, mean_axes_keepdims,
+                                                  ndim, size, std_all, sum_axes, transpose,
+                                                  var_axes)
 from tangent_x.runtime import add_at, unbroadcast, unindex, unreduce
 from _fd import assert_tree_allclose, numerical_grad
 
@@ -36,6 +37,9 @@ HELPERS = {
     "std_all": lambda c: std_all(c),
     "ndim": lambda c: ndim(c),
     "size": lambda c: size(c),
+    "transpose": lambda c: transpose(c, (1, 0)),
+    "transpose_all": lambda c: transpose(c, None),
+    "inner": lambda c: inner(c, np.ones((4, 3))),
 }
 
 

@@ -15,6 +15,7 @@ from ..kernels.allocation import empty
 from ..kernels.common import CACHED, is_array
 from ..kernels.dtypes import cast, integer_product, is_inexact, needs_cast, result_dtype
 from ..kernels.gemm import kernel_product, product, product_lhs, product_rhs
+from .assigned import assigned
 
 
 def dot(a, b):
@@ -62,6 +63,8 @@ def inner(a, b):
 
 @overload(inner, jit_options=CACHED)
 def _inner(a, b):
+    if isinstance(a, types.Optional) or isinstance(b, types.Optional):    # (as transpose's)
+        return lambda a, b: inner(assigned(a), assigned(b))
     if not is_array(a) or not is_array(b) or a.ndim == 0 or b.ndim == 0:
         return lambda a, b: a * b
     if a.ndim <= 2 and b.ndim <= 2:

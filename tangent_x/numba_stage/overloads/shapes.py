@@ -10,6 +10,7 @@ from numba.extending import overload, register_jitable
 
 from ..kernels.common import CACHED, count_axes, is_array, is_none
 from ..kernels.loops import axes_tuple, broadcast_fill, function_from_source
+from .assigned import assigned
 
 
 def transpose(a, axes):
@@ -19,6 +20,10 @@ def transpose(a, axes):
 
 @overload(transpose, jit_options=CACHED)
 def _transpose(a, axes):
+    if isinstance(a, types.Optional):
+        # a loop's variable that starts unbound, read where it holds a value
+        # (see indexing.unindex): taken for a number, it came back untransposed
+        return lambda a, axes: transpose(assigned(a), axes)
     if not is_array(a):
         return lambda a, axes: a
     if is_none(axes):
