@@ -18,10 +18,15 @@ So a helper may be called inside them with a value Numba types optional
 it does hold a value): the helpers that tell an array from a number by
 its type unwrap an optional argument first (``assigned``: ``unbroadcast``,
 ``unreduce``, ``unindex``, ``add_at``, the reductions, ``ndim``,
-``size``); taken for a number, an optional array gave wrong cotangents
-(fuzz seed 671560; ``tests/test_jit_optional_values.py`` checks these).
-Other helpers are not yet checked: wrapping such reads at the call, where
-a helper needs the value, would cover every helper at once.
+``size``, ``transpose``, ``inner``); taken for a number, an optional
+array gave wrong cotangents (fuzz seed 671560;
+``tests/test_jit_optional_values.py`` checks these).  Others (``dot``'s
+adjoints, ``reshape``, ``broadcast_to``, ``clip``, ``tile``, ``repeat``,
+``diagonal``, ``moveaxis``, ``expand_dims``, ``array``) fail to compile
+with one, a located refusal.  Wrapping such reads at the call, where a
+helper needs the value, would cover every helper at once; a generated
+unwrapping implementation cannot be cached by Numba (no source file),
+which is why each helper unwraps its own.
 """
 import ast
 
