@@ -14,10 +14,10 @@ import pytest
 
 import tangent_x as tx
 import tangent_x.numba_stage.numba_runtime  # noqa: F401  (the helpers' Numba forms)
-from tangent_x.numba_stage.numba_runtime import (inner, max_axes, mean_axes, mean_axes_keepdims,
-                                                  ndim, size, std_all, sum_axes, transpose,
-                                                  var_axes)
-from tangent_x.runtime import add_at, unbroadcast, unindex, unreduce
+from tangent_x.numba_stage.numba_runtime import (
+    array, broadcast_to, clip, dot, expand_dims, inner, max_axes, mean_axes, mean_axes_keepdims,
+    moveaxis, ndim, repeat, reshape, size, std_all, sum_axes, tile, transpose, var_axes)
+from tangent_x.runtime import add_at, dot_adjoint_lhs, unbroadcast, unindex, unreduce
 from _fd import assert_tree_allclose, numerical_grad
 
 Z = np.arange(6.0).reshape(2, 3) + 1.0
@@ -110,3 +110,43 @@ def test_jit_grad_of_a_value_first_bound_in_a_loop(fun):
     for k in (0, 1):
         np.testing.assert_allclose(compiled[k], numerical_grad(fun, (X, ZZ), k),
                                    rtol=1e-6, atol=1e-8)
+
+
+A = np.arange(6.0).reshape(2, 3) + 1.0
+NOT_YET = {
+    "dot_adjoint_lhs": lambda c: dot_adjoint_lhs(np.ones((2, 2)) * 0.5, c, A.T.copy()),
+    "dot": lambda c: dot(c, A.T.copy()),
+    "reshape": lambda c: reshape(c, (3, 2)),
+    "broadcast_to": lambda c: broadcast_to(c, (2, 2, 3)),
+    "expand_dims": lambda c: expand_dims(c, 0),
+    "clip": lambda c: clip(c, 2.0, 4.0),
+    "tile": lambda c: tile(c, (1, 2)),
+    "repeat": lambda c: repeat(c, 2, 0),
+    "moveaxis": lambda c: moveaxis(c, 0, 1),
+    "array": lambda c: array(c),
+}
+
+
+@pytest.mark.slow      # ~15 s each of Numba failing to type them
+@pytest.mark.parametrize("name", sorted(NOT_YET))
+def test_a_helper_not_yet_unwrapping_an_optional_array_raises_and_gives_no_wrong_value(name):
+    """The helpers optional.py lists as not unwrapping an optional value:
+    given one, each fails (to compile, or at run time) and never returns
+    another value than the array's (the audit behind 671560 found two that
+    did: transpose and inner, above).  When one is fixed, it joins HELPERS."""
+    body = numba.njit(NOT_YET[name])
+
+    @numba.njit
+    def optional(z, flag):
+        c = None
+        if flag:
+            c = z
+        return body(c)
+
+    expected = numba.njit(NOT_YET[name])(A.copy())
+    try:
+        got = optional(A.copy(), True)
+    except (numba.core.errors.TypingError, ValueError):
+        return
+    assert np.shape(got) == np.shape(expected)
+    np.testing.assert_array_equal(got, expected)
