@@ -43,9 +43,10 @@ HELPERS = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(HELPERS))
-def test_a_helper_given_an_optional_array_treats_it_as_the_array(name):
-    body = numba.njit(HELPERS[name])
+def _given_an_optional(helper_call):
+    """Compiled ``helper_call(c)`` with ``c`` typed optional: None, then
+    bound to the argument when ``flag``, as a loop's variable is."""
+    body = numba.njit(helper_call)
 
     @numba.njit
     def optional(z, flag):
@@ -53,9 +54,13 @@ def test_a_helper_given_an_optional_array_treats_it_as_the_array(name):
         if flag:
             c = z
         return body(c)
+    return optional
 
+
+@pytest.mark.parametrize("name", sorted(HELPERS))
+def test_a_helper_given_an_optional_array_treats_it_as_the_array(name):
     expected = HELPERS[name](Z.copy())       # the eager helper on the array
-    got = optional(Z.copy(), True)
+    got = _given_an_optional(HELPERS[name])(Z.copy(), True)
     assert np.shape(got) == np.shape(expected)
     np.testing.assert_array_equal(got, expected)
     np.testing.assert_array_equal(numba.njit(HELPERS[name])(Z.copy()), expected)
@@ -134,18 +139,9 @@ def test_a_helper_not_yet_unwrapping_an_optional_array_raises_and_gives_no_wrong
     given one, each fails (to compile, or at run time) and never returns
     another value than the array's (the audit behind 671560 found two that
     did: transpose and inner, above).  When one is fixed, it joins HELPERS."""
-    body = numba.njit(NOT_YET[name])
-
-    @numba.njit
-    def optional(z, flag):
-        c = None
-        if flag:
-            c = z
-        return body(c)
-
     expected = numba.njit(NOT_YET[name])(A.copy())
     try:
-        got = optional(A.copy(), True)
+        got = _given_an_optional(NOT_YET[name])(A.copy(), True)
     except (numba.core.errors.TypingError, ValueError):
         return
     assert np.shape(got) == np.shape(expected)
