@@ -4,6 +4,7 @@ import numpy as np
 from numba import types
 from numba.core.datamodel.models import ArrayModel
 from numba.core.datamodel.registry import register_default
+from numba.core.imputils import impl_ret_borrowed
 from numba.core.registry import cpu_target
 from numba.core.errors import TypingError
 from numba.extending import intrinsic, overload, register_jitable
@@ -90,7 +91,6 @@ def _new_tape(typingctx, dtype, size):
 def _any_layout(typingctx, array):
     """``array`` typed as an array of any layout (the same array)."""
     def codegen(context, builder, signature, args):
-        from numba.core.imputils import impl_ret_borrowed
         value = context.cast(builder, args[0], signature.args[0], signature.return_type)
         return impl_ret_borrowed(context, builder, signature.return_type, value)
     return array.copy(layout="A")(array), codegen
@@ -198,7 +198,6 @@ def _as_item(typingctx, value, typ):
     target = typ.instance_type
 
     def codegen(context, builder, signature, args):
-        from numba.core.imputils import impl_ret_borrowed
         result = context.cast(builder, args[0], signature.args[0], target)
         return impl_ret_borrowed(context, builder, target, result)
     return target(value, typ), codegen
