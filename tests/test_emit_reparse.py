@@ -29,3 +29,23 @@ def test_printing_leaves_the_callers_tree_as_it_was():
     before = ast.dump(tree)
     assert emit._to_text(tree) == "x = y ** (-2.5)"
     assert ast.dump(tree) == before
+
+
+@pytest.mark.parametrize("printed, text, same", [
+    ("x = a[1]", "x = a[1]", True),
+    ("x = a[1]", "x = a[1.0]", False),          # an int is not a float
+    ("x = a + 0.0", "x = a + -0.0", False),      # nor 0.0 -0.0
+    ("x = a + b", "x = a + c", False),
+    ("x = f(a, b)", "x = f(a)", False),
+    ("x = -1.5 * a", "x = -1.5 * a", True),      # the printed tree holds Constant(-1.5)
+    ("x, y = a", "x, y = a", True),
+])
+def test_the_reparse_check_compares_operations_names_and_numbers(printed, text, same):
+    tree = ast.parse(printed).body[0]
+    if "-1.5" in printed:
+        tree.value.left = ast.Constant(-1.5)
+    if same:
+        emit._check_reparses(tree, text)
+    else:
+        with pytest.raises(AssertionError, match="does not read back"):
+            emit._check_reparses(tree, text)

@@ -17,14 +17,15 @@ def defs_uses(stmt):
     and ``x += v`` bind ``x`` and read it."""
     if isinstance(stmt, gast.Assign):
         target = stmt.targets[0]
-        uses = ir.names_in(stmt.value)
+        value = ir.walk(stmt.value)          # (walked once: names read and changed)
+        uses = {n.id for n in value if type(n) is gast.Name and not isinstance(n.ctx, gast.Store)}
         if isinstance(target, gast.Subscript) and ir.is_name(target.value):
             base = target.value.id
             return {base}, uses | ir.names_in(target.slice) | {base}, False
         if isinstance(target, gast.Tuple) and all(ir.is_name(e) for e in target.elts):
             return {e.id for e in target.elts}, uses, False
         if ir.is_name(target):       # x = t.pop() also updates t
-            return {target.id} | mutated_names(stmt.value), uses, False
+            return {target.id} | _mutated(value), uses, False
         return set(), uses | ir.names_in(target), True
     if isinstance(stmt, gast.AugAssign) and ir.is_name(stmt.target):
         return {stmt.target.id}, ir.names_in(stmt.value) | {stmt.target.id}, False
@@ -42,10 +43,10 @@ _MUTATING = frozenset("pop append extend insert remove clear update setdefault p
                       "sort reverse fill put resize".split())
 
 
-def mutated_names(node):
-    """Names whose object a mutating method call in ``node`` changes
+def _mutated(nodes):
+    """Names whose object a mutating method call among ``nodes`` changes
     (``t`` in ``t.pop()``): the statement must stay while ``t`` is live."""
-    return {n.func.value.id for n in ir.walk(node)
+    return {n.func.value.id for n in nodes
             if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute)
             and n.func.attr in _MUTATING and ir.is_name(n.func.value)}
 

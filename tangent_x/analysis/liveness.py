@@ -34,14 +34,18 @@ def walk(stmts, live_out, visit=None):
     simple statement that is live is offered to it (None keeps it; a list
     replaces it), and dead ones are dropped; ``stmts`` is edited in place.
     """
-    return _block(stmts, frozenset(live_out), None, visit)
+    return _block(stmts, frozenset(live_out), None, visit, None)
 
 
-def _block(stmts, live, loop, visit):
-    """Backward over ``stmts``; ``visit`` None means analysis only."""
+def _block(stmts, live, loop, visit, memo):
+    """Backward over ``stmts``; ``visit`` None means analysis only.
+    ``memo`` (analysis only: nothing changes the statements meanwhile) keeps
+    each simple statement's ``defs_uses`` while a loop's liveness iterates
+    to its fixed point, so loops nested k deep do not read their innermost
+    statements afresh on every round of every loop around them."""
     kept = []
     for stmt in reversed(stmts):
-        live, replacement = _stmt(stmt, live, loop, visit)
+        live, replacement = _stmt(stmt, live, loop, visit, memo)
         if visit is not None:
             if replacement is None:
                 continue
@@ -51,7 +55,7 @@ def _block(stmts, live, loop, visit):
     return live
 
 
-def _stmt(stmt, live, loop, visit):
+def _stmt(stmt, live, loop, visit, memo):
     """(live before ``stmt``, the statements to keep in its place or None)."""
     if isinstance(stmt, gast.Return):
         return frozenset(ir.names_in(stmt.value)), [stmt]
@@ -62,10 +66,16 @@ def _stmt(stmt, live, loop, visit):
     if isinstance(stmt, gast.Pass):
         return live, []
     if isinstance(stmt, gast.If):
-        return _if(stmt, live, loop, visit)
+        return _if(stmt, live, loop, visit, memo)
     if isinstance(stmt, (gast.For, gast.While)):
-        return _loop(stmt, live, visit)
-    defs, uses, effect = defs_uses(stmt)
+        return _loop(stmt, live, visit, memo)
+    if memo is None:
+        defs, uses, effect = defs_uses(stmt)
+    else:
+        found = memo.get(id(stmt))      # (the statement kept: its id stays its own)
+        if found is None:
+            found = memo[id(stmt)] = (stmt, defs_uses(stmt))
+        defs, uses, effect = found[1]
     if not effect and not defs & live:
         return live, None                              # dead
     before = live if is_update(stmt) else live - defs
@@ -77,9 +87,9 @@ def _stmt(stmt, live, loop, visit):
     return frozenset(before | uses), result
 
 
-def _if(stmt, live, loop, visit):
-    body = _block(stmt.body, live, loop, visit)
-    orelse = _block(stmt.orelse, live, loop, visit)
+def _if(stmt, live, loop, visit, memo):
+    body = _block(stmt.body, live, loop, visit, memo)
+    orelse = _block(stmt.orelse, live, loop, visit, memo)
     test = ir.names_in(stmt.test)
     if visit is not None and not stmt.body and not stmt.orelse:
         return live, None
@@ -89,21 +99,22 @@ def _if(stmt, live, loop, visit):
     return frozenset(body | orelse | test), [stmt]
 
 
-def _loop(stmt, live, visit):
+def _loop(stmt, live, visit, memo):
     """Iterate the body's liveness to a fixed point at the loop head."""
     is_for = isinstance(stmt, gast.For)
-    after = _block(stmt.orelse, live, None, visit) if stmt.orelse else live
+    after = _block(stmt.orelse, live, None, visit, memo) if stmt.orelse else live
     fixed = set() if is_for else ir.names_in(stmt.test)
     target = target_names(stmt.target) if is_for else set()
     head = frozenset(after | fixed)
+    rounds = {} if memo is None else memo
     while True:
-        body = _block(stmt.body, head, _Loop(live, head), None)
+        body = _block(stmt.body, head, _Loop(live, head), None, rounds)
         new = frozenset(head | (body - target))
         if new == head:
             break
         head = new
     if visit is not None:
-        _block(stmt.body, head, _Loop(live, head), visit)
+        _block(stmt.body, head, _Loop(live, head), visit, None)
         if not stmt.body:
             if is_for and not stmt.orelse and not target & live:
                 return frozenset(after | ir.names_in(stmt.iter)), None

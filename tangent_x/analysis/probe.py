@@ -110,12 +110,12 @@ def _watch_loops(stmts):
     it assigns, so that the probe sees every iteration, not just the last,
     and starts by calling ``_TURN`` (which bounds a trial's turns)."""
     for node in stmts:
-        for loop in gast.walk(node):
+        for loop in ir.walk(node):
             if isinstance(loop, (gast.For, gast.While)):
                 loop.body.insert(0, gast.Expr(value=gast.Call(
                     func=gast.Name(id=_TURN, ctx=gast.Load(), annotation=None,
                                    type_comment=None), args=[], keywords=[])))
-                names = sorted({n.id for b in loop.body for n in gast.walk(b)
+                names = sorted({n.id for b in loop.body for n in ir.walk(b)
                                 if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)})
                 if names:
                     loop.body.append(gast.Expr(value=gast.Call(

@@ -326,7 +326,7 @@ class Calls:
             return None
         head = body.args[:k]
         if any(isinstance(n, gast.Name) and n.id in params
-               for e in head + [body.func] for n in gast.walk(e)):
+               for e in head + [body.func] for n in ir.walk(e)):
             return None
         fun = self.expr(local.scope, body.func)
         if not isinstance(fun, Static) or isinstance(fun.obj, LocalFunction) \

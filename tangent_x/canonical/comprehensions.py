@@ -21,8 +21,11 @@ set one key per step.
 """
 import gast
 
+from ..core import ir
+
+
 def _loc(node, like):
-    for n in gast.walk(node):
+    for n in ir.walk(node):
         for attr in ("lineno", "col_offset", "end_lineno", "end_col_offset"):
             if hasattr(like, attr) and getattr(n, attr, None) is None:
                 setattr(n, attr, getattr(like, attr))
@@ -46,11 +49,11 @@ def as_generator_call(call):
 
 
 def loaded(node):
-    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
+    return {n.id for n in ir.walk(node) if isinstance(n, gast.Name)}
 
 
 def targets(node):
-    return {n.id for g in node.generators for n in gast.walk(g.target)
+    return {n.id for g in node.generators for n in ir.walk(g.target)
             if isinstance(n, gast.Name)}
 
 
@@ -127,11 +130,11 @@ def reading_dict(fn, param, mapping, view):
     "values" to ``mapping[key]`` ("keys" and the dict itself: the key)."""
     if view not in ("items", "values"):
         return fn
-    taken = loaded(fn) | {n.id for n in gast.walk(fn) if isinstance(n, gast.Name)}
+    taken = loaded(fn) | {n.id for n in ir.walk(fn) if isinstance(n, gast.Name)}
     key = "key"
     while key in taken:
         key += "_"
-    for loop in gast.walk(fn):
+    for loop in ir.walk(fn):
         if isinstance(loop, gast.For) and isinstance(loop.iter, gast.Name) \
                 and loop.iter.id == param:
             item = gast.Subscript(value=_name(mapping), slice=_name(key), ctx=gast.Load())

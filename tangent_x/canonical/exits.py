@@ -20,6 +20,7 @@ import copy
 
 import gast
 
+from ..core import ir
 from ..core.builders import assign as _assign, const as _const
 from ..core.naming import Namer
 
@@ -37,7 +38,7 @@ def _walk_no_nested(stmts, loops=True):
         yield node
         if isinstance(node, (gast.FunctionDef, gast.Lambda, gast.ClassDef)):
             continue        # (a ``def`` in a loop's body: its returns are its own)
-        for child in gast.iter_child_nodes(node):
+        for child in ir.children(node):
             if isinstance(child, (gast.FunctionDef, gast.Lambda, gast.ClassDef)):
                 continue
             if not loops and isinstance(child, (gast.For, gast.While)):
@@ -58,7 +59,7 @@ def _copy_loc(new, old):
 
 class ExitRewriter:
     def __init__(self, func_node):
-        taken = {n.id for n in gast.walk(func_node) if isinstance(n, gast.Name)}
+        taken = {n.id for n in ir.walk(func_node) if isinstance(n, gast.Name)}
         self.namer = Namer(taken)
         self.returned = None
         self.value = None

@@ -14,6 +14,7 @@ import numpy as np
 
 from . import comprehensions
 from ..core import ir, primitives as P
+from ..core.builders import dotted
 from ..core.naming import base_name, binop_name, item_name
 from .mutation import looks_basic
 from .pullbacks import VjpPair
@@ -46,7 +47,7 @@ class Expressions:
             return ir.const(obj)
         spelling = numpy_spelling(obj)
         if spelling:
-            return P.dotted(spelling)
+            return dotted(spelling)
         return ir.name(self.env_name(obj, base))
 
     def classify(self, obj, base):
@@ -131,7 +132,7 @@ class Expressions:
             obj = self.static_attribute(scope, base.obj, node)
             if is_plain_constant(obj) and isinstance(base.obj, types.ModuleType) \
                     and base.obj is np:
-                return P.dotted(f"np.{node.attr}")
+                return dotted(f"np.{node.attr}")
             return self.classify(obj, node.attr)
         if node.attr in _ATTRIBUTES:
             return self.emit(P.get(_ATTRIBUTES[node.attr]), [base], target=target,

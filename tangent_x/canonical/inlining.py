@@ -220,7 +220,7 @@ def _read_beside(stmt, call):
         return frozenset()
 
     def loads(node):
-        return collections.Counter(n.id for n in gast.walk(node)
+        return collections.Counter(n.id for n in ir.walk(node)
                                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load))
     rest = loads(stmt)
     if call is not None:

@@ -36,7 +36,7 @@ class Iteration:
         known items: written out, each step's item is read when the step
         runs -- the array itself, as the steps before left it -- so a change
         is seen through every name of it.  None otherwise (a loop)."""
-        targets = {n.id for n in gast.walk(stmt.target) if isinstance(n, gast.Name)}
+        targets = {n.id for n in ir.walk(stmt.target) if isinstance(n, gast.Name)}
         changed = stored_names(stmt.body, binds=False) | aug_assigned(stmt.body)
         if not targets & changed or stmt.orelse:
             return None
@@ -396,7 +396,7 @@ def _sequences(node):
 
 
 def _names_in(target):
-    return {n.id for n in gast.walk(target) if isinstance(n, gast.Name)}
+    return {n.id for n in ir.walk(target) if isinstance(n, gast.Name)}
 
 
 def _target_sequences(target, it):

@@ -205,7 +205,7 @@ class Loops:
                                   value=copy.deepcopy(start), type_comment=None)
         first = gast.If(test=test, body=[first_index] + copy.deepcopy(stmt.body) + [rest],
                         orelse=[])
-        for node in gast.walk(first):        # new nodes: the ``for`` line's
+        for node in ir.walk(first):        # new nodes: the ``for`` line's
             if node is not rest and not hasattr(node, "lineno") or \
                     getattr(node, "lineno", None) is None:
                 gast.copy_location(node, stmt)
@@ -462,7 +462,7 @@ _REREADABLE = (gast.Name, gast.Constant, gast.BinOp, gast.UnaryOp, gast.Attribut
 def _rereadable(node, rebound):
     """Whether evaluating ``node`` again gives the same value: names not in
     ``rebound``, constants, operators, attributes, items and ``len``."""
-    for n in gast.walk(node):
+    for n in ir.walk(node):
         if isinstance(n, gast.Call):
             if not (isinstance(n.func, gast.Name) and n.func.id == "len" and not n.keywords):
                 return False
@@ -485,13 +485,13 @@ def _own_functions(scope, stmts):
         if not isinstance(stmt, gast.FunctionDef):
             continue
         n = stmt.name
-        inside = [x for s in stmts[i + 1:] for x in gast.walk(s)
+        inside = [x for s in stmts[i + 1:] for x in ir.walk(s)
                   if isinstance(x, gast.Name) and x.id == n]
-        everywhere = [x for x in gast.walk(scope.node)
+        everywhere = [x for x in ir.walk(scope.node)
                       if isinstance(x, gast.Name) and x.id == n]
         if len(inside) == len(everywhere) and not any(
                 isinstance(x, gast.Name) and x.id == n
-                for s in stmts[:i] for x in gast.walk(s)) and \
+                for s in stmts[:i] for x in ir.walk(s)) and \
                 sum(isinstance(s, gast.FunctionDef) and s.name == n for s in stmts) == 1:
             own.add(n)
     return own

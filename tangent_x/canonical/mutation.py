@@ -127,7 +127,7 @@ class Mutation:
             # ``loop_items``: what ``exits`` names the array a ``for`` iterates over
             others = [f"the array the loop iterates over ('{o}')" if o.startswith("loop_items")
                       else o for o in others]
-            copy = (f"iterate over a copy" if others[0].startswith("the array")
+            copy = ("iterate over a copy" if others[0].startswith("the array")
                     else f"copy before the loop ({others[0]} = {name_}.copy())")
             raise self.error(
                 f"'{name_}' is changed in place in this loop (an item update, or 'op=' on "

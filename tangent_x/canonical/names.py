@@ -62,7 +62,7 @@ def live_before(stmt, live_after):
     if isinstance(stmt, gast.Assign) and all(_plain_target(t) for t in stmt.targets):
         # (``w, rest = ...`` binds ``w`` and ``rest`` too, and so does
         # ``a, *rest, z = ...`` its three names: fuzz seeds 570197, 581306)
-        bound = {n.id for t in stmt.targets for n in gast.walk(t) if isinstance(n, gast.Name)}
+        bound = {n.id for t in stmt.targets for n in ir.walk(t) if isinstance(n, gast.Name)}
     elif isinstance(stmt, gast.FunctionDef):      # ``def g(...)`` binds ``g``
         bound = {stmt.name}
     return (set(live_after) - bound) | loaded_names([stmt])
@@ -125,7 +125,7 @@ def stored_names(stmts, updates=True, binds=True):
                 root = root.value
             if isinstance(root, gast.Name):
                 found.add(root.id)
-        for child in gast.iter_child_nodes(n):
+        for child in ir.children(n):
             visit(child)
 
     for s in stmts:
@@ -136,7 +136,7 @@ def stored_names(stmts, updates=True, binds=True):
 def aug_assigned(stmts):
     """Names the statements change with ``y op= v``: in place if ``y`` holds
     an array, so the loop must carry (and follow) the names sharing it."""
-    return {n.target.id for s in stmts for n in gast.walk(s)
+    return {n.target.id for s in stmts for n in ir.walk(s)
             if isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name)}
 
 
@@ -174,7 +174,7 @@ def rebinding(stmts):
 def plainly_rebound(stmts):
     """Names the statements bind to a new value (``y = ...``, a loop's
     target), not counting ``y op= v``, which keeps an array."""
-    aug_targets = {id(n.target) for s in stmts for n in gast.walk(s)
+    aug_targets = {id(n.target) for s in stmts for n in ir.walk(s)
                    if isinstance(n, gast.AugAssign)}
-    return {n.id for s in stmts for n in gast.walk(s) if isinstance(n, gast.Name)
+    return {n.id for s in stmts for n in ir.walk(s) if isinstance(n, gast.Name)
             and isinstance(n.ctx, gast.Store) and id(n) not in aug_targets}

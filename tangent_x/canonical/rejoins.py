@@ -287,7 +287,7 @@ class Rejoins:
             spec = self._views.get(current)
             if spec is None or not ir.is_name(spec[0]) or not isinstance(spec[1], gast.AST) \
                     or any(isinstance(n, gast.Name) and not _slice_call(spec[1], n)
-                           for n in gast.walk(spec[1])):
+                           for n in ir.walk(spec[1])):
                 return None
             chain.insert(0, spec[1])
             atoms.insert(0, current)
@@ -389,4 +389,4 @@ def _flag_views(flags):
 def _slice_call(idx, name_node):
     """Whether ``name_node`` is the ``slice`` a slice of ``idx`` calls."""
     return any(isinstance(n, gast.Call) and n.func is name_node and ir.is_name(n.func, "slice")
-               for n in gast.walk(idx))
+               for n in ir.walk(idx))

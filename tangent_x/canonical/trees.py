@@ -223,10 +223,10 @@ class Trees:
         params = {a.id for a in fn_node.args.posonlyargs + fn_node.args.args
                   + fn_node.args.kwonlyargs}
         params |= {a.id for a in (fn_node.args.vararg, fn_node.args.kwarg) if a is not None}
-        stored = {n.id for n in gast.walk(fn_node) if isinstance(n, gast.Name)
+        stored = {n.id for n in ir.walk(fn_node) if isinstance(n, gast.Name)
                   and isinstance(n.ctx, (gast.Store, gast.Param))}
         namespace = {}
-        for n in gast.walk(fn_node):
+        for n in ir.walk(fn_node):
             if not isinstance(n, gast.Name) or not isinstance(n.ctx, gast.Load) or \
                     n.id in params or n.id in stored or n.id in namespace:
                 continue

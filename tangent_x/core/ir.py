@@ -16,48 +16,69 @@ _AST = gast.AST
 
 
 def clone(node):
-    """A deep copy of an AST (much faster than copy.deepcopy for gast nodes;
-    every transform clones the statements it edits, so this is hot)."""
+    """A deep copy of an AST: its fields, position attributes and origin
+    (much faster than copy.deepcopy for gast nodes; every transform clones
+    the statements it edits, so this is hot: it reads and writes the nodes'
+    ``__dict__``, where ``ast`` keeps fields, directly)."""
     kind = type(node)
     if kind is list:
         return [clone(n) for n in node]
     if not isinstance(node, _AST):
         return node
     new = kind.__new__(kind)
-    for field in node._fields:
-        value = getattr(node, field, None)
-        if type(value) is list:
+    old = node.__dict__
+    copied = new.__dict__
+    for field in kind._fields:
+        value = old.get(field)
+        if value.__class__ is list:
             value = [clone(n) if isinstance(n, _AST) else n for n in value]
         elif isinstance(value, _AST):
             value = clone(value)
-        setattr(new, field, value)
-    for attr in node._attributes:
-        if hasattr(node, attr):
-            setattr(new, attr, getattr(node, attr))
-    origin = node.__dict__.get(ORIGIN)
+        copied[field] = value
+    for attr in kind._attributes:
+        if attr in old:
+            copied[attr] = old[attr]
+        elif hasattr(kind, attr):         # (``end_lineno``: a class default)
+            copied[attr] = getattr(kind, attr)
+    origin = old.get(ORIGIN)
     if origin is not None:
-        setattr(new, ORIGIN, origin)
+        copied[ORIGIN] = origin
     return new
 
 
 ORIGIN = "tx_origin"      # the attribute of a lowered statement naming its Origin (lower.py)
 
 
+def children(node):
+    """The nodes directly under ``node``, in ``gast.iter_child_nodes``'s
+    order (a list, built without its generators: walks are hot)."""
+    found = []
+    for field in node._fields:
+        v = getattr(node, field, None)
+        if v.__class__ is list:
+            for x in v:
+                if isinstance(x, _AST):
+                    found.append(x)
+        elif isinstance(v, _AST):
+            found.append(v)
+    return found
+
+
 def walk(node):
-    """Every node under ``node`` (itself included), in no particular order:
-    ``gast.walk`` is several times slower, and the python-stage passes walk
-    every statement."""
-    found, stack = [], [node]
+    """Every node under ``node`` (itself included), in ``gast.walk``'s order
+    (breadth first), several times faster: every pass walks statements."""
+    found = [node]
+    append = found.append
     ast_type = _AST
-    while stack:
-        n = stack.pop()
-        found.append(n)
+    for n in found:               # grows as it goes: each node's children
         for field in n._fields:
             v = getattr(n, field, None)
-            if type(v) is list:
-                stack.extend(x for x in v if isinstance(x, ast_type))
+            if v.__class__ is list:
+                for x in v:
+                    if isinstance(x, ast_type):
+                        append(x)
             elif isinstance(v, ast_type):
-                stack.append(v)
+                append(v)
     return found
 
 

@@ -17,7 +17,6 @@ import numpy as np
 
 from .. import runtime as _runtime
 from ..lax import collectives as _lax_collectives
-from .builders import dotted  # noqa: F401  (P.dotted: canonical/converter.py still spells it so)
 
 
 class Primitive:

@@ -36,7 +36,7 @@ class Quoted:
         self.source = textwrap.dedent(source).strip()
         self.body = gast.parse(self.source).body
         for stmt in self.body:
-            for node in gast.walk(stmt):
+            for node in ir.walk(stmt):
                 for attr in _LOCATION:      # generated code has no user line here
                     if hasattr(node, attr):
                         delattr(node, attr)

@@ -64,18 +64,36 @@ class _SignedConstants(ast.NodeTransformer):
         return node
 
 
-def _shape(tree):
-    """The tree as Python reads it, attributes aside: the check that text
-    printed from it parses back to the same operations.  Changes ``tree``
-    (only trees done with are given: a printed copy, a parsed text)."""
-    tree = _SignedConstants().visit(tree)
-    for node in ast.walk(tree):
-        if hasattr(node, "ctx"):      # a target printed alone reads back as a load
-            node.ctx = ast.Load()
-        for field in ("type_params", "type_comment", "kind"):
-            if hasattr(node, field):  # fields newer Pythons add, or text does not keep
-                setattr(node, field, None)
-    return ast.dump(tree, annotate_fields=False)
+# fields text does not keep, or newer Pythons add; ``ctx``: a target
+# printed alone reads back as a load
+_UNKEPT = frozenset(("ctx", "type_params", "type_comment", "kind"))
+
+
+def _signed(node):
+    """``node`` with a negative number written as Python reads it back."""
+    if isinstance(node, ast.Constant):
+        return _SignedConstants().visit_Constant(node)
+    return node
+
+
+def _same_shape(a, b):
+    """Whether two trees are the same operations, attributes and the fields
+    in ``_UNKEPT`` aside (numbers compared by their text, so ``0.0`` is not
+    ``-0.0``): the check that text printed from a tree parses back to it.
+    One walk over both, which stops at the first difference (printing every
+    tree's ``ast.dump`` twice cost a tenth of generating code)."""
+    if isinstance(a, ast.AST):
+        a, b = _signed(a), _signed(b)
+        if type(a) is not type(b):
+            return False
+        for field in a._fields:
+            if field not in _UNKEPT and \
+                    not _same_shape(getattr(a, field, None), getattr(b, field, None)):
+                return False
+        return True
+    if type(a) is list:
+        return type(b) is list and len(a) == len(b) and all(map(_same_shape, a, b))
+    return type(a) is type(b) and (a == b if isinstance(a, str) else repr(a) == repr(b))
 
 
 def _copy(tree):
@@ -106,7 +124,7 @@ def _check_reparses(tree, text):
         back = body[0] if len(body) == 1 else None
     else:
         return
-    if back is None or _shape(back) != _shape(tree):
+    if back is None or not _same_shape(back, tree):
         raise AssertionError(f"tangent_x internal error: the emitted text {text!r} does not "
                              "read back as the operations it was printed from")
 
