@@ -192,8 +192,21 @@ class Statements:
             if not isinstance(value, (tuple, list)) or len(value) != len(target.elts):
                 self.fail(f"cannot unpack {describe(value)} into {len(target.elts)} names")
             items = [self.materialize(v) for v in value]
-            for t, v in zip(target.elts, items):
-                self.store(t, v)
+            # Python reads every item before it binds a target: in ``w, y =
+            # w_new, w`` (a loop's carries), ``y`` gets ``w`` as it was.  The
+            # items wait in the environment, under keys no variable can
+            # have, so that binding a target first saves the old value for
+            # the items still to be stored that read it (``clobber``);
+            # stored one after another, ``y`` read the new ``w`` (fuzz seed
+            # 700089: a silently wrong value under jit).
+            held = [f"<item {i} of an unpacking>" for i in range(len(items))]
+            self.env.update(zip(held, items))
+            try:
+                for t, key in zip(target.elts, held):
+                    self.store(t, self.env.pop(key))
+            finally:
+                for key in held:
+                    self.env.pop(key, None)
         elif isinstance(target, ast.Subscript):
             self.store_item(target, value)
         else:
