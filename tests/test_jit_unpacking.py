@@ -58,8 +58,15 @@ def old_value_kept_in_a_for_over_an_array(x):
     return cur * prev + cur
 
 
+def containers_swapped_in_a_loop(x):
+    p, q = (x, 2.0 * x), (3.0 * x, x + 1.0)
+    for _ in range(3):
+        p, q = q, (p[0] * 0.5, p[1])
+    return p[0] + 2.0 * p[1] + 3.0 * q[0] + 4.0 * q[1]
+
+
 CASES = [swap_in_a_loop, rotation_in_a_loop, old_value_kept_in_a_while, new_and_old_at_once,
-         nested_targets, old_value_kept_in_a_for_over_an_array]
+         nested_targets, old_value_kept_in_a_for_over_an_array, containers_swapped_in_a_loop]
 X = np.array([0.3, -0.45, 0.2])
 
 
