@@ -263,8 +263,10 @@ class Generator:
         self.guards = set()
         from .containers import Containers    # local import: containers builds on this module
         from .sharing import Sharing
+        from .unpacking import Unpacking
         self.containers = Containers(seed, attempt)
         self.sharing = Sharing(seed, attempt)
+        self.unpacking = Unpacking(seed, attempt)
 
     # -- names and scope
     def writable(self, scope):
@@ -403,6 +405,8 @@ class Generator:
             return self.containers.stmt(self, scope)
         if self.sharing.wants():
             return self.sharing.stmt(self, scope)
+        if self.unpacking.wants():
+            return self.unpacking.stmt(self, scope)
         if depth <= 0 or k < 0.3:
             if r.random() < 0.4 and self.writable(scope):
                 # reassign or update an existing variable, keeping its shape
