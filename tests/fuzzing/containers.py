@@ -19,35 +19,16 @@ program's values, so the result stays differentiable.
 The draws use a random stream of their own: a program without containers
 is the same program it was before this module existed.
 """
-import contextlib
-import random
-
-from .programs import M, N, SHAPES, Block, Const, Line, Template, Var
-
-RATE = 0.3              # the programs that use containers
-STMT_RATE = 0.35        # in those, the statements that are container statements
+from .programs import M, N, SHAPES, Block, Const, Line, OwnStream, Template, Var
 
 
-class Containers:
-    def __init__(self, seed, attempt):
-        self.r = random.Random(f"containers-{seed}-{attempt}")
-        self.on = self.r.random() < RATE
+class Containers(OwnStream):
+    NAME = "containers"
+    RATE = 0.3              # the programs that use containers
+    STMT_RATE = 0.35        # in those, the statements that are container statements
 
-    def wants(self):
-        return self.on and self.r.random() < STMT_RATE
-
-    @contextlib.contextmanager
-    def _own_stream(self, gen):
-        saved, gen.r = gen.r, self.r
-        try:
-            yield
-        finally:
-            gen.r = saved
-
-    def stmt(self, gen, scope):
-        with self._own_stream(gen):
-            make = self.r.choice(MAKERS)
-            return make(_Draw(gen, scope))
+    def make(self, gen, scope, r):
+        return r.choice(MAKERS)(_Draw(gen, scope))
 
 
 class _Draw:

@@ -249,6 +249,32 @@ BINARY = ["{0} + {1}", "{0} - {1}", "{0} * {1}", "{0} - -{1}", "({0}) * ({1}) + 
 REDUCE = ["np.sum({0})", "np.mean({0})", "np.max({0})", "np.min({0})", "np.sum({0} * {0})"]
 
 
+class OwnStream:
+    """A kind of statement group drawn from a random stream of its own
+    (``containers``, ``sharing``, ``unpacking``): a program in which it is
+    off draws exactly what it drew before the kind existed.  A subclass sets
+    ``NAME``, ``RATE`` (the programs that use the kind), ``STMT_RATE`` (in
+    those, the statements of this kind) and ``make(gen, scope, r)``."""
+    NAME, RATE, STMT_RATE = "", 0.0, 0.0
+
+    def __init__(self, seed, attempt):
+        self.r = random.Random(f"{self.NAME}-{seed}-{attempt}")
+        self.on = self.r.random() < self.RATE
+
+    def wants(self):
+        return self.on and self.r.random() < self.STMT_RATE
+
+    def stmt(self, gen, scope):
+        saved, gen.r = gen.r, self.r        # the group's expressions draw from this stream too
+        try:
+            return self.make(gen, scope, self.r)
+        finally:
+            gen.r = saved
+
+    def make(self, gen, scope, r):
+        raise NotImplementedError
+
+
 class Generator:
     """Draws one program from a seed.  ``features`` limits what it may use
     (every construct by default)."""

@@ -19,28 +19,16 @@ names, so a missed change is a wrong value.  The draws use a random stream
 of their own: a program without these statements is the program it was
 before this module existed.
 """
-import random
-
-from .programs import M, N, Line, Block, Template
-
-RATE = 0.2              # the programs that use them
-STMT_RATE = 0.25        # in those, the statements that are of this kind
+from .programs import M, N, Line, Block, OwnStream
 
 
-class Sharing:
-    def __init__(self, seed, attempt):
-        self.r = random.Random(f"sharing-{seed}-{attempt}")
-        self.on = self.r.random() < RATE
+class Sharing(OwnStream):
+    NAME = "sharing"
+    RATE = 0.2              # the programs that use them
+    STMT_RATE = 0.25        # in those, the statements that are of this kind
 
-    def wants(self):
-        return self.on and self.r.random() < STMT_RATE
-
-    def stmt(self, gen, scope):
-        saved, gen.r = gen.r, self.r
-        try:
-            return self.r.choice(MAKERS)(gen, scope, self.r)
-        finally:
-            gen.r = saved
+    def make(self, gen, scope, r):
+        return r.choice(MAKERS)(gen, scope, r)
 
 
 def _owned(gen, scope, shape):

@@ -13,28 +13,16 @@ number that reads every name, so a value taken too late is a wrong value.
 The draws use a random stream of their own: a program without these
 statements is the program it was before this module existed.
 """
-import random
-
-from .programs import SHAPES, Block, Const, Line
-
-RATE = 0.15             # the programs that use them
-STMT_RATE = 0.2         # in those, the statements that are of this kind
+from .programs import SHAPES, Block, Const, Line, OwnStream
 
 
-class Unpacking:
-    def __init__(self, seed, attempt):
-        self.r = random.Random(f"unpacking-{seed}-{attempt}")
-        self.on = self.r.random() < RATE
+class Unpacking(OwnStream):
+    NAME = "unpacking"
+    RATE = 0.15             # the programs that use them
+    STMT_RATE = 0.2         # in those, the statements that are of this kind
 
-    def wants(self):
-        return self.on and self.r.random() < STMT_RATE
-
-    def stmt(self, gen, scope):
-        saved, gen.r = gen.r, self.r
-        try:
-            return _group(gen, scope, self.r)
-        finally:
-            gen.r = saved
+    def make(self, gen, scope, r):
+        return _group(gen, scope, r)
 
 
 def _group(gen, scope, r):
