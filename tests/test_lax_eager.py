@@ -220,8 +220,13 @@ def test_fori_loop_counting_and_index_type():
 
 
 def test_fori_loop_empty_range_returns_init():
+    """Init's value, as a copy: the carry never shares the caller's array
+    (JAX's arrays are values; transformed code takes the loop's result as
+    a value of its own, so a later ``out += 1`` must not change ``init``)."""
     init = {"a": np.ones(2)}
-    assert lax.fori_loop(5, 2, lambda i, c: None, init) is init
+    out = lax.fori_loop(5, 2, lambda i, c: None, init)
+    np.testing.assert_array_equal(out["a"], init["a"])
+    assert out["a"] is not init["a"]
 
 
 def test_fori_loop_pytree_carry():
@@ -288,7 +293,9 @@ def test_while_loop_newton_sqrt_with_tolerance():
 
 def test_while_loop_zero_iterations_and_bool_kinds():
     init = np.zeros(3)
-    assert lax.while_loop(lambda x: False, lambda x: x + 1, init) is init
+    out = lax.while_loop(lambda x: False, lambda x: x + 1, init)
+    np.testing.assert_array_equal(out, init)
+    assert out is not init                  # a copy (see the fori_loop test above)
     out = lax.while_loop(lambda x: np.all(x < 3), lambda x: x + 1, np.zeros(2))
     np.testing.assert_array_equal(out, [3.0, 3.0])
     assert lax.while_loop(lambda x: np.array(x < 2), lambda x: x + 1, 0) == 2

@@ -148,6 +148,36 @@ class Branches:
                 "changes it), or write an if statement", scope)
         return bodies, results
 
+    def pure_loop_body(self, scope, node, what, run):
+        """``run()`` (a ``lax.fori_loop``/``while_loop``/``scan`` body or
+        ``while_loop``'s test, inlined once and run nested), refused at
+        ``node`` if it changes in place an array of the code around it (a
+        helper it calls does): loop bodies must be pure, as in JAX.  The
+        loop runs the body every step and NumPy would see the change at
+        every step, which the carry does not hold: the body was followed as
+        if it ran once (fuzz seed 721728: a silently wrong value in every
+        mode).  Any such change is refused, read after the loop or not:
+        the body's own next step reads it."""
+        scopes = [(scope, None)] + [(c, None) for c, _ in _callers(scope)]
+        befores = [dict(c.locals) for c, _ in scopes]
+        self._lax_loop_bodies += 1
+        try:
+            result = run()
+        finally:
+            self._lax_loop_bodies -= 1
+        afters = [dict(c.locals) for c, _ in scopes]
+        changed = self.caller_joins(scopes, befores, [afters, befores], None)
+        if changed:
+            raise self.error(
+                f"the {what} of this lax.{node_name(node)} changes in place the array "
+                f"'{changed[0][1]}' of the code around it: loop bodies must be pure "
+                "functions, as in JAX (NumPy would see the change at every step, which the "
+                "loop's carry does not hold)", node,
+                "pass the array through the loop's carry, let the body change a copy "
+                "(a = a.copy() first, in the function that changes it), or write a "
+                "for loop", scope)
+        return result
+
     def caller_joins(self, callers, before_callers, caller_branches, branches):
         """The names of the scopes calling an inlined function that a branch
         of its ``if`` rebound (a caller's array it changed in place) and
@@ -302,6 +332,13 @@ def _differs(a, b):
         return gast.dump(a) != gast.dump(b)
     except Exception:
         return True
+
+
+def node_name(node):
+    """The called function's name of a call node (``fori_loop`` of
+    ``lax.fori_loop(...)``)."""
+    func = getattr(node, "func", None)
+    return getattr(func, "attr", None) or getattr(func, "id", None) or "loop"
 
 
 def _callers(scope):

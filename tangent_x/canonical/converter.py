@@ -96,6 +96,7 @@ class Converter(Expressions, Statements, Calls, Inlining, Checks, Mutation, Memb
         self._outer_blocks = []   # (the enclosing blocks' equations, whether an if's body)
         self._branch_scopes = []  # scopes whose branch or loop body is being converted
         self._joining = set()     # their positions whose body joins its callers' names too
+        self._lax_loop_bodies = 0  # lax loop bodies being inlined (``Branches.pure_loop_body``)
         self._views = {}      # atom name -> (base atom, index): x = base[index]
         # (or a views.ViewCall: x = base.T, base.reshape(-1) ...)
         self._quiet_views = 0   # > 0: views emitted are not recorded (they rebuild known ones)

@@ -25,7 +25,11 @@ class Inlining:
             scope = Scope(parsed, node, parent)
             scope.inlined = key
             scope.caller = call_scope
-            scope.caller_live = frozenset(self._live_after) | _read_beside(self._stmt, call_node)
+            # (in a lax loop's body, the body's next step reads what this
+            # call changes: every change is followed, for ``pure_loop_body``
+            # to refuse)
+            scope.caller_live = None if self._lax_loop_bodies else \
+                frozenset(self._live_after) | _read_beside(self._stmt, call_node)
             self.bind_params(scope, node, parsed, args, kwargs, call_scope, call_node)
             start = len(self.eqns)
             if isinstance(node, gast.Lambda):

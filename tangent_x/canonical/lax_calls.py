@@ -72,8 +72,8 @@ class LaxCalls:
         init = self.atom(scope, a["init_val"])
         carry = self.namer.fresh(target or "carry")
         index = self.namer.fresh("i")
-        eqns, result = self.nested(self.apply, scope, body_fun,
-                                   [ir.name(index), ir.name(carry)], node)
+        eqns, result = self.pure_loop_body(scope, node, "body", lambda: self.nested(
+            self.apply, scope, body_fun, [ir.name(index), ir.name(carry)], node))
         self.eqns.append(ir.Eqn([carry], P.get("for_range"),
                                 [lower, upper, ir.const(1), init],
                                 params={"carry": (carry,), "index": index,
@@ -117,8 +117,10 @@ class LaxCalls:
         cond_fun, body_fun = self.expr(scope, a["cond_fun"]), self.expr(scope, a["body_fun"])
         init = self.atom(scope, a["init_val"])
         carry = self.namer.fresh(target or "carry")
-        cond_eqns, pred = self.nested(self.apply, scope, cond_fun, [ir.name(carry)], node)
-        eqns, result = self.nested(self.apply, scope, body_fun, [ir.name(carry)], node)
+        cond_eqns, pred = self.pure_loop_body(scope, node, "test", lambda: self.nested(
+            self.apply, scope, cond_fun, [ir.name(carry)], node))
+        eqns, result = self.pure_loop_body(scope, node, "body", lambda: self.nested(
+            self.apply, scope, body_fun, [ir.name(carry)], node))
         self.eqns.append(ir.Eqn([carry], P.get("while"), [init], params={
             "carry": (carry,), "cond": ir.Body(cond_eqns, [pred]),
             "body": ir.Body(eqns, [result])}, origin=self.origin))
@@ -223,7 +225,8 @@ class LaxCalls:
             ys = self.emit(P.get("appended"), [ir.name(outputs), y], base="ys")
             return [new_carry, ys]
 
-        eqns, results = self.nested(body, scope=scope)
+        eqns, results = self.pure_loop_body(scope, node, "body",
+                                            lambda: self.nested(body, scope=scope))
         self.eqns.append(ir.Eqn([carry, outputs], P.get("for_range"),
                                 [ir.const(0), steps, ir.const(1), init, empty],
                                 params={"carry": (carry, outputs), "index": index,

@@ -1,7 +1,17 @@
 """``while_loop``, ``fori_loop`` and ``scan`` with JAX's signatures, results
 and errors, run eagerly: a loop carry (and scan's per-step output) keeps one
 type for the whole loop, checked at every step where its exact signature
-changes."""
+changes.
+
+The loops take the arrays they are given as JAX does, as values: the
+first carry (and each ``x`` of ``scan``) the body receives is a copy, so a
+body that changes its argument in place (``a += 1``) does not change the
+caller's array, as it cannot in JAX.  Transformed code computes the same
+(a change in place of a body's argument is a new value there); without the
+copies the untransformed function changed ``init_val``'s array at the
+first step and disagreed with every transform.  A body changing an array
+of the code around it is refused by the transforms
+(``canonical.branches.pure_loop_body``)."""
 import operator
 
 import numpy as np
@@ -9,6 +19,15 @@ import numpy as np
 from ..tree_util import tree_flatten, tree_unflatten
 from .avals import (BOOL, aval, carry_mismatch, fast_signature, first_mismatch, leaf_path,
                     structure_error, type_mismatch)
+
+
+def _own(tree):
+    """``tree`` with every NumPy array leaf copied (numbers are values already)."""
+    leaves, treedef = tree_flatten(tree)
+    if not any(isinstance(leaf, np.ndarray) for leaf in leaves):
+        return tree
+    return tree_unflatten(treedef, [leaf.copy() if isinstance(leaf, np.ndarray) else leaf
+                                    for leaf in leaves])
 
 
 class _CarryChecker:
@@ -75,7 +94,7 @@ def while_loop(cond_fun, body_fun, init_val):
     same structure, shapes and dtypes as ``init_val`` (JAX's rules).
     """
     checker = _CarryChecker("while_loop body_fun", init_val)
-    val = init_val
+    val = _own(init_val)
     while _loop_predicate(cond_fun(val)):
         val = body_fun(val)
         checker.check(val)
@@ -108,7 +127,7 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
     """
     lo, hi = _bound_avals(lower, upper)
     checker = _CarryChecker("fori_loop body_fun", init_val)
-    val = init_val
+    val = _own(init_val)
     if lo.dtype.kind == "f" or hi.dtype.kind == "f":
         i = lower                     # JAX allows float bounds: i, i + 1, ...
         while i < upper:
@@ -190,7 +209,8 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
                  for l in y_leaves]
         return init, tree_unflatten(y_def, empty)
 
-    carry = init
+    carry = _own(init)
+    xs_leaves = [l.copy() for l in xs_leaves]     # each step's x: a row of a copy
     steps = range(n - 1, -1, -1) if reverse else range(n)
     ys, y_def, y_avals, y_last = [], None, None, None
     for i in steps:
