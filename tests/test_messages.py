@@ -404,6 +404,20 @@ def pure_copy(x, z):
     return np.sum(z * l)
 
 
+def _impure_refused(fn, marker, transform):
+    """The TransformError ``transform`` of ``fn(x, z)`` raises, located at
+    the line marked ``marker``."""
+    x, z = np.array([0.7, 0.2]), np.array([0.3, 0.5])
+    wrapped = {"grad": lambda f: tx.grad(f, argnums=1),
+               "vmap": lambda f: tx.vmap(f, in_axes=(0, None)),
+               "jit": tx.jit}[transform](fn)
+    args = (np.stack([x, -x]), z) if transform == "vmap" else (x, z)
+    with pytest.raises(tx.TransformError) as error:
+        wrapped(*args)
+    assert f"{HERE}:{_line_of(marker)}" in str(error.value)
+    return error.value
+
+
 @pytest.mark.parametrize("fn, marker", [(impure_cond, "impure-cond"),
                                         (impure_switch, "impure-switch")],
                          ids=["cond", "switch"])
@@ -414,17 +428,10 @@ def test_a_lax_branch_that_changes_an_array_around_it_is_refused(fn, marker, tra
     refused at the call's line, saying so (fuzz seed 640190: it left the
     array's name bound to a value made inside the branch only, an
     UnboundLocalError in generated code).  The same branch on a copy runs."""
-    x, z = np.array([0.7, 0.2]), np.array([0.3, 0.5])
-    wrapped = {"grad": lambda f: tx.grad(f, argnums=1),
-               "vmap": lambda f: tx.vmap(f, in_axes=(0, None)),
-               "jit": tx.jit}[transform](fn)
-    args = (np.stack([x, -x]), z) if transform == "vmap" else (x, z)
-    with pytest.raises(tx.TransformError) as error:
-        wrapped(*args)
-    message = str(error.value)
-    assert f"{HERE}:{_line_of(marker)}" in message
+    error = _impure_refused(fn, marker, transform)
+    message = str(error)
     assert "branches must be pure" in message and "'z'" in message
-    assert "a = a.copy()" in error.value.hint
+    assert "a = a.copy()" in error.hint
 
 
 def impure_fori(x, z):
@@ -455,17 +462,10 @@ def test_a_lax_loop_body_that_changes_an_array_around_it_is_refused(fn, marker, 
     step, so NumPy sees the change every step; the transforms followed it
     as if the body ran once (fuzz seed 721728: a silently wrong value in
     every mode), whether or not the array is read after the loop."""
-    x, z = np.array([0.7, 0.2]), np.array([0.3, 0.5])
-    wrapped = {"grad": lambda f: tx.grad(f, argnums=1),
-               "vmap": lambda f: tx.vmap(f, in_axes=(0, None)),
-               "jit": tx.jit}[transform](fn)
-    args = (np.stack([x, -x]), z) if transform == "vmap" else (x, z)
-    with pytest.raises(tx.TransformError) as error:
-        wrapped(*args)
-    message = str(error.value)
-    assert f"{HERE}:{_line_of(marker)}" in message
+    error = _impure_refused(fn, marker, transform)
+    message = str(error)
     assert "loop bodies must be pure" in message and "'z'" in message
-    assert "loop's carry" in error.value.hint
+    assert "loop's carry" in error.hint
 
 
 def _bumps(a):
