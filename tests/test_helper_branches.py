@@ -3,8 +3,8 @@
 The ``if`` joins the caller's names too (``branches.caller_joins``): on the
 path that changed the array, the caller's name is the changed array; on the
 other, the array as it was.  These were refused (the largest class of the
-generator's refusals).  A change inside a loop of the helper is still
-refused, located.  Each case: the value (eagerly, jit disabled, and
+generator's refusals).  A change inside a loop of the helper:
+``test_helper_loops.py``.  Each case: the value (eagerly, jit disabled, and
 compiled), grad against central differences, vmap and vmap(grad) against
 a loop over examples."""
 import numpy as np

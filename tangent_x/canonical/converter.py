@@ -44,6 +44,7 @@ from .iteration import Iteration
 from .known_values import KnownValues
 from .lax_calls import LaxCalls
 from .held import Held
+from .loop_sharing import LoopSharing
 from .loops import Loops
 from .members import Members
 from .mutation import Mutation
@@ -60,7 +61,8 @@ RESERVED = {"np", "slice", "float", "len", "int", "range", "bool", "print",
 
 
 class Converter(Expressions, Statements, Calls, Inlining, Checks, Mutation, Members, Held,
-                Rejoins, Branches, Loops, KnownValues, Iteration, LaxCalls, Trees, Pullbacks):
+                Rejoins, Branches, Loops, LoopSharing, KnownValues, Iteration, LaxCalls,
+                Trees, Pullbacks):
     """One canonicalisation: the equations emitted so far and the state
     the mixins share (bindings, views, aliases, CSE)."""
 
@@ -96,6 +98,7 @@ class Converter(Expressions, Statements, Calls, Inlining, Checks, Mutation, Memb
         self._outer_blocks = []   # (the enclosing blocks' equations, whether an if's body)
         self._branch_scopes = []  # scopes whose branch or loop body is being converted
         self._joining = set()     # their positions whose body joins its callers' names too
+        self._loop_levels = {}    # their positions whose body is a Python loop's -> its carry
         self._lax_loop_bodies = 0  # lax loop bodies being inlined (``Branches.pure_loop_body``)
         self._views = {}      # atom name -> (base atom, index): x = base[index]
         # (or a views.ViewCall: x = base.T, base.reshape(-1) ...)

@@ -21,6 +21,7 @@ class Inlining:
         self._inlining.append(key)
         self.deps.append(parsed.code_dep)
         saved_origin, saved_raised = self.origin, self._raised
+        scope = None
         try:
             scope = Scope(parsed, node, parent)
             scope.inlined = key
@@ -37,6 +38,10 @@ class Inlining:
                 result = self.expr(scope, node.body)
             else:
                 result = self.block(scope, self.rewrite_exits(node, parsed).body)
+        except BaseException:
+            if scope is not None:   # abandoned (a loop converted again: ``CarryMore``)
+                scope.finished = True
+            raise
         finally:
             self._inlining.pop()
             self.origin, self._raised = saved_origin, saved_raised

@@ -18,10 +18,8 @@ import copy
 import gast
 
 from ..core import ir, primitives as P
-from .mutation import read_later_in
-from .names import (aug_assigned, changed_names, exposed_reads, loaded_names,
-                    plainly_rebound, rebinding, stored_names)
-from .scope import Static
+from .names import aug_assigned, exposed_reads, loaded_names, stored_names
+from .scope import CarryMore, Static
 
 
 class Loops:
@@ -60,111 +58,6 @@ class Loops:
         iteration's): every name it reads where a local function may read
         them later (``exposed_reads``)."""
         return loaded_names(body) if self.local_functions(scope) else exposed_reads(body)
-
-    def sharing_atoms(self, atom_ids):
-        """``atom_ids`` and every value sharing memory with one of them by a
-        recorded view relation (the array a view was taken from, the views
-        taken from it), transitively."""
-        found, todo = set(), list(atom_ids)
-        while todo:
-            a = todo.pop()
-            if a in found:
-                continue
-            found.add(a)
-            if a in self._views:
-                todo.append(self._views[a][0].id)
-            todo += self._view_children.get(a, [])
-        return found
-
-    def view_carry(self, scope, carry, stmts, changed=()):
-        """Carried names one of which is a view of another (``row = x[0]``
-        before a loop that changes ``row`` or ``x`` in place): the relation
-        holds in every iteration while neither is rebound in the loop, so the
-        body's carry-in names get it too (``link_views``); if one is
-        rebound, which array the view is of changes between iterations:
-        ``guarded``, as for aliases.  Returns ([(view name, base name,
-        index)], {name: [names it shares with]}).  ``row += v`` is no rebinding."""
-        mutated, rebound = changed_names(stmts, changed)[0], rebinding(stmts)
-        by_atom = {}
-        for n in carry:
-            v = scope.locals.get(n)
-            if ir.is_name(v):
-                by_atom.setdefault(v.id, []).append(n)
-        pairs, guarded = [], {}
-        for n in carry:
-            v = scope.locals.get(n)
-            if not ir.is_name(v) or v.id not in self._views:
-                continue
-            base, idx = self._views[v.id]
-            for m in by_atom.get(base.id, []):
-                if not mutated & (self.sharing_names(scope, carry, v.id)):
-                    continue
-                if rebound & {n, m}:
-                    guarded.setdefault(n, []).append(m)
-                    guarded.setdefault(m, []).append(n)
-                else:
-                    pairs.append((n, m, idx))
-        return pairs, guarded
-
-    def sharing_names(self, scope, carry, atom_id):
-        atoms = self.sharing_atoms({atom_id})
-        return {n for n in carry if ir.is_name(scope.locals.get(n))
-                and scope.locals[n].id in atoms}
-
-    def link_views(self, scope, pairs):
-        for n, m, idx in pairs:
-            self._add_view(scope.locals[n], scope.locals[m], idx)
-
-    def shared_carry(self, scope, carry, stmts, changed=()):
-        """Carried names that alias one array the loop changes in place.
-
-        After ``z = y``, ``y[i] = v`` in a loop must change ``z`` in every
-        iteration, so inside the body both names are bound to one carry-in
-        name (a mutation then rebinds both, as in straight-line code).  That
-        holds while neither name is rebound in the loop; if one is
-        (``y = np.copy(y)``), each keeps its own carry, and changing the
-        carried-in array in place is reported (``guarded``) rather than
-        computed wrongly.  Returns ({name: first carried name sharing its
-        value}, {name: the other names of its group})."""
-        mutated, rebound = changed_names(stmts, set(changed))
-        groups = {}
-        for n in carry:
-            v = scope.locals.get(n)
-            if ir.is_name(v):
-                groups.setdefault(gast.dump(v), []).append(n)
-        shared, guarded = {}, {}
-        for names in groups.values():
-            if len(names) < 2 or not mutated & set(names):
-                continue
-            if rebound & set(names):
-                guarded.update({n: [m for m in names if m != n] for n in names})
-            else:
-                shared.update({n: names[0] for n in names[1:]})
-        read_later = read_later_in(scope, frozenset())      # only other scopes are asked
-        for n in sorted(mutated & plainly_rebound(stmts) & set(carry)):
-            # a helper's parameter changed in place, then rebound, in its
-            # loop: the first iteration changes the caller's array too,
-            # which matters where the caller reads that name after the call
-            v = scope.locals.get(n)
-            callers = [m for s, m in self._bindings.get(v.id, []) if s is not scope
-                       and ir.is_name(s.locals.get(m)) and s.locals[m].id == v.id
-                       and read_later(s, m)] if ir.is_name(v) else []
-            if callers:
-                guarded[n] = guarded.get(n, []) + [m for m in callers
-                                                   if m not in guarded.get(n, [])]
-        return shared, guarded
-
-    def sharing_changes(self, scope, carry, stmts):
-        """Whether which carried names share an array changes between the
-        loop's turns (``acc = x`` before a loop that changes ``x`` in place
-        and rebinds ``acc``: they share it in the first turn only).  Such a
-        loop is peeled (``_peeled``): its first turn is straight-line code
-        inside an ``if``, where the sharing is followed as anywhere, and
-        the loop after it starts with the names apart.  Where the turns
-        after the first still differ (a rebinding on one path of the body),
-        the loop left refuses as before (``loop_body``'s ``guarded``)."""
-        guarded = self.shared_carry(scope, carry, stmts)[1]
-        return bool(guarded or self.view_carry(scope, carry, stmts)[1])
 
     def peeled_range(self, scope, stmt, live_after):
         """``for i in range(a, b, s)`` peeled as ``if a < b: i = a; body;
@@ -291,9 +184,14 @@ class Loops:
                 self._carry_guard[c] = (n, guarded[n])
         self.link_views(scope, view_pairs)
         turn_start = self.turn_starts(carry, carry_names, inits, held, names_before)
+        self._loop_levels[len(self._branch_scopes)] = carry
         try:
             eqns, extra = self.nested(body_fn, scope=scope)
+        except CarryMore:
+            scope.locals = before
+            raise
         finally:
+            self._loop_levels.pop(len(self._branch_scopes), None)
             self._carry_guard = outer_guard
             for c in carry_names:       # after the loop the names are its results
                 self._carry_inits.pop(c, None)
@@ -354,6 +252,7 @@ class Loops:
         for n, c in zip(carry, carry_names):
             self.bind(scope, n, ir.name(c))
         self.link_views(scope, view_pairs)
+        self.changed_outside(scope, carry, inits, stmt.body, live_after)
         if not runs:
             self.note_first_values(carry_names, inits, results)   # may run no turn
 
@@ -412,6 +311,7 @@ class Loops:
         for n, c in zip(carry, carry_names):
             self.bind(scope, n, ir.name(c))
         self.link_views(scope, view_pairs)
+        self.changed_outside(scope, carry, inits, stmt.body, live_after)
         bounds = [b.value if isinstance(b, gast.Constant) and type(b.value) is int else None
                   for b in (start, stop, step)]
         if None in bounds or bounds[2] == 0 or not len(range(*bounds)):
@@ -433,14 +333,6 @@ class HeldMore(Exception):
     def __init__(self, pairs):
         super().__init__(pairs)
         self.pairs = pairs
-
-
-class CarryMore(Exception):
-    """Names a loop's body changed that its carry left out (``loop_body``)."""
-
-    def __init__(self, names):
-        super().__init__(names)
-        self.names = names
 
 
 def _peeled(loop):

@@ -56,7 +56,6 @@ class Mutation:
             self._dict_keys[out.id] = tuple(dict.fromkeys(keys + (idx.value,)))
         return out
 
-
     def bind(self, scope, name_, value):
         """Bind a user name; names bound to the same atom are aliases."""
         if self._branch_scopes and len(self._branch_scopes) - 1 not in self._joining:
@@ -67,6 +66,7 @@ class Mutation:
                 if callee.caller is scope:  # a caller's array changed in a helper's branch or loop
                     if callee.caller_live is not None and name_ not in callee.caller_live:
                         return              # not read after the call: nothing to follow
+                    self.carry_sharing(scope, name_)
                     raise self.error(
                         f"this changes in place the array '{name_}' of the code calling this "
                         f"function, inside a branch or loop of the function: tangent_x follows "
@@ -77,7 +77,6 @@ class Mutation:
         scope.locals[name_] = value
         if ir.is_name(value):
             self._bindings.setdefault(value.id, []).append((scope, name_))
-
 
     def assign_subscript(self, scope, target, value, binop=None):
         """``base[idx] = value`` (or ``op=``): a functional update, then every

@@ -41,6 +41,15 @@ class Scope:
         self.inlined = None       # an inlined function: its key (recursion is counted)
 
 
+class CarryMore(Exception):
+    """Names a loop's body changed that its carry left out (``loop_body``):
+    the loop is converted again carrying them too."""
+
+    def __init__(self, names):
+        super().__init__(names)
+        self.names = names
+
+
 class NotStatic(Exception):
     """An expression whose Python value is not known when transforming."""
 

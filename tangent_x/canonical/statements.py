@@ -157,6 +157,9 @@ class Statements:
         if ir.is_name(result) and self.eqns and self.eqns[-1].out == result.id \
                 and self.eqns[-1].prim.kind in ("opaque", "call", "effect"):
             self.eqns[-1].outs = []   # kept for its effect (e.g. print)
+            # and never reused for an equal value later (a helper's ``return
+            # np.sum(q)``, discarded, then ``np.sum(y)`` of the same array)
+            self._cse = {k: v for k, v in self._cse.items() if v != result.id}
 
     def stmt_FunctionDef(self, scope, stmt):
         if stmt.decorator_list:

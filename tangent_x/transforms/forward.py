@@ -67,8 +67,9 @@ class Forward:
         if kind in ("while", "for_range"):
             return self.loop(eqn) if active else lower.lower([eqn])
         primal = lower.lower([eqn])
-        if not active or not eqn.prim.differentiable and eqn.prim.kind != "opaque" \
-                and eqn.prim.kind != "custom":
+        if not active or ir.kept_for_effect(eqn) or not eqn.prim.differentiable \
+                and eqn.prim.kind != "opaque" and eqn.prim.kind != "custom":
+            # (a call kept for what it does has no value to give a tangent)
             return primal
         rule = TANGENT.get(eqn.prim.name)
         if rule is None:

@@ -12,7 +12,8 @@ q`` changes the arrays ``ps`` holds.  A fraction of generated programs
 - ``a, b = c`` of a 2-d array (two row views), one changed in place;
 - ``for p in ps`` / ``zip`` / ``enumerate`` over a list of arrays, each
   item changed in place;
-- a helper returning a view (``return c[1]``) or a tuple of views.
+- a helper returning a view (``return c[1]``) or a tuple of views;
+- a helper changing its argument in place in a loop or ``if`` of its own.
 
 Each group ends by binding one new value of a known shape that reads both
 names, so a missed change is a wrong value.  The draws use a random stream
@@ -128,4 +129,52 @@ def returned_view(gen, scope, r):
     return out + [_bind(gen, scope, read + f" + np.sum({c})")]
 
 
-MAKERS = [in_container, in_container, unpacked_rows, iterated, iterated, returned_view]
+def changed_in_helper(gen, scope, r):
+    """A local function changing its array argument in place inside a loop
+    or an ``if`` of its own (``def g(q): for i in range(2): q += ...``),
+    called on the array, on a row of it or through an alias, maybe by
+    another function's loop; the caller then reads the array and a row of
+    it taken before the call (fuzz seed 730217: a helper's loop left the
+    caller's array unchanged, in every transform)."""
+    shape = r.choice([(N,), (M, N)])
+    c, made = _owned(gen, scope, shape)
+    g, q, i = gen.fresh("g"), gen.fresh("q"), gen.fresh("i")
+    arg_kind = r.random()
+    out, arg = [made], c
+    if shape == (M, N) and arg_kind < 0.3:
+        arg = f"{c}[1]"
+    elif arg_kind < 0.5:
+        arg = gen.fresh("a")
+        out.append(Line(f"{arg} = {c}"))
+    row = gen.fresh("row") if shape == (M, N) else None
+    if row:
+        out.append(Line(f"{row} = {c}[0]"))
+    change = Line(_change(r, q), [gen.expr(scope, (), 1)])
+    where = r.random()
+    if where < 0.45:
+        body = [Block([f"for {i} in range({r.randint(1, 3)}):"], [], [[change]])]
+    elif where < 0.7:
+        body = [Line(f"{i} = 0"),
+                Block([f"while {i} < {r.randint(1, 3)}:"], [], [[change, Line(f"{i} += 1")]])]
+    else:
+        body = [Block(["if {0}:"], [gen.cond(scope)], [[change]])]
+    out.append(Block([f"def {g}({q}):"], [], [body + [Line(f"return np.sum({q})")]]))
+    if r.random() < 0.3:            # called in another function's loop
+        g2, p, j = gen.fresh("g"), gen.fresh("p"), gen.fresh("j")
+        loop = Block([f"for {j} in range({r.randint(1, 2)}):"], [], [[Line(f"{g}({p})")]])
+        out.append(Block([f"def {g2}({p}):"], [], [[loop, Line("return 0.0")]]))
+        g = g2
+    if r.random() < 0.5:
+        out.append(Line(f"{g}({arg})"))
+        read = f"np.sum({c})"
+    else:
+        v = gen.fresh("v")
+        out.append(Line(f"{v} = {g}({arg})"))
+        read = f"{v} + np.sum({c})"
+    if row:
+        read += f" - 0.5 * np.sum({row})"
+    return out + [_bind(gen, scope, read)]
+
+
+MAKERS = [in_container, in_container, unpacked_rows, iterated, iterated, returned_view,
+          changed_in_helper, changed_in_helper]
