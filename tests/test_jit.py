@@ -594,6 +594,49 @@ def test_processes_compiling_at_once_share_the_disk_cache(tmp_path):
     assert check.stdout.strip() == "0", "a process loaded another closure's compiled code"
 
 
+_ONE_OF = """
+import sys
+sys.path.insert(0, {root!r})
+sys.path.insert(0, {here!r})
+import numpy as np
+import tangent_x as tx
+import callers
+x = np.linspace(0.1, 1.0, 3)
+for name in sys.argv[1:]:
+    got = tx.jit(getattr(callers, name))(x)
+    print(name, int(np.allclose(got, getattr(np, name)(x), rtol=1e-12)))
+"""
+
+_CALLERS = """
+import numpy as np
+def tanh(x):
+    return np.tanh(x)
+def log1p(x):
+    return np.log1p(x)
+"""
+
+
+def test_callers_compiled_by_two_processes_keep_their_own_callees(tmp_path):
+    """Numba names a compiled function by its qualified name and a number
+    counted from 1 in each process: two processes compiling ``jit`` of
+    ``np.tanh`` and of ``np.log1p`` gave vmath's array loop (one closure
+    ``def`` for both) one symbol name, and a third process loading both
+    from the disk cache ran ``log1p``'s loop for ``tanh`` (disk_cache.py:
+    the count now starts at a random number in each process; without that,
+    this test fails)."""
+    (tmp_path / "callers.py").write_text(_CALLERS)
+    script = _ONE_OF.format(root=ROOT, here=str(tmp_path))
+    # (at Numba's level 0 the loop stays a function of its own; at 3 LLVM
+    # inlines this one, but not every callee is inlined)
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba"),
+               TANGENT_X_CACHE_DIR=str(tmp_path / "generated"), NUMBA_OPT="0")
+    for names in (["tanh"], ["log1p"], ["log1p", "tanh"]):
+        run = subprocess.run([sys.executable, "-c", script] + names, env=env,
+                             capture_output=True, text=True, timeout=300)
+        assert run.returncode == 0, run.stderr[-2000:]
+        assert run.stdout.split() == [w for n in names for w in (n, "1")], run.stdout
+
+
 def test_cli_prints_the_numba_stage(capsys):
     from tangent_x import cli
     mlp = os.path.join(ROOT, "examples", "mlp.py")

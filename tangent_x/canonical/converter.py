@@ -99,6 +99,7 @@ class Converter(Expressions, Statements, Calls, Inlining, Checks, Mutation, Memb
         self._branch_scopes = []  # scopes whose branch or loop body is being converted
         self._joining = set()     # their positions whose body joins its callers' names too
         self._loop_levels = {}    # their positions whose body is a Python loop's -> its carry
+        self._live_carries = {}   # in loop bodies: a carried array's first value -> (scope, name)
         self._lax_loop_bodies = 0  # lax loop bodies being inlined (``Branches.pure_loop_body``)
         self._views = {}      # atom name -> (base atom, index): x = base[index]
         # (or a views.ViewCall: x = base.T, base.reshape(-1) ...)

@@ -64,7 +64,8 @@ class Expressions:
         s = scope
         while True:
             if name_ in s.locals:
-                return s.locals[name_]
+                return self.live_value(s, name_, node, scope) if self._live_carries \
+                    else s.locals[name_]
             if name_ in s.assigned:
                 if s is scope and self._branch_scopes or \
                         any(b is s for b in self._branch_scopes):

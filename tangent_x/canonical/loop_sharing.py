@@ -10,8 +10,10 @@ calling scopes follow the loop's results.  Mixed into
 ``converter.Converter`` beside ``loops.Loops``."""
 import gast
 
-from ..core import ir
-from .mutation import read_later_in
+from ..core import ir, primitives as P
+from ..core.naming import item_name
+from . import views
+from .mutation import _whole, always_array, read_later_in
 from .names import changed_names, plainly_rebound, rebinding, stored_names
 from .scope import CarryMore
 
@@ -152,6 +154,68 @@ class LoopSharing:
             else:
                 self.update_if_array(scope, n, init, new, read_later)
 
+    def followed_carries(self, scope, carry, inits, body_stmts):
+        """For a loop body: the first values of the carried names the loop
+        changes only in place (never rebinds), each -> (``scope``, name),
+        added to the enclosing loops'.  Such a name is one array in every
+        turn, so another name bound to its first value -- a caller's, or
+        one of ``scope`` the loop does not carry, read by a function
+        called in the body -- is that array as the turn has it
+        (``live_value``)."""
+        live = dict(self._live_carries)
+        rebound = rebinding(body_stmts)
+        for n, init in zip(carry, inits):
+            if n not in rebound and ir.is_name(init):
+                live.setdefault(init.id, (scope, n))
+        return live
+
+    def live_value(self, s, name_, node, scope):
+        """``name_`` of scope ``s`` read inside a loop body (``lookup``):
+        where it names the first value of an array the loop changes in
+        place, the array as the turn has it (fuzz seed 741525: a helper
+        reading its caller's array through a closure saw the first
+        turn's); where it names a view of that value, or the array that
+        value is a view of, the view taken again or written back (as
+        ``propagate`` does).  Further relations are refused, located."""
+        v = s.locals[name_]
+        if not ir.is_name(v):
+            return v
+        live = self._live_carries
+        if v.id in live:
+            loop_scope, n = live[v.id]
+            return v if s is loop_scope and name_ == n else loop_scope.locals.get(n, v)
+        view = self._views.get(v.id)
+        if view is not None and view[0].id in live:         # a view of it
+            loop_scope, n = live[view[0].id]
+            return self.view_again(v, view[1], loop_scope.locals.get(n, view[0]))
+        for a, (base, idx) in self._views.items():
+            if base.id == v.id and a in live:                 # the array it is a view of
+                loop_scope, n = live[a]
+                new = loop_scope.locals.get(n, ir.name(a))
+                if isinstance(idx, views.ViewCall):
+                    return self.written_back(v, idx, new)
+                return v if _whole(idx) else self.index_update(v, idx, new, None, v.id)
+        for a in self.sharing_atoms({v.id}) - {v.id}:
+            if a in live:
+                raise self.error(
+                    f"'{name_}' shares memory with '{live[a][1]}', which this loop changes "
+                    f"in place, through views tangent_x does not follow inside the loop: "
+                    f"it would read '{name_}' as it was before the loop", node,
+                    f"take '{name_}' again inside the loop, or pass it as an argument", scope)
+        return v
+
+    def view_again(self, view, idx, base):
+        """The view ``idx`` of ``base`` (``view`` where NumPy copied)."""
+        def taken():
+            return self.emit(P.get("getitem"), [base, idx], base=item_name(base, idx))
+        if _whole(idx):
+            return base
+        if isinstance(idx, views.ViewCall):
+            return self.taken_again(view, idx, base)
+        if always_array(idx):
+            return taken()
+        return self.choose_if_array(view, taken, view, item_name(base, idx))
+
     def _seen_outside(self, scope, atom_id):
         """Whether a value sharing memory with ``atom_id`` is bound in a
         scope other than ``scope`` (a caller's) or held in a container."""
@@ -176,3 +240,33 @@ class LoopSharing:
                         if s is own and n not in carry and n in own.locals})
         if names:
             raise CarryMore(names)
+        if name_ not in carry and _sees(own, scope, name_):
+            # the loop's function reads ``name_`` from ``scope`` (a closure,
+            # ``helper(x)`` in a loop of a function nested in the one
+            # binding ``x``): carried under that name, from its value there
+            raise CarryMore([name_])
+
+    def enclosing_value(self, scope, name_):
+        """The array a function's enclosing scopes bind to ``name_`` (as a
+        loop body reads it: ``live_value``), for a loop carrying a name
+        its function does not bind (``carry_sharing``); None otherwise."""
+        if name_ in scope.assigned:
+            return None
+        s = scope.parent
+        while s is not None and name_ not in s.locals:
+            s = None if name_ in s.assigned else s.parent
+        if s is None or not ir.is_name(s.locals[name_]):
+            return None
+        return self.live_value(s, name_, None, scope) if self._live_carries \
+            else s.locals[name_]
+
+
+def _sees(own, scope, name_):
+    """Whether code of ``own`` reading ``name_`` reads ``scope``'s: ``scope``
+    encloses ``own`` and nothing between binds the name."""
+    s = own
+    while s is not None and s is not scope:
+        if name_ in s.locals or name_ in s.assigned:
+            return False
+        s = s.parent
+    return s is scope

@@ -142,6 +142,8 @@ class Loops:
                 return self.loop_body(scope, carry, body_fn, body_stmts, held, names, changed)
             except CarryMore as more:
                 carry += [n for n in more.names if n not in carry]
+                # (changed in place by a call: aliases among them stay one array)
+                changed = tuple(changed) + tuple(n for n in more.names if n not in changed)
             except HeldMore as more:
                 held |= more.pairs
         try:
@@ -162,8 +164,8 @@ class Loops:
         if names_before is None:
             names_before = set(self.namer.taken)
         carry_names = [self.namer.fresh(n) for n in carry]
-        inits = [before[n] if n in before else self.unbound_eqn(n, self.eqns)
-                 for n in carry]
+        inits = [before[n] if n in before else self.enclosing_value(scope, n)
+                 or self.unbound_eqn(n, self.eqns) for n in carry]
         shared, guarded = self.shared_carry(scope, carry, body_stmts, changed)
         view_pairs, view_guarded = self.view_carry(scope, carry, body_stmts, changed)
         for n, others in view_guarded.items():
@@ -185,6 +187,8 @@ class Loops:
         self.link_views(scope, view_pairs)
         turn_start = self.turn_starts(carry, carry_names, inits, held, names_before)
         self._loop_levels[len(self._branch_scopes)] = carry
+        outer_live = self._live_carries
+        self._live_carries = self.followed_carries(scope, carry, inits, body_stmts)
         try:
             eqns, extra = self.nested(body_fn, scope=scope)
         except CarryMore:
@@ -192,6 +196,7 @@ class Loops:
             raise
         finally:
             self._loop_levels.pop(len(self._branch_scopes), None)
+            self._live_carries = outer_live
             self._carry_guard = outer_guard
             for c in carry_names:       # after the loop the names are its results
                 self._carry_inits.pop(c, None)
@@ -227,6 +232,16 @@ class Loops:
         self.exit_views = view_pairs      # for the caller, once the loop's outputs are bound
         return carry_names, inits, eqns, results, extra
 
+    def bind_outputs(self, scope, carry, carry_names, inits, results):
+        """After a loop its names are its outputs -- but one whose turns
+        all leave it as it came in (rebound only in code a ``break`` or a
+        known test skips) is its first value itself: ``acc = x`` before
+        it, ``acc`` still shares ``x``'s array, and ``x += v`` after the
+        loop changes it (fuzz seed 740601: a new name hid that)."""
+        for n, c, init, r in zip(carry, carry_names, inits, results):
+            unchanged = ir.is_name(r, c) and ir.is_name(init)
+            self.bind(scope, n, init if unchanged else ir.name(c))
+
     def stmt_While(self, scope, stmt, live_after=frozenset()):
         origin = scope.parsed.origin(stmt)
         self.origin = origin
@@ -249,8 +264,7 @@ class Loops:
         self.eqns.append(ir.Eqn(carry_names, P.get("while"), inits, params={
             "carry": tuple(carry_names), "cond": ir.Body(cond_eqns, [pred]),
             "body": ir.Body(eqns, results)}, origin=origin))
-        for n, c in zip(carry, carry_names):
-            self.bind(scope, n, ir.name(c))
+        self.bind_outputs(scope, carry, carry_names, inits, results)
         self.link_views(scope, view_pairs)
         self.changed_outside(scope, carry, inits, stmt.body, live_after)
         if not runs:
@@ -308,8 +322,7 @@ class Loops:
         self.eqns.append(ir.Eqn(carry_names, P.get("for_range"), [start, stop, step] + inits,
                                 params={"carry": tuple(carry_names), "index": index,
                                         "body": ir.Body(eqns, results)}, origin=origin))
-        for n, c in zip(carry, carry_names):
-            self.bind(scope, n, ir.name(c))
+        self.bind_outputs(scope, carry, carry_names, inits, results)
         self.link_views(scope, view_pairs)
         self.changed_outside(scope, carry, inits, stmt.body, live_after)
         bounds = [b.value if isinstance(b, gast.Constant) and type(b.value) is int else None

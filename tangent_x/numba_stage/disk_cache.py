@@ -22,6 +22,21 @@ This changes a Numba internal (``IndexDataCacheFile.save``); the test
 ``tests/test_jit.py::test_processes_compiling_at_once_share_the_disk_cache``
 fails if a Numba release changes it under us.
 
+Functions from different processes must not share a symbol name.  Numba
+names a compiled function by its module, qualified name and a number
+counted from 1 in each process (``FunctionIdentity._unique_ids``).  Every
+closure made by one ``def`` has one qualified name -- vmath's array loop
+``_compiled_like.<locals>._impl.<locals>.by_kernel`` is one for ``tanh``
+and ``log1p`` -- so two processes compiling callers of different ones
+could give both copies one name; a third process loading both callers
+from the disk cache then linked the second caller to the first's copy:
+``np.tanh`` under jit computed ``log1p`` (seen here in session 25, a test
+run after many others, reproduced with that cache).  The counter now
+starts, in each process, at a random 60-bit number, so names compiled by
+two processes coincide only with a negligible chance; the runtime stamp
+(``loading.runtime_stamp``, which hashes this file) keeps code compiled
+before this from being loaded.
+
 Two more faults are made harmless here.  A truncated or garbled index or
 data file (a process killed mid-write by another tool, a full disk) made
 Numba raise ``UnpicklingError`` from deep inside a compile: such a file is
@@ -122,10 +137,22 @@ def _fallback_locator(caching):
     return TangentXCacheLocator
 
 
+def _process_unique_ids():
+    """Number this process's compiled functions from a random start (see
+    above); once per process."""
+    from numba.core.bytecode import FunctionIdentity
+    if not getattr(FunctionIdentity, "__tangent_x_unique__", False):
+        FunctionIdentity._unique_ids = itertools.count(
+            (int.from_bytes(os.urandom(8), "little") >> 4) + 1)
+        FunctionIdentity.__tangent_x_unique__ = True
+
+
 def install():
-    """Make Numba's disk cache safe: lock its writes (POSIX), read garbled
-    files as none, give it a last place to cache (once; idempotent)."""
+    """Make Numba's disk cache safe: function names unique across
+    processes, lock its writes (POSIX), read garbled files as none, give
+    it a last place to cache (once; idempotent)."""
     from numba.core import caching
+    _process_unique_ids()
     cls = caching.IndexDataCacheFile
     for name, wrap in (("_load_index", _index_or_empty), ("load", _tolerant)):
         current = getattr(cls, name, None)
