@@ -8,7 +8,8 @@ function's loop changing an array of an enclosing function carries it
 under its name (``carry_sharing``); a loop whose turns leave a name as
 it came in gives back its first value, aliases and all
 (``Loops.bind_outputs``).  Each was a silently wrong value (fuzz seeds
-741525 and 740601; the closure cases were found writing these tests).
+741525, 760155 and 740601; the closure cases were found writing these
+tests).
 Each case: the value (eagerly, jit disabled, and compiled), grad against
 central differences, vmap and vmap(grad) against a loop over examples."""
 import numpy as np
@@ -130,6 +131,22 @@ def an_enclosing_functions_alias_read(x):
     return np.sum(z * W)
 
 
+def read_in_a_loop_inside_another_loop(x):
+    # fuzz seed 760155: ``c`` read in ``h``'s loop, inside ``g``'s loop,
+    # each carrying the array: ``c`` is ``q`` as ``h``'s turn has it
+    c = x * 1.0
+    def h(q):
+        for i in range(2):
+            q[0] = 0.5 * np.sum(c * W) * q[-1]
+        return np.sum(q)
+    def g(p):
+        for j in range(2):
+            h(p)
+        return 0.0
+    g(c)
+    return np.sum(c * W)
+
+
 def rebound_only_after_a_break(x):
     c = x * 1.0
     acc = c
@@ -147,7 +164,8 @@ CASES = [an_alias_read_by_a_closure, the_callers_array_read_by_a_closure,
          a_helper_reading_it_in_another_helpers_loop, a_view_of_it_read,
          a_transpose_of_it_read, the_array_a_row_passed_belongs_to,
          an_enclosing_functions_array_changed, an_enclosing_functions_item_written,
-         an_enclosing_functions_alias_read, rebound_only_after_a_break]
+         an_enclosing_functions_alias_read, read_in_a_loop_inside_another_loop,
+         rebound_only_after_a_break]
 
 
 @pytest.mark.parametrize("sign", [1.0, -1.0])

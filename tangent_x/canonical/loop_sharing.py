@@ -181,17 +181,15 @@ class LoopSharing:
         if not ir.is_name(v):
             return v
         live = self._live_carries
-        if v.id in live:
-            loop_scope, n = live[v.id]
-            return v if s is loop_scope and name_ == n else loop_scope.locals.get(n, v)
+        current = self.current_of(v)
+        if current is not None:
+            return current
         view = self._views.get(v.id)
         if view is not None and view[0].id in live:         # a view of it
-            loop_scope, n = live[view[0].id]
-            return self.view_again(v, view[1], loop_scope.locals.get(n, view[0]))
+            return self.view_again(v, view[1], self.current_of(view[0]))
         for a, (base, idx) in self._views.items():
             if base.id == v.id and a in live:                 # the array it is a view of
-                loop_scope, n = live[a]
-                new = loop_scope.locals.get(n, ir.name(a))
+                new = self.current_of(ir.name(a))
                 if isinstance(idx, views.ViewCall):
                     return self.written_back(v, idx, new)
                 return v if _whole(idx) else self.index_update(v, idx, new, None, v.id)
@@ -203,6 +201,19 @@ class LoopSharing:
                     f"it would read '{name_}' as it was before the loop", node,
                     f"take '{name_}' again inside the loop, or pass it as an argument", scope)
         return v
+
+    def current_of(self, atom):
+        """The array ``atom`` is the first value of, as the innermost loop's
+        turn has it: through the loops nested in one another, each carrying
+        the one around it's carried name (``g(p): for ...: h(p)`` with
+        ``h(q): for ...: q[0] = ...``: ``p``'s value in ``h``'s turn is
+        ``q``'s, fuzz seed 760155); None where no loop carries it."""
+        live, found, seen = self._live_carries, None, set()
+        while ir.is_name(atom) and atom.id in live and atom.id not in seen:
+            seen.add(atom.id)
+            loop_scope, n = live[atom.id]
+            atom = found = loop_scope.locals.get(n, atom)
+        return found
 
     def view_again(self, view, idx, base):
         """The view ``idx`` of ``base`` (``view`` where NumPy copied)."""
