@@ -216,15 +216,17 @@ class LoopSharing:
         return found
 
     def view_again(self, view, idx, base):
-        """The view ``idx`` of ``base`` (``view`` where NumPy copied)."""
+        """The view ``idx`` of ``base`` (``view`` where NumPy copied): for
+        a loop's turn here, and for ``Mutation._refresh_views``."""
         def taken():
             return self.emit(P.get("getitem"), [base, idx], base=item_name(base, idx))
-        if _whole(idx):
+        if _whole(idx):         # an alias recorded as ``base[...]``: the same array
             return base
         if isinstance(idx, views.ViewCall):
             return self.taken_again(view, idx, base)
         if always_array(idx):
             return taken()
+        # ``x[0]`` of a 1-d array is a number: a copy, not a view
         return self.choose_if_array(view, taken, view, item_name(base, idx))
 
     def _seen_outside(self, scope, atom_id):

@@ -11,7 +11,7 @@ import gast
 
 from ..core import ir, primitives as P
 from . import views
-from ..core.naming import base_name, item_name
+from ..core.naming import base_name
 
 _AT_UPDATES = {"set": None, "add": "index_add", "multiply": "index_mul",
                "min": "index_min", "max": "index_max"}
@@ -235,18 +235,7 @@ class Mutation:
             if view_id == skip or not self.view_in_use(view_id):
                 continue        # (a temporary whose view is named: x[::-1][0], 521058)
             _, idx = self._views[view_id]
-            view = ir.name(view_id)
-
-            def refreshed(idx=idx):
-                return self.emit(P.get("getitem"), [new_base, idx], base=item_name(new_base, idx))
-            if _whole(idx):         # an alias recorded as ``base[...]``: the same array
-                fresh = new_base
-            elif isinstance(idx, views.ViewCall):
-                fresh = self.taken_again(view, idx, new_base)
-            elif always_array(idx):
-                fresh = refreshed()
-            else:      # ``x[0]`` of a 1-d array is a number: a copy, not a view
-                fresh = self.choose_if_array(view, refreshed, view, item_name(new_base, idx))
+            fresh = self.view_again(ir.name(view_id), idx, new_base)   # (loop_sharing)
             if fresh is not new_base:
                 self._add_view(fresh, new_base, idx)
             self._rebind(ir.name(view_id), fresh)
